@@ -1,0 +1,26 @@
+/**
+ * The one error type of the service. Domain code and activities throw it (or return it);
+ * the HTTP edge renders it once. Only `expose`d messages reach a client: a 5xx answer carries
+ * a fixed text, never `message`.
+ */
+export class ServiceError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly expose: boolean;
+
+  constructor(status: number, code: string, message: string, options: { expose?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ServiceError';
+    this.status = status;
+    this.code = code;
+    this.expose = options.expose ?? status < 500;
+  }
+}
+
+export const badRequest = (message: string, code = 'BAD_REQUEST') => new ServiceError(400, code, message);
+export const unauthorized = (message: string) => new ServiceError(401, 'UNAUTHORIZED', message);
+export const forbidden = (message: string) => new ServiceError(403, 'FORBIDDEN', message);
+export const notFound = (message: string) => new ServiceError(404, 'NOT_FOUND', message);
+export const conflict = (message: string, code = 'CONFLICT') => new ServiceError(409, code, message);
+export const internal = (message: string, cause?: unknown) =>
+  new ServiceError(500, 'INTERNAL', message, { expose: false, cause });
