@@ -1,0 +1,51 @@
+import Router from '@koa/router';
+import type { Client } from '@temporalio/client';
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { notFound } from '../domain/errors';
+import type { TokenStore } from '../tokens/token-store';
+import { errorMiddleware } from './error-middleware';
+import { ExecutionService } from './execution-service';
+import { requestLog } from './request-log';
+import { executionRoutes } from './routes/executions';
+import { healthRoutes } from './routes/health';
+import { whitelistRoutes } from './routes/whitelists';
+import { WhitelistService } from './whitelist-service';
+
+export interface AppDeps {
+  config: Config;
+  client: Client;
+  tokens: TokenStore;
+  logger: Logger;
+  /** Storage node base URLs the whitelist batches fan out to. */
+  storageNodes: readonly string[];
+}
+
+/** Builds the Koa app from its dependencies; the caller binds it to a port. */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: false });
+  // Koa would log every error itself; errorMiddleware already did, once, with the request id.
+  app.silent = true;
+  const router = new Router();
+  const executions = new ExecutionService(deps.client, deps.config);
+  const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
+
+  healthRoutes(router, deps);
+  executionRoutes(router, deps, executions);
+  whitelistRoutes(router, deps, whitelists);
+
+  app.use(requestLog(deps.logger));
+  app.use(errorMiddleware(deps.logger));
+  app.use(async (ctx, next) => {
+    // Whitelist paths answer in their own error style even when no route matched (e.g. GET).
+    if (ctx.path.startsWith('/chain/')) ctx.state.errorStyle = 'whitelist';
+    await next();
+  });
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  app.use((ctx) => {
+    if (ctx.status === 404 && ctx.body === undefined) throw notFound(`no route for ${ctx.method} ${ctx.path}`);
+  });
+  return app;
+}

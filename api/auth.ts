@@ -1,0 +1,21 @@
+import type { Context } from 'koa';
+import { forbidden, unauthorized } from '../domain/errors';
+import type { Principal, TokenStore } from '../tokens/token-store';
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/;
+
+/** The caller behind `Authorization: Bearer <token>`, or a 401. */
+export function authenticate(ctx: Context, tokens: TokenStore): Principal {
+  const header = ctx.get('authorization');
+  if (!header) throw unauthorized('Authorization header is missing');
+  const match = BEARER.exec(header);
+  if (!match) throw unauthorized('Authorization must be "Bearer <token>"');
+  const principal = tokens.authenticate(match[1]);
+  if (!principal) throw unauthorized('token is not valid');
+  return principal;
+}
+
+/** A 403 unless the caller holds `scope`. */
+export function requireScope(principal: Principal, scope: string): void {
+  if (!principal.scopes.includes(scope)) throw forbidden(`token lacks the scope ${scope}`);
+}

@@ -1,0 +1,57 @@
+import type Router from '@koa/router';
+import { badRequest } from '../../domain/errors';
+import type { Deposit } from '../../domain/execution-state';
+import { executionWorkflowId } from '../../workflows/definitions';
+import { authenticate, requireScope } from '../auth';
+import type { ExecutionService, PrepareRequest, SubmitRequest } from '../execution-service';
+import { readJsonBody } from '../http-body';
+import { MAX_INTENT_DEPTH, depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBodySchema, walletParamSchema } from '../schemas';
+import { jsonDepth, validator } from '../validate';
+import type { AppDeps } from '../app';
+
+const checkWallet = validator<string>(walletParamSchema, 'wallet path parameter');
+const checkExecutionId = validator<string>(executionIdParamSchema, 'executionId path parameter');
+const checkPrepare = validator<PrepareRequest>(prepareBodySchema, 'request body');
+const checkSubmit = validator<SubmitRequest>(submitBodySchema, 'request body');
+const checkDeposit = validator<Deposit>(depositBodySchema, 'request body');
+
+/** The execution routes of DESIGN.md; error bodies are `{ error }`. */
+export function executionRoutes(router: Router, deps: AppDeps, executions: ExecutionService): void {
+  const limit = deps.config.bodyLimitBytes;
+
+  router.post('/api/v1/executions/:wallet', async (ctx) => {
+    const wallet = checkWallet(ctx.params.wallet);
+    requireScope(authenticate(ctx, deps.tokens), 'executions:prepare');
+    const body = checkPrepare(await readJsonBody(ctx, limit));
+    if (jsonDepth(body.intent, MAX_INTENT_DEPTH) > MAX_INTENT_DEPTH) throw badRequest(`intent is nested deeper than ${MAX_INTENT_DEPTH} levels`);
+    const record = await executions.prepare(wallet, body);
+    ctx.state.workflowId = executionWorkflowId(wallet, record.executionId);
+    ctx.status = 201;
+    ctx.body = { result: record };
+  });
+
+  router.post('/api/v1/executions/:wallet/submit', async (ctx) => {
+    const wallet = checkWallet(ctx.params.wallet);
+    const body = checkSubmit(await readJsonBody(ctx, limit));
+    ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
+    const status = await executions.submit(wallet, body);
+    ctx.state.outcome = status;
+    ctx.body = { result: { status } };
+  });
+
+  router.post('/api/v1/executions/:wallet/:executionId/deposit', async (ctx) => {
+    const wallet = checkWallet(ctx.params.wallet);
+    const executionId = checkExecutionId(ctx.params.executionId);
+    requireScope(authenticate(ctx, deps.tokens), 'executions:deposit');
+    const body = checkDeposit(await readJsonBody(ctx, limit));
+    ctx.state.workflowId = executionWorkflowId(wallet, executionId);
+    ctx.body = { result: await executions.deposit(wallet, executionId, body) };
+  });
+
+  router.get('/api/v1/executions/:wallet/:executionId', async (ctx) => {
+    const wallet = checkWallet(ctx.params.wallet);
+    const executionId = checkExecutionId(ctx.params.executionId);
+    ctx.state.workflowId = executionWorkflowId(wallet, executionId);
+    ctx.body = { result: await executions.get(wallet, executionId) };
+  });
+}

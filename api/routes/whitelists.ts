@@ -1,0 +1,67 @@
+import type Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { badRequest } from '../../domain/errors';
+import { parseEoa } from '../../domain/eoa';
+import type { WhitelistChange } from '../../domain/whitelist-messages';
+import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { authenticate } from '../auth';
+import { readJsonBody } from '../http-body';
+import { whitelistBodySchema } from '../schemas';
+import { validator } from '../validate';
+import type { WhitelistService } from '../whitelist-service';
+import type { AppDeps } from '../app';
+
+const TIMEOUT_HEADER = /^[1-9][0-9]{0,15}$/;
+
+/** The deadline of a batch: the `Timeout` header (ms, capped) or RequestConfig.TimeoutMs. */
+export function batchDeadlineMs(header: string | undefined, request: { timeoutMs: number; maxTimeoutMs: number }): number {
+  if (header === undefined || header === '') return request.timeoutMs;
+  const value = header.trim();
+  if (!TIMEOUT_HEADER.test(value)) throw badRequest('Timeout header must be a positive integer of milliseconds');
+  return Math.min(Number(value), request.maxTimeoutMs);
+}
+
+/** `POST /chain/whitelists/`: checks in DESIGN.md's order (401, 400, 403), then the batch workflow. */
+export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: WhitelistService): void {
+  const { request } = deps.config;
+  const checkBody = validator<WhitelistChange[]>(whitelistBodySchema(Number.MAX_SAFE_INTEGER), 'request body');
+
+  const handler = async (ctx: Context, _next: Next) => {
+    ctx.state.errorStyle = 'whitelist';
+    const principal = authenticate(ctx, deps.tokens);
+    const body = await readJsonBody(ctx, deps.config.bodyLimitBytes);
+    if (Array.isArray(body) && body.length > request.maxBatchLen) {
+      throw badRequest(`the batch has ${body.length} changes; RequestConfig.MaxBatchLen is ${request.maxBatchLen}`);
+    }
+    const changes = checkBody(body).map((change, index) => {
+      const eoa = parseEoa(change.entry);
+      if (!eoa.ok) throw badRequest(`change ${index}: entry ${eoa.reason}`);
+      return { op_type: change.op_type, kind: change.kind, entry: eoa.address };
+    });
+    const deadlineMs = batchDeadlineMs(ctx.get('timeout') || undefined, request);
+    whitelists.authorise(principal, changes);
+
+    const answer = await whitelists.run(principal, changes, deadlineMs);
+    ctx.state.workflowId = whitelistBatchWorkflowId(answer.batchId);
+    ctx.state.outcome = answer.status;
+    ctx.set('X-Batch-Id', answer.batchId);
+    ctx.status = answer.status;
+    switch (answer.status) {
+      case 200:
+        ctx.body = answer.confirmations;
+        break;
+      case 408:
+        ctx.body = { error: 'Request Timeout', errorMessage: answer.errorMessage ?? 'not every storage node answered in time', result: answer.confirmations };
+        break;
+      case 403:
+        ctx.body = { error: 'Forbidden', errorMessage: answer.errorMessage ?? 'not authorised; nothing was applied' };
+        break;
+      default:
+        deps.logger.error({ reqId: ctx.state.requestId, batchId: answer.batchId, detail: answer.errorMessage }, 'whitelist batch failed');
+        ctx.body = { error: 'Internal Server Error', errorMessage: 'a storage node refused the update or answered unreadably; the batch is being reverted' };
+    }
+  };
+
+  router.post('/chain/whitelists/', handler);
+  router.post('/chain/whitelists', handler);
+}

@@ -1,0 +1,47 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { temporalConnectionOptions } from '../config/temporal-connection';
+import { TokenStore } from '../tokens/token-store';
+import { createApp } from './app';
+
+export interface RunningApi {
+  url: string;
+  server: Server;
+  /** Stops accepting, lets in-flight requests finish (at most `graceMs`), closes the Temporal connection. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Connects to Temporal and serves the API on `config.host:config.port` (port 0: any free port). */
+export async function startApi(config: Config, options: { temporalAddress: string; storageNodes: readonly string[]; logger: Logger }): Promise<RunningApi> {
+  // Connection.lazy: the API comes up (and /healthz answers) even while Temporal is still starting
+  // or down; calls made meanwhile fail fast and map to 500.
+  const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const app = createApp({ config, client, tokens: new TokenStore(config.apiTokensFile), logger: options.logger, storageNodes: options.storageNodes });
+  const server = createServer(app.callback());
+  // Slow-loris bounds: headers within 10 s, a whole request within 60 s (longer than any batch deadline cap).
+  server.headersTimeout = 10_000;
+  server.requestTimeout = config.request.maxTimeoutMs + 5_000;
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  return {
+    url,
+    server,
+    async close(graceMs = 10_000) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      await closed;
+      clearTimeout(timer);
+      await connection.close().catch(() => undefined);
+    },
+  };
+}

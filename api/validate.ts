@@ -1,0 +1,35 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { badRequest } from '../domain/errors';
+
+const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: false });
+
+/** A compiled validator that throws a 400 naming the first offending field. */
+export function validator<T>(schema: object, what: string): (value: unknown) => T {
+  const validate: ValidateFunction = ajv.compile({ ...schema, $id: undefined });
+  return (value: unknown): T => {
+    if (!validate(value)) throw badRequest(`${what}: ${describe(validate.errors?.[0])}`);
+    return value as T;
+  };
+}
+
+function describe(error: ErrorObject | undefined): string {
+  if (!error) return 'invalid';
+  const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'body';
+  if (error.keyword === 'additionalProperties') return `${where} has an unknown field ${JSON.stringify(error.params.additionalProperty)}`;
+  if (error.keyword === 'required') return `${where} is missing ${JSON.stringify(error.params.missingProperty)}`;
+  return `${where} ${error.message}`;
+}
+
+/** Depth of a parsed JSON value, without recursion (so a hostile body cannot overflow the stack). */
+export function jsonDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > max) max = depth;
+    if (max > limit) return max;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return max;
+}

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import { forbidden } from '../domain/errors';
+import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
+import type { Principal } from '../tokens/token-store';
+import {
+  WHITELIST_BATCH_WORKFLOW_TYPE,
+  batchOutcomeUpdate,
+  whitelistBatchWorkflowId,
+  type WhitelistBatchInput,
+  type WhitelistBatchOutcome,
+} from '../workflows/definitions';
+import { mapTemporalError } from './temporal-errors';
+
+/** Extra wait past the deadline for the workflow's own answer before the API answers 408 itself. */
+const ANSWER_MARGIN_MS = 1000;
+
+export interface BatchAnswer extends WhitelistBatchOutcome {
+  batchId: string;
+}
+
+/** The whitelist use-case: authorise every change, then run the batch as a workflow until its deadline. */
+export class WhitelistService {
+  constructor(
+    private readonly client: Client,
+    private readonly config: Config,
+    private readonly nodes: readonly string[],
+    private readonly logger: Logger,
+  ) {}
+
+  /** 403 unless the principal may make every change (all-or-nothing, before anything is sent). */
+  authorise(principal: Principal, changes: readonly WhitelistChange[]): void {
+    const index = changes.findIndex((c) => !hasScopeFor(principal.scopes, c));
+    if (index >= 0) {
+      const c = changes[index];
+      throw forbidden(`change ${index}: token lacks the scope for ${c.op_type} on the ${c.kind} whitelist; nothing was applied`);
+    }
+  }
+
+  async run(principal: Principal, changes: WhitelistChange[], deadlineMs: number): Promise<BatchAnswer> {
+    const batchId = randomUUID();
+    const input: WhitelistBatchInput = { batchId, tokenId: principal.id, changes, nodes: [...this.nodes], deadlineMs };
+    const startWorkflowOperation = new WithStartWorkflowOperation(WHITELIST_BATCH_WORKFLOW_TYPE, {
+      workflowId: whitelistBatchWorkflowId(batchId),
+      taskQueue: this.config.temporal.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'FAIL',
+    });
+    const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
+    try {
+      const outcome = await this.client.withDeadline(answerBy, () =>
+        this.client.workflow.executeUpdateWithStart(batchOutcomeUpdate, { startWorkflowOperation }),
+      );
+      return { batchId, ...outcome };
+    } catch (err) {
+      // The workflow may well be running (e.g. no worker polled in time): it will still apply
+      // every change. If it was never started, nothing was applied and this is a 500.
+      const started = await startWorkflowOperation.workflowHandle().then(() => true, () => false);
+      if (started && Date.now() >= answerBy - ANSWER_MARGIN_MS) {
+        this.logger.warn({ batchId, err }, 'whitelist batch outcome not known by the deadline');
+        return { batchId, status: 408, confirmations: [], errorMessage: `no outcome within ${deadlineMs} ms; the batch keeps running` };
+      }
+      throw mapTemporalError(err, `whitelist batch ${batchId}`);
+    }
+  }
+}

@@ -1,0 +1,182 @@
+import { conflict } from './errors';
+
+// The execution state machine of DESIGN.md "Executions", as pure functions: each takes a record
+// and returns a new one (inputs are never mutated), so the workflow can hold one record value and
+// replace it, and tests can drive every transition without Temporal.
+//
+// | from              | event                                  | to                          |
+// | (none)            | prepare                                | PREPARED                    |
+// | PREPARED          | deposit, no signature yet              | OPERATION_PENDING           |
+// | PREPARED          | deposit, signature already stored      | SIGNING (via OP_PENDING)    |
+// | PREPARED          | valid submit                           | PREPARED (payload stored)   |
+// | OPERATION_PENDING | valid submit                           | SIGNING                     |
+// | PREPARED          | expiry timer                           | EXPIRED                     |
+
+/** The statuses of an execution. */
+export type ExecutionStatus = 'PREPARED' | 'OPERATION_PENDING' | 'SIGNING' | 'EXPIRED';
+
+/** A completed deposit, as the `depositCompleted` signal and the deposit route carry it. */
+export interface Deposit {
+  txHash: string;
+  chain?: string;
+  amount?: string;
+}
+
+/** The wallet-connection proof of a submit (spec 2.1); `timestamp` is Unix seconds. */
+export interface ConnectEnvelope {
+  address: string;
+  domain: string;
+  timestamp: number;
+}
+
+/** What a valid submit stores. */
+export interface SignedPayload {
+  /** The signature in its canonical spelling, `0x` + 128 lowercase hex digits. */
+  signature: string;
+  /** The signer key, `0x` + 64 lowercase hex digits. */
+  publicKey: string;
+  connectEnvelope: ConnectEnvelope;
+  /** ISO-8601 time the submit was accepted. */
+  submittedAt: string;
+}
+
+/** One status change. */
+export interface HistoryEntry {
+  status: ExecutionStatus;
+  at: string;
+}
+
+/** A deposit the execution did not take, kept so that an operator can refund it. */
+export interface RefusedDeposit extends Deposit {
+  at: string;
+  reason: 'expired' | 'other-tx';
+}
+
+/** The execution record (DESIGN.md); all times ISO-8601 strings, `history` oldest first. */
+export interface ExecutionRecord {
+  executionId: string;
+  wallet: string;
+  status: ExecutionStatus;
+  intent: unknown;
+  intentHash: string;
+  signerPublicKey: string;
+  signingMessage?: string;
+  deposit?: Deposit;
+  signedPayload?: SignedPayload;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string;
+  history: HistoryEntry[];
+  refusedDeposits: RefusedDeposit[];
+}
+
+/** What applyDeposit did. */
+export type DepositOutcome = 'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx';
+
+/** Whether a submit of a given signature may be applied (see checkSubmit). */
+export type SubmitCheck = 'ok' | 'duplicate' | 'expired' | 'other-signature';
+
+/** The PREPARED record of a new execution. */
+export function initialRecord(input: {
+  executionId: string;
+  wallet: string;
+  intent: unknown;
+  intentHash: string;
+  signerPublicKey: string;
+  createdAt: string;
+  expiresAt: string;
+}): ExecutionRecord {
+  return {
+    executionId: input.executionId,
+    wallet: input.wallet,
+    status: 'PREPARED',
+    intent: input.intent,
+    intentHash: input.intentHash,
+    signerPublicKey: input.signerPublicKey,
+    createdAt: input.createdAt,
+    updatedAt: input.createdAt,
+    expiresAt: input.expiresAt,
+    history: [{ status: 'PREPARED', at: input.createdAt }],
+    refusedDeposits: [],
+  };
+}
+
+/** Only the known fields, and no `undefined` ones (they do not survive a JSON round trip). */
+function cleanDeposit(d: Deposit): Deposit {
+  const out: Deposit = { txHash: d.txHash };
+  if (d.chain !== undefined) out.chain = d.chain;
+  if (d.amount !== undefined) out.amount = d.amount;
+  return out;
+}
+
+function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): Pick<ExecutionRecord, 'status' | 'history' | 'updatedAt'> {
+  return {
+    status: statuses[statuses.length - 1],
+    history: [...rec.history, ...statuses.map((status) => ({ status, at }))],
+    updatedAt: at,
+  };
+}
+
+/**
+ * Applies a completed deposit at time `at`.
+ * - the stored deposit's txHash again: `duplicate`, record unchanged;
+ * - EXPIRED: `refused-expired`; another txHash already stored: `refused-other-tx`. Both are
+ *   appended to `refusedDeposits` (once per txHash) for a refund; status unchanged;
+ * - PREPARED: deposit stored, `applied`; to OPERATION_PENDING, or, when a signed payload is
+ *   already stored, on to SIGNING (history gets OPERATION_PENDING then SIGNING, both at `at`).
+ */
+export function applyDeposit(
+  rec: ExecutionRecord,
+  deposit: Deposit,
+  at: string,
+): { record: ExecutionRecord; outcome: DepositOutcome } {
+  if (rec.deposit !== undefined && rec.deposit.txHash === deposit.txHash) return { record: rec, outcome: 'duplicate' };
+  if (rec.status !== 'PREPARED' || rec.deposit !== undefined) {
+    // Only PREPARED lacks a deposit, so anything else is EXPIRED or holds another txHash.
+    const reason = rec.status === 'EXPIRED' ? 'expired' : 'other-tx';
+    const outcome = reason === 'expired' ? 'refused-expired' : 'refused-other-tx';
+    if (rec.refusedDeposits.some((r) => r.txHash === deposit.txHash)) return { record: rec, outcome };
+    const refused: RefusedDeposit = { ...cleanDeposit(deposit), at, reason };
+    return { record: { ...rec, refusedDeposits: [...rec.refusedDeposits, refused], updatedAt: at }, outcome };
+  }
+  const path: ExecutionStatus[] = rec.signedPayload ? ['OPERATION_PENDING', 'SIGNING'] : ['OPERATION_PENDING'];
+  return { record: { ...rec, deposit: cleanDeposit(deposit), ...moveTo(rec, path, at) }, outcome: 'applied' };
+}
+
+/**
+ * Whether a submit carrying `signature` (canonical `0x` lowercase hex) may be applied:
+ * `expired` (EXPIRED, even for a stored signature), `duplicate` (this signature is already
+ * stored: a safe retry), `other-signature` (another one is stored), else `ok`. The workflow
+ * calls it in its update validator, so that applySubmit's throw never runs in a handler.
+ */
+export function checkSubmit(rec: ExecutionRecord, signature: string): SubmitCheck {
+  if (rec.status === 'EXPIRED') return 'expired';
+  if (rec.signedPayload !== undefined) return rec.signedPayload.signature === signature ? 'duplicate' : 'other-signature';
+  return 'ok';
+}
+
+/**
+ * Applies a verified submit at time `at`: stores `payload` and the `signingMessage` that was
+ * verified. PREPARED stays PREPARED; OPERATION_PENDING moves to SIGNING. A duplicate returns
+ * `rec` itself.
+ * @throws ServiceError 409 when checkSubmit says `expired` or `other-signature`.
+ */
+export function applySubmit(rec: ExecutionRecord, payload: SignedPayload, signingMessage: string, at: string): ExecutionRecord {
+  const check = checkSubmit(rec, payload.signature);
+  if (check === 'duplicate') return rec;
+  if (check === 'expired') throw conflict('execution has expired', 'EXECUTION_EXPIRED');
+  if (check === 'other-signature') throw conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT');
+  const stored: ExecutionRecord = {
+    ...rec,
+    signedPayload: { ...payload, connectEnvelope: { ...payload.connectEnvelope } },
+    signingMessage,
+    updatedAt: at,
+  };
+  return rec.status === 'OPERATION_PENDING' ? { ...stored, ...moveTo(rec, ['SIGNING'], at) } : stored;
+}
+
+/** The expiry timer fired at `at`: PREPARED becomes EXPIRED; any other status is kept (same `rec`). */
+export function expire(rec: ExecutionRecord, at: string): ExecutionRecord {
+  if (rec.status !== 'PREPARED') return rec;
+  return { ...rec, ...moveTo(rec, ['EXPIRED'], at) };
+}

@@ -1,0 +1,43 @@
+import { badRequest } from './errors';
+
+/** The fields of the text a frontend signs for an execution (DESIGN.md "Signed message"). */
+export interface SigningMessageInput {
+  /** The dApp domain of the wallet connection, `connectEnvelope.domain`. */
+  readonly domain: string;
+  readonly executionId: string;
+  /** The wallet, `connectEnvelope.address` (equal to the `{wallet}` path segment). */
+  readonly address: string;
+  /** `intentHash(intent)`: 64 lowercase hex digits. */
+  readonly intentHash: string;
+  /** `connectEnvelope.timestamp`, Unix seconds. */
+  readonly timestamp: number;
+}
+
+/**
+ * The exact text a frontend signs (as UTF-8 bytes, ed25519) to submit an execution: four lines
+ * joined by `\n`, no trailing newline. Exported for frontends, the sign CLI and tests.
+ *
+ * ```
+ * {domain} asks you to sign execution {executionId}
+ * Wallet: {address}
+ * Intent: {intentHash}
+ * Timestamp: {timestamp}
+ * ```
+ * @throws ServiceError 400 when a field holds a line break (it could forge another line) or
+ *   `timestamp` is not an integer.
+ */
+export function buildSigningMessage(input: SigningMessageInput): string {
+  const { domain, executionId, address, intentHash, timestamp } = input;
+  for (const [name, value] of Object.entries({ domain, executionId, address, intentHash })) {
+    if (typeof value !== 'string' || /[\r\n]/.test(value)) {
+      throw badRequest(`${name} must be a string without line breaks`);
+    }
+  }
+  if (!Number.isSafeInteger(timestamp)) throw badRequest('timestamp must be an integer (Unix seconds)');
+  return [
+    `${domain} asks you to sign execution ${executionId}`,
+    `Wallet: ${address}`,
+    `Intent: ${intentHash}`,
+    `Timestamp: ${timestamp}`,
+  ].join('\n');
+}

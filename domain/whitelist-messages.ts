@@ -1,0 +1,50 @@
+import { toChecksumAddress } from './eoa';
+
+/** The two whitelists. */
+export type WhitelistKind = 'developer' | 'user';
+
+/** What a change does to its whitelist. */
+export type OpType = 'add_entry' | 'remove_entry';
+
+/** One element of a whitelist request (spec 2.4); `entry` is an EOA address. */
+export interface WhitelistChange {
+  readonly op_type: OpType;
+  readonly kind: WhitelistKind;
+  readonly entry: string;
+}
+
+const VERB: Readonly<Record<OpType, 'add' | 'remove'>> = { add_entry: 'add', remove_entry: 'remove' };
+
+/**
+ * The confirmation of one applied change, the entry in EIP-55 form:
+ * `"<entry> added to <kind> whitelist"` or `"<entry> removed from <kind> whitelist"`.
+ * @throws ServiceError 400 when `entry` is not `0x` + 40 hex digits.
+ */
+export function confirmationMessage(change: WhitelistChange): string {
+  const entry = toChecksumAddress(change.entry);
+  return change.op_type === 'add_entry'
+    ? `${entry} added to ${change.kind} whitelist`
+    : `${entry} removed from ${change.kind} whitelist`;
+}
+
+/**
+ * The scopes any one of which authorises `change`, broadest first:
+ * `whitelist:*`, `whitelist:{kind}:*`, `whitelist:{kind}:{add|remove}`.
+ */
+export function requiredScopes(change: Pick<WhitelistChange, 'op_type' | 'kind'>): string[] {
+  return ['whitelist:*', `whitelist:${change.kind}:*`, `whitelist:${change.kind}:${VERB[change.op_type]}`];
+}
+
+/** True when `scopes` (a token's) holds one of the scopes that authorise `change`. */
+export function hasScopeFor(scopes: readonly string[], change: Pick<WhitelistChange, 'op_type' | 'kind'>): boolean {
+  return requiredScopes(change).some((scope) => scopes.includes(scope));
+}
+
+/**
+ * The rendezvous-hashing key of a change's entry, `{kind}:{EIP-55 entry}`, so that every
+ * spelling of one address lands on the same storage node.
+ * @throws ServiceError 400 when `entry` is not `0x` + 40 hex digits.
+ */
+export function ownerKey(change: Pick<WhitelistChange, 'kind' | 'entry'>): string {
+  return `${change.kind}:${toChecksumAddress(change.entry)}`;
+}

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface ChildService {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** Resolves with the first stdout line matching `readyPattern`; rejects if the process exits first. */
+  readonly ready: Promise<RegExpExecArray>;
+  /** Resolves with the exit code (or signal name) once the process has exited. */
+  readonly exited: Promise<number | string>;
+  /** SIGTERM (or `signal`), then SIGKILL after `graceMs`. */
+  stop(graceMs?: number, signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Runs a long-lived child process, echoing its output with a `[name]` prefix (or dropping it), and
+ * tells when it is ready by watching its stdout for a line.
+ */
+export function startChildService(
+  name: string,
+  command: string,
+  args: string[],
+  options: { readyPattern: RegExp; env?: NodeJS.ProcessEnv; echo?: boolean; readyTimeoutMs?: number },
+): ChildService {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const echo = options.echo ?? true;
+  const tail: string[] = [];
+  const ready = new Promise<RegExpExecArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} not ready after ${options.readyTimeoutMs ?? 60_000} ms`)), options.readyTimeoutMs ?? 60_000);
+    const watch = (stream: NodeJS.ReadableStream) =>
+      createInterface({ input: stream }).on('line', (line) => {
+        tail.push(line);
+        if (tail.length > 20) tail.shift();
+        if (echo) process.stdout.write(`[${name}] ${line}\n`);
+        const match = options.readyPattern.exec(line);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match);
+        }
+      });
+    watch(child.stdout!);
+    watch(child.stderr!);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited (${code}) before it was ready:\n${tail.join('\n')}`));
+    });
+  });
+  ready.catch(() => undefined);
+  return {
+    name,
+    child,
+    ready,
+    exited,
+    async stop(graceMs = 10_000, signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { Connection } from '@temporalio/client';
+import { projectRoot } from '../../config/config';
+
+/** The settings of temporal-dev.yaml. */
+export interface DevServerSettings {
+  ip: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  /** Undefined: in-memory (tests). */
+  dbFilename?: string;
+  logLevel: string;
+  headless: boolean;
+  searchAttributes: Record<string, string>;
+  dynamicConfig: Record<string, unknown>;
+}
+
+/** Reads temporal-dev.yaml; `overrides` win (tests use free ports and a temporary database). */
+export function readDevServerSettings(overrides: Partial<DevServerSettings> = {}): DevServerSettings {
+  const file = path.join(projectRoot, 'temporal-dev.yaml');
+  const raw = parse(readFileSync(file, 'utf8')) ?? {};
+  const settings: DevServerSettings = {
+    ip: raw.ip ?? '127.0.0.1',
+    port: raw.port ?? 7233,
+    uiPort: raw.uiPort ?? 8233,
+    namespace: raw.namespace ?? 'default',
+    dbFilename: raw.dbFilename ? path.resolve(projectRoot, raw.dbFilename) : undefined,
+    logLevel: raw.logLevel ?? 'warn',
+    headless: raw.headless === true,
+    searchAttributes: raw.searchAttributes ?? {},
+    dynamicConfig: raw.dynamicConfig ?? {},
+    ...overrides,
+  };
+  for (const [key, value] of Object.entries({ port: settings.port, uiPort: settings.uiPort })) {
+    if (!Number.isInteger(value) || value < 1 || value > 65535) throw new Error(`temporal-dev.yaml: ${key} must be a port, got ${value}`);
+  }
+  return settings;
+}
+
+/** The `temporal server start-dev` arguments for these settings. */
+export function devServerArgs(s: DevServerSettings): string[] {
+  const args = ['server', 'start-dev', '--ip', s.ip, '--port', String(s.port), '--namespace', s.namespace, '--log-level', s.logLevel];
+  if (s.headless) args.push('--headless');
+  else args.push('--ui-port', String(s.uiPort));
+  if (s.dbFilename) args.push('--db-filename', s.dbFilename);
+  for (const [key, type] of Object.entries(s.searchAttributes)) args.push('--search-attribute', `${key}=${type}`);
+  for (const [key, value] of Object.entries(s.dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  return args;
+}
+
+export interface RunningDevServer {
+  readonly address: string;
+  readonly uiUrl?: string;
+  readonly child: ChildProcess;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts the dev server as a child process and resolves once its frontend answers for the
+ * namespace (a cold start with SQLite takes a few seconds here; the SDK's own launcher waits ~5 s,
+ * which is why we wait ourselves).
+ */
+export async function startDevServer(
+  binary: string,
+  settings: DevServerSettings,
+  options: { stdio?: 'inherit' | 'ignore'; readyTimeoutMs?: number } = {},
+): Promise<RunningDevServer> {
+  if (settings.dbFilename) mkdirSync(path.dirname(settings.dbFilename), { recursive: true });
+  const child = spawn(binary, devServerArgs(settings), {
+    stdio: ['ignore', options.stdio ?? 'ignore', options.stdio ?? 'ignore'],
+    env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const address = `${settings.ip}:${settings.port}`;
+  const stop = async (graceMs = 5000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    await waitForNamespace(address, settings.namespace, options.readyTimeoutMs ?? 60_000, () => child.exitCode !== null);
+  } catch (err) {
+    await stop(1000);
+    throw err;
+  }
+  return { address, uiUrl: settings.headless ? undefined : `http://${settings.ip}:${settings.uiPort}`, child, stop };
+}
+
+/** Polls until `namespace` is described by the frontend at `address`. */
+export async function waitForNamespace(address: string, namespace: string, timeoutMs: number, gaveUp: () => boolean = () => false): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (gaveUp()) throw new Error(`temporal dev server exited before it was ready`);
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address, connectTimeout: 1000 });
+      await connection.withDeadline(Date.now() + 2000, () => connection!.workflowService.describeNamespace({ namespace }));
+      return;
+    } catch (err) {
+      lastError = err;
+    } finally {
+      await connection?.close().catch(() => undefined);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`temporal at ${address} not ready after ${timeoutMs} ms: ${(lastError as Error)?.message}`);
+}

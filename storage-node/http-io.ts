@@ -1,0 +1,87 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { badRequest, ServiceError } from '../domain/errors';
+
+/**
+ * How much of an oversized body is still read (and discarded) before answering 413. A client
+ * that is still writing when the server answers and closes sees a broken pipe instead of the
+ * 413, so moderately oversized bodies are drained first; beyond this the connection is cut.
+ */
+const DRAIN_FACTOR = 16;
+
+/**
+ * Reads a request body of at most `limit` bytes. A larger body rejects with a 413
+ * `ServiceError` without being buffered: once fully drained, or at once when it passes
+ * `limit * DRAIN_FACTOR` bytes (declared or received).
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const tooLarge = () => new ServiceError(413, 'PAYLOAD_TOO_LARGE', `body exceeds ${limit} bytes`);
+  const drainCap = limit * DRAIN_FACTOR;
+  return new Promise((resolve, reject) => {
+    if (Number(req.headers['content-length'] ?? 0) > drainCap) {
+      reject(tooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      chunks.length = 0;
+      if (received > drainCap) {
+        req.off('data', onData);
+        reject(tooLarge());
+      }
+    };
+    req.on('data', onData);
+    req.once('end', () => (received > limit ? reject(tooLarge()) : resolve(Buffer.concat(chunks))));
+    req.once('error', reject);
+  });
+}
+
+/** Parses a JSON body; an empty or malformed one is a 400. */
+export function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw badRequest('body is empty');
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw badRequest('body is not valid JSON');
+  }
+}
+
+/** Sends a JSON answer. */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const data = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': data.length, ...headers });
+  res.end(data);
+}
+
+/** Sends a raw text answer (used only by the `garbage` fault, which must not be JSON). */
+export function sendText(res: ServerResponse, status: number, text: string): void {
+  const data = Buffer.from(text);
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': data.length });
+  res.end(data);
+}
+
+/**
+ * Renders any thrown value as `{ "error": ... }`. Only exposed `ServiceError` messages reach the
+ * client; anything else is a 500 with a fixed text, and is reported through `onError`.
+ */
+export function sendError(res: ServerResponse, err: unknown, onError: (err: Error) => void): void {
+  if (res.headersSent) {
+    onError(err instanceof Error ? err : new Error(String(err)));
+    res.destroy();
+    return;
+  }
+  if (err instanceof ServiceError && err.expose) {
+    // After a 413 the rest of the body is unread; closing the connection keeps it from being
+    // parsed as the next request.
+    const headers: Record<string, string> = err.status === 413 ? { connection: 'close' } : {};
+    sendJson(res, err.status, { error: err.message }, headers);
+    return;
+  }
+  onError(err instanceof Error ? err : new Error(String(err)));
+  sendJson(res, err instanceof ServiceError ? err.status : 500, { error: 'Internal Server Error' });
+}

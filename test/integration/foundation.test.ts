@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { getStack, type Stack } from '../support/stack';
+import { request } from '../support/http';
+
+describe('foundation: the real stack', () => {
+  let stack: Stack;
+  before(async function () {
+    this.timeout(120_000);
+    stack = await getStack();
+  });
+
+  it('when the process is up, then /healthz answers 200', async () => {
+    const res = await request(stack.api.url, 'GET', '/healthz');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { ok: true });
+  });
+
+  it('when Temporal and every storage node answer, then /readyz answers 200 naming each check', async () => {
+    const res = await request(stack.api.url, 'GET', '/readyz');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.ready, true);
+    assert.equal(res.body.checks.temporal, 'up');
+    for (const node of stack.nodes) assert.equal(res.body.checks[node.url], 'up');
+  });
+
+  it('when the temporal CLI lists workflows on the test server, then it answers (exit 0)', () => {
+    const out = execFileSync(stack.temporalBinary, ['workflow', 'list', '--address', stack.temporal.address, '--limit', '1', '-o', 'json'], {
+      encoding: 'utf8',
+      env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+    });
+    assert.ok(out.trim().startsWith('[') || out.trim() === '', out);
+  });
+
+  it('when a route does not exist, then the answer is 404 with an error body', async () => {
+    const res = await request(stack.api.url, 'GET', '/nope');
+    assert.equal(res.status, 404);
+    assert.equal(typeof res.body.error, 'string');
+  });
+});

@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LISTENING_LINE, type ApplyRequest, type WhitelistChange } from '../../storage-node/protocol';
+
+/** The compiled entry point, next to this file's compiled copy in dist/. */
+export const MAIN_JS = path.resolve(__dirname, '../../storage-node/main.js');
+
+export interface NodeProcess {
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  /** Everything written to stdout / stderr so far. */
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running = new Set<ChildProcess>();
+
+/**
+ * Spawns the real compiled node on `dataDir` with `--port 0` and resolves once it printed its
+ * listening line. Rejects with its stderr when it exits first or takes over 10 s.
+ */
+export function startNode(dataDir: string, extraArgs: string[] = []): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [MAIN_JS, '--port', '0', '--data', dataDir, ...extraArgs], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`storage node did not start in 10 s: ${err}`)), 10_000);
+    const onData = () => {
+      const match = LISTENING_LINE.exec(out.split('\n')[0]);
+      if (!out.includes('\n') || !match) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      resolve({ child, pid: child.pid!, url: match[1], stdout: () => out, stderr: () => err, exited });
+    };
+    child.stdout!.on('data', onData);
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`storage node exited (${code ?? signal}) before listening: ${err}`));
+    });
+  });
+}
+
+/** SIGKILLs the node (no chance to flush or close anything) and waits until it is reaped. */
+export async function kill9(node: NodeProcess): Promise<void> {
+  process.kill(node.pid, 'SIGKILL');
+  await node.exited;
+}
+
+/** Kills every node still running; for `afterEach`. */
+export async function killAll(): Promise<void> {
+  await Promise.all(
+    [...running].map((child) => {
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      return gone;
+    }),
+  );
+}
+
+/** A fresh, empty data directory under the OS temp dir. */
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'storage-node-test-'));
+}
+
+export interface HttpAnswer {
+  status: number;
+  text: string;
+  json: () => any;
+}
+
+/** Sends one request and reads the whole answer. */
+export async function request(url: string, init: { method?: string; body?: string | Uint8Array } = {}): Promise<HttpAnswer> {
+  const res = await fetch(url, { method: init.method ?? 'GET', body: init.body });
+  const text = await res.text();
+  return { status: res.status, text, json: () => JSON.parse(text) };
+}
+
+/** `POST /v1/whitelists/apply` with a JSON body. */
+export function apply(node: NodeProcess, body: ApplyRequest | unknown): Promise<HttpAnswer> {
+  return request(`${node.url}/v1/whitelists/apply`, { method: 'POST', body: JSON.stringify(body) });
+}
+
+/** `GET /v1/whitelists/{kind}` entries. */
+export async function list(node: NodeProcess, kind: string): Promise<string[]> {
+  const answer = await request(`${node.url}/v1/whitelists/${kind}`);
+  if (answer.status !== 200) throw new Error(`list ${kind}: ${answer.status} ${answer.text}`);
+  return answer.json().entries;
+}
+
+export const add = (kind: WhitelistChange['kind'], entry: string): WhitelistChange => ({ op_type: 'add_entry', kind, entry });
+export const remove = (kind: WhitelistChange['kind'], entry: string): WhitelistChange => ({
+  op_type: 'remove_entry',
+  kind,
+  entry,
+});

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import pino, { type Logger } from 'pino';
+import { startApi, type RunningApi } from '../../api/server';
+import { loadConfig, type Config } from '../../config/config';
+import { createToken } from '../../tokens/token-store';
+import { startWorker, type RunningWorker } from '../../worker/create-worker';
+import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
+import { temporalBinary } from '../../scripts/lib/temporal-binary';
+import { readDevServerSettings, startDevServer, type RunningDevServer } from '../../scripts/lib/temporal-dev-server';
+import { freePort } from './ports';
+
+/**
+ * The real stack every integration test talks to, started once per mocha run: a Temporal dev
+ * server (the pinned CLI binary, headless, in a temporary SQLite file), three storage-node
+ * processes, a worker and the API on a free port. Nothing is mocked.
+ */
+export interface Stack {
+  config: Config;
+  tmpDir: string;
+  temporal: RunningDevServer;
+  temporalBinary: string;
+  client: Client;
+  worker: RunningWorker;
+  api: RunningApi;
+  nodes: StorageNodeProcess[];
+  /** Tokens by name: `all` (every scope), `prepare`, `deposit`, `devAdd` (developer add only), `userAll`. */
+  tokens: Record<string, string>;
+  /** Log lines the API wrote (JSON objects), for tests of logging. */
+  apiLog: Array<Record<string, unknown>>;
+  logger: Logger;
+}
+
+let stackPromise: Promise<Stack> | undefined;
+
+/** Starts the stack on first use; later calls get the same one. */
+export function getStack(): Promise<Stack> {
+  stackPromise ??= startStack();
+  return stackPromise;
+}
+
+export function stackStarted(): boolean {
+  return stackPromise !== undefined;
+}
+
+async function startStack(): Promise<Stack> {
+  // The SDK logs every worker state change at INFO; tests want only its warnings.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-test-'));
+  const binary = temporalBinary();
+  const settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' });
+  const temporal = await startDevServer(binary, settings);
+
+  const nodes = await Promise.all(
+    [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false, extraArgs: ['--enable-fault-api'] })),
+  );
+  const tokensFile = path.join(tmpDir, 'tokens.json');
+  const config = loadConfig({
+    ...process.env,
+    PORT: '0',
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_TASK_QUEUE: `test-${process.pid}`,
+    API_TOKENS_FILE: tokensFile,
+    STORAGE_NODES: nodes.map((n) => n.url).join(','),
+    ALLOWED_DOMAINS: 'localhost,app.example',
+    WHITELIST_MAX_BATCH_LEN: '100',
+    WHITELIST_TIMEOUT_MS: '5000',
+    EXECUTION_LINGER_S: '3600',
+  });
+  const tokens: Record<string, string> = {
+    all: createToken(tokensFile, 'all', ['executions:prepare', 'executions:deposit', 'whitelist:*']),
+    prepare: createToken(tokensFile, 'prepare', ['executions:prepare']),
+    deposit: createToken(tokensFile, 'deposit', ['executions:deposit']),
+    devAdd: createToken(tokensFile, 'dev-add', ['whitelist:developer:add']),
+    userAll: createToken(tokensFile, 'user-all', ['whitelist:user:*']),
+  };
+
+  const worker = await startWorker(config, temporal.address);
+  const apiLog: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void apiLog.push(JSON.parse(line)) });
+  const api = await startApi(config, { temporalAddress: temporal.address, storageNodes: nodes.map((n) => n.url), logger });
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  return { config, tmpDir, temporal, temporalBinary: binary, client, worker, api, nodes, tokens, apiLog, logger };
+}
+
+/** Stops everything the stack started (the root hook calls this once after all tests). */
+export async function stopStack(): Promise<void> {
+  if (!stackPromise) return;
+  const stack = await stackPromise.catch(() => undefined);
+  stackPromise = undefined;
+  if (!stack) return;
+  await stack.api.close(2000).catch(() => undefined);
+  await stack.worker.shutdown().catch(() => undefined);
+  await stack.client.connection.close().catch(() => undefined);
+  await Promise.all(stack.nodes.map((n) => n.stop(2000)));
+  await stack.temporal.stop(5000);
+  rmSync(stack.tmpDir, { recursive: true, force: true });
+}

@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { ServiceError } from '../../domain/errors';
+import {
+  applyDeposit,
+  applySubmit,
+  checkSubmit,
+  expire,
+  initialRecord,
+  type ExecutionRecord,
+  type SignedPayload,
+} from '../../domain/execution-state';
+
+const T0 = '2025-01-01T00:00:00.000Z';
+const T1 = '2025-01-01T00:01:00.000Z';
+const T2 = '2025-01-01T00:02:00.000Z';
+const T3 = '2025-01-01T00:03:00.000Z';
+const EXPIRES = '2025-01-01T01:00:00.000Z';
+
+const SIG_A = '0x' + 'a1'.repeat(64);
+const SIG_B = '0x' + 'b2'.repeat(64);
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Records are frozen so that any mutation by the functions under test throws. */
+function prepared(): ExecutionRecord {
+  return deepFreeze(
+    initialRecord({
+      executionId: 'exec-1',
+      wallet: 'wallet-1',
+      intent: { action: 'swap', amount: '1.5' },
+      intentHash: 'ab'.repeat(32),
+      signerPublicKey: '0x' + 'cd'.repeat(32),
+      createdAt: T0,
+      expiresAt: EXPIRES,
+    }),
+  );
+}
+
+function payload(signature = SIG_A, submittedAt = T1): SignedPayload {
+  return {
+    signature,
+    publicKey: '0x' + 'cd'.repeat(32),
+    connectEnvelope: { address: 'wallet-1', domain: 'localhost', timestamp: 1735689660 },
+    submittedAt,
+  };
+}
+
+const deposit = { txHash: '0xtx1', chain: 'solana', amount: '10' };
+const isConflict = (e: unknown) => e instanceof ServiceError && e.status === 409;
+
+describe('domain/execution-state', () => {
+  describe('transition table of DESIGN.md', () => {
+    it('when an execution is prepared, then it is PREPARED with intent, signer key and expiry stored', () => {
+      const rec = prepared();
+      assert.deepEqual(rec, {
+        executionId: 'exec-1',
+        wallet: 'wallet-1',
+        status: 'PREPARED',
+        intent: { action: 'swap', amount: '1.5' },
+        intentHash: 'ab'.repeat(32),
+        signerPublicKey: '0x' + 'cd'.repeat(32),
+        createdAt: T0,
+        updatedAt: T0,
+        expiresAt: EXPIRES,
+        history: [{ status: 'PREPARED', at: T0 }],
+        refusedDeposits: [],
+      });
+    });
+
+    it('when a deposit completes on PREPARED with no signature, then it moves to OPERATION_PENDING with the deposit stored', () => {
+      const { record, outcome } = applyDeposit(prepared(), deposit, T1);
+      assert.equal(outcome, 'applied');
+      assert.equal(record.status, 'OPERATION_PENDING');
+      assert.deepEqual(record.deposit, deposit);
+      assert.equal(record.updatedAt, T1);
+      assert.deepEqual(record.history, [
+        { status: 'PREPARED', at: T0 },
+        { status: 'OPERATION_PENDING', at: T1 },
+      ]);
+    });
+
+    it('when a deposit completes on PREPARED with a signature stored, then it moves to SIGNING through OPERATION_PENDING', () => {
+      const signed = deepFreeze(applySubmit(prepared(), payload(), 'message', T1));
+      const { record, outcome } = applyDeposit(signed, deposit, T2);
+      assert.equal(outcome, 'applied');
+      assert.equal(record.status, 'SIGNING');
+      assert.deepEqual(record.deposit, deposit);
+      assert.deepEqual(record.signedPayload, payload());
+      assert.deepEqual(record.history, [
+        { status: 'PREPARED', at: T0 },
+        { status: 'OPERATION_PENDING', at: T2 },
+        { status: 'SIGNING', at: T2 },
+      ]);
+    });
+
+    it('when a valid submit arrives on PREPARED, then it stays PREPARED with the payload and message stored', () => {
+      const rec = prepared();
+      assert.equal(checkSubmit(rec, SIG_A), 'ok');
+      const next = applySubmit(rec, payload(), 'the signed text', T1);
+      assert.equal(next.status, 'PREPARED');
+      assert.deepEqual(next.signedPayload, payload());
+      assert.equal(next.signingMessage, 'the signed text');
+      assert.equal(next.updatedAt, T1);
+      assert.deepEqual(next.history, [{ status: 'PREPARED', at: T0 }], 'no status change, no history entry');
+    });
+
+    it('when a valid submit arrives on OPERATION_PENDING, then it moves to SIGNING with the payload stored', () => {
+      const pending = deepFreeze(applyDeposit(prepared(), deposit, T1).record);
+      assert.equal(checkSubmit(pending, SIG_A), 'ok');
+      const next = applySubmit(pending, payload(SIG_A, T2), 'msg', T2);
+      assert.equal(next.status, 'SIGNING');
+      assert.deepEqual(next.signedPayload, payload(SIG_A, T2));
+      assert.deepEqual(next.deposit, deposit);
+      assert.deepEqual(next.history.map((h) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+      assert.equal(next.history[2].at, T2);
+    });
+
+    it('when the expiry timer fires on PREPARED, then it becomes EXPIRED with nothing else changed', () => {
+      const rec = prepared();
+      const next = expire(rec, EXPIRES);
+      assert.equal(next.status, 'EXPIRED');
+      assert.deepEqual(next.history, [
+        { status: 'PREPARED', at: T0 },
+        { status: 'EXPIRED', at: EXPIRES },
+      ]);
+      assert.deepEqual({ ...next, status: rec.status, history: rec.history, updatedAt: rec.updatedAt }, rec);
+    });
+
+    it('when a signed but unfunded execution expires, then it becomes EXPIRED and keeps its payload', () => {
+      const signed = deepFreeze(applySubmit(prepared(), payload(), 'm', T1));
+      const next = expire(signed, EXPIRES);
+      assert.equal(next.status, 'EXPIRED');
+      assert.deepEqual(next.signedPayload, payload());
+    });
+  });
+
+  describe('duplicates and refusals', () => {
+    it('when the same txHash arrives again, then the outcome is duplicate and the record is the same object', () => {
+      const pending = deepFreeze(applyDeposit(prepared(), deposit, T1).record);
+      const again = applyDeposit(pending, { txHash: deposit.txHash }, T2);
+      assert.equal(again.outcome, 'duplicate');
+      assert.equal(again.record, pending);
+      const signing = deepFreeze(applySubmit(pending, payload(), 'm', T2));
+      assert.equal(applyDeposit(signing, deposit, T3).outcome, 'duplicate');
+      assert.equal(applyDeposit(signing, deposit, T3).record, signing);
+    });
+
+    it('when another txHash arrives after a deposit, then it is refused, recorded once for a refund, and the status is kept', () => {
+      const pending = deepFreeze(applyDeposit(prepared(), deposit, T1).record);
+      const other = { txHash: '0xtx2', amount: '3' };
+      const first = applyDeposit(pending, other, T2);
+      assert.equal(first.outcome, 'refused-other-tx');
+      assert.equal(first.record.status, 'OPERATION_PENDING');
+      assert.deepEqual(first.record.deposit, deposit);
+      assert.deepEqual(first.record.refusedDeposits, [{ txHash: '0xtx2', amount: '3', at: T2, reason: 'other-tx' }]);
+      assert.equal(first.record.history.length, pending.history.length);
+      const second = applyDeposit(deepFreeze(first.record), other, T3);
+      assert.equal(second.outcome, 'refused-other-tx');
+      assert.equal(second.record, first.record, 'the same refused txHash is not recorded twice');
+    });
+
+    it('when a deposit arrives on SIGNING with another txHash, then it is refused as other-tx', () => {
+      const signing = deepFreeze(applySubmit(applyDeposit(prepared(), deposit, T1).record, payload(), 'm', T2));
+      const { record, outcome } = applyDeposit(signing, { txHash: '0xtx9' }, T3);
+      assert.equal(outcome, 'refused-other-tx');
+      assert.equal(record.status, 'SIGNING');
+      assert.deepEqual(record.refusedDeposits, [{ txHash: '0xtx9', at: T3, reason: 'other-tx' }]);
+    });
+
+    it('when a deposit arrives on EXPIRED, then it is refused as expired and recorded for a refund', () => {
+      const expired = deepFreeze(expire(prepared(), EXPIRES));
+      const { record, outcome } = applyDeposit(expired, deposit, T3);
+      assert.equal(outcome, 'refused-expired');
+      assert.equal(record.status, 'EXPIRED');
+      assert.equal(record.deposit, undefined);
+      assert.deepEqual(record.refusedDeposits, [{ ...deposit, at: T3, reason: 'expired' }]);
+    });
+
+    it('when a deposit carries unknown or undefined fields, then only txHash, chain and amount are stored', () => {
+      const odd = { txHash: '0xtx1', chain: undefined, amount: '1', extra: 'x' } as unknown as typeof deposit;
+      const { record } = applyDeposit(prepared(), odd, T1);
+      assert.deepEqual(record.deposit, { txHash: '0xtx1', amount: '1' });
+      assert.deepEqual(JSON.parse(JSON.stringify(record)), record, 'the record survives a JSON round trip');
+    });
+
+    it('when the stored signature is submitted again, then checkSubmit says duplicate and applySubmit returns the record unchanged', () => {
+      for (const rec of [
+        deepFreeze(applySubmit(prepared(), payload(), 'm', T1)),
+        deepFreeze(applySubmit(applyDeposit(prepared(), deposit, T1).record, payload(), 'm', T2)),
+      ]) {
+        assert.equal(checkSubmit(rec, SIG_A), 'duplicate');
+        assert.equal(applySubmit(rec, payload(SIG_A, T3), 'm', T3), rec);
+      }
+    });
+
+    it('when a different signature is submitted after one is stored, then checkSubmit says other-signature and applySubmit throws 409', () => {
+      const signed = deepFreeze(applySubmit(prepared(), payload(), 'm', T1));
+      assert.equal(checkSubmit(signed, SIG_B), 'other-signature');
+      assert.throws(() => applySubmit(signed, payload(SIG_B, T2), 'm', T2), isConflict);
+    });
+
+    it('when a submit arrives on EXPIRED, with a new or the stored signature, then checkSubmit says expired and applySubmit throws 409', () => {
+      const expired = deepFreeze(expire(prepared(), EXPIRES));
+      assert.equal(checkSubmit(expired, SIG_A), 'expired');
+      assert.throws(() => applySubmit(expired, payload(), 'm', T3), isConflict);
+      const signedExpired = deepFreeze(expire(applySubmit(prepared(), payload(), 'm', T1), EXPIRES));
+      assert.equal(checkSubmit(signedExpired, SIG_A), 'expired');
+    });
+
+    it('when the expiry timer fires after a deposit or after expiry, then the record is returned unchanged', () => {
+      const pending = deepFreeze(applyDeposit(prepared(), deposit, T1).record);
+      assert.equal(expire(pending, EXPIRES), pending);
+      const signing = deepFreeze(applySubmit(pending, payload(), 'm', T2));
+      assert.equal(expire(signing, EXPIRES), signing);
+      const expired = deepFreeze(expire(prepared(), EXPIRES));
+      assert.equal(expire(expired, T3), expired);
+    });
+
+    it('when a transition returns a new record, then the input record is left as it was', () => {
+      const rec = prepared(); // deeply frozen: a mutation would throw in strict mode
+      const snapshot = JSON.parse(JSON.stringify(rec));
+      applyDeposit(rec, deposit, T1);
+      applySubmit(rec, payload(), 'm', T1);
+      expire(rec, EXPIRES);
+      assert.deepEqual(JSON.parse(JSON.stringify(rec)), snapshot);
+    });
+  });
+});

@@ -1,0 +1,119 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import path from 'node:path';
+
+/** What the tokens file keeps of a token: its hash, never the token. */
+export interface TokenRecord {
+  id: string;
+  /** Lowercase hex SHA-256 of the token's UTF-8 bytes. */
+  sha256: string;
+  scopes: string[];
+  createdAt: string;
+}
+
+export interface Principal {
+  id: string;
+  scopes: readonly string[];
+}
+
+const TOKEN_PREFIX = 'ist_';
+const ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const SCOPE_PATTERN = /^[A-Za-z0-9:*._-]{1,128}$/;
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+function readRecords(file: string): TokenRecord[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const parsed = JSON.parse(text);
+  if (!parsed || !Array.isArray(parsed.tokens)) throw new Error(`${file}: expected { "tokens": [...] }`);
+  return parsed.tokens.filter(
+    (t: any) => t && typeof t.id === 'string' && /^[0-9a-f]{64}$/.test(t.sha256) && Array.isArray(t.scopes),
+  );
+}
+
+function writeRecords(file: string, tokens: TokenRecord[]): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, JSON.stringify({ tokens }, null, 2) + '\n', { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  fsyncSync(fd);
+  closeSync(fd);
+  renameSync(tmp, file);
+}
+
+/**
+ * Bearer tokens, looked up by hash. The file is re-read whenever it changes on disk, so a revoked
+ * token is refused on the next request, in every process that shares the file.
+ */
+export class TokenStore {
+  private records: TokenRecord[] = [];
+  private stamp = '';
+
+  constructor(private readonly file: string) {}
+
+  private refresh(): void {
+    let stamp = 'missing';
+    try {
+      const st = statSync(this.file);
+      stamp = `${st.mtimeMs}:${st.size}:${st.ino}`;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (stamp === this.stamp) return;
+    this.records = readRecords(this.file);
+    this.stamp = stamp;
+  }
+
+  /**
+   * The principal of a presented token, or undefined. Every record is compared, in constant time,
+   * so neither the answer's timing nor its position in the file tells anything about the token.
+   */
+  authenticate(token: string): Principal | undefined {
+    this.refresh();
+    const presented = sha256(token);
+    let found: TokenRecord | undefined;
+    for (const record of this.records) {
+      const same = timingSafeEqual(presented, Buffer.from(record.sha256, 'hex'));
+      if (same && !found) found = record;
+    }
+    return found ? { id: found.id, scopes: Object.freeze([...found.scopes]) } : undefined;
+  }
+
+  /** The current scopes of a token id (the whitelist workflow re-checks with it), or undefined if revoked. */
+  principalById(id: string): Principal | undefined {
+    this.refresh();
+    const record = this.records.find((r) => r.id === id);
+    return record ? { id: record.id, scopes: Object.freeze([...record.scopes]) } : undefined;
+  }
+}
+
+/** Creates a token, records its hash under `id` (replacing an older token of that id) and returns it. */
+export function createToken(file: string, id: string, scopes: string[], now = new Date()): string {
+  if (!ID_PATTERN.test(id)) throw new Error(`token id must match ${ID_PATTERN}`);
+  if (scopes.length === 0) throw new Error('a token needs at least one --scope');
+  for (const s of scopes) if (!SCOPE_PATTERN.test(s)) throw new Error(`bad scope ${JSON.stringify(s)}`);
+  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const others = readRecords(file).filter((r) => r.id !== id);
+  writeRecords(file, [...others, { id, sha256: sha256(token).toString('hex'), scopes: [...new Set(scopes)], createdAt: now.toISOString() }]);
+  return token;
+}
+
+/** Removes the token of `id`; true if there was one. */
+export function revokeToken(file: string, id: string): boolean {
+  const records = readRecords(file);
+  const rest = records.filter((r) => r.id !== id);
+  if (rest.length === records.length) return false;
+  writeRecords(file, rest);
+  return true;
+}
+
+/** id, scopes and creation time of every token (no hashes). */
+export function listTokens(file: string): Omit<TokenRecord, 'sha256'>[] {
+  return readRecords(file).map(({ id, scopes, createdAt }) => ({ id, scopes, createdAt }));
+}

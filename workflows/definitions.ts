@@ -1,0 +1,102 @@
+/**
+ * The Temporal names of this service, shared by the workflows, the API and the tests. Operators use
+ * them from the `temporal` CLI, so they are part of the interface: renaming one is a breaking change.
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Deposit, ExecutionRecord, ExecutionStatus, SignedPayload } from '../domain/execution-state';
+import type { WhitelistChange } from '../domain/whitelist-messages';
+
+export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
+export const WHITELIST_BATCH_WORKFLOW_TYPE = 'whitelistBatchWorkflow';
+
+/** Workflow id of an execution: one per (wallet, executionId), so another wallet's id never matches. */
+export const executionWorkflowId = (wallet: string, executionId: string) => `exec:${wallet}:${executionId}`;
+export const whitelistBatchWorkflowId = (batchId: string) => `whitelist-batch:${batchId}`;
+
+export const executionWalletKey = defineSearchAttributeKey('ExecutionWallet', SearchAttributeType.KEYWORD);
+export const executionStatusKey = defineSearchAttributeKey('ExecutionStatus', SearchAttributeType.KEYWORD);
+
+// ---- executions ----
+
+export interface ExecutionWorkflowInput {
+  executionId: string;
+  wallet: string;
+  intent: unknown;
+  intentHash: string;
+  /** 0x-hex of the 32-byte ed25519 key. */
+  signerPublicKey: string;
+  createdAt: string;
+  expiresAt: string;
+  /** How long the workflow stays open after SIGNING or EXPIRED to answer retries and record late deposits. */
+  lingerSeconds: number;
+}
+
+/** Chain watchers: `temporal workflow signal --name depositCompleted --input '{"txHash":"0x.."}'`. */
+export const depositCompletedSignal = defineSignal<[Deposit]>('depositCompleted');
+/** `temporal workflow query --type getExecution`: the execution record. */
+export const getExecutionQuery = defineQuery<ExecutionRecord>('getExecution');
+
+export interface SubmitSignatureArgs {
+  payload: SignedPayload;
+  signingMessage: string;
+}
+export interface SubmitSignatureResult {
+  status: ExecutionStatus;
+}
+/** The API sends a verified signature; the validator rejects EXPIRED and a different signature. */
+export const submitSignatureUpdate = defineUpdate<SubmitSignatureResult, [SubmitSignatureArgs]>('submitSignature');
+/** The HTTP deposit route: like the signal, but answers whether the deposit was accepted. */
+export const recordDepositUpdate = defineUpdate<ExecutionRecord, [Deposit]>('recordDeposit');
+
+/** ApplicationFailure types thrown by the execution workflow; the API maps them to HTTP answers. */
+export const ExecutionFailure = {
+  expired: 'ExecutionExpired',
+  signatureConflict: 'SignatureConflict',
+  depositRefused: 'DepositRefused',
+} as const;
+
+// ---- whitelist batches ----
+
+export interface WhitelistBatchInput {
+  batchId: string;
+  /** Id of the token that authorised the batch (never the token itself); the workflow re-checks it. */
+  tokenId: string;
+  /** Entries already in EIP-55 form. */
+  changes: WhitelistChange[];
+  /** Storage node base URLs; owners are chosen by rendezvous hashing over this list. */
+  nodes: string[];
+  deadlineMs: number;
+}
+
+export interface WhitelistBatchOutcome {
+  status: 200 | 403 | 408 | 500;
+  /** Confirmations of the changes whose node answered, in request order. */
+  confirmations: string[];
+  errorMessage?: string;
+}
+
+export type NodeProgress = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-applied';
+
+export interface WhitelistBatchSummary {
+  batchId: string;
+  outcome: WhitelistBatchOutcome;
+  nodes: Record<string, NodeProgress>;
+}
+
+/** Waits until the batch's HTTP answer is known (all nodes answered, one failed, or the deadline). */
+export const batchOutcomeUpdate = defineUpdate<WhitelistBatchOutcome>('batchOutcome');
+export const batchProgressQuery = defineQuery<WhitelistBatchSummary>('batchProgress');
+
+/** ApplicationFailure types thrown by the whitelist activities. */
+export const NodeFailure = {
+  /** Connection refused: the request never reached the node, so nothing was applied. */
+  unreachable: 'NodeUnreachable',
+  /** The node answered non-2xx: it applied nothing. */
+  rejected: 'NodeRejected',
+  /** 2xx with a body we cannot read: the node may have applied the batch. */
+  badResponse: 'NodeBadResponse',
+  /** No answer in time (or the connection broke mid-way): the node may have applied the batch. */
+  timeout: 'NodeTimeout',
+  forbidden: 'Forbidden',
+} as const;

@@ -1,0 +1,89 @@
+import { ApplicationFailure, allHandlersFinished, condition, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  applyDeposit,
+  applySubmit,
+  checkSubmit,
+  expire,
+  initialRecord,
+  type Deposit,
+  type ExecutionRecord,
+} from '../domain/execution-state';
+import {
+  ExecutionFailure,
+  depositCompletedSignal,
+  executionStatusKey,
+  getExecutionQuery,
+  recordDepositUpdate,
+  submitSignatureUpdate,
+  type ExecutionWorkflowInput,
+} from './definitions';
+
+/**
+ * One execution, from prepare to SIGNING or EXPIRED. The record lives here and nowhere else; every
+ * status change goes through the pure state machine of domain/execution-state and is mirrored into
+ * the ExecutionStatus search attribute. Signatures arrive already verified by the API (node:crypto
+ * cannot run in this sandbox); the workflow only decides what a verified signature does.
+ */
+export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<ExecutionRecord> {
+  let record = initialRecord(input);
+  const now = () => new Date().toISOString();
+
+  const setRecord = (next: ExecutionRecord) => {
+    if (next.status !== record.status) upsertSearchAttributes([{ key: executionStatusKey, value: next.status }]);
+    record = next;
+  };
+
+  const deposit = (d: Deposit) => {
+    const { record: next, outcome } = applyDeposit(record, d, now());
+    setRecord(next);
+    return outcome;
+  };
+
+  setHandler(getExecutionQuery, () => record);
+
+  // A signal cannot answer: a refused deposit is still recorded (refusedDeposits) for an operator to refund.
+  setHandler(depositCompletedSignal, (d) => {
+    deposit(d);
+  });
+
+  setHandler(recordDepositUpdate, (d) => {
+    const outcome = deposit(d);
+    if (outcome === 'refused-expired') {
+      throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message: 'execution is EXPIRED; the deposit was recorded for refund', nonRetryable: true });
+    }
+    if (outcome === 'refused-other-tx') {
+      throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message: 'execution already has a deposit with another txHash; this one was recorded for refund', nonRetryable: true });
+    }
+    return record;
+  });
+
+  setHandler(
+    submitSignatureUpdate,
+    ({ payload, signingMessage }) => {
+      setRecord(applySubmit(record, payload, signingMessage, now()));
+      return { status: record.status };
+    },
+    {
+      // Rejections here leave no trace in the history, so a client hammering a conflict costs nothing durable.
+      validator: ({ payload }) => {
+        const check = checkSubmit(record, payload.signature);
+        if (check === 'expired') {
+          throw ApplicationFailure.create({ type: ExecutionFailure.expired, message: 'execution is EXPIRED', nonRetryable: true });
+        }
+        if (check === 'other-signature') {
+          throw ApplicationFailure.create({ type: ExecutionFailure.signatureConflict, message: 'execution already holds a different signature', nonRetryable: true });
+        }
+      },
+    },
+  );
+
+  const msUntilExpiry = Date.parse(input.expiresAt) - Date.now();
+  const depositArrived = msUntilExpiry > 0 && (await condition(() => record.status !== 'PREPARED', msUntilExpiry));
+  if (!depositArrived && record.status === 'PREPARED') setRecord(expire(record, now()));
+
+  // Stay answerable for a while: a client's retry of the same signature gets 200, and a late deposit
+  // is recorded for refund instead of being lost. Then close, after any handler still running.
+  if (input.lingerSeconds > 0) await condition(() => false, input.lingerSeconds * 1000);
+  await condition(allHandlersFinished);
+  return record;
+}

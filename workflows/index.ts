@@ -1,0 +1,3 @@
+// The workflow bundle's entry point: every workflow the worker registers.
+export { executionWorkflow } from './execution';
+export { whitelistBatchWorkflow } from './whitelist-batch';

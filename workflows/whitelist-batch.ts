@@ -1,0 +1,155 @@
+import { ApplicationFailure, ActivityFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { groupByOwner } from '../domain/rendezvous';
+import { confirmationMessage, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
+import { inverseChanges, type NodeResult } from '../domain/whitelist-batch-plan';
+import {
+  NodeFailure,
+  batchOutcomeUpdate,
+  batchProgressQuery,
+  type NodeProgress,
+  type WhitelistBatchInput,
+  type WhitelistBatchOutcome,
+} from './definitions';
+
+type Activities = ReturnType<typeof createActivities>;
+
+// Retries are driven by this workflow, not by Temporal's retry policy, because what a failure means
+// depends on the phase: before the HTTP answer a node gets a few quick tries; after it, a late node
+// is retried until it applies, so that no accepted change is lost.
+const { authorizeBatch } = proxyActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 5, initialInterval: '100 ms', nonRetryableErrorTypes: [NodeFailure.forbidden] },
+});
+const { applyToNode } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+const QUICK_ATTEMPTS = 3;
+const QUICK_BACKOFF_MS = 100;
+const PERSISTENT_MAX_BACKOFF_MS = 30_000;
+
+interface NodeState {
+  progress: NodeProgress;
+  results?: NodeResult[];
+  failure?: string;
+  /** True when some attempt may have reached the node (a timeout, a broken or unreadable answer). */
+  maybeApplied: boolean;
+}
+
+function failureType(err: unknown): string {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type) return cause.type;
+  // A start-to-close timeout or a worker lost mid-call: the request may have been applied.
+  return NodeFailure.timeout;
+}
+
+function failureMessage(err: unknown): string {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/**
+ * One whitelist batch: re-check the caller's authorisation, fan the changes out to their owning
+ * storage nodes, and publish the HTTP outcome (200 / 408 / 500) through the `batchOutcome` update
+ * as soon as it is known. Afterwards the workflow finishes the job: a late node is retried until
+ * it applies (408), or everything applied is reverted (500), so no batch is left half-applied.
+ */
+export async function whitelistBatchWorkflow(input: WhitelistBatchInput) {
+  const { batchId, changes } = input;
+  let outcome: WhitelistBatchOutcome | undefined;
+  const groups = groupByOwner(changes, ownerKey, input.nodes);
+  const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
+
+  const summary = () => ({ batchId, outcome: outcome ?? { status: 0 as never, confirmations: [] }, nodes: Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress])) });
+  setHandler(batchOutcomeUpdate, async () => {
+    await condition(() => outcome !== undefined);
+    return outcome!;
+  });
+  setHandler(batchProgressQuery, summary);
+
+  try {
+    await authorizeBatch({ tokenId: input.tokenId, changes });
+  } catch (err) {
+    outcome = { status: 403, confirmations: [], errorMessage: failureMessage(err) };
+    await condition(allHandlersFinished);
+    return summary();
+  }
+
+  const apply = async (node: string, nodeChanges: WhitelistChange[], id: string, persistent: boolean, state: NodeState) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await applyToNode({ node, batchId: id, changes: nodeChanges });
+      } catch (err) {
+        const type = failureType(err);
+        if (type !== NodeFailure.unreachable && type !== NodeFailure.rejected) state.maybeApplied = true;
+        state.failure = `${node}: ${failureMessage(err)}`;
+        const retryable = type === NodeFailure.unreachable || type === NodeFailure.timeout;
+        if (!persistent && (!retryable || attempt >= QUICK_ATTEMPTS)) throw err;
+        const backoff = persistent ? Math.min(PERSISTENT_MAX_BACKOFF_MS, QUICK_BACKOFF_MS * 2 ** Math.min(attempt, 20)) : QUICK_BACKOFF_MS * 2 ** (attempt - 1);
+        await sleep(backoff);
+      }
+    }
+  };
+
+  const runs = [...groups].map(async ([node, items]) => {
+    const state = nodes.get(node)!;
+    try {
+      state.results = await apply(node, items.map((i) => i.item), batchId, false, state);
+      state.progress = 'applied';
+    } catch {
+      state.progress = 'failed';
+    }
+  });
+
+  const settled = () => [...nodes.values()].every((s) => s.progress !== 'pending');
+  const failed = () => [...nodes.values()].find((s) => s.progress === 'failed');
+  await condition(() => settled() || failed() !== undefined, input.deadlineMs);
+
+  const confirmed = () =>
+    changes.filter((_, index) => {
+      for (const [node, items] of groups) if (items.some((i) => i.index === index)) return nodes.get(node)!.progress === 'applied';
+      return false;
+    }).map(confirmationMessage);
+
+  const firstFailure = failed();
+  if (firstFailure) {
+    outcome = { status: 500, confirmations: [], errorMessage: `storage node failed: ${firstFailure.failure}` };
+  } else if (settled()) {
+    outcome = { status: 200, confirmations: changes.map(confirmationMessage) };
+  } else {
+    outcome = { status: 408, confirmations: confirmed(), errorMessage: `not every storage node answered within ${input.deadlineMs} ms; the rest is being retried` };
+  }
+
+  await Promise.all(runs);
+  await Promise.all(
+    [...groups].map(async ([node, items]) => {
+      const state = nodes.get(node)!;
+      const nodeChanges = items.map((i) => i.item);
+      if (outcome!.status !== 500) {
+        // 408: a late node that failed its quick tries is retried until it applies.
+        if (state.progress === 'failed') {
+          state.results = await apply(node, nodeChanges, batchId, true, state);
+          state.progress = 'applied';
+        }
+        return;
+      }
+      // 500: undo what this batch changed. A node whose answer we never read but which may have
+      // applied is asked again (idempotent per batchId) to learn what it changed.
+      if (state.progress === 'failed') {
+        if (!state.maybeApplied) {
+          state.progress = 'not-applied';
+          return;
+        }
+        state.results = await apply(node, nodeChanges, batchId, true, state);
+      }
+      const undo = inverseChanges(state.results ?? []);
+      if (undo.length > 0) await apply(node, undo, `${batchId}:revert`, true, state);
+      state.progress = 'reverted';
+    }),
+  );
+
+  await condition(allHandlersFinished);
+  return summary();
+}
