@@ -76,8 +76,8 @@ export function sendError(res: ServerResponse, err: unknown, onError: (err: Erro
     return;
   }
   if (err instanceof ServiceError && err.expose) {
-    // After a 413 the rest of the body is unread; closing the connection keeps it from being
-    // parsed as the next request.
+    // A 413 may come before the body was fully read; closing the connection ends that body
+    // instead of reading on through it for a next request.
     const headers: Record<string, string> = err.status === 413 ? { connection: 'close' } : {};
     sendJson(res, err.status, { error: err.message }, headers);
     return;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { fsyncDirectory } from './durable-fs';
 import { BatchLog } from './log-store';
 import type { ApplyRequest, ApplyResponse, WhitelistKind } from './protocol';
 import { readSnapshot, writeSnapshot } from './snapshot-store';
@@ -56,7 +57,11 @@ export class WhitelistStore {
       maxRememberedBatches: options.maxRememberedBatches ?? DEFAULT_REMEMBERED_BATCHES,
       onError: options.onError ?? ((err) => console.error(`storage-node: ${err.message}`)),
     };
-    fs.mkdirSync(settings.dataDir, { recursive: true });
+    if (!fs.existsSync(settings.dataDir)) {
+      fs.mkdirSync(settings.dataDir, { recursive: true });
+      // The new directory's own name must be durable too, or a power loss could lose it whole.
+      fsyncDirectory(path.dirname(settings.dataDir));
+    }
     const snapshot = readSnapshot(path.join(settings.dataDir, SNAPSHOT_FILE));
     const state = snapshot
       ? WhitelistState.fromImage(snapshot, settings.maxRememberedBatches)

@@ -15,7 +15,10 @@ export const executionWorkflowId = (wallet: string, executionId: string) => `exe
 export const whitelistBatchWorkflowId = (batchId: string) => `whitelist-batch:${batchId}`;
 
 export const executionWalletKey = defineSearchAttributeKey('ExecutionWallet', SearchAttributeType.KEYWORD);
-export const executionStatusKey = defineSearchAttributeKey('ExecutionStatus', SearchAttributeType.KEYWORD);
+// DESIGN.md names this attribute ExecutionStatus, but Temporal reserves that name for its own
+// Running/Completed/... status (the server answers "ExecutionStatus attribute can't be set"), so the
+// execution's status is published as ExecutionState.
+export const executionStatusKey = defineSearchAttributeKey('ExecutionState', SearchAttributeType.KEYWORD);
 
 // ---- executions ----
 

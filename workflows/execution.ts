@@ -21,7 +21,7 @@ import {
 /**
  * One execution, from prepare to SIGNING or EXPIRED. The record lives here and nowhere else; every
  * status change goes through the pure state machine of domain/execution-state and is mirrored into
- * the ExecutionStatus search attribute. Signatures arrive already verified by the API (node:crypto
+ * the ExecutionState search attribute. Signatures arrive already verified by the API (node:crypto
  * cannot run in this sandbox); the workflow only decides what a verified signature does.
  */
 export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<ExecutionRecord> {
