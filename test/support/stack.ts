@@ -47,8 +47,8 @@ export function stackStarted(): boolean {
 }
 
 async function startStack(): Promise<Stack> {
-  // The SDK logs every worker state change at INFO; tests want only its warnings.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // The SDK logs every worker state change at INFO; tests want only its errors (activity failures they provoke on purpose log as warnings).
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-test-'));
   const binary = temporalBinary();
   const settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' });
