@@ -42,7 +42,7 @@ interface ExecutionFacts {
 
 const FACTS_CACHE_MAX = 50_000;
 /** How long one Temporal call may take before the API answers 500 instead of hanging. */
-const TEMPORAL_CALL_MS = 10_000;
+const TEMPORAL_CALL_MS = 5_000;
 
 /**
  * The execution use-cases of the HTTP API. Signatures are verified here, with node:crypto, before
@@ -59,7 +59,9 @@ export class ExecutionService {
   ) {}
 
   private call<R>(fn: () => Promise<R>): Promise<R> {
-    return this.client.withDeadline(this.clock() + TEMPORAL_CALL_MS, fn);
+    // The gRPC deadline alone overshoots by seconds while the channel is reconnecting to a server
+    // that is down; the abort signal ends the call on time.
+    return this.client.withAbortSignal(AbortSignal.timeout(TEMPORAL_CALL_MS), () => this.client.withDeadline(this.clock() + TEMPORAL_CALL_MS, fn));
   }
 
   async prepare(wallet: string, body: PrepareRequest): Promise<ExecutionRecord> {

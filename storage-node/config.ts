@@ -6,7 +6,7 @@ import { MAX_DELAY_MS } from './validate';
 
 export const USAGE = `usage: storage-node --port P --data DIR [--host H]
   [--compact-after-batches N] [--remember-batches N]
-  [--delay-ms N] [--fault none|garbage|http500] [--enable-fault-api]   (fault tests only)`;
+  [--delay-ms N] [--fault none|garbage|http500|truncated|wrong-shape] [--enable-fault-api]   (fault tests only)`;
 
 export interface StorageNodeConfig extends StorageNodeOptions {
   port: number;

@@ -9,7 +9,7 @@ export type WhitelistKind = (typeof WHITELIST_KINDS)[number];
 export const OP_TYPES = ['add_entry', 'remove_entry'] as const;
 export type OpType = (typeof OP_TYPES)[number];
 
-export const FAULT_MODES = ['none', 'garbage', 'http500'] as const;
+export const FAULT_MODES = ['none', 'garbage', 'http500', 'truncated', 'wrong-shape'] as const;
 /** Injected failure of the apply route; `none` outside fault tests. */
 export type FaultMode = (typeof FAULT_MODES)[number];
 

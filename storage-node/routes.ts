@@ -20,6 +20,14 @@ export const GARBAGE_BODY = 'this is not json';
 
 type Send = () => void;
 
+function sendTruncated(res: ServerResponse, text: string): void {
+  const bytes = Buffer.from(text);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes.length) });
+  res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
+  // Let the half body reach the client before the connection is torn down.
+  setTimeout(() => res.destroy(), 20);
+}
+
 const methodNotAllowed = (allowed: string) =>
   new ServiceError(405, 'METHOD_NOT_ALLOWED', `method not allowed; use ${allowed}`);
 
@@ -35,11 +43,15 @@ async function answerApply(req: IncomingMessage, res: ServerResponse, deps: Rout
   const body = await readBody(req, MAX_BODY_BYTES);
   if (deps.faults.fault === 'http500') return () => sendJson(res, 500, { error: 'Internal Server Error' });
   if (deps.faults.fault === 'garbage') return () => sendText(res, 200, GARBAGE_BODY);
+  if (deps.faults.fault === 'wrong-shape') return () => sendJson(res, 200, { ok: true });
   const request = parseApplyRequest(parseJson(body));
   const outcome = deps.store.apply(request);
   if (outcome.type === 'conflict') {
     throw conflict(`batchId ${JSON.stringify(request.batchId)} was already applied with different changes`);
   }
+  // `truncated` stands for a node that applied the batch and died mid-answer: the caller cannot
+  // know whether it applied.
+  if (deps.faults.fault === 'truncated') return () => sendTruncated(res, JSON.stringify(outcome.response));
   return () => sendJson(res, 200, outcome.response);
 }
 

@@ -35,7 +35,7 @@ export async function nodeEntries(node: string, kind: WhitelistKind): Promise<st
   return ((await res.json()) as { entries: string[] }).entries;
 }
 
-export async function setFault(node: string, settings: { delayMs?: number; fault?: 'none' | 'garbage' | 'http500' }): Promise<void> {
+export async function setFault(node: string, settings: { delayMs?: number; fault?: 'none' | 'garbage' | 'http500' | 'truncated' | 'wrong-shape' }): Promise<void> {
   const res = await fetch(`${node}/v1/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(settings) });
   if (!res.ok) throw new Error(`fault API of ${node} answered ${res.status}`);
 }

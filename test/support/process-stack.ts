@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { projectRoot } from '../../config/config';
+import { createToken } from '../../tokens/token-store';
+import { startChildService, type ChildService } from '../../scripts/lib/child-service';
+import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
+import { temporalBinary } from '../../scripts/lib/temporal-binary';
+import { readDevServerSettings, startDevServer, type DevServerSettings, type RunningDevServer } from '../../scripts/lib/temporal-dev-server';
+import { freePort } from './ports';
+
+/**
+ * A stack of real processes for fault tests, separate from the shared test stack so that killing
+ * and restarting its parts disturbs no other test: a Temporal dev server on a SQLite file, three
+ * storage nodes, and the worker and the API as child processes (`node dist/…/main.js`), each of
+ * which a test can SIGKILL and start again on the same port and data.
+ */
+export class ProcessStack {
+  readonly tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-faults-'));
+  readonly tokensFile = path.join(this.tmpDir, 'tokens.json');
+  readonly taskQueue = `faults-${process.pid}-${Date.now()}`;
+  readonly token = createToken(this.tokensFile, 'all', ['executions:prepare', 'executions:deposit', 'whitelist:*']);
+  temporal!: RunningDevServer;
+  settings!: DevServerSettings;
+  nodes: StorageNodeProcess[] = [];
+  worker?: ChildService;
+  api?: ChildService;
+  apiUrl = '';
+  client!: Client;
+  private apiPort = 0;
+
+  async start(): Promise<this> {
+    this.settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(this.tmpDir, 'temporal.sqlite'), logLevel: 'error' });
+    this.temporal = await startDevServer(temporalBinary(), this.settings);
+    this.nodes = await Promise.all([1, 2, 3].map((i) => this.startNode(i - 1, 0)));
+    this.apiPort = await freePort();
+    this.apiUrl = `http://127.0.0.1:${this.apiPort}`;
+    await this.startWorker();
+    await this.startApi();
+    const connection = await Connection.connect({ address: this.temporal.address });
+    this.client = new Client({ connection });
+    return this;
+  }
+
+  private env(): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      PORT: String(this.apiPort),
+      TEMPORAL_ADDRESS: this.temporal.address,
+      TEMPORAL_TASK_QUEUE: this.taskQueue,
+      API_TOKENS_FILE: this.tokensFile,
+      STORAGE_NODES: this.nodes.map((n) => n.url).join(','),
+      LOG_LEVEL: 'warn',
+    };
+  }
+
+  private async startNode(index: number, port: number): Promise<StorageNodeProcess> {
+    return startStorageNode(`fault-node-${index + 1}`, { port, dataDir: path.join(this.tmpDir, `node-${index + 1}`), echo: false, extraArgs: ['--enable-fault-api'] });
+  }
+
+  /** Restarts node `index` on its port and data folder (after a kill). */
+  async restartNode(index: number): Promise<void> {
+    const old = this.nodes[index];
+    await old.stop(2000);
+    this.nodes[index] = await this.startNode(index, Number(new URL(old.url).port));
+  }
+
+  async startWorker(): Promise<void> {
+    this.worker = startChildService('fault-worker', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
+      readyPattern: /worker polling task queue/,
+      env: this.env(),
+      echo: false,
+    });
+    await this.worker.ready;
+  }
+
+  async startApi(): Promise<void> {
+    this.api = startChildService('fault-api', process.execPath, [path.join(projectRoot, 'dist', 'api', 'main.js')], {
+      readyPattern: /"msg":"api listening"/,
+      env: { ...this.env(), LOG_LEVEL: 'info' },
+      echo: false,
+    });
+    await this.api.ready;
+  }
+
+  /** SIGKILL: no shutdown hooks run, as when a machine dies. */
+  static async kill(service: ChildService | undefined): Promise<void> {
+    if (!service || service.child.exitCode !== null || service.child.signalCode !== null) return;
+    service.child.kill('SIGKILL');
+    await service.exited;
+  }
+
+  async stopTemporal(): Promise<void> {
+    await this.temporal.stop(10_000);
+  }
+
+  /** Starts the dev server again on the same port and SQLite file. */
+  async startTemporal(): Promise<void> {
+    this.temporal = await startDevServer(temporalBinary(), this.settings);
+  }
+
+  async stop(): Promise<void> {
+    await ProcessStack.kill(this.api);
+    await this.worker?.stop(5000);
+    await this.client?.connection.close().catch(() => undefined);
+    await Promise.all(this.nodes.map((n) => n.stop(2000)));
+    await this.temporal?.stop(5000);
+    rmSync(this.tmpDir, { recursive: true, force: true });
+  }
+}
