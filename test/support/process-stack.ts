@@ -52,6 +52,8 @@ export class ProcessStack {
       API_TOKENS_FILE: this.tokensFile,
       STORAGE_NODES: this.nodes.map((n) => n.url).join(','),
       LOG_LEVEL: 'warn',
+      // any free port: a second worker on this machine must not fight over the default one
+      WORKER_METRICS_PORT: '0',
     };
   }
 
