@@ -83,7 +83,8 @@ export type NodeProgress = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-
 
 export interface WhitelistBatchSummary {
   batchId: string;
-  outcome: WhitelistBatchOutcome;
+  /** Undefined until the HTTP outcome is known. */
+  outcome?: WhitelistBatchOutcome;
   nodes: Record<string, NodeProgress>;
 }
 

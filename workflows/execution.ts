@@ -1,4 +1,4 @@
-import { ApplicationFailure, allHandlersFinished, condition, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import {
   applyDeposit,
   applySubmit,
@@ -80,6 +80,10 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   const msUntilExpiry = Date.parse(input.expiresAt) - Date.now();
   const depositArrived = msUntilExpiry > 0 && (await condition(() => record.status !== 'PREPARED', msUntilExpiry));
   if (!depositArrived && record.status === 'PREPARED') setRecord(expire(record, now()));
+  // A deposited execution waits for its signature as long as it takes: the deposit is in, so it
+  // must not close under a client that signs late. (Patched: the first version started lingering
+  // at OPERATION_PENDING; its histories still replay.)
+  if (patched('wait-for-signing-before-linger')) await condition(() => record.status !== 'OPERATION_PENDING');
 
   // Stay answerable for a while: a client's retry of the same signature gets 200, and a late deposit
   // is recorded for refund instead of being lost. Then close, after any handler still running.

@@ -9,6 +9,7 @@ import {
   batchProgressQuery,
   type NodeProgress,
   type WhitelistBatchInput,
+  type WhitelistBatchSummary,
   type WhitelistBatchOutcome,
 } from './definitions';
 
@@ -56,13 +57,13 @@ function failureMessage(err: unknown): string {
  * as soon as it is known. Afterwards the workflow finishes the job: a late node is retried until
  * it applies (408), or everything applied is reverted (500), so no batch is left half-applied.
  */
-export async function whitelistBatchWorkflow(input: WhitelistBatchInput) {
+export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchSummary> {
   const { batchId, changes } = input;
   let outcome: WhitelistBatchOutcome | undefined;
   const groups = groupByOwner(changes, ownerKey, input.nodes);
   const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
 
-  const summary = () => ({ batchId, outcome: outcome ?? { status: 0 as never, confirmations: [] }, nodes: Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress])) });
+  const summary = (): WhitelistBatchSummary => ({ batchId, outcome, nodes: Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress])) });
   setHandler(batchOutcomeUpdate, async () => {
     await condition(() => outcome !== undefined);
     return outcome!;
@@ -72,7 +73,10 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput) {
   try {
     await authorizeBatch({ tokenId: input.tokenId, changes });
   } catch (err) {
-    outcome = { status: 403, confirmations: [], errorMessage: failureMessage(err) };
+    // Forbidden: the token was revoked or lost a scope since the API checked it. Anything else
+    // (the token file unreadable, say) is our failure, not the caller's.
+    const forbidden = failureType(err) === NodeFailure.forbidden;
+    outcome = { status: forbidden ? 403 : 500, confirmations: [], errorMessage: failureMessage(err) };
     await condition(allHandlersFinished);
     return summary();
   }

@@ -71,7 +71,7 @@ describe('faults: real processes killed and restarted', function () {
 
     // The in-flight activity died with the worker; its start-to-close timeout (15 s) lets the new worker retry it.
     const summary = await batchResult(batchId);
-    assert.equal(summary.outcome.status, 408);
+    assert.equal(summary.outcome?.status, 408);
     assert.deepEqual(Object.values(summary.nodes).sort(), ['applied', 'applied', 'applied']);
     for (let i = 0; i < 3; i++) assert.ok(await holds(i, batch[i]), `node ${i} holds its change`);
   });
@@ -120,7 +120,7 @@ describe('faults: real processes killed and restarted', function () {
     assert.equal(res.status, 500, res.text);
     await stack.restartNode(1);
     const summary = await batchResult(res.headers.get('x-batch-id')!);
-    assert.equal(summary.outcome.status, 500);
+    assert.equal(summary.outcome?.status, 500);
     for (let i = 0; i < 3; i++) assert.equal(await holds(i, batch[i]), false, `node ${i} holds nothing of the failed batch`);
     assert.equal(summary.nodes[stack.nodes[1].url], 'reverted');
   });
@@ -134,7 +134,7 @@ describe('faults: real processes killed and restarted', function () {
       assert.equal(res.body.error, 'Internal Server Error');
       await setFault(stack.nodes[2].url, { fault: 'none' });
       const summary = await batchResult(res.headers.get('x-batch-id')!);
-      assert.equal(summary.outcome.status, 500);
+      assert.equal(summary.outcome?.status, 500);
       for (let i = 0; i < 3; i++) assert.equal(await holds(i, batch[i]), false, `node ${i}`);
     });
   }

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { toBase58, toHex } from '../../domain/encoding';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { depositCompletedSignal, executionWorkflowId, submitSignatureUpdate } from '../../workflows/definitions';
 import { request } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 import {
@@ -194,6 +194,28 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       }, 15_000);
       const queried = JSON.parse(await temporalCli(['workflow', 'query', '--workflow-id', workflowId, '--type', 'getExecution', '-o', 'json']));
       assert.equal(JSON.stringify(queried).includes('"status":"SIGNING"'), true, JSON.stringify(queried).slice(0, 300));
+    });
+  });
+
+  describe('workflow lifetime', () => {
+    it('when an execution is OPERATION_PENDING, then its workflow stays open past the linger time; once SIGNING it closes after lingering', async function () {
+      this.timeout(30_000);
+      const wallet = newWallet();
+      const executionId = `ex-${randomUUID()}`;
+      const workflowId = executionWorkflowId(wallet.id, executionId);
+      const now = Date.now();
+      const handle = await stack.client.workflow.start('executionWorkflow', {
+        workflowId,
+        taskQueue: stack.config.temporal.taskQueue,
+        args: [{ executionId, wallet: wallet.id, intent: { a: 1 }, intentHash: '00'.repeat(32), signerPublicKey: toHex(wallet.publicKey), createdAt: new Date(now).toISOString(), expiresAt: new Date(now + 60_000).toISOString(), lingerSeconds: 1 }],
+      });
+      await handle.signal(depositCompletedSignal, { txHash: '0xlinger' });
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.equal((await handle.describe()).status.name, 'RUNNING', 'still open, waiting for its signature');
+      const payload = { signature: '0x' + '11'.repeat(64), publicKey: toHex(wallet.publicKey), connectEnvelope: { address: wallet.id, domain: 'localhost', timestamp: nowSeconds() }, submittedAt: new Date().toISOString() };
+      assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [{ payload, signingMessage: 'm' }] }), { status: 'SIGNING' });
+      const final = await handle.result();
+      assert.equal(final.status, 'SIGNING');
     });
   });
 

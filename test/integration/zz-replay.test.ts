@@ -23,7 +23,9 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
     const histories = stack.client.workflow.list({ query: `TaskQueue='${stack.config.temporal.taskQueue}'` }).intoHistories();
     const seen = new Map<string, number>();
     const failures: string[] = [];
-    const record = process.env.RECORD_HISTORIES === '1';
+    // RECORD_HISTORIES=<tag> (e.g. v2) writes fixtures named <tag>-<type>-<events>.json.
+    const tag = process.env.RECORD_HISTORIES;
+    const record = Boolean(tag);
     const recorded = new Set<string>();
     async function* tee() {
       for await (const h of histories) {
@@ -31,7 +33,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
           // One fixture per workflow type and final history length: a cheap stand-in for "per path taken".
           const history = h.history as History;
           const type = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
-          const key = `${type}-${history.events?.length}`;
+          const key = `${tag}-${type}-${history.events?.length}`;
           if (!recorded.has(key)) {
             recorded.add(key);
             mkdirSync(FIXTURES, { recursive: true });

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import pino from 'pino';
+import { startApi, type RunningApi } from '../../api/server';
+import { toChecksumAddress } from '../../domain/eoa';
+import { ownerOf } from '../../domain/rendezvous';
+import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
+import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { request } from '../support/http';
+import { freePort } from '../support/ports';
+import { metricSum, scrape } from '../support/prometheus';
+import { startServiceProcess, stackEnv, type ServiceProcess } from '../support/service-process';
+import { getStack, type Stack } from '../support/stack';
+import { randomEoa, setFault } from '../support/whitelists';
+
+/**
+ * The worker's own process (`node dist/worker/main.js`) on a task queue of its own, fed by an API
+ * in this process on the same queue, so the shared stack's worker never sees these batches.
+ */
+describe('operability: the worker process (metrics endpoint, drain on SIGTERM)', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let worker: ServiceProcess;
+  let api: RunningApi;
+  let nodes: string[];
+  const taskQueue = `operability-worker-${process.pid}-${Date.now()}`;
+
+  before(async function () {
+    this.timeout(120_000);
+    stack = await getStack();
+    nodes = [stack.nodes[0].url, `http://127.0.0.1:${await freePort()}`];
+    const env = stackEnv(stack, { TEMPORAL_TASK_QUEUE: taskQueue, WORKER_METRICS_PORT: '0' });
+    worker = await startServiceProcess('worker-metrics', 'worker/main.js', `worker polling task queue ${taskQueue}`, env);
+    const config = { ...stack.config, temporal: { ...stack.config.temporal, taskQueue } };
+    api = await startApi(config, { temporalAddress: stack.temporal.address, storageNodes: nodes, logger: pino({ level: 'silent' }) });
+  });
+  after(async () => {
+    await setFault(stack.nodes[0].url, { delayMs: 0 });
+    await api?.close(1000);
+    await worker?.stop(15_000);
+  });
+
+  /** A change whose entry belongs to `node` among this test's nodes (one live, one dead). */
+  function ownedBy(node: string): WhitelistChange {
+    for (;;) {
+      const change: WhitelistChange = { op_type: 'add_entry', kind: 'user', entry: toChecksumAddress(randomEoa()) };
+      if (ownerOf(ownerKey(change), nodes) === node) return change;
+    }
+  }
+  const batch = (changes: WhitelistChange[], headers: Record<string, string> = {}) => request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: changes, headers });
+
+  it('when batches reach a live and a dead node, then the worker endpoint shows latency and failures by node, process metrics and the SDK runtime metrics', async () => {
+    const [live, dead] = nodes;
+    assert.equal((await batch([ownedBy(live)])).status, 200);
+    assert.equal((await batch([ownedBy(dead)])).status, 500);
+    const samples = await scrape(worker.url);
+    assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: live, outcome: 'ok' }) >= 1);
+    assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: dead, outcome: 'failed' }) >= 1);
+    assert.ok(metricSum(samples, 'intent_storage_node_failures_total', { node: dead, reason: 'NodeUnreachable' }) >= 1);
+    assert.equal(metricSum(samples, 'intent_storage_node_failures_total', { node: live }), 0);
+    assert.ok(metricSum(samples, 'process_cpu_user_seconds_total') > 0);
+    const sdk = samples.filter((s) => s.name.startsWith('temporal_'));
+    assert.ok(sdk.some((s) => s.labels.task_queue === taskQueue), `SDK metrics for the task queue: ${[...new Set(sdk.map((s) => s.name))].join(', ')}`);
+  });
+
+  it('when SIGTERM arrives while an activity waits on a slow node, then the worker lets it complete and exits 0', async () => {
+    const [live] = nodes;
+    await setFault(live, { delayMs: 2000 });
+    const res = await batch([ownedBy(live)], { timeout: '200' });
+    assert.equal(res.status, 408, res.text);
+    const signalled = Date.now();
+    worker.child.kill('SIGTERM');
+    assert.equal(await worker.exited, 0);
+    assert.ok(Date.now() - signalled >= 1000, 'the worker waited for the running activity');
+    const msgs = worker.log.map((l) => l.msg);
+    assert.ok(msgs.includes('worker draining') && msgs.includes('worker stopped'), msgs.join(' | '));
+
+    const history = await stack.client.workflow.getHandle(whitelistBatchWorkflowId(res.headers.get('x-batch-id')!)).fetchHistory();
+    const completed = (history.events ?? []).filter((e) => e.activityTaskCompletedEventAttributes);
+    assert.equal(completed.length >= 2, true, 'authorizeBatch and the slow applyToNode both completed');
+  });
+});

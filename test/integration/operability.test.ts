@@ -1,0 +1,251 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import pino from 'pino';
+import * as schemas from '../../api/schemas';
+import { startApi } from '../../api/server';
+import { depositHttp, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import { request } from '../support/http';
+import { answerChecker, openApiPath } from '../support/openapi-check';
+import { freePort } from '../support/ports';
+import { metricSum, parseMetrics, scrape } from '../support/prometheus';
+import { startServiceProcess, stackEnv } from '../support/service-process';
+import { getStack, type Stack } from '../support/stack';
+import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
+
+describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', () => {
+  let stack: Stack;
+  let doc: any;
+  before(async function () {
+    this.timeout(120_000);
+    stack = await getStack();
+    doc = (await request(stack.api.url, 'GET', '/openapi.json')).body;
+  });
+  afterEach(async () => {
+    for (const node of stack.nodes) if (node.child.exitCode === null && node.child.signalCode === null) await setFault(node.url, { delayMs: 0, fault: 'none' });
+  });
+
+  describe('GET /openapi.json', () => {
+    it('when the document is fetched, then an OpenAPI 3.1 validator accepts it', async () => {
+      const res = await request(stack.api.url, 'GET', '/openapi.json');
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      const result = await new Validator().validate(res.body);
+      assert.deepEqual(result.errors, undefined, JSON.stringify(result.errors, null, 2));
+      assert.equal(result.valid, true);
+      assert.equal(res.body.openapi, '3.1.0');
+    });
+
+    it('when the routes are read off the router, then every method and path is in the document, and nothing else is', () => {
+      const registered = new Set<string>();
+      for (const layer of stack.api.app.router.stack) {
+        for (const method of layer.methods) if (method !== 'HEAD') registered.add(`${method} ${openApiPath(String(layer.path))}`);
+      }
+      const documented = new Set<string>();
+      for (const [p, item] of Object.entries<Record<string, unknown>>(doc.paths)) for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${p}`);
+      assert.ok(registered.size >= 10, [...registered].join(', '));
+      assert.deepEqual([...documented].sort(), [...registered].sort());
+    });
+
+    it('when the request schemas are compared, then they are the ones the routes validate with (batch limit from config)', () => {
+      const strip = (s: object) => JSON.parse(JSON.stringify({ ...s, $id: undefined }));
+      assert.deepEqual(doc.components.schemas.PrepareRequest, strip(schemas.prepareBodySchema));
+      assert.deepEqual(doc.components.schemas.SubmitRequest, strip(schemas.submitBodySchema));
+      assert.deepEqual(doc.components.schemas.DepositRequest, strip(schemas.depositBodySchema));
+      assert.deepEqual(doc.components.schemas.WhitelistChange, strip(schemas.whitelistChangeSchema));
+      assert.equal(doc.components.schemas.WhitelistRequest.maxItems, stack.config.request.maxBatchLen);
+      assert.deepEqual(doc.components.parameters.wallet.schema, schemas.walletParamSchema);
+    });
+
+    it('when every status of DESIGN.md is looked up, then each route documents it, with 413 and the whitelist 408 `result`', () => {
+      const statuses = (p: string, m: string) => Object.keys(doc.paths[p][m].responses).sort();
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'post'), ['201', '400', '401', '403', '409', '413', '500']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/submit', 'post'), ['200', '400', '404', '409', '413', '500']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/deposit', 'post'), ['200', '400', '401', '403', '404', '409', '413', '500']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}', 'get'), ['200', '400', '404', '500']);
+      for (const p of ['/chain/whitelists/', '/chain/whitelists']) assert.deepEqual(statuses(p, 'post'), ['200', '400', '401', '403', '408', '413', '500']);
+      assert.deepEqual(doc.components.schemas.WhitelistTimeout.required, ['error', 'errorMessage', 'result']);
+      assert.deepEqual(statuses('/readyz', 'get'), ['200', '503']);
+    });
+
+    it('when real requests are answered, then each body matches the schema the document gives for its status', async () => {
+      const check = answerChecker(doc);
+      const wallet = newWallet();
+      const intent = sampleIntent();
+      const executionId = `ex-${randomUUID()}`;
+      const prepared = await prepare(stack, wallet, { executionId, intent });
+      check('/api/v1/executions/{wallet}', 'post', prepared.status, prepared.body);
+      check('/api/v1/executions/{wallet}', 'post', 401, (await prepare(stack, wallet, {}, 'nope')).body);
+      check('/api/v1/executions/{wallet}', 'post', 403, (await prepare(stack, wallet, {}, stack.tokens.deposit)).body);
+      const big = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { token: stack.tokens.all, json: { intent: { pad: 'x'.repeat(70_000) } } });
+      check('/api/v1/executions/{wallet}', 'post', big.status, big.body);
+      const submitted = await submit(stack, wallet.id, signedBody(wallet, executionId, intent));
+      check('/api/v1/executions/{wallet}/submit', 'post', submitted.status, submitted.body);
+      check('/api/v1/executions/{wallet}/submit', 'post', 404, (await submit(stack, wallet.id, signedBody(wallet, 'no-such', intent))).body);
+      const deposited = await depositHttp(stack, wallet.id, executionId, { txHash: `0x${randomUUID().replace(/-/g, '')}`, chain: 'solana', amount: '10' });
+      check('/api/v1/executions/{wallet}/{executionId}/deposit', 'post', deposited.status, deposited.body);
+      assert.equal(deposited.body.result.status, 'SIGNING');
+      const read = await getExecution(stack, wallet.id, executionId);
+      check('/api/v1/executions/{wallet}/{executionId}', 'get', read.status, read.body);
+      check('/api/v1/executions/{wallet}/{executionId}', 'get', 400, (await getExecution(stack, wallet.id, 'bad id!')).body);
+
+      const ok = await postBatch(stack, [changeOwnedBy(stack, stack.nodes[0].url)]);
+      check('/chain/whitelists/', 'post', ok.status, ok.body);
+      check('/chain/whitelists/', 'post', 400, (await postBatch(stack, [])).body);
+      check('/chain/whitelists/', 'post', 401, (await postBatch(stack, [], { token: 'nope' })).body);
+      check('/chain/whitelists/', 'post', 403, (await postBatch(stack, [changeOwnedBy(stack, stack.nodes[0].url, 'add_entry', 'user')], { token: stack.tokens.devAdd })).body);
+      await setFault(stack.nodes[1].url, { delayMs: 1500 });
+      const late = await postBatch(stack, [changeOwnedBy(stack, stack.nodes[0].url), changeOwnedBy(stack, stack.nodes[1].url)], { headers: { timeout: '300' } });
+      assert.equal(late.status, 408, late.text);
+      check('/chain/whitelists/', 'post', 408, late.body);
+      assert.equal(late.body.result.length, 1);
+
+      for (const p of ['/healthz', '/readyz']) {
+        const res = await request(stack.api.url, 'GET', p);
+        check(p, 'get', res.status, res.body);
+      }
+    });
+  });
+
+  describe('GET /metrics', () => {
+    it('when requests are answered, then the counters move by route pattern and status, never by raw path', async () => {
+      const before = await scrape(`${stack.api.url}/metrics`);
+      const wallet = newWallet();
+      const missing = `missing-${randomUUID()}`;
+      await getExecution(stack, wallet.id, missing);
+      await getExecution(stack, wallet.id, missing);
+      const res = await request(stack.api.url, 'GET', '/metrics');
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+      const after = parseMetrics(res.text);
+      const labels = { route: '/api/v1/executions/:wallet/:executionId', method: 'GET', status: '404' };
+      assert.equal(metricSum(after, 'intent_http_requests_total', labels) - metricSum(before, 'intent_http_requests_total', labels), 2);
+      assert.equal(metricSum(after, 'intent_http_request_duration_seconds_count', labels) - metricSum(before, 'intent_http_request_duration_seconds_count', labels), 2);
+      assert.ok(!res.text.includes(missing), 'a raw path leaked into a label');
+      assert.ok(!res.text.includes(wallet.id), 'a wallet leaked into a label');
+      assert.ok(metricSum(after, 'process_cpu_user_seconds_total') > 0, 'Node.js process metrics are collected');
+      assert.ok(after.some((s) => s.name === 'nodejs_heap_size_used_bytes'));
+    });
+
+    it('when a submit and whitelist batches are answered, then the submit outcome and batch outcome counters move', async () => {
+      const before = await scrape(`${stack.api.url}/metrics`);
+      const wallet = newWallet();
+      const intent = sampleIntent();
+      const executionId = `ex-${randomUUID()}`;
+      assert.equal((await prepare(stack, wallet, { executionId, intent })).status, 201);
+      assert.equal((await submit(stack, wallet.id, signedBody(wallet, executionId, intent))).status, 200);
+      assert.equal((await submit(stack, wallet.id, signedBody(wallet, 'no-such', intent))).status, 404);
+      assert.equal((await postBatch(stack, [changeOwnedBy(stack, stack.nodes[2].url)])).status, 200);
+      assert.equal((await postBatch(stack, [changeOwnedBy(stack, stack.nodes[2].url, 'remove_entry')], { token: stack.tokens.devAdd })).status, 403);
+      assert.equal((await postBatch(stack, [], {})).status, 400);
+      const after = await scrape(`${stack.api.url}/metrics`);
+      const delta = (name: string, labels: Record<string, string>) => metricSum(after, name, labels) - metricSum(before, name, labels);
+      assert.equal(delta('intent_execution_submits_total', { status: '200', result: 'PREPARED' }), 1);
+      assert.equal(delta('intent_execution_submits_total', { status: '404', result: 'none' }), 1);
+      assert.equal(delta('intent_whitelist_batches_total', { outcome: '200' }), 1);
+      assert.equal(delta('intent_whitelist_batches_total', { outcome: '403' }), 1);
+      assert.equal(delta('intent_whitelist_batches_total', {}), 2, 'a 400 is not a batch');
+    });
+  });
+
+  describe('logs', () => {
+    it('when a request carries X-Request-Id, a token and a signature, then its one log line has the id, route, status, duration and workflow, and no line holds a secret', async () => {
+      const wallet = newWallet();
+      const intent = sampleIntent();
+      const executionId = `ex-${randomUUID()}`;
+      const prepareId = `op-${randomUUID()}`;
+      const submitId = `op-${randomUUID()}`;
+      const token = stack.tokens.all;
+      const prepared = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { token, json: { executionId, intent }, headers: { 'x-request-id': prepareId } });
+      assert.equal(prepared.status, 201);
+      assert.equal(prepared.headers.get('x-request-id'), prepareId);
+      const body = signedBody(wallet, executionId, intent);
+      const submitted = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/submit`, { json: body, headers: { 'x-request-id': submitId, authorization: `Bearer ${token}` } });
+      assert.equal(submitted.status, 200);
+      const bad = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/submit`, { json: { ...body, timestamp: 1 }, token });
+      assert.equal(bad.status, 400);
+
+      const lines = stack.apiLog.filter((l) => l.reqId === submitId);
+      assert.equal(lines.length, 1, JSON.stringify(lines));
+      const [line] = lines;
+      assert.equal(line.msg, 'request');
+      assert.equal(line.route, '/api/v1/executions/:wallet/submit');
+      assert.equal(line.method, 'POST');
+      assert.equal(line.status, 200);
+      assert.equal(typeof line.ms, 'number');
+      assert.equal(line.workflowId, `exec:${wallet.id}:${executionId}`);
+      assert.equal(line.outcome, 'PREPARED');
+      assert.equal(stack.apiLog.filter((l) => l.reqId === prepareId).length, 1);
+
+      const all = stack.apiLog.map((l) => JSON.stringify(l)).join('\n');
+      for (const secret of [token, body.signature, Buffer.from(wallet.secretKey).toString('hex')]) assert.ok(!all.includes(secret), `a log line holds ${secret.slice(0, 12)}…`);
+      for (const other of Object.values(stack.tokens)) assert.ok(!all.includes(other), 'a token is in the log');
+    });
+
+    it('when X-Request-Id is not sane, then a fresh id is used and echoed', async () => {
+      const res = await request(stack.api.url, 'GET', '/healthz', { headers: { 'x-request-id': 'bad id\twith spaces' } });
+      const id = res.headers.get('x-request-id') ?? '';
+      assert.match(id, /^[0-9a-f-]{36}$/);
+      assert.equal(stack.apiLog.filter((l) => l.reqId === id).length, 1);
+    });
+  });
+
+  describe('/readyz', () => {
+    const quiet = pino({ level: 'silent' });
+
+    it('when one storage node is down, then it is 503 naming that node, and Temporal is up', async () => {
+      const dead = `http://127.0.0.1:${await freePort()}`;
+      const api = await startApi(stack.config, { temporalAddress: stack.temporal.address, storageNodes: [stack.nodes[0].url, dead], logger: quiet });
+      try {
+        const res = await request(api.url, 'GET', '/readyz');
+        assert.equal(res.status, 503, res.text);
+        assert.deepEqual(res.body.down, [dead]);
+        assert.equal(res.body.checks.temporal, 'up');
+        assert.equal(res.body.checks[stack.nodes[0].url], 'up');
+      } finally {
+        await api.close(1000);
+      }
+    });
+
+    it('when Temporal is unreachable, then it is 503 naming temporal', async () => {
+      const api = await startApi(stack.config, { temporalAddress: `127.0.0.1:${await freePort()}`, storageNodes: [stack.nodes[0].url], logger: quiet });
+      try {
+        const res = await request(api.url, 'GET', '/readyz');
+        assert.equal(res.status, 503, res.text);
+        assert.deepEqual(res.body.down, ['temporal']);
+      } finally {
+        await api.close(1000);
+      }
+    });
+  });
+
+  describe('graceful shutdown of `node dist/api/main.js`', () => {
+    it('when SIGTERM arrives during a slow whitelist batch, then new connections are refused, the batch is answered 200, and the process exits 0', async function () {
+      this.timeout(30_000);
+      const api = await startServiceProcess('api-sigterm', 'api/main.js', 'api listening', stackEnv(stack));
+      try {
+        const slow = stack.nodes[1].url;
+        await setFault(slow, { delayMs: 3000 });
+        const change = changeOwnedBy(stack, slow);
+        const started = Date.now();
+        const inFlight = request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: [change], headers: { 'x-request-id': 'sigterm-batch' } });
+        await new Promise((r) => setTimeout(r, 700));
+        api.child.kill('SIGTERM');
+        await new Promise((r) => setTimeout(r, 300));
+        await assert.rejects(fetch(`${api.url}/healthz`), 'a closing API accepts no new connection');
+
+        const res = await inFlight;
+        assert.equal(res.status, 200, res.text);
+        assert.ok(Date.now() - started >= 3000, 'the answer waited for the slow node');
+        assert.equal(await api.exited, 0);
+        const msgs = api.log.map((l) => l.msg);
+        assert.ok(msgs.indexOf('api shutting down: no new connections, finishing in-flight requests') < msgs.indexOf('api stopped'));
+        const line = api.log.find((l) => l.reqId === 'sigterm-batch');
+        assert.equal(line?.status, 200);
+        assert.ok(msgs.indexOf('request') < msgs.indexOf('api stopped'), 'the request was logged before the process stopped');
+      } finally {
+        await api.stop(2000);
+      }
+    });
+  });
+});
