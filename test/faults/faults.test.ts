@@ -92,6 +92,11 @@ describe('faults: real processes killed and restarted', function () {
       assert.ok(Date.now() - started < 8_000, `answered in ${Date.now() - started} ms`);
       const prep = await api('POST', `/api/v1/executions/${newWallet().id}`, { intent: { a: 1 } }, stack.token);
       assert.equal(prep.status, 500);
+      const wlStarted = Date.now();
+      const wl = await request(stack.apiUrl, 'POST', '/chain/whitelists/', { token: stack.token, json: spread(), headers: { timeout: '2000' } });
+      assert.equal(wl.status, 500, wl.text);
+      assert.equal(wl.body.error, 'Internal Server Error');
+      assert.ok(Date.now() - wlStarted < 2000 + 3000, `whitelist answered in ${Date.now() - wlStarted} ms`);
       assert.equal((await api('GET', '/healthz')).status, 200, 'the API process is still up');
       assert.equal((await api('GET', '/readyz')).status, 503);
     } finally {
