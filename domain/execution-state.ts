@@ -76,16 +76,20 @@ export type DepositOutcome = 'applied' | 'duplicate' | 'refused-expired' | 'refu
 /** Whether a submit of a given signature may be applied (see checkSubmit). */
 export type SubmitCheck = 'ok' | 'duplicate' | 'expired' | 'other-signature';
 
-/** The PREPARED record of a new execution. */
-export function initialRecord(input: {
+/** What prepare fixes for good: the facts an execution starts from. */
+export interface PreparedExecution {
   executionId: string;
   wallet: string;
   intent: unknown;
   intentHash: string;
+  /** 0x-hex of the 32-byte ed25519 key. */
   signerPublicKey: string;
   createdAt: string;
   expiresAt: string;
-}): ExecutionRecord {
+}
+
+/** The PREPARED record of a new execution. */
+export function initialRecord(input: PreparedExecution): ExecutionRecord {
   return {
     executionId: input.executionId,
     wallet: input.wallet,

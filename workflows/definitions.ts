@@ -4,7 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Deposit, ExecutionRecord, ExecutionStatus, SignedPayload } from '../domain/execution-state';
+import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
 import type { WhitelistChange } from '../domain/whitelist-messages';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
@@ -22,15 +22,7 @@ export const executionStatusKey = defineSearchAttributeKey('ExecutionState', Sea
 
 // ---- executions ----
 
-export interface ExecutionWorkflowInput {
-  executionId: string;
-  wallet: string;
-  intent: unknown;
-  intentHash: string;
-  /** 0x-hex of the 32-byte ed25519 key. */
-  signerPublicKey: string;
-  createdAt: string;
-  expiresAt: string;
+export interface ExecutionWorkflowInput extends PreparedExecution {
   /** How long the workflow stays open after SIGNING or EXPIRED to answer retries and record late deposits. */
   lingerSeconds: number;
 }
