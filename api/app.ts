@@ -7,9 +7,13 @@ import { notFound } from '../domain/errors';
 import type { TokenStore } from '../tokens/token-store';
 import { errorMiddleware } from './error-middleware';
 import { ExecutionService } from './execution-service';
+import { createApiMetrics, type ApiMetrics } from './metrics';
+import { buildOpenApiDocument } from './openapi';
 import { requestLog } from './request-log';
+import { docsRoutes } from './routes/docs';
 import { executionRoutes } from './routes/executions';
 import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 import { whitelistRoutes } from './routes/whitelists';
 import { WhitelistService } from './whitelist-service';
 
@@ -22,20 +26,27 @@ export interface AppDeps {
   storageNodes: readonly string[];
 }
 
+/** The Koa app, with its router (tests read the registered routes off it) and its metrics. */
+export type ServiceApp = Koa & { readonly router: Router; readonly metrics: ApiMetrics };
+
 /** Builds the Koa app from its dependencies; the caller binds it to a port. */
-export function createApp(deps: AppDeps): Koa {
+export function createApp(deps: AppDeps): ServiceApp {
   const app = new Koa({ proxy: false });
   // Koa would log every error itself; errorMiddleware already did, once, with the request id.
   app.silent = true;
   const router = new Router();
   const executions = new ExecutionService(deps.client, deps.config);
   const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
+  const metrics = createApiMetrics();
 
   healthRoutes(router, deps);
+  metricsRoutes(router, metrics.registry);
+  docsRoutes(router, buildOpenApiDocument(deps.config));
   executionRoutes(router, deps, executions);
   whitelistRoutes(router, deps, whitelists);
 
   app.use(requestLog(deps.logger));
+  app.use(metrics.middleware());
   app.use(errorMiddleware(deps.logger));
   app.use(async (ctx, next) => {
     // Whitelist paths answer in their own error style even when no route matched (e.g. GET).
@@ -47,5 +58,5 @@ export function createApp(deps: AppDeps): Koa {
   app.use((ctx) => {
     if (ctx.status === 404 && ctx.body === undefined) throw notFound(`no route for ${ctx.method} ${ctx.path}`);
   });
-  return app;
+  return Object.assign(app, { router, metrics });
 }

@@ -1,19 +1,36 @@
-import { loadConfig } from '../config/config';
-import { createLogger } from '../config/logger';
+import { ConfigError, loadConfig } from '../config/config';
+import { createLogger, lifecycleLogger } from '../config/logger';
 import { startApi } from './server';
+
+const DEFAULT_GRACE_MS = 10_000;
+
+/** `SHUTDOWN_GRACE_MS`: how long in-flight requests may run on after SIGTERM (default 10 s). */
+function shutdownGraceMs(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_GRACE_MS;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`SHUTDOWN_GRACE_MS must be an integer of milliseconds, got ${JSON.stringify(raw)}`);
+  return Number(raw.trim());
+}
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
 async function main() {
   const config = loadConfig();
+  const graceMs = shutdownGraceMs(process.env.SHUTDOWN_GRACE_MS);
   const logger = createLogger('api');
+  const lifecycle = lifecycleLogger(logger);
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');
   const api = await startApi(config, { temporalAddress: config.temporal.address ?? '127.0.0.1:7233', storageNodes, logger });
-  logger.info({ url: api.url }, 'api listening');
+  lifecycle.info({ url: api.url }, 'api listening');
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, async () => {
-      logger.info({ signal }, 'api shutting down');
-      await api.close();
+    process.on(signal, async () => {
+      // A second signal while draining changes nothing: the grace period already bounds the wait.
+      if (stopping) return;
+      stopping = true;
+      lifecycle.info({ signal, graceMs }, 'api shutting down: no new connections, finishing in-flight requests');
+      const cut = await api.close(graceMs);
+      if (cut > 0) logger.warn({ cut }, 'requests cut at the end of the grace period (their workflows carry on)');
+      lifecycle.info('api stopped');
       process.exit(0);
     });
   }

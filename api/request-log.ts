@@ -6,8 +6,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Gives every request an id (the caller's `X-Request-Id` when it is sane) and logs one line when it
- * ends: method, route, status, duration, and the workflow it touched. Headers and bodies are never
- * logged, so tokens and signatures cannot leak through here.
+ * ends: method, route (the pattern, not the path), status, duration, the workflow it touched and,
+ * where a route sets one, its outcome (submit: the execution status; whitelists: the batch status).
+ * Headers and bodies are never logged, so tokens and signatures cannot leak through here.
  */
 export function requestLog(logger: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -27,6 +28,7 @@ export function requestLog(logger: Logger) {
           status: ctx.status,
           ms: Math.round(ms * 10) / 10,
           workflowId: ctx.state.workflowId,
+          outcome: ctx.state.outcome,
         },
         'request',
       );

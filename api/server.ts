@@ -1,17 +1,21 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { TokenStore } from '../tokens/token-store';
-import { createApp } from './app';
+import { createApp, type ServiceApp } from './app';
 
 export interface RunningApi {
   url: string;
   server: Server;
-  /** Stops accepting, lets in-flight requests finish (at most `graceMs`), closes the Temporal connection. */
-  close(graceMs?: number): Promise<void>;
+  app: ServiceApp;
+  /**
+   * Stops accepting, lets in-flight requests finish (at most `graceMs`, then their connections are
+   * cut), closes the Temporal connection. Resolves with the number of requests that were cut.
+   */
+  close(graceMs?: number): Promise<number>;
 }
 
 /** Connects to Temporal and serves the API on `config.host:config.port` (port 0: any free port). */
@@ -26,6 +30,7 @@ export async function startApi(config: Config, options: { temporalAddress: strin
   server.headersTimeout = 10_000;
   server.requestTimeout = config.request.maxTimeoutMs + 5_000;
   server.keepAliveTimeout = 5_000;
+  const drain = trackInFlight(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -35,13 +40,45 @@ export async function startApi(config: Config, options: { temporalAddress: strin
   return {
     url,
     server,
+    app,
     async close(graceMs = 10_000) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      drain.begin();
+      let cut = 0;
+      const timer = setTimeout(() => {
+        cut = drain.inFlight();
+        server.closeAllConnections();
+      }, graceMs);
       await closed;
       clearTimeout(timer);
       await connection.close().catch(() => undefined);
+      return cut;
     },
+  };
+}
+
+/**
+ * Keeps the requests in flight so that a closing server can tell them `Connection: close` and drop
+ * each keep-alive connection as soon as its request ends; otherwise `server.close()` would wait
+ * for every idle client socket's keep-alive timeout.
+ */
+function trackInFlight(server: Server) {
+  const responses = new Set<ServerResponse>();
+  let closing = false;
+  server.on('request', (_req, res: ServerResponse) => {
+    responses.add(res);
+    if (closing) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      responses.delete(res);
+      if (closing) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  return {
+    begin() {
+      closing = true;
+      for (const res of responses) if (!res.headersSent) res.setHeader('Connection', 'close');
+      server.closeIdleConnections();
+    },
+    inFlight: () => responses.size,
   };
 }

@@ -11,3 +11,12 @@ export function createLogger(name: string, level = process.env.LOG_LEVEL || 'inf
     destination,
   );
 }
+
+/**
+ * A child that writes at `info` whatever `LOG_LEVEL` says, for the few start/stop lines that
+ * supervisors wait for (`npm start` watches for "api listening" and "worker polling task queue"):
+ * LOG_LEVEL=warn must quiet the request lines, not hang the start.
+ */
+export function lifecycleLogger(logger: Logger): Logger {
+  return logger.child({}, { level: 'info' });
+}

@@ -1,23 +1,64 @@
-import { DefaultLogger, Runtime, type LogLevel } from '@temporalio/worker';
-import { loadConfig } from '../config/config';
+import type { LogLevel } from '@temporalio/worker';
+import { ConfigError, loadConfig } from '../config/config';
+import { createLogger, lifecycleLogger } from '../config/logger';
 import { startWorker } from './create-worker';
+import { createWorkerMetrics } from './metrics';
+import { startMetricsServer, type MetricsServer } from './metrics-server';
+import { installRuntime } from './runtime';
 
-/** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233). */
+/** The default metrics port: the one the Prometheus exporters of OpenTelemetry use. */
+const DEFAULT_METRICS_PORT = 9464;
+const SDK_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/** `WORKER_METRICS_PORT`: a port (0: any free one), `off` for none; default 9464. */
+function metricsPort(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_METRICS_PORT;
+  if (raw.trim() === 'off') return undefined;
+  const port = Number(raw.trim());
+  if (!/^\d+$/.test(raw.trim()) || port > 65535) throw new ConfigError(`WORKER_METRICS_PORT must be a port (0-65535) or "off", got ${JSON.stringify(raw)}`);
+  return port;
+}
+
+/** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 async function main() {
   const config = loadConfig();
+  const logger = createLogger('worker');
+  const lifecycle = lifecycleLogger(logger);
+  const port = metricsPort(process.env.WORKER_METRICS_PORT);
+  const sdkLevel = (process.env.SDK_LOG_LEVEL?.toUpperCase() || 'WARN') as LogLevel;
+  if (!SDK_LEVELS.includes(sdkLevel)) throw new ConfigError(`SDK_LOG_LEVEL must be one of ${SDK_LEVELS.join(', ')}`);
   // The SDK's own log (bundler statistics, state changes) at WARN unless asked: SDK_LOG_LEVEL=INFO.
-  Runtime.install({ logger: new DefaultLogger((process.env.SDK_LOG_LEVEL?.toUpperCase() as LogLevel) || 'WARN') });
+  const { sdkMetricsUrl } = await installRuntime(logger, sdkLevel);
+
+  const metrics = createWorkerMetrics();
+  let metricsServer: MetricsServer | undefined;
+  if (port !== undefined) {
+    // A busy port costs the metrics, not the worker: executions matter more than their counters.
+    metricsServer = await startMetricsServer({ host: config.host, port, registry: metrics.registry, sdkMetricsUrl }).catch((err) => {
+      logger.warn({ port, reason: (err as Error).message }, 'worker metrics endpoint not started');
+      return undefined;
+    });
+    if (metricsServer) lifecycle.info({ url: metricsServer.url }, 'worker metrics listening');
+  }
+
   const address = config.temporal.address ?? '127.0.0.1:7233';
-  const running = await startWorker(config, address);
-  console.log(`worker polling task queue ${config.temporal.taskQueue} on ${address} (namespace ${config.temporal.namespace})`);
+  const running = await startWorker(config, address, {
+    interceptors: { activity: [metrics.activityInterceptor] },
+    // On shutdown, running activities (each bounded by its 10 s node request timeout) get 10 s to
+    // finish; 13 s forces the stop, before `npm start` would SIGKILL us at 15 s.
+    shutdownGraceTime: '10s',
+    shutdownForceTime: '13s',
+  });
+  lifecycle.info({ taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace }, `worker polling task queue ${config.temporal.taskQueue}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
-      console.log(`worker: ${signal}, draining`);
+      lifecycle.info({ signal }, 'worker draining');
       void running.shutdown();
     });
   }
   await running.done;
-  console.log('worker stopped');
+  await metricsServer?.close();
+  lifecycle.info('worker stopped');
 }
 
 main().catch((err) => {

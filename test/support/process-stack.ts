@@ -31,6 +31,16 @@ export class ProcessStack {
   private apiPort = 0;
 
   async start(): Promise<this> {
+    try {
+      return await this.startParts();
+    } catch (err) {
+      // A part that came up must not outlive a failed start.
+      await this.stop().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async startParts(): Promise<this> {
     this.settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(this.tmpDir, 'temporal.sqlite'), logLevel: 'error' });
     this.temporal = await startDevServer(temporalBinary(), this.settings);
     this.nodes = await Promise.all([1, 2, 3].map((i) => this.startNode(i - 1, 0)));

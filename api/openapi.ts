@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot, type Config } from '../config/config';
+import * as answers from './response-schemas';
+import { depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBodySchema, walletParamSchema, whitelistBodySchema, whitelistChangeSchema } from './schemas';
+
+type Json = Record<string, unknown>;
+
+/** A schema of api/schemas.ts as a component: its `$id` names it, and is dropped (it would re-base refs). */
+const component = (schema: { $id?: string }) => ({ ...schema, $id: undefined });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json) => ({ 'application/json': { schema } });
+
+const requestIdHeader = { 'X-Request-Id': { description: 'the request id (the caller’s, when sane, else generated); every log line of the request carries it', schema: { type: 'string' } } };
+
+/** One response; `status` text comes from the caller so each route says what the status means there. */
+function answer(description: string, schema?: Json, headers: Json = {}): Json {
+  return { description, headers: { ...requestIdHeader, ...headers }, ...(schema ? { content: json(schema) } : {}) };
+}
+
+const execError = (description: string) => answer(description, ref('Error'));
+const wlError = (description: string, headers: Json = {}) => answer(description, ref('WhitelistError'), headers);
+const wwwAuthenticate = { 'WWW-Authenticate': { description: 'always `Bearer`', schema: { type: 'string', const: 'Bearer' } } };
+
+const bearer = [{ bearerAuth: [] }];
+const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+const body = (name: string) => ({ required: true, content: json(ref(name)) });
+
+/** The execution routes (DESIGN.md "Executions"). */
+function executionPaths(): Json {
+  return {
+    '/api/v1/executions/{wallet}': {
+      post: {
+        operationId: 'prepareExecution',
+        summary: 'Prepare an execution (starts its workflow)',
+        tags: ['executions'],
+        security: bearer,
+        description: 'Needs the scope `executions:prepare`.',
+        parameters: [param('wallet'), param('requestId')],
+        requestBody: body('PrepareRequest'),
+        responses: {
+          201: answer('prepared; the record', ref('ExecutionRecordAnswer')),
+          400: execError('path, body or intent invalid (also: not application/json, not JSON)'),
+          401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
+          403: execError('the token lacks executions:prepare'),
+          409: execError('this executionId already exists for the wallet'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          500: execError('internal (e.g. Temporal unreachable); no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/submit': {
+      post: {
+        operationId: 'submitExecution',
+        summary: 'Submit the signed intent (no token: the signature is the proof)',
+        tags: ['executions'],
+        security: [],
+        parameters: [param('wallet'), param('requestId')],
+        requestBody: body('SubmitRequest'),
+        responses: {
+          200: answer('accepted (or the same signature again: a safe retry); the status it left', ref('SubmitAnswer')),
+          400: execError('off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify'),
+          404: execError('no such execution for this wallet'),
+          409: execError('the execution is EXPIRED or already holds another signature'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          500: execError('internal; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}/deposit': {
+      post: {
+        operationId: 'depositExecution',
+        summary: 'Report a completed deposit (same effect as the depositCompleted signal)',
+        tags: ['executions'],
+        security: bearer,
+        description: 'Needs the scope `executions:deposit`.',
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        requestBody: body('DepositRequest'),
+        responses: {
+          200: answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
+          400: execError('path or body invalid'),
+          401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
+          403: execError('the token lacks executions:deposit'),
+          404: execError('no such execution for this wallet'),
+          409: execError('another txHash is stored, or the execution is EXPIRED (recorded in refusedDeposits)'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          500: execError('internal; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}': {
+      get: {
+        operationId: 'getExecution',
+        summary: 'Read an execution record',
+        tags: ['executions'],
+        security: [],
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        responses: {
+          200: answer('the record', ref('ExecutionRecordAnswer')),
+          400: execError('path invalid'),
+          404: execError('no such execution for this wallet'),
+          500: execError('internal; no details'),
+        },
+      },
+    },
+  };
+}
+
+/** `POST /chain/whitelists/`, which also answers without the trailing slash. */
+function whitelistOperation(operationId: string): Json {
+  const batchId = { 'X-Batch-Id': { description: 'the batch; its workflow is `whitelist-batch:{batchId}`', schema: { type: 'string' } } };
+  return {
+    operationId,
+    summary: 'Apply a batch of whitelist changes on the storage nodes, within a deadline',
+    tags: ['whitelists'],
+    security: bearer,
+    description: 'Each change needs `whitelist:{kind}:{add|remove}`, `whitelist:{kind}:*` or `whitelist:*`. Checks run in the order 401, 400/413, 403.',
+    parameters: [param('timeout'), param('requestId')],
+    requestBody: body('WhitelistRequest'),
+    responses: {
+      200: answer('every change applied; one confirmation per change, in request order', ref('WhitelistConfirmations'), batchId),
+      400: wlError('body empty, not JSON, off-schema, not an EOA or a bad EIP-55 checksum, over MaxBatchLen, or a bad Timeout header'),
+      401: wlError('no, malformed or unknown bearer token', wwwAuthenticate),
+      403: wlError('the token lacks the scope of some change (or was revoked before the batch ran); nothing applied', batchId),
+      408: answer('some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied', ref('WhitelistTimeout'), batchId),
+      413: wlError('body over bodyLimitBytes (64 KiB)'),
+      500: wlError('a node refused or answered unreadably; the batch is reverted on the other nodes', batchId),
+    },
+  };
+}
+
+/** Operability routes: probes, metrics and this document. */
+function operationsPaths(): Json {
+  const plain = (operationId: string, summary: string, responses: Json) => ({ get: { operationId, summary, tags: ['operations'], security: [], parameters: [param('requestId')], responses } });
+  return {
+    '/healthz': plain('health', 'Liveness: the process is up', { 200: answer('up', ref('Health')) }),
+    '/readyz': plain('readiness', 'Readiness: Temporal and every storage node answer (2 s probes)', {
+      200: answer('all up', ref('Readiness')),
+      503: answer('something is down; `down` names it', ref('Readiness')),
+    }),
+    '/metrics': plain('metrics', 'Prometheus metrics of this API process', {
+      200: { description: 'Prometheus text exposition format 0.0.4', headers: requestIdHeader, content: { 'text/plain': { schema: { type: 'string' } } } },
+    }),
+    '/openapi.json': plain('openapi', 'This document', { 200: answer('the OpenAPI 3.1 document', { type: 'object' }) }),
+  };
+}
+
+function packageVersion(): string {
+  return JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).version;
+}
+
+/**
+ * The OpenAPI 3.1 document of the API. Request bodies and path parameters are the very schemas the
+ * routes validate with (api/schemas.ts); the batch limit comes from `config`, as in the route.
+ */
+export function buildOpenApiDocument(config: Config): Json {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'intent-service',
+      version: packageVersion(),
+      description: 'Execution submission and whitelist management on Temporal. Execution errors are `{ error }`; whitelist errors are `{ error, errorMessage }`.',
+    },
+    tags: [{ name: 'executions' }, { name: 'whitelists' }, { name: 'operations' }],
+    paths: {
+      ...executionPaths(),
+      '/chain/whitelists/': { post: whitelistOperation('applyWhitelistBatch') },
+      '/chain/whitelists': { post: whitelistOperation('applyWhitelistBatchNoSlash') },
+      ...operationsPaths(),
+    },
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'a token from `npm run token -- create`; its scopes decide what it may do' } },
+      parameters: {
+        wallet: { name: 'wallet', in: 'path', required: true, description: 'the wallet (by default also the signer key, base58)', schema: walletParamSchema },
+        executionId: { name: 'executionId', in: 'path', required: true, schema: executionIdParamSchema },
+        requestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$', schema: { type: 'string' } },
+        // Same pattern as the route's TIMEOUT_HEADER check (api/routes/whitelists.ts).
+        timeout: { name: 'Timeout', in: 'header', required: false, description: `deadline in ms, capped at ${config.request.maxTimeoutMs}; default ${config.request.timeoutMs}`, schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' } },
+      },
+      schemas: {
+        PrepareRequest: component(prepareBodySchema),
+        SubmitRequest: component(submitBodySchema),
+        DepositRequest: component(depositBodySchema),
+        WhitelistChange: component(whitelistChangeSchema),
+        WhitelistRequest: { ...component(whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },
+        ExecutionRecord: answers.executionRecordSchema,
+        ExecutionRecordAnswer: answers.recordAnswerSchema,
+        SubmitAnswer: answers.submitAnswerSchema,
+        Error: answers.errorSchema,
+        WhitelistError: answers.whitelistErrorSchema,
+        WhitelistConfirmations: answers.confirmationsSchema,
+        WhitelistTimeout: answers.whitelistTimeoutSchema,
+        Health: answers.healthSchema,
+        Readiness: answers.readinessSchema,
+      },
+    },
+  };
+}
