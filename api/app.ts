@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { notFound } from '../domain/errors';
+import { ServiceError, notFound } from '../domain/errors';
 import type { TokenStore } from '../tokens/token-store';
 import { errorMiddleware } from './error-middleware';
 import { ExecutionService } from './execution-service';
@@ -53,10 +53,14 @@ export function createApp(deps: AppDeps): ServiceApp {
     if (ctx.path.startsWith('/chain/')) ctx.state.errorStyle = 'whitelist';
     await next();
   });
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
-  app.use((ctx) => {
+  // Upstream of the router, so that it sees what allowedMethods made of the request first: a
+  // known path with another method is 405, only an unknown path is 404.
+  app.use(async (ctx, next) => {
+    await next();
     if (ctx.status === 404 && ctx.body === undefined) throw notFound(`no route for ${ctx.method} ${ctx.path}`);
   });
+  app.use(router.routes());
+  const methodNotAllowed = () => new ServiceError(405, 'METHOD_NOT_ALLOWED', 'method not allowed on this path');
+  app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
   return Object.assign(app, { router, metrics });
 }

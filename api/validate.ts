@@ -3,21 +3,25 @@ import { badRequest } from '../domain/errors';
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: false });
 
-/** A compiled validator that throws a 400 naming the first offending field. */
-export function validator<T>(schema: object, what: string): (value: unknown) => T {
+/**
+ * A compiled validator that throws a 400 naming the first offending field. `root` names the value
+ * itself in messages ('body'); '' for a value that `what` already names (a path parameter).
+ */
+export function validator<T>(schema: object, what: string, root = 'body'): (value: unknown) => T {
   const validate: ValidateFunction = ajv.compile({ ...schema, $id: undefined });
   return (value: unknown): T => {
-    if (!validate(value)) throw badRequest(`${what}: ${describe(validate.errors?.[0])}`);
+    if (!validate(value)) throw badRequest(`${what}${root ? ':' : ''} ${describe(validate.errors?.[0], root)}`);
     return value as T;
   };
 }
 
-function describe(error: ErrorObject | undefined): string {
+function describe(error: ErrorObject | undefined, root: string): string {
   if (!error) return 'invalid';
-  const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'body';
-  if (error.keyword === 'additionalProperties') return `${where} has an unknown field ${JSON.stringify(error.params.additionalProperty)}`;
-  if (error.keyword === 'required') return `${where} is missing ${JSON.stringify(error.params.missingProperty)}`;
-  return `${where} ${error.message}`;
+  const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : root;
+  const at = where ? `${where} ` : '';
+  if (error.keyword === 'additionalProperties') return `${at}has an unknown field ${JSON.stringify(error.params.additionalProperty)}`;
+  if (error.keyword === 'required') return `${at}is missing ${JSON.stringify(error.params.missingProperty)}`;
+  return `${at}${error.message}`;
 }
 
 /** Depth of a parsed JSON value, without recursion (so a hostile body cannot overflow the stack). */

@@ -16,6 +16,8 @@ import { mapTemporalError } from './temporal-errors';
 
 /** Extra wait past the deadline for the workflow's own answer before the API answers 408 itself. */
 const ANSWER_MARGIN_MS = 1000;
+/** How long to ask Temporal whether a batch whose answer timed out was started after all. */
+const STARTED_CHECK_MS = 1000;
 
 export interface BatchAnswer extends WhitelistBatchOutcome {
   batchId: string;
@@ -57,14 +59,27 @@ export class WhitelistService {
       );
       return { batchId, ...outcome };
     } catch (err) {
-      // The workflow may well be running (e.g. no worker polled in time): it will still apply
-      // every change. If it was never started, nothing was applied and this is a 500.
-      const started = await startWorkflowOperation.workflowHandle().then(() => true, () => false);
-      if (started && Date.now() >= answerBy - ANSWER_MARGIN_MS) {
+      // The workflow may well be running (no worker polled in time, or Temporal is slow under
+      // load): it will still apply every change, so the answer is 408, not 500. The start
+      // operation's own handle cannot tell (it rejects whenever the call timed out, started or
+      // not), so ask Temporal, briefly.
+      if (await this.isStarted(batchId)) {
         this.logger.warn({ batchId, err }, 'whitelist batch outcome not known by the deadline');
         return { batchId, status: 408, confirmations: [], errorMessage: `no outcome within ${deadlineMs} ms; the batch keeps running` };
       }
       throw mapTemporalError(err, `whitelist batch ${batchId}`);
+    }
+  }
+
+  private async isStarted(batchId: string): Promise<boolean> {
+    const until = Date.now() + STARTED_CHECK_MS;
+    try {
+      await this.client.withAbortSignal(AbortSignal.timeout(STARTED_CHECK_MS), () =>
+        this.client.withDeadline(until, () => this.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).describe()),
+      );
+      return true;
+    } catch {
+      return false;
     }
   }
 }

@@ -49,6 +49,40 @@ export function isWeakPublicKey(key: Uint8Array): boolean {
   return SMALL_ORDER_Y.includes(hexOf(masked));
 }
 
+const P = (1n << 255n) - 19n;
+const D = 37095705934669439343138083508754565189542113879843219016388785533085940283555n; // -121665/121666 mod p
+const SQRT_M1 = 19681161376707505956807079304988542015446066515923890162744021073123829784752n; // 2^((p-1)/4) mod p
+
+function modPow(base: bigint, exp: bigint): bigint {
+  let result = 1n;
+  base %= P;
+  for (; exp > 0n; exp >>= 1n, base = (base * base) % P) if (exp & 1n) result = (result * base) % P;
+  return result;
+}
+
+/**
+ * True when `key` is 32 bytes that decode to a point of edwards25519 (RFC 8032 §5.1.3: y < p, x
+ * recoverable from y, and not "-0"). OpenSSL imports any 32 bytes as a key and only fails at
+ * verify, so without this an execution could be prepared for a signer that can never sign.
+ */
+export function isCurvePoint(key: Uint8Array): boolean {
+  if (key.length !== 32) return false;
+  let y = 0n;
+  for (let i = 31; i >= 0; i--) y = (y << 8n) | BigInt(i === 31 ? key[i] & 0x7f : key[i]);
+  if (y >= P) return false;
+  const u = (y * y - 1n + P) % P;
+  const v = (D * y * y + 1n) % P;
+  // x = u v^3 (u v^7)^((p-5)/8), then fix it up by sqrt(-1) or fail (RFC 8032 §5.1.3 step 3).
+  const v3 = (v * v * v) % P;
+  let x = (u * v3 * modPow(u * v3 * v3 * v, (P - 5n) / 8n)) % P;
+  const vxx = (v * x * x) % P;
+  if (vxx !== u) {
+    if (vxx !== (P - u) % P) return false;
+    x = (x * SQRT_M1) % P;
+  }
+  return !(x === 0n && key[31] >> 7 === 1);
+}
+
 /** True when `sig` is 64 bytes and its S (the little-endian last 32 bytes) is below L. */
 export function isCanonicalSignature(sig: Uint8Array): boolean {
   if (sig.length !== 64) return false;

@@ -1,4 +1,4 @@
-import { ApplicationFailure, ActivityFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, ActivityFailure, allHandlersFinished, condition, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { groupByOwner } from '../domain/rendezvous';
 import { confirmationMessage, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
@@ -109,7 +109,10 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
 
   const settled = () => [...nodes.values()].every((s) => s.progress !== 'pending');
   const failed = () => [...nodes.values()].find((s) => s.progress === 'failed');
-  await condition(() => settled() || failed() !== undefined, input.deadlineMs);
+  // The deadline counts from the workflow's start, as the API's does from the request, not from
+  // the end of the precheck: under load the two would drift apart.
+  const remainingMs = Math.max(1, input.deadlineMs - (Date.now() - workflowInfo().startTime.getTime()));
+  await condition(() => settled() || failed() !== undefined, remainingMs);
 
   const confirmed = () =>
     changes.filter((_, index) => {

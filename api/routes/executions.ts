@@ -1,4 +1,6 @@
 import type Router from '@koa/router';
+import { isCurvePoint, isWeakPublicKey } from '../../domain/ed25519';
+import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
 import type { Deposit } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../workflows/definitions';
@@ -9,11 +11,25 @@ import { MAX_INTENT_DEPTH, depositBodySchema, executionIdParamSchema, prepareBod
 import { jsonDepth, validator } from '../validate';
 import type { AppDeps } from '../app';
 
-const checkWallet = validator<string>(walletParamSchema, 'wallet path parameter');
-const checkExecutionId = validator<string>(executionIdParamSchema, 'executionId path parameter');
+const checkWallet = validator<string>(walletParamSchema, 'wallet path parameter', '');
+const checkExecutionId = validator<string>(executionIdParamSchema, 'executionId path parameter', '');
 const checkPrepare = validator<PrepareRequest>(prepareBodySchema, 'request body');
 const checkSubmit = validator<SubmitRequest>(submitBodySchema, 'request body');
 const checkDeposit = validator<Deposit>(depositBodySchema, 'request body');
+
+/**
+ * 400 when the signer key decodes to 32 bytes that are no curve point: no signature could ever
+ * verify. Undecodable and small-order keys are left to ExecutionService.prepare, which names them.
+ */
+function refuseOffCurveSigner(text: string): void {
+  let key: Uint8Array;
+  try {
+    key = decodeKey(text);
+  } catch {
+    return;
+  }
+  if (!isWeakPublicKey(key) && !isCurvePoint(key)) throw badRequest('signerPublicKey is not an ed25519 public key (not a point on the curve)');
+}
 
 /** The execution routes of DESIGN.md; error bodies are `{ error }`. */
 export function executionRoutes(router: Router, deps: AppDeps, executions: ExecutionService): void {
@@ -24,6 +40,7 @@ export function executionRoutes(router: Router, deps: AppDeps, executions: Execu
     requireScope(authenticate(ctx, deps.tokens), 'executions:prepare');
     const body = checkPrepare(await readJsonBody(ctx, limit));
     if (jsonDepth(body.intent, MAX_INTENT_DEPTH) > MAX_INTENT_DEPTH) throw badRequest(`intent is nested deeper than ${MAX_INTENT_DEPTH} levels`);
+    refuseOffCurveSigner(body.signerPublicKey ?? wallet);
     const record = await executions.prepare(wallet, body);
     ctx.state.workflowId = executionWorkflowId(wallet, record.executionId);
     ctx.status = 201;

@@ -13,10 +13,13 @@ import type { AppDeps } from '../app';
 
 const TIMEOUT_HEADER = /^[1-9][0-9]{0,15}$/;
 
-/** The deadline of a batch: the `Timeout` header (ms, capped) or RequestConfig.TimeoutMs. */
-export function batchDeadlineMs(header: string | undefined, request: { timeoutMs: number; maxTimeoutMs: number }): number {
-  if (header === undefined || header === '') return request.timeoutMs;
-  const value = header.trim();
+/**
+ * The deadline of a batch: the `Timeout` header (ms, capped) or RequestConfig.TimeoutMs when there is
+ * no header. A header that is present but empty is not a positive integer either: 400.
+ */
+export function batchDeadlineMs(header: string | string[] | undefined, request: { timeoutMs: number; maxTimeoutMs: number }): number {
+  if (header === undefined) return request.timeoutMs;
+  const value = (Array.isArray(header) ? header.join(', ') : header).trim();
   if (!TIMEOUT_HEADER.test(value)) throw badRequest('Timeout header must be a positive integer of milliseconds');
   return Math.min(Number(value), request.maxTimeoutMs);
 }
@@ -38,7 +41,8 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
       if (!eoa.ok) throw badRequest(`change ${index}: entry ${eoa.reason}`);
       return { op_type: change.op_type, kind: change.kind, entry: eoa.address };
     });
-    const deadlineMs = batchDeadlineMs(ctx.get('timeout') || undefined, request);
+    // The raw header, not ctx.get(), which answers '' both for no header and for an empty one.
+    const deadlineMs = batchDeadlineMs(ctx.req.headers.timeout, request);
     whitelists.authorise(principal, changes);
 
     const answer = await whitelists.run(principal, changes, deadlineMs);

@@ -32,6 +32,17 @@ describe('foundation: the real stack', () => {
     assert.ok(out.trim().startsWith('[') || out.trim() === '', out);
   });
 
+  it('when a known path is called with another method, then the answer is 405 in that operation\'s error style', async () => {
+    const submit = await request(stack.api.url, 'PUT', '/api/v1/executions/w/submit');
+    assert.equal(submit.status, 405);
+    assert.deepEqual(Object.keys(submit.body), ['error']);
+    const whitelist = await request(stack.api.url, 'GET', '/chain/whitelists/');
+    assert.equal(whitelist.status, 405);
+    assert.equal(whitelist.body.error, 'Method Not Allowed');
+    assert.equal(typeof whitelist.body.errorMessage, 'string');
+    assert.equal((await request(stack.api.url, 'PROPFIND', '/healthz')).status, 405);
+  });
+
   it('when a route does not exist, then the answer is 404 with an error body', async () => {
     const res = await request(stack.api.url, 'GET', '/nope');
     assert.equal(res.status, 404);

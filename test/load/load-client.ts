@@ -1,0 +1,118 @@
+import http from 'node:http';
+
+/** One request of a load run: what to send, and the label its figures are kept under. */
+export interface LoadRequest {
+  kind: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface LoadResult<T extends LoadRequest = LoadRequest> {
+  request: T;
+  status: number;
+  body: any;
+  ms: number;
+  /** Set when no HTTP answer came back (connection refused or reset, timeout). */
+  error?: string;
+}
+
+/**
+ * A small closed-loop load client for loopback tests: `concurrency` clients each take the next
+ * request from one queue, send it over a keep-alive connection of their own and wait for the
+ * answer, until the queue is empty. Every request is sent once (no retries), so every outcome counts.
+ */
+export async function runLoad<T extends LoadRequest>(baseUrl: string, requests: readonly T[], concurrency: number, timeoutMs = 90_000): Promise<{ results: LoadResult<T>[]; seconds: number }> {
+  const url = new URL(baseUrl);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`the load client is for loopback only, not ${url.hostname}`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const results: LoadResult<T>[] = new Array(requests.length);
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const client = async () => {
+    while (next < requests.length) {
+      const index = next++;
+      results[index] = await send(agent, url, requests[index], timeoutMs);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(concurrency, requests.length) }, client));
+  } finally {
+    agent.destroy();
+  }
+  return { results, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+function send<T extends LoadRequest>(agent: http.Agent, base: URL, request: T, timeoutMs: number): Promise<LoadResult<T>> {
+  const payload = request.body === undefined ? undefined : Buffer.from(JSON.stringify(request.body));
+  const started = process.hrtime.bigint();
+  const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        agent,
+        host: base.hostname.replace(/^\[|\]$/g, ''),
+        port: base.port,
+        method: request.method,
+        path: request.path,
+        headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}), ...(request.headers ?? {}) },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = text;
+          }
+          resolve({ request, status: res.statusCode ?? 0, body, ms: elapsed() });
+        });
+        res.on('error', (err) => resolve({ request, status: 0, body: undefined, ms: elapsed(), error: err.message }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (err) => resolve({ request, status: 0, body: undefined, ms: elapsed(), error: err.message }));
+    req.end(payload);
+  });
+}
+
+/** The p-th percentile (0–100) of `values`, nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/** One line per request kind: count, statuses, p50 / p99 / max latency. */
+export function figures(results: readonly LoadResult[]): string[] {
+  const kinds = [...new Set(results.map((r) => r.request.kind))];
+  return kinds.map((kind) => {
+    const of = results.filter((r) => r.request.kind === kind);
+    const statuses = new Map<string, number>();
+    for (const r of of) statuses.set(r.error ? 'error' : String(r.status), (statuses.get(r.error ? 'error' : String(r.status)) ?? 0) + 1);
+    const ms = of.map((r) => r.ms);
+    const byStatus = [...statuses].sort().map(([s, n]) => `${s}: ${n}`).join(', ');
+    return `${kind.padEnd(16)} ${String(of.length).padStart(5)} requests  {${byStatus}}  p50 ${percentile(ms, 50).toFixed(0)} ms  p99 ${percentile(ms, 99).toFixed(0)} ms  max ${Math.max(...ms).toFixed(0)} ms`;
+  });
+}
+
+/** Fisher–Yates with a seeded generator, so a run's order can be replayed. */
+export function shuffle<T>(items: T[], seed: number): T[] {
+  let state = seed >>> 0 || 1;
+  const random = () => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) / 2 ** 32;
+  };
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j], items[i]];
+  }
+  return items;
+}
