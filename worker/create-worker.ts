@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import type { Config } from '../config/config';
@@ -13,15 +14,62 @@ export interface RunningWorker {
   shutdown(): Promise<void>;
 }
 
+/**
+ * Worker tuning, measured with `npm run bench` (README "Performance").
+ * - maxCachedWorkflows: executions stay open for days (they linger after SIGNING), so the SDK's
+ *   default sticky cache (sized from the heap limit: over 2,000 on a machine with 24 GB) fills
+ *   up with workflows that will see no task for days and grows the worker by about 0.2 MB each.
+ *   The deposit and the submit of an execution come within minutes of its prepare, which a few
+ *   hundred entries cover; an evicted execution replays its short history (a few ms) if it is
+ *   ever woken.
+ */
+const TUNING: Partial<WorkerOptions> = {
+  maxCachedWorkflows: 400,
+};
+
+/**
+ * Bundles the workflow code in a short-lived child process and returns the bundle. Bundling in
+ * the worker itself (what `workflowsPath` does) loads webpack into the process and leaves its
+ * heap resident for the worker's whole life: about 65 MB of RSS for nothing.
+ */
+function bundleInChild(options: { workflowsPath: string; workflowInterceptorModules?: string[]; payloadConverterPath?: string; failureConverterPath?: string; ignoreModules?: string[] }): Promise<string> {
+  const script = `
+    const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});
+    bundleWorkflowCode({ ...JSON.parse(process.argv[1]), logger: new DefaultLogger('WARN') })
+      .then(({ code }) => process.stdout.write(code), (err) => { console.error(err); process.exit(1); });`;
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['-e', script, JSON.stringify(options)], { maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`bundling the workflow code failed: ${err.message}\n${stderr.slice(-2000)}`));
+      else resolve(stdout);
+    });
+  });
+}
+
 /** Builds and starts a worker for the service's workflows and activities. */
 export async function startWorker(config: Config, address: string, overrides: Partial<WorkerOptions> = {}): Promise<RunningWorker> {
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, address));
+  // A caller that brings its own workflow code, or a webpack hook (a function: it cannot cross
+  // into the child), gets the SDK's in-process bundling.
+  const ownCode = overrides.workflowBundle !== undefined || overrides.workflowsPath !== undefined || overrides.bundlerOptions?.webpackConfigHook !== undefined;
+  const code = ownCode
+    ? undefined
+    : await bundleInChild({
+        workflowsPath: require.resolve('../workflows'),
+        workflowInterceptorModules: overrides.interceptors?.workflowModules,
+        payloadConverterPath: overrides.dataConverter?.payloadConverterPath,
+        failureConverterPath: overrides.dataConverter?.failureConverterPath,
+        ignoreModules: overrides.bundlerOptions?.ignoreModules,
+      }).catch(async (err) => {
+        await connection.close().catch(() => undefined);
+        throw err;
+      });
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    workflowsPath: require.resolve('../workflows'),
+    ...(code !== undefined ? { workflowBundle: { code } } : overrides.workflowBundle === undefined ? { workflowsPath: require.resolve('../workflows') } : {}),
     activities: createActivities({ tokens: new TokenStore(config.apiTokensFile), nodeRequestTimeoutMs: 10_000 }),
+    ...TUNING,
     ...overrides,
   });
   const done = worker.run().finally(() => connection.close().catch(() => undefined));

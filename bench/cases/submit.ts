@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import nacl from 'tweetnacl';
+import { intentHash } from '../../domain/canonical';
+import { toBase58 } from '../../domain/encoding';
+import { signSubmitBody } from '../../domain/sign-intent';
+import { buildSigningMessage } from '../../domain/signing-message';
+import { executionWorkflowId, submitSignatureUpdate, type SubmitSignatureArgs } from '../../workflows/definitions';
+import type { JsonClient } from '../http';
+import { closedLoop, merge, type LoadResult } from '../load';
+import type { BenchStack } from '../stack';
+
+// Case 1: valid submits to executions that already have their deposit (OPERATION_PENDING ->
+// SIGNING), through the API, against the same Update sent straight to Temporal by
+// @temporalio/client. Bodies are signed before the clock starts, so neither side pays for
+// tweetnacl; the direct side also gets its Update arguments ready-made.
+
+// The setup is not measured; at a higher concurrency the dev server's SQLite queue makes single
+// calls overrun the API's 10 s Temporal deadline on this machine.
+const SETUP_CONCURRENCY = 10;
+/** The same bound the API puts on each Temporal call (execution-service TEMPORAL_CALL_MS). */
+const CALL_DEADLINE_MS = 10_000;
+const WALLETS = 8;
+const DOMAIN = 'localhost';
+
+interface Prepared {
+  wallet: string;
+  executionId: string;
+  body: ReturnType<typeof signSubmitBody>;
+  direct: SubmitSignatureArgs;
+}
+
+export interface SubmitRuns {
+  api: LoadResult;
+  direct: LoadResult;
+  /** Wall time of the unmeasured prepare + deposit + signing. */
+  setupMs: number;
+}
+
+/**
+ * A setup call, tried up to 3 times on a 5xx or a broken connection. `alsoOk` are answers that
+ * count as success on a retry (a prepare whose first try timed out but started the workflow: 409).
+ */
+async function setupCall(call: () => Promise<{ status: number; body: any }>, what: string, alsoOk: number[] = []): Promise<void> {
+  let last = '';
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      const answer = await call();
+      if (answer.status >= 200 && answer.status <= 299) return;
+      if (attempt > 1 && alsoOk.includes(answer.status)) return;
+      last = `HTTP ${answer.status} ${JSON.stringify(answer.body)}`;
+      if (answer.status < 500) break;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+  }
+  throw new Error(`${what}: ${last}`);
+}
+
+/** Prepares and deposits `count` executions through the API, then signs a submit body for each. */
+async function prepareExecutions(stack: BenchStack, http: JsonClient, count: number): Promise<Prepared[]> {
+  const auth = { authorization: `Bearer ${stack.token}` };
+  const wallets = Array.from({ length: WALLETS }, () => nacl.sign.keyPair());
+  const run = randomUUID().slice(0, 8);
+  const made: Array<{ pair: nacl.SignKeyPair; wallet: string; executionId: string; intent: object }> = [];
+  const setup = await closedLoop(count, SETUP_CONCURRENCY, async (i) => {
+    const pair = wallets[i % WALLETS];
+    const wallet = toBase58(pair.publicKey);
+    const executionId = `bench-${run}-${i}`;
+    const intent = { action: 'swap', from: { chain: 'solana', token: 'USDC', amount: '125.50' }, to: { chain: 'base', token: 'ETH' }, nonce: executionId };
+    await setupCall(() => http.post(`${stack.apiUrl}/api/v1/executions/${wallet}`, { executionId, intent }, auth), 'prepare', [409]);
+    // Deposits are idempotent per txHash, so a retry is safe.
+    await setupCall(() => http.post(`${stack.apiUrl}/api/v1/executions/${wallet}/${executionId}/deposit`, { txHash: `0x${i.toString(16)}${run}`, chain: 'solana' }, auth), 'deposit');
+    made.push({ pair, wallet, executionId, intent });
+  });
+  // A few setup failures on an overloaded machine cost a few samples, not the run.
+  if (setup.errors > count / 10) throw new Error(`submit setup: ${setup.errors} of ${count} failed, first: ${setup.firstError}`);
+  if (setup.errors > 0) process.stderr.write(`[bench] submit setup: ${setup.errors} of ${count} executions failed (${setup.firstError}); measuring without them\n`);
+  const timestamp = Math.floor(Date.now() / 1000);
+  return made.map(({ pair, wallet, executionId, intent }) => {
+    const body = signSubmitBody({ secretKey: pair.secretKey, wallet, executionId, intent, domain: DOMAIN, timestamp });
+    const signingMessage = buildSigningMessage({ domain: DOMAIN, executionId, address: wallet, intentHash: intentHash(intent), timestamp });
+    const direct: SubmitSignatureArgs = {
+      payload: { signature: body.signature, publicKey: body.publicKey, connectEnvelope: { ...body.connectEnvelope }, submittedAt: '' },
+      signingMessage,
+    };
+    return { wallet, executionId, body, direct };
+  });
+}
+
+function viaApi(stack: BenchStack, http: JsonClient, items: Prepared[]) {
+  return async (i: number) => {
+    const { wallet, body } = items[i];
+    const answer = await http.post(`${stack.apiUrl}/api/v1/executions/${wallet}/submit`, body);
+    if (answer.status !== 200 || answer.body?.result?.status !== 'SIGNING') throw new Error(`submit: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
+  };
+}
+
+function viaClient(client: Client, items: Prepared[]) {
+  return async (i: number) => {
+    const { wallet, executionId, direct } = items[i];
+    const args = { ...direct, payload: { ...direct.payload, submittedAt: new Date().toISOString() } };
+    const handle = client.workflow.getHandle(executionWorkflowId(wallet, executionId));
+    const result = await client.withDeadline(Date.now() + CALL_DEADLINE_MS, () => handle.executeUpdate(submitSignatureUpdate, { args: [args] }));
+    if (result.status !== 'SIGNING') throw new Error(`direct submit: status ${result.status}`);
+  };
+}
+
+/**
+ * `count` submits through the API and `count` through the client, at `concurrency`, in the order
+ * API, direct, direct, API (two halves each), so that a drift in machine load hits both alike.
+ */
+export async function runSubmitCase(stack: BenchStack, http: JsonClient, client: Client, concurrency: number, count: number): Promise<SubmitRuns> {
+  const setupStart = performance.now();
+  const prepared = await prepareExecutions(stack, http, 2 * count);
+  const setupMs = performance.now() - setupStart;
+  // Executions go to the two sides alternately, so that both get the same mix of older and newer
+  // ones (an execution the worker evicted from its cache replays its history on the next task).
+  const api = prepared.filter((_, i) => i % 2 === 0);
+  const direct = prepared.filter((_, i) => i % 2 === 1).slice(0, api.length);
+  const half = Math.floor(direct.length / 2);
+  const [a1, a2, d1, d2] = [api.slice(0, half), api.slice(half, direct.length), direct.slice(0, half), direct.slice(half)];
+  // Signing blocked this process for a while: sockets the API closed meanwhile (keep-alive
+  // timeout) would look free to the agent and fail on reuse, so start the API runs on fresh ones.
+  http.dropIdle();
+  const apiRuns: LoadResult[] = [];
+  const directRuns: LoadResult[] = [];
+  apiRuns.push(await closedLoop(a1.length, concurrency, viaApi(stack, http, a1)));
+  directRuns.push(await closedLoop(d1.length, concurrency, viaClient(client, d1)));
+  directRuns.push(await closedLoop(d2.length, concurrency, viaClient(client, d2)));
+  http.dropIdle();
+  apiRuns.push(await closedLoop(a2.length, concurrency, viaApi(stack, http, a2)));
+  return { api: merge(apiRuns), direct: merge(directRuns), setupMs };
+}

@@ -1,0 +1,63 @@
+import type { Client } from '@temporalio/client';
+import { runSubmitCase } from './cases/submit';
+import { batchTimeline } from './cases/timeline';
+import { runWhitelistCase, runWhitelistThroughput } from './cases/whitelist';
+import type { JsonClient } from './http';
+import type { LoadResult } from './load';
+import { PeakRss } from './memory';
+import type { PhaseResult, Side } from './results';
+import type { BenchStack } from './stack';
+import { summarise } from './stats';
+
+// One phase of the bench: cases 1 and 3 (and the batch throughput of case 5) against the stack
+// as it is (one worker process, then two), with the peak RSS of the API and the workers (case 4).
+
+export const CONCURRENCIES = [10, 50];
+export const BATCH_SIZES = [1, 10, 100];
+const THROUGHPUT = { size: 10, concurrency: 8, batches: 32 };
+/** Batches per size whose histories are read for the timeline. */
+const TIMELINE_SAMPLE = 10;
+
+function side(run: LoadResult): Side {
+  return { ...summarise(run.latenciesMs, run.wallMs), errors: run.errors, ...(run.firstError ? { firstError: run.firstError } : {}) };
+}
+
+export async function runPhase(
+  stack: BenchStack,
+  http: JsonClient,
+  client: Client,
+  opts: { submits: number; batches: number },
+  say: (line: string) => void,
+): Promise<PhaseResult> {
+  const workers = stack.workers.length;
+  const pids = () => [stack.api.pid, ...stack.workers.map((w) => w.pid)];
+  const peaks = (m: Map<number, number>) => ({ apiMb: m.get(stack.api.pid)!, workerMb: Math.max(...stack.workers.map((w) => m.get(w.pid)!)) });
+
+  say(`${workers} worker(s): warm-up`);
+  await runSubmitCase(stack, http, client, 10, 10);
+  await runWhitelistCase(stack, http, 10, 2);
+
+  const submitMem = new PeakRss(pids()).start();
+  const submit: PhaseResult['submit'] = [];
+  for (const concurrency of CONCURRENCIES) {
+    say(`${workers} worker(s): case 1, ${opts.submits} submits per side, ${concurrency} clients`);
+    const runs = await runSubmitCase(stack, http, client, concurrency, opts.submits);
+    say(`  (setup ${Math.round(runs.setupMs / 1000)} s)`);
+    submit.push({ concurrency, api: side(runs.api), direct: side(runs.direct) });
+  }
+  const submitPeaks = peaks(submitMem.stop());
+
+  const whitelistMem = new PeakRss(pids()).start();
+  const whitelist: PhaseResult['whitelist'] = [];
+  for (const size of BATCH_SIZES) {
+    say(`${workers} worker(s): case 3, ${opts.batches} batches of ${size} per side`);
+    const runs = await runWhitelistCase(stack, http, size, opts.batches);
+    const timeline = await batchTimeline(client, runs.apiBatches.slice(-TIMELINE_SAMPLE));
+    whitelist.push({ size, api: side(runs.api), direct: side(runs.direct), timeline });
+  }
+  say(`${workers} worker(s): case 5, batches of ${THROUGHPUT.size} from ${THROUGHPUT.concurrency} clients`);
+  const tput = await runWhitelistThroughput(stack, http, THROUGHPUT.size, THROUGHPUT.batches, THROUGHPUT.concurrency);
+  const whitelistPeaks = peaks(whitelistMem.stop());
+
+  return { workers, submit, whitelist, whitelistThroughput: { ...THROUGHPUT, api: side(tput) }, memory: { submit: submitPeaks, whitelist: whitelistPeaks } };
+}

@@ -1,0 +1,38 @@
+import type { Timeline } from './cases/timeline';
+import type { VerifyResult } from './cases/verify';
+import type { Summary } from './stats';
+
+/** What one `npm run bench` measured; bench/results.json holds the last one. */
+export interface BenchResults {
+  date: string;
+  /** loadAverage: the 1-minute load average at the start and at the end (others' work on the machine). */
+  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; platform: string; loadAverage: { start: number; end: number } };
+  settings: {
+    submitsPerSide: number;
+    batchesPerSide: number;
+    concurrencies: number[];
+    batchSizes: number[];
+    workerCounts: number[];
+    /** Dev server dynamic config given with --server-config (none: temporal-dev.yaml's alone). */
+    serverConfig: Record<string, unknown>;
+  };
+  verify: VerifyResult;
+  phases: PhaseResult[];
+  durationS: number;
+}
+
+export interface Side extends Summary {
+  errors: number;
+  firstError?: string;
+}
+
+export interface PhaseResult {
+  workers: number;
+  submit: Array<{ concurrency: number; api: Side; direct: Side }>;
+  /** `timeline`: where the API batches' time went, from a sample of their histories. */
+  whitelist: Array<{ size: number; api: Side; direct: Side; timeline: Timeline }>;
+  /** Batches of `size` through the API from `concurrency` clients: throughput for the scale table. */
+  whitelistThroughput: { size: number; concurrency: number; batches: number; api: Side };
+  /** Peak RSS (MB) during case 1 and during case 3; workers: the largest worker process. */
+  memory: { submit: { apiMb: number; workerMb: number }; whitelist: { apiMb: number; workerMb: number } };
+}

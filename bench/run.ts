@@ -1,0 +1,130 @@
+import { writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { projectRoot } from '../config/config';
+import { runVerifyCase } from './cases/verify';
+import { JsonClient } from './http';
+import { BATCH_SIZES, CONCURRENCIES, runPhase } from './phase';
+import type { BenchResults, PhaseResult } from './results';
+import { startBenchStack, type BenchStack } from './stack';
+import { round } from './stats';
+import { writeReadmeTables } from './readme';
+import { renderTables } from './table';
+
+const USAGE = `npm run bench [-- --submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--readme]
+  --submits  submits per side per concurrency level (default 120)
+  --batches  whitelist batches per side per size (default 30)
+  --workers  worker process counts to run the cases with (default 1,2)
+  --profile  run the API and workers with --cpu-prof into bench/profiles/
+  --server-config  a dev server dynamic config value on top of temporal-dev.yaml's, to try one
+             (e.g. system.enableActivityEagerExecution=true)
+  --out      results file (default bench/results.json)
+  --readme   also put the tables into README.md (between its bench-table markers)`;
+
+const t0 = Date.now();
+const say = (line: string) => process.stderr.write(`[bench ${String(Math.round((Date.now() - t0) / 1000)).padStart(3)} s] ${line}\n`);
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      submits: { type: 'string', default: '120' },
+      batches: { type: 'string', default: '30' },
+      workers: { type: 'string', default: '1,2' },
+      profile: { type: 'boolean', default: false },
+      'server-config': { type: 'string', multiple: true, default: [] },
+      out: { type: 'string', default: path.join(projectRoot, 'bench', 'results.json') },
+      readme: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) return void console.log(USAGE);
+  const opts = { submits: Number(values.submits), batches: Number(values.batches) };
+  const workerCounts = values.workers.split(',').map(Number);
+  if (![opts.submits, opts.batches, ...workerCounts].every((n) => Number.isInteger(n) && n > 0) || workerCounts.some((n, i) => i > 0 && n <= workerCounts[i - 1])) {
+    throw new Error(`bad arguments\n${USAGE}`);
+  }
+  const dynamicConfig = Object.fromEntries(
+    values['server-config'].map((kv) => {
+      const at = kv.indexOf('=');
+      if (at < 1) throw new Error(`--server-config wants KEY=JSON, got ${kv}`);
+      return [kv.slice(0, at), JSON.parse(kv.slice(at + 1))];
+    }),
+  );
+  const started = Date.now();
+  const loadAtStart = os.loadavg()[0];
+
+  say('case 2: ed25519 verify (in this process, before the stack starts)');
+  const verify = runVerifyCase();
+
+  const profileDir = path.join(projectRoot, 'bench', 'profiles');
+  if (values.profile) mkdirSync(profileDir, { recursive: true });
+  // A signal stops whatever has started by then; one that comes while the stack is still starting
+  // waits for it to be up, so that no child is left behind half-registered.
+  let stopping: Promise<void> | undefined;
+  let interrupted = false;
+  const stopAll = (s: BenchStack) => (stopping ??= s.stop());
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      interrupted = true;
+      say(`${signal}: stopping every child process`);
+      void starting.then(stopAll, () => undefined).finally(() => process.exit(130));
+    });
+  }
+  const starting = startBenchStack({ log: say, dynamicConfig, nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  const stack = await starting;
+  if (interrupted) return new Promise<void>(() => undefined); // the signal handler exits
+  const http = new JsonClient(64);
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address: stack.temporalAddress });
+    const client = new Client({ connection, namespace: 'default' });
+    const phases: PhaseResult[] = [];
+    for (const count of workerCounts) {
+      while (stack.workers.length < count) await stack.addWorker();
+      phases.push(await runPhase(stack, http, client, opts, say));
+    }
+    const results: BenchResults = {
+      date: new Date().toISOString(),
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+        memoryGb: Math.round(os.totalmem() / 2 ** 30),
+        node: process.versions.node,
+        platform: `${os.platform()} ${os.release()}`,
+        loadAverage: { start: round(loadAtStart, 1), end: round(os.loadavg()[0], 1) },
+      },
+      settings: { submitsPerSide: opts.submits, batchesPerSide: opts.batches, concurrencies: CONCURRENCIES, batchSizes: BATCH_SIZES, workerCounts, serverConfig: dynamicConfig },
+      verify,
+      phases,
+      durationS: Math.round((Date.now() - started) / 1000),
+    };
+    writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
+    const tables = renderTables(results);
+    console.log(tables);
+    say(`results written to ${path.relative(process.cwd(), values.out)}`);
+    if (values.readme) {
+      const readme = path.join(projectRoot, 'README.md');
+      say(writeReadmeTables(readme, tables) ? 'tables written to README.md' : 'README.md has no bench-table markers; left as it was');
+    }
+  } catch (err) {
+    if (interrupted) return;
+    say(`failed; the last log lines of the service:\n${stack.logTails(20)}`);
+    throw err;
+  } finally {
+    http.close();
+    await connection?.close().catch(() => undefined);
+    say('stopping the stack');
+    await stopAll(stack);
+    if (values.profile) say(`CPU profiles in ${profileDir} (summarise: node dist/bench/profile-summary.js FILE)`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`bench failed: ${(err as Error).stack ?? err}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,141 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { projectRoot } from '../config/config';
+import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storage-nodes';
+import { temporalBinary } from '../scripts/lib/temporal-binary';
+import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
+import { createToken } from '../tokens/token-store';
+import { startNodeChild, track, type BenchChild } from './children';
+
+/**
+ * The whole service as separate processes, as `npm start` runs it: a Temporal dev server (the
+ * cached CLI binary, headless, SQLite file in a temp folder), three storage nodes, worker(s) and
+ * the API, each `node dist/...` with its own pid so that its memory can be read.
+ */
+export interface BenchStack {
+  tmpDir: string;
+  temporalAddress: string;
+  taskQueue: string;
+  apiUrl: string;
+  nodes: string[];
+  /** Every scope: executions:prepare, executions:deposit, whitelist:*. */
+  token: string;
+  api: BenchChild;
+  workers: BenchChild[];
+  /** The last `lines` lines of the API's and each worker's log (for a failed run: logs go with the temp folder). */
+  logTails(lines: number): string;
+  /** Starts one more worker process on the same task queue. */
+  addWorker(): Promise<BenchChild>;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Extra node flags for the API and worker processes (e.g. --cpu-prof). */
+  nodeArgs?: string[];
+  /** Dev server dynamic config on top of temporal-dev.yaml's (to try a server setting). */
+  dynamicConfig?: Record<string, unknown>;
+  log?: (line: string) => void;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startBenchStack(options: StackOptions = {}): Promise<BenchStack> {
+  const log = options.log ?? (() => undefined);
+  const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-bench-'));
+  // Stopped in reverse order of start, except that the API goes first and then the workers, so
+  // that in-flight requests still get their answers.
+  const stoppers: Array<() => Promise<void>> = [];
+  let api: BenchChild | undefined;
+  const workers: BenchChild[] = [];
+  const stop = async () => {
+    await api?.stop(15_000).catch(() => undefined);
+    await Promise.all(workers.map((w) => w.stop(15_000).catch(() => undefined)));
+    for (const s of stoppers.splice(0).reverse()) await s().catch(() => undefined);
+    rmSync(tmpDir, { recursive: true, force: true });
+  };
+  try {
+    const shipped = readDevServerSettings();
+    const settings = readDevServerSettings({
+      port: await freePort(),
+      headless: true,
+      dbFilename: path.join(tmpDir, 'temporal.sqlite'),
+      logLevel: 'error',
+      dynamicConfig: { ...shipped.dynamicConfig, ...options.dynamicConfig },
+    });
+    const temporal: RunningDevServer = await startDevServer(temporalBinary(), settings);
+    track(temporal.child);
+    stoppers.push(() => temporal.stop(5000));
+    log(`temporal dev server ${temporal.address} (pid ${temporal.child.pid})`);
+
+    const nodeProcs: StorageNodeProcess[] = await Promise.all(
+      [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false })),
+    );
+    for (const n of nodeProcs) {
+      track(n.child);
+      stoppers.push(() => n.stop(2000));
+    }
+    const nodes = nodeProcs.map((n) => n.url);
+    log(`storage nodes ${nodes.join(' ')}`);
+
+    const tokensFile = path.join(tmpDir, 'tokens.json');
+    const token = createToken(tokensFile, 'bench', ['executions:prepare', 'executions:deposit', 'whitelist:*']);
+    const taskQueue = `bench-${process.pid}`;
+    const apiPort = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: settings.namespace,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      STORAGE_NODES: nodes.join(','),
+      API_TOKENS_FILE: tokensFile,
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
+      WORKER_METRICS_PORT: '0',
+    };
+    const logDir = path.join(tmpDir, 'logs');
+    mkdirSync(logDir);
+    const dist = (p: string) => path.join(projectRoot, 'dist', p);
+
+    const addWorker = async () => {
+      const name = `worker-${workers.length + 1}`;
+      const worker = await startNodeChild(name, dist('worker/main.js'), {
+        env,
+        logFile: path.join(logDir, `${name}.log`),
+        readyPattern: /worker polling task queue/,
+        nodeArgs: options.nodeArgs,
+      });
+      workers.push(worker);
+      log(`${name} (pid ${worker.pid})`);
+      return worker;
+    };
+    await addWorker();
+    api = await startNodeChild('api', dist('api/main.js'), {
+      env,
+      logFile: path.join(logDir, 'api.log'),
+      readyPattern: /"msg":"api listening"/,
+      nodeArgs: options.nodeArgs,
+    });
+    const apiUrl = `http://127.0.0.1:${apiPort}`;
+    log(`api ${apiUrl} (pid ${api.pid})`);
+    const logTails = (lines: number) =>
+      [api!, ...workers]
+        .map((c) => `--- ${c.name} (${c.logFile}) ---\n${readFileSync(c.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`)
+        .join('\n');
+    return { tmpDir, temporalAddress: temporal.address, taskQueue, apiUrl, nodes, token, api, workers, logTails, addWorker, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

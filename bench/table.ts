@@ -1,0 +1,128 @@
+import type { BenchResults, PhaseResult } from './results';
+import { ratio } from './stats';
+
+// Renders BenchResults as Markdown tables: readable in a terminal and pasted as-is into the README.
+
+/** The goals of issue #7; the table marks each figure ok / MISS against them. */
+export const TARGETS = {
+  submitThroughputRatioMin: 0.8,
+  submitP99RatioMax: 1.5,
+  batch100P50RatioMax: 3,
+  apiRssMbMax: 150,
+  workerRssMbMax: 350,
+};
+
+const mark = (ok: boolean) => (ok ? 'ok' : 'MISS');
+
+function table(header: string[], rows: Array<Array<string | number>>): string {
+  const lines = [header, header.map(() => '---'), ...rows.map((r) => r.map(String))];
+  return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
+}
+
+const errs = (n: number) => (n > 0 ? ` (${n} errors)` : '');
+/** Milliseconds at a precision the noise of this machine justifies. */
+const ms = (x: number) => (x >= 100 ? String(Math.round(x)) : x.toFixed(1));
+
+function submitRows(phases: PhaseResult[]) {
+  return phases.flatMap((p) =>
+    p.submit.map(({ concurrency, api, direct }) => {
+      const tput = ratio(api.opsPerSec, direct.opsPerSec);
+      const p99 = ratio(api.p99Ms, direct.p99Ms);
+      return [
+        p.workers,
+        concurrency,
+        `${api.opsPerSec}${errs(api.errors)}`,
+        `${direct.opsPerSec}${errs(direct.errors)}`,
+        `**${tput}** ${mark(tput >= TARGETS.submitThroughputRatioMin)}`,
+        `${ms(api.p50Ms)} / ${ms(api.p99Ms)}`,
+        `${ms(direct.p50Ms)} / ${ms(direct.p99Ms)}`,
+        `**${p99}** ${mark(p99 <= TARGETS.submitP99RatioMax)}`,
+      ];
+    }),
+  );
+}
+
+function whitelistRows(phases: PhaseResult[]) {
+  return phases.flatMap((p) =>
+    p.whitelist.map(({ size, api, direct }) => {
+      const p50 = ratio(api.p50Ms, direct.p50Ms);
+      return [
+        p.workers,
+        size,
+        `${ms(api.p50Ms)} / ${ms(api.p99Ms)}${errs(api.errors)}`,
+        `${ms(direct.p50Ms)} / ${ms(direct.p99Ms)}${errs(direct.errors)}`,
+        size === 100 ? `**${p50}** ${mark(p50 <= TARGETS.batch100P50RatioMax)}` : `${p50}`,
+        ratio(api.p99Ms, direct.p99Ms),
+      ];
+    }),
+  );
+}
+
+function timelineRows(phases: PhaseResult[]) {
+  return phases.flatMap((p) =>
+    p.whitelist.map(({ size, timeline: t }) => [p.workers, size, ms(t.httpMs), ms(t.apiMs), ms(t.serverMs), ms(t.workflowTaskMs), ms(t.activityMs), t.workflowTasks]),
+  );
+}
+
+function memoryRows(phases: PhaseResult[]) {
+  return phases.flatMap((p) =>
+    (['submit', 'whitelist'] as const).map((c) => {
+      const m = p.memory[c];
+      return [p.workers, c === 'submit' ? '1 (submit)' : '3 + 5 (whitelist)', `${m.apiMb} ${mark(m.apiMb <= TARGETS.apiRssMbMax)}`, `${m.workerMb} ${mark(m.workerMb <= TARGETS.workerRssMbMax)}`];
+    }),
+  );
+}
+
+function scaleRows(phases: PhaseResult[]) {
+  const [one, two] = [phases.find((p) => p.workers === 1), phases.find((p) => p.workers === 2)];
+  if (!one || !two) return [];
+  const rows: Array<Array<string | number>> = one.submit.flatMap((s1) => {
+    const s2 = two.submit.find((s) => s.concurrency === s1.concurrency)!;
+    return (['api', 'direct'] as const).map((side) => [
+      `submit ${side === 'api' ? 'through the API' : 'direct'}, ${s1.concurrency} clients, req/s`,
+      s1[side].opsPerSec,
+      s2[side].opsPerSec,
+      ratio(s2[side].opsPerSec, s1[side].opsPerSec),
+    ]);
+  });
+  const t1 = one.whitelistThroughput;
+  const t2 = two.whitelistThroughput;
+  rows.push([`whitelist through the API, batches of ${t1.size}, ${t1.concurrency} clients, batches/s`, t1.api.opsPerSec, t2.api.opsPerSec, ratio(t2.api.opsPerSec, t1.api.opsPerSec)]);
+  return rows;
+}
+
+export function renderTables(r: BenchResults): string {
+  const v = r.verify;
+  return [
+    `intent-service bench, ${r.date}: ${r.machine.cpus} vCPU (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}; ${r.durationS} s; ` +
+      `load average ${r.machine.loadAverage.start} → ${r.machine.loadAverage.end}` +
+      (Object.keys(r.settings.serverConfig).length > 0 ? `; dev server config ${JSON.stringify(r.settings.serverConfig)}` : ''),
+    '',
+    `Case 1: submit, ${r.settings.submitsPerSide} per side, API over HTTP vs the same Update sent directly with @temporalio/client`,
+    '',
+    table(['workers', 'clients', 'API req/s', 'direct req/s', 'API/direct req/s (≥ 0.8)', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p99 (≤ 1.5)'], submitRows(r.phases)),
+    '',
+    'Case 2: ed25519 verify, same inputs, ops/s (one core)',
+    '',
+    table(
+      ['shipped verifyEd25519', 'bare crypto.verify', 'tweetnacl', 'shipped / bare', 'shipped / tweetnacl'],
+      [[v.shippedOpsPerSec, v.bareCryptoOpsPerSec, v.tweetnaclOpsPerSec, ratio(v.shippedOpsPerSec, v.bareCryptoOpsPerSec), ratio(v.shippedOpsPerSec, v.tweetnaclOpsPerSec)]],
+    ),
+    '',
+    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out`,
+    '',
+    table(['workers', 'changes', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p50 (100: ≤ 3)', 'API/direct p99'], whitelistRows(r.phases)),
+    '',
+    'Where an API batch\'s time goes (mean ms over the last 10 batches of each size, from their Temporal histories)',
+    '',
+    table(['workers', 'changes', 'HTTP total', 'API + HTTP (outside the workflow)', 'Temporal server (queues, persistence)', 'workflow tasks', 'activities only', 'workflow tasks per batch'], timelineRows(r.phases)),
+    '',
+    'Case 4: peak RSS (MB) during the case; worker: the largest worker process',
+    '',
+    table(['workers', 'case', 'API (≤ 150)', 'worker (≤ 350)'], memoryRows(r.phases)),
+    '',
+    'Case 5: scale, 2 worker processes vs 1',
+    '',
+    table(['measure', '1 worker', '2 workers', '2 / 1'], scaleRows(r.phases)),
+  ].join('\n');
+}
