@@ -4,7 +4,7 @@ import { batchTimeline } from './cases/timeline';
 import { runWhitelistCase, runWhitelistThroughput } from './cases/whitelist';
 import type { JsonClient } from './http';
 import type { LoadResult } from './load';
-import { PeakRss } from './memory';
+import { PeakRss } from './proc';
 import type { PhaseResult, Side } from './results';
 import type { BenchStack } from './stack';
 import { summarise } from './stats';
@@ -43,7 +43,7 @@ export async function runPhase(
     say(`${workers} worker(s): case 1, ${opts.submits} submits per side, ${concurrency} clients`);
     const runs = await runSubmitCase(stack, http, client, concurrency, opts.submits);
     say(`  (setup ${Math.round(runs.setupMs / 1000)} s)`);
-    submit.push({ concurrency, api: side(runs.api), direct: side(runs.direct) });
+    submit.push({ concurrency, api: side(runs.api), direct: side(runs.direct), apiCpuMsPerRequest: runs.apiCpuMsPerRequest });
   }
   const submitPeaks = peaks(submitMem.stop());
 
@@ -53,7 +53,7 @@ export async function runPhase(
     say(`${workers} worker(s): case 3, ${opts.batches} batches of ${size} per side`);
     const runs = await runWhitelistCase(stack, http, size, opts.batches);
     const timeline = await batchTimeline(client, runs.apiBatches.slice(-TIMELINE_SAMPLE));
-    whitelist.push({ size, api: side(runs.api), direct: side(runs.direct), timeline });
+    whitelist.push({ size, api: side(runs.api), direct: side(runs.direct), timeline, apiCpuMsPerBatch: runs.apiCpuMsPerBatch });
   }
   say(`${workers} worker(s): case 5, batches of ${THROUGHPUT.size} from ${THROUGHPUT.concurrency} clients`);
   const tput = await runWhitelistThroughput(stack, http, THROUGHPUT.size, THROUGHPUT.batches, THROUGHPUT.concurrency);

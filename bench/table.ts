@@ -25,7 +25,7 @@ const ms = (x: number) => (x >= 100 ? String(Math.round(x)) : x.toFixed(1));
 
 function submitRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.submit.map(({ concurrency, api, direct }) => {
+    p.submit.map(({ concurrency, api, direct, apiCpuMsPerRequest }) => {
       const tput = ratio(api.opsPerSec, direct.opsPerSec);
       const p99 = ratio(api.p99Ms, direct.p99Ms);
       return [
@@ -37,6 +37,7 @@ function submitRows(phases: PhaseResult[]) {
         `${ms(api.p50Ms)} / ${ms(api.p99Ms)}`,
         `${ms(direct.p50Ms)} / ${ms(direct.p99Ms)}`,
         `**${p99}** ${mark(p99 <= TARGETS.submitP99RatioMax)}`,
+        apiCpuMsPerRequest,
       ];
     }),
   );
@@ -44,7 +45,7 @@ function submitRows(phases: PhaseResult[]) {
 
 function whitelistRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.map(({ size, api, direct }) => {
+    p.whitelist.map(({ size, api, direct, apiCpuMsPerBatch }) => {
       const p50 = ratio(api.p50Ms, direct.p50Ms);
       return [
         p.workers,
@@ -53,6 +54,7 @@ function whitelistRows(phases: PhaseResult[]) {
         `${ms(direct.p50Ms)} / ${ms(direct.p99Ms)}${errs(direct.errors)}`,
         size === 100 ? `**${p50}** ${mark(p50 <= TARGETS.batch100P50RatioMax)}` : `${p50}`,
         ratio(api.p99Ms, direct.p99Ms),
+        apiCpuMsPerBatch,
       ];
     }),
   );
@@ -100,7 +102,7 @@ export function renderTables(r: BenchResults): string {
     '',
     `Case 1: submit, ${r.settings.submitsPerSide} per side, API over HTTP vs the same Update sent directly with @temporalio/client`,
     '',
-    table(['workers', 'clients', 'API req/s', 'direct req/s', 'API/direct req/s (≥ 0.8)', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p99 (≤ 1.5)'], submitRows(r.phases)),
+    table(['workers', 'clients', 'API req/s', 'direct req/s', 'API/direct req/s (≥ 0.8)', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p99 (≤ 1.5)', 'API CPU ms / request'], submitRows(r.phases)),
     '',
     'Case 2: ed25519 verify, same inputs, ops/s (one core)',
     '',
@@ -111,7 +113,7 @@ export function renderTables(r: BenchResults): string {
     '',
     `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out`,
     '',
-    table(['workers', 'changes', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p50 (100: ≤ 3)', 'API/direct p99'], whitelistRows(r.phases)),
+    table(['workers', 'changes', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p50 (100: ≤ 3)', 'API/direct p99', 'API CPU ms / batch'], whitelistRows(r.phases)),
     '',
     'Where an API batch\'s time goes (mean ms over the last 10 batches of each size, from their Temporal histories)',
     '',

@@ -4,7 +4,9 @@ import { groupByOwner } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
 import type { JsonClient } from '../http';
 import { closedLoop, type LoadResult } from '../load';
+import { cpuMs } from '../proc';
 import type { BenchStack } from '../stack';
+import { round } from '../stats';
 
 // Case 3: whitelist batches of fresh entries through the API (workflow, precheck activity, one
 // apply activity per owning node), against the same changes posted straight to their owning
@@ -16,6 +18,8 @@ export interface WhitelistRuns {
   direct: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
   apiBatches: Array<{ batchId: string; httpMs: number }>;
+  /** CPU time the API process used per batch (summed over the API batches only). */
+  apiCpuMsPerBatch: number;
 }
 
 function freshChanges(size: number): WhitelistChange[] {
@@ -55,6 +59,7 @@ export async function runWhitelistCase(stack: BenchStack, http: JsonClient, size
   const apiBatches: WhitelistRuns['apiBatches'] = [];
   const errors = { api: 0, direct: 0, first: undefined as string | undefined };
   let apiWall = 0;
+  let apiCpu = 0;
   let directWall = 0;
   for (let i = 0; i < count; i++) {
     // Alternate which goes first, so that neither always runs right after the other's I/O.
@@ -64,7 +69,9 @@ export async function runWhitelistCase(stack: BenchStack, http: JsonClient, size
       const t0 = performance.now();
       try {
         if (side === 'api') {
+          const cpuBefore = cpuMs(stack.api.pid);
           const batchId = await viaApi(stack, http, changes);
+          apiCpu += cpuMs(stack.api.pid) - cpuBefore;
           api.push(performance.now() - t0);
           apiBatches.push({ batchId, httpMs: performance.now() - t0 });
         } else {
@@ -83,6 +90,7 @@ export async function runWhitelistCase(stack: BenchStack, http: JsonClient, size
     api: { latenciesMs: api, wallMs: apiWall, errors: errors.api, firstError: errors.first },
     direct: { latenciesMs: dir, wallMs: directWall, errors: errors.direct, firstError: errors.first },
     apiBatches,
+    apiCpuMsPerBatch: round(apiCpu / Math.max(1, count), 2),
   };
 }
 

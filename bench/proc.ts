@@ -1,5 +1,22 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 
+// What the bench reads of its child processes from /proc: memory (case 4) and CPU time.
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ: 100 on Linux, whatever CONFIG_HZ is). */
+const USER_HZ = 100;
+
+/** CPU time (user + system, ms) a process has used so far; 0 when it cannot be read. */
+export function cpuMs(pid: number): number {
+  try {
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15 of stat.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+  } catch {
+    return 0;
+  }
+}
+
 // Peak resident memory of the bench's child processes, from /proc/<pid>/status: VmRSS now,
 // VmHWM the peak since the process started or since its counter was last reset (writing "5" to
 // /proc/<pid>/clear_refs, Linux >= 4.0). Resetting it at the start of a case makes VmHWM the
