@@ -1,5 +1,5 @@
+import { freePort } from '../config/free-port';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../config/config';
@@ -39,16 +39,6 @@ export interface StackOptions {
   log?: (line: string) => void;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export async function startBenchStack(options: StackOptions = {}): Promise<BenchStack> {
   const log = options.log ?? (() => undefined);

@@ -59,7 +59,9 @@ async function main() {
       storageNodes = nodes.map((n) => n.url);
     }
 
-    const env = { ...process.env, TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') };
+    // MALLOC_ARENA_MAX=2: Core runs many threads, and glibc's per-thread malloc arenas cost the
+    // worker about 50 MB of RSS for nothing (npm run bench: 395 → 347 MB after 600 executions).
+    const env = { MALLOC_ARENA_MAX: '2', ...process.env, TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') };
     const node = (name: string, script: string, readyPattern: RegExp): ChildService => {
       const service = startChildService(name, process.execPath, [path.join(projectRoot, 'dist', script)], { readyPattern, env });
       watch(name, service.exited, () => service.stop(15_000));

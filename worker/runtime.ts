@@ -1,19 +1,7 @@
-import { createServer } from 'node:net';
+import { freePort } from '../config/free-port';
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { pinoSdkLogger } from './sdk-logger';
-
-/** A loopback port that was free a moment ago (Core's exporter cannot tell us which port 0 got). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Installs the Temporal SDK runtime (once per process, before any worker): the SDK's log goes to
@@ -22,7 +10,8 @@ function freeLoopbackPort(): Promise<number> {
  * endpoint can append them.
  */
 export async function installRuntime(logger: Logger, sdkLogLevel: LogLevel): Promise<{ sdkMetricsUrl: string }> {
-  const bindAddress = `127.0.0.1:${await freeLoopbackPort()}`;
+  // Core's exporter cannot tell us which port 0 got, so it is given one.
+  const bindAddress = `127.0.0.1:${await freePort()}`;
   Runtime.install({
     logger: pinoSdkLogger(logger.child({ component: 'temporal-sdk' }, { level: sdkLogLevel.toLowerCase() })),
     telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true, unitSuffix: true } } },
