@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { SMALL_ORDER_Y_HEX } from '../support/small-order-keys';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import nacl from 'tweetnacl';
@@ -31,15 +32,7 @@ function withSPlusL(signatureHex: string): string {
 }
 
 /** libsodium's small-order blocklist (domain/ed25519.ts), each with both sign bits: 14 encodings. */
-const SMALL_ORDER = [
-  '0000000000000000000000000000000000000000000000000000000000000000',
-  '0100000000000000000000000000000000000000000000000000000000000000',
-  '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
-  'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
-  'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-  'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-  'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-].flatMap((hex) => {
+const SMALL_ORDER = SMALL_ORDER_Y_HEX.flatMap((hex) => {
   const b = Buffer.from(hex, 'hex');
   const flipped = Buffer.from(b);
   flipped[31] ^= 0x80;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { CANONICAL_SMALL_ORDER_COUNT, SMALL_ORDER_Y_HEX } from '../support/small-order-keys';
 import { createPublicKey, verify } from 'node:crypto';
 import nacl from 'tweetnacl';
 import { isCanonicalSignature, isWeakPublicKey, verifyEd25519 } from '../../domain/ed25519';
@@ -134,15 +135,7 @@ describe('domain/ed25519', () => {
   });
 
   it('when a key encodes a small-order point, with either sign bit, canonically or not, then isWeakPublicKey is true', () => {
-    const ys = [
-      '0000000000000000000000000000000000000000000000000000000000000000',
-      '0100000000000000000000000000000000000000000000000000000000000000',
-      '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
-      'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
-      'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-      'edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-      'eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-    ];
+    const ys = SMALL_ORDER_Y_HEX;
     for (const y of ys) {
       const enc = fromHex(y);
       assert.equal(isWeakPublicKey(enc), true, y);
@@ -151,13 +144,7 @@ describe('domain/ed25519', () => {
   });
 
   it('when the blocklist entries are decoded on the curve, then each is a point whose order divides 8 and the base point is not', () => {
-    const canonical = [
-      '0000000000000000000000000000000000000000000000000000000000000000',
-      '0100000000000000000000000000000000000000000000000000000000000000',
-      '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
-      'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
-      'ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f',
-    ];
+    const canonical = SMALL_ORDER_Y_HEX.slice(0, CANONICAL_SMALL_ORDER_COUNT);
     for (const y of canonical) {
       for (const enc of [fromHex(y), flipBit(fromHex(y), 255)]) {
         const pt = decodePoint(enc);
