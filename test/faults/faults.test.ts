@@ -96,8 +96,9 @@ describe('faults: real processes killed and restarted', function () {
       const wl = await request(stack.apiUrl, 'POST', '/chain/whitelists/', { token: stack.token, json: spread(), headers: { timeout: '2000' } });
       assert.equal(wl.status, 500, wl.text);
       assert.equal(wl.body.error, 'Internal Server Error');
-      // deadline 2 s + the API's 1 s margin + its 1 s "was it started?" check, plus slack for a loaded machine
-      assert.ok(Date.now() - wlStarted < 2000 + 1000 + 1000 + 2000, `whitelist answered in ${Date.now() - wlStarted} ms`);
+      // deadline 2 s + the API's 1 s margin + its 1 s "was it started?" check (4 s nominal); the bound
+      // is the same 8 s as for GET above, since a CI run saw 6.8 s while the channel was reconnecting.
+      assert.ok(Date.now() - wlStarted < 8_000, `whitelist answered in ${Date.now() - wlStarted} ms`);
       assert.equal((await api('GET', '/healthz')).status, 200, 'the API process is still up');
       assert.equal((await api('GET', '/readyz')).status, 503);
     } finally {
