@@ -1,17 +1,41 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
-import { NodeFailure } from '../workflows/definitions';
+import { NodeFailure, type QuickApplyInput } from '../workflows/definitions';
+import { applyQuickly } from './quick-apply';
 import { postApply, type ApplyRequest } from './storage-node-client';
+
+/** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
+export interface NodeRequestEvent {
+  node: string;
+  seconds: number;
+  error?: unknown;
+}
 
 export interface ActivityDeps {
   tokens: TokenStore;
   /** How long one apply request may take before it counts as a timeout. */
   nodeRequestTimeoutMs: number;
+  /** Told of every apply request (the worker's metrics); activities/ itself keeps no metrics. */
+  onNodeRequest?: (event: NodeRequestEvent) => void;
 }
 
 /** The activities of the worker, built from their dependencies (tests build them with real ones). */
 export function createActivities(deps: ActivityDeps) {
+  const post = async (request: ApplyRequest, timeoutMs: number): Promise<NodeResult[]> => {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const results = await postApply(request, { timeoutMs, signal: Context.current().cancellationSignal });
+      deps.onNodeRequest?.({ node: request.node, seconds: seconds() });
+      return results;
+    } catch (error) {
+      deps.onNodeRequest?.({ node: request.node, seconds: seconds(), error });
+      throw error;
+    }
+  };
+
   return {
     /** The batch's authorisation precheck: the token must still exist and cover every change. */
     async authorizeBatch(input: { tokenId: string; changes: WhitelistChange[] }): Promise<void> {
@@ -27,7 +51,12 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Applies one node's share of a batch (idempotent per batchId on the node). */
     async applyToNode(request: ApplyRequest) {
-      return postApply(request, { timeoutMs: deps.nodeRequestTimeoutMs, signal: Context.current().cancellationSignal });
+      return post(request, deps.nodeRequestTimeoutMs);
+    },
+
+    /** A node's share of a batch, tried until the batch's deadline; answers instead of throwing (run as a local activity). */
+    async applyToNodeQuickly(input: QuickApplyInput) {
+      return applyQuickly(input, { requestTimeoutMs: deps.nodeRequestTimeoutMs, post });
     },
   };
 }

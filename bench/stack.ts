@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../config/config';
+import { SERVICE_PROCESS_ENV } from '../scripts/lib/service-env';
 import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storage-nodes';
 import { temporalBinary } from '../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
@@ -83,6 +84,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     const taskQueue = `bench-${process.pid}`;
     const apiPort = await freePort();
     const env: NodeJS.ProcessEnv = {
+      ...SERVICE_PROCESS_ENV,
       ...process.env,
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_NAMESPACE: settings.namespace,

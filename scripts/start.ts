@@ -4,6 +4,7 @@ import { startChildService, type ChildService } from './lib/child-service';
 import { startStorageNode } from './lib/storage-nodes';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
+import { SERVICE_PROCESS_ENV } from './lib/service-env';
 
 const LOCAL_NODE_PORTS = [4101, 4102, 4103];
 
@@ -59,9 +60,7 @@ async function main() {
       storageNodes = nodes.map((n) => n.url);
     }
 
-    // MALLOC_ARENA_MAX=2: Core runs many threads, and glibc's per-thread malloc arenas cost the
-    // worker about 50 MB of RSS for nothing (npm run bench: 395 → 347 MB after 600 executions).
-    const env = { MALLOC_ARENA_MAX: '2', ...process.env, TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') };
+    const env = { ...SERVICE_PROCESS_ENV, ...process.env, TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') };
     const node = (name: string, script: string, readyPattern: RegExp): ChildService => {
       const service = startChildService(name, process.execPath, [path.join(projectRoot, 'dist', script)], { readyPattern, env });
       watch(name, service.exited, () => service.stop(15_000));

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../activities';
+import { createActivities, type ActivityDeps } from '../activities';
 import type { Config } from '../config/config';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
@@ -46,7 +46,12 @@ function bundleInChild(options: { workflowsPath: string; workflowInterceptorModu
 }
 
 /** Builds and starts a worker for the service's workflows and activities. */
-export async function startWorker(config: Config, address: string, overrides: Partial<WorkerOptions> = {}): Promise<RunningWorker> {
+export async function startWorker(
+  config: Config,
+  address: string,
+  overrides: Partial<WorkerOptions> = {},
+  hooks: Pick<ActivityDeps, 'onNodeRequest'> = {},
+): Promise<RunningWorker> {
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, address));
   // A caller that brings its own workflow code, or a webpack hook (a function: it cannot cross
   // into the child), gets the SDK's in-process bundling.
@@ -68,7 +73,7 @@ export async function startWorker(config: Config, address: string, overrides: Pa
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     ...(code !== undefined ? { workflowBundle: { code } } : overrides.workflowBundle === undefined ? { workflowsPath: require.resolve('../workflows') } : {}),
-    activities: createActivities({ tokens: new TokenStore(config.apiTokensFile), nodeRequestTimeoutMs: 10_000 }),
+    activities: createActivities({ tokens: new TokenStore(config.apiTokensFile), nodeRequestTimeoutMs: 10_000, ...hooks }),
     ...TUNING,
     ...overrides,
   });

@@ -42,13 +42,17 @@ async function main() {
   }
 
   const address = config.temporal.address ?? '127.0.0.1:7233';
-  const running = await startWorker(config, address, {
-    interceptors: { activity: [metrics.activityInterceptor] },
-    // On shutdown, running activities (each bounded by its 10 s node request timeout) get 10 s to
-    // finish; 13 s forces the stop, before `npm start` would SIGKILL us at 15 s.
-    shutdownGraceTime: '10s',
-    shutdownForceTime: '13s',
-  });
+  const running = await startWorker(
+    config,
+    address,
+    {
+      // On shutdown, running activities (each bounded by its 10 s node request timeout) get 10 s to
+      // finish; 13 s forces the stop, before `npm start` would SIGKILL us at 15 s.
+      shutdownGraceTime: '10s',
+      shutdownForceTime: '13s',
+    },
+    { onNodeRequest: metrics.recordNodeRequest },
+  );
   lifecycle.info({ taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace }, `worker polling task queue ${config.temporal.taskQueue}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {

@@ -1,4 +1,4 @@
-import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { NodeRequestEvent } from '../activities';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** What applyToNode's failure says about the node; the ApplicationFailure type, or `error`. */
@@ -13,10 +13,10 @@ function failureReason(err: unknown): string {
 export interface WorkerMetrics {
   readonly registry: Registry;
   /**
-   * Activity interceptor that times every `applyToNode` attempt per storage node and counts its
-   * failures. It wraps the activities from outside (worker options), so activities/ stays metric-free.
+   * Records one apply request to a storage node (latency by node and outcome, failures by reason).
+   * The activities call it through their `onNodeRequest` hook, so activities/ stays metric-free.
    */
-  readonly activityInterceptor: ActivityInterceptorsFactory;
+  readonly recordNodeRequest: (event: NodeRequestEvent) => void;
 }
 
 /** Creates the storage node metrics and Node's process metrics. */
@@ -25,7 +25,7 @@ export function createWorkerMetrics(): WorkerMetrics {
   collectDefaultMetrics({ register: registry });
   const latency = new Histogram({
     name: 'intent_storage_node_request_duration_seconds',
-    help: 'Latency of one apply request (one activity attempt) to a storage node, by node and outcome (ok or failed)',
+    help: 'Latency of one apply request to a storage node, by node and outcome (ok or failed)',
     labelNames: ['node', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
@@ -37,23 +37,9 @@ export function createWorkerMetrics(): WorkerMetrics {
     registers: [registry],
   });
 
-  const activityInterceptor: ActivityInterceptorsFactory = (ctx) => ({
-    inbound: {
-      async execute(input, next) {
-        const node = (input.args[0] as { node?: unknown } | undefined)?.node;
-        if (ctx.info.activityType !== 'applyToNode' || typeof node !== 'string') return next(input);
-        const stop = latency.startTimer({ node });
-        try {
-          const result = await next(input);
-          stop({ outcome: 'ok' });
-          return result;
-        } catch (err) {
-          stop({ outcome: 'failed' });
-          failures.inc({ node, reason: failureReason(err) });
-          throw err;
-        }
-      },
-    },
-  });
-  return { registry, activityInterceptor };
+  const recordNodeRequest = ({ node, seconds, error }: NodeRequestEvent) => {
+    latency.observe({ node, outcome: error === undefined ? 'ok' : 'failed' }, seconds);
+    if (error !== undefined) failures.inc({ node, reason: failureReason(error) });
+  };
+  return { registry, recordNodeRequest };
 }

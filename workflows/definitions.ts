@@ -5,6 +5,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
+import type { NodeResult } from '../domain/whitelist-batch-plan';
 import type { WhitelistChange } from '../domain/whitelist-messages';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
@@ -96,3 +97,33 @@ export const NodeFailure = {
   timeout: 'NodeTimeout',
   forbidden: 'Forbidden',
 } as const;
+
+/** True when a failure of this type may hide an apply that reached the node (see NodeFailure). */
+export function mayHaveApplied(type: string): boolean {
+  return type !== NodeFailure.unreachable && type !== NodeFailure.rejected;
+}
+
+/** True when another quick attempt may help: the node was not reached, or did not answer in time. */
+export function isRetryableNodeFailure(type: string): boolean {
+  return type === NodeFailure.unreachable || type === NodeFailure.timeout;
+}
+
+/** A node's share of a batch, tried a few times until the batch's deadline (one local activity). */
+export interface QuickApplyInput {
+  node: string;
+  batchId: string;
+  changes: WhitelistChange[];
+  /** Epoch ms: no attempt is started or waited for past this. */
+  deadlineAt: number;
+  attempts: number;
+  /** Backoff before attempt n + 1 is backoffMs * 2^(n - 1). */
+  backoffMs: number;
+}
+
+export type QuickApplyResult =
+  | { status: 'applied'; results: NodeResult[] }
+  /** The node failed for good (refused, non-2xx, unreadable, out of attempts): the batch fails. */
+  | { status: 'failed'; type: string; message: string; maybeApplied: boolean }
+  /** The deadline came first: the node is retried after the answer. */
+  | { status: 'late'; message: string; maybeApplied: boolean };
+

@@ -16,6 +16,8 @@ export interface DevServerSettings {
   logLevel: string;
   headless: boolean;
   searchAttributes: Record<string, string>;
+  /** SQLite pragmas for the database file (`--sqlite-pragma NAME=VALUE`). */
+  sqlitePragmas: Record<string, string>;
   dynamicConfig: Record<string, unknown>;
 }
 
@@ -32,6 +34,7 @@ export function readDevServerSettings(overrides: Partial<DevServerSettings> = {}
     logLevel: raw.logLevel ?? 'warn',
     headless: raw.headless === true,
     searchAttributes: raw.searchAttributes ?? {},
+    sqlitePragmas: raw.sqlitePragmas ?? {},
     dynamicConfig: raw.dynamicConfig ?? {},
     ...overrides,
   };
@@ -48,6 +51,7 @@ export function devServerArgs(s: DevServerSettings): string[] {
   else args.push('--ui-port', String(s.uiPort));
   if (s.dbFilename) args.push('--db-filename', s.dbFilename);
   for (const [key, type] of Object.entries(s.searchAttributes)) args.push('--search-attribute', `${key}=${type}`);
+  for (const [key, value] of Object.entries(s.sqlitePragmas)) args.push('--sqlite-pragma', `${key}=${value}`);
   for (const [key, value] of Object.entries(s.dynamicConfig)) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   return args;
 }

@@ -1,0 +1,44 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { isRetryableNodeFailure, mayHaveApplied, NodeFailure, type QuickApplyInput, type QuickApplyResult } from '../workflows/definitions';
+import type { NodeResult } from '../domain/whitelist-batch-plan';
+import type { ApplyRequest } from './storage-node-client';
+
+function failureOf(err: unknown): { type: string; message: string } {
+  if (err instanceof ApplicationFailure && err.type) return { type: err.type, message: err.message };
+  return { type: NodeFailure.timeout, message: err instanceof Error ? err.message : String(err) };
+}
+
+/**
+ * A batch's first tries at one node, before the HTTP answer: up to `attempts` requests with a
+ * backoff, none running or waited for past `deadlineAt`. It answers instead of throwing, so the
+ * workflow learns what every failed attempt implies (whether the node may have applied the batch)
+ * and not only the last one. Runs as a local activity: no task queue hop, no extra workflow task.
+ */
+export async function applyQuickly(
+  input: QuickApplyInput,
+  options: { requestTimeoutMs: number; post: (request: ApplyRequest, timeoutMs: number) => Promise<NodeResult[]> },
+): Promise<QuickApplyResult> {
+  let maybeApplied = false;
+  let last = `${input.node}: no attempt before the deadline`;
+  for (let attempt = 1; attempt <= input.attempts; attempt++) {
+    const remainingMs = input.deadlineAt - Date.now();
+    if (remainingMs <= 0) break;
+    try {
+      const results = await options.post(input, Math.min(options.requestTimeoutMs, remainingMs));
+      return { status: 'applied', results };
+    } catch (err) {
+      const { type, message } = failureOf(err);
+      if (mayHaveApplied(type)) maybeApplied = true;
+      last = `${input.node}: ${message}`;
+      const pastDeadline = Date.now() >= input.deadlineAt;
+      if (type === NodeFailure.timeout && pastDeadline) break;
+      if (!isRetryableNodeFailure(type) || attempt === input.attempts) return { status: 'failed', type, message: last, maybeApplied };
+      const backoffMs = input.backoffMs * 2 ** (attempt - 1);
+      if (Date.now() + backoffMs >= input.deadlineAt) break;
+      await new Promise((resolve) => setTimeout(resolve, backoffMs));
+    }
+  }
+  // Out of time, not out of attempts: the batch answers 408 and the node is retried afterwards.
+  // Whatever an earlier run of this activity (a worker that died mid-task) sent may have landed.
+  return { status: 'late', message: last, maybeApplied: true };
+}
