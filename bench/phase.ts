@@ -35,7 +35,7 @@ export async function runPhase(
 
   say(`${workers} worker(s): warm-up`);
   await runSubmitCase(stack, http, client, 10, 10);
-  await runWhitelistCase(stack, http, 10, 2);
+  await runWhitelistCase(stack, http, client, 10, 2);
 
   const submitMem = new PeakRss(pids()).start();
   const submit: PhaseResult['submit'] = [];
@@ -51,9 +51,9 @@ export async function runPhase(
   const whitelist: PhaseResult['whitelist'] = [];
   for (const size of BATCH_SIZES) {
     say(`${workers} worker(s): case 3, ${opts.batches} batches of ${size} per side`);
-    const runs = await runWhitelistCase(stack, http, size, opts.batches);
+    const runs = await runWhitelistCase(stack, http, client, size, opts.batches);
     const timeline = await batchTimeline(client, runs.apiBatches.slice(-TIMELINE_SAMPLE));
-    whitelist.push({ size, api: side(runs.api), direct: side(runs.direct), timeline, apiCpuMsPerBatch: runs.apiCpuMsPerBatch });
+    whitelist.push({ size, api: side(runs.api), direct: side(runs.direct), empty: side(runs.empty), timeline, apiCpuMsPerBatch: runs.apiCpuMsPerBatch });
   }
   say(`${workers} worker(s): case 5, batches of ${THROUGHPUT.size} from ${THROUGHPUT.concurrency} clients`);
   const tput = await runWhitelistThroughput(stack, http, THROUGHPUT.size, THROUGHPUT.batches, THROUGHPUT.concurrency);

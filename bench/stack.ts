@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../config/config';
-import { SERVICE_PROCESS_ENV } from '../scripts/lib/service-env';
+import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS } from '../scripts/lib/service-env';
 import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storage-nodes';
 import { temporalBinary } from '../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
@@ -19,6 +19,8 @@ export interface BenchStack {
   tmpDir: string;
   temporalAddress: string;
   taskQueue: string;
+  /** Task queue of the floor worker (bench/floor: a workflow that does nothing). */
+  floorTaskQueue: string;
   apiUrl: string;
   nodes: string[];
   /** Every scope: executions:prepare, executions:deposit, whitelist:*. */
@@ -106,13 +108,21 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
         env,
         logFile: path.join(logDir, `${name}.log`),
         readyPattern: /worker polling task queue/,
-        nodeArgs: options.nodeArgs,
+        nodeArgs: [...WORKER_NODE_ARGS, ...(options.nodeArgs ?? [])],
       });
       workers.push(worker);
       log(`${name} (pid ${worker.pid})`);
       return worker;
     };
     await addWorker();
+    const floorTaskQueue = `${taskQueue}-floor`;
+    const floor = await startNodeChild('floor-worker', dist('bench/floor/worker.js'), {
+      env: { ...env, FLOOR_TASK_QUEUE: floorTaskQueue },
+      logFile: path.join(logDir, 'floor-worker.log'),
+      readyPattern: /floor worker polling task queue/,
+    });
+    stoppers.push(() => floor.stop(5000));
+    log(`floor worker (pid ${floor.pid})`);
     api = await startNodeChild('api', dist('api/main.js'), {
       env,
       logFile: path.join(logDir, 'api.log'),
@@ -125,7 +135,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       [api!, ...workers]
         .map((c) => `--- ${c.name} (${c.logFile}) ---\n${readFileSync(c.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`)
         .join('\n');
-    return { tmpDir, temporalAddress: temporal.address, taskQueue, apiUrl, nodes, token, api, workers, logTails, addWorker, stop };
+    return { tmpDir, temporalAddress: temporal.address, taskQueue, floorTaskQueue, apiUrl, nodes, token, api, workers, logTails, addWorker, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -45,7 +45,7 @@ function submitRows(phases: PhaseResult[]) {
 
 function whitelistRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.map(({ size, api, direct, apiCpuMsPerBatch }) => {
+    p.whitelist.map(({ size, api, direct, empty, apiCpuMsPerBatch }) => {
       const p50 = ratio(api.p50Ms, direct.p50Ms);
       return [
         p.workers,
@@ -54,6 +54,8 @@ function whitelistRows(phases: PhaseResult[]) {
         `${ms(direct.p50Ms)} / ${ms(direct.p99Ms)}${errs(direct.errors)}`,
         size === 100 ? `**${p50}** ${mark(p50 <= TARGETS.batch100P50RatioMax)}` : `${p50}`,
         ratio(api.p99Ms, direct.p99Ms),
+        `${ms(empty.p50Ms)} / ${ms(empty.p99Ms)}${errs(empty.errors)}`,
+        ratio(empty.p50Ms, direct.p50Ms),
         apiCpuMsPerBatch,
       ];
     }),
@@ -111,9 +113,9 @@ export function renderTables(r: BenchResults): string {
       [[v.shippedOpsPerSec, v.bareCryptoOpsPerSec, v.tweetnaclOpsPerSec, ratio(v.shippedOpsPerSec, v.bareCryptoOpsPerSec), ratio(v.shippedOpsPerSec, v.tweetnaclOpsPerSec)]],
     ),
     '',
-    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out`,
+    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and the floor: a workflow that does nothing, started like a batch (update-with-start)`,
     '',
-    table(['workers', 'changes', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p50 (100: ≤ 3)', 'API/direct p99', 'API CPU ms / batch'], whitelistRows(r.phases)),
+    table(['workers', 'changes', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p50 (100: ≤ 3)', 'API/direct p99', 'empty workflow p50 / p99 ms', 'empty workflow/direct p50', 'API CPU ms / batch'], whitelistRows(r.phases)),
     '',
     'Where an API batch\'s time goes (mean ms over the last 10 batches of each size, from their Temporal histories)',
     '',

@@ -24,7 +24,7 @@ export interface RunningWorker {
  *   ever woken.
  */
 const TUNING: Partial<WorkerOptions> = {
-  maxCachedWorkflows: 400,
+  maxCachedWorkflows: Number(process.env.EXP_CACHE || 400),
 };
 
 /**

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { toChecksumAddress } from '../../domain/eoa';
 import { groupByOwner } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
@@ -6,16 +7,21 @@ import type { JsonClient } from '../http';
 import { closedLoop, type LoadResult } from '../load';
 import { cpuMs } from '../proc';
 import type { BenchStack } from '../stack';
+import { emptyAnswerUpdate } from '../floor/workflows';
 import { round } from '../stats';
 
-// Case 3: whitelist batches of fresh entries through the API (workflow, precheck activity, one
-// apply activity per owning node), against the same changes posted straight to their owning
-// nodes in parallel with a fresh batchId: the fan-out without Temporal. One batch at a time,
-// alternating API and direct, so both see the same machine.
+// Case 3: whitelist batches of fresh entries through the API (a workflow: precheck and one apply
+// per owning node as local activities), against the same changes posted straight to their owning
+// nodes in parallel with a fresh batchId: the fan-out without Temporal. A third side measures the
+// floor: a workflow that does nothing, started and answered the way the API starts a batch
+// (update-with-start), from this process. One call at a time, rotating the order of the three,
+// so that all see the same machine.
 
 export interface WhitelistRuns {
   api: LoadResult;
   direct: LoadResult;
+  /** The empty workflow (bench/floor) by update-with-start: what one workflow costs on this server. */
+  empty: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
   apiBatches: Array<{ batchId: string; httpMs: number }>;
   /** CPU time the API process used per batch (summed over the API batches only). */
@@ -50,21 +56,35 @@ async function direct(stack: BenchStack, http: JsonClient, changes: WhitelistCha
   );
 }
 
-/** `count` batches of `size` changes each way, one at a time, API and direct interleaved. */
-export async function runWhitelistCase(stack: BenchStack, http: JsonClient, size: number, count: number): Promise<WhitelistRuns> {
+async function emptyWorkflow(stack: BenchStack, client: Client): Promise<void> {
+  const startWorkflowOperation = new WithStartWorkflowOperation('emptyBatchWorkflow', {
+    workflowId: `bench-floor:${randomUUID()}`,
+    taskQueue: stack.floorTaskQueue,
+    workflowIdConflictPolicy: 'FAIL',
+  });
+  await client.workflow.executeUpdateWithStart(emptyAnswerUpdate, { startWorkflowOperation });
+}
+
+const ORDERS: Array<Array<'api' | 'direct' | 'empty'>> = [
+  ['api', 'direct', 'empty'],
+  ['direct', 'empty', 'api'],
+  ['empty', 'api', 'direct'],
+];
+
+/** `count` batches of `size` changes each way (and `count` empty workflows), one at a time, interleaved. */
+export async function runWhitelistCase(stack: BenchStack, http: JsonClient, client: Client, size: number, count: number): Promise<WhitelistRuns> {
   const batches = Array.from({ length: 2 * count }, () => freshChanges(size));
   http.dropIdle();
   const api: number[] = [];
   const dir: number[] = [];
+  const empty: number[] = [];
   const apiBatches: WhitelistRuns['apiBatches'] = [];
-  const errors = { api: 0, direct: 0, first: undefined as string | undefined };
-  let apiWall = 0;
+  const errors = { api: 0, direct: 0, empty: 0, first: undefined as string | undefined };
+  const wall = { api: 0, direct: 0, empty: 0 };
   let apiCpu = 0;
-  let directWall = 0;
   for (let i = 0; i < count; i++) {
-    // Alternate which goes first, so that neither always runs right after the other's I/O.
-    const order: Array<'api' | 'direct'> = i % 2 === 0 ? ['api', 'direct'] : ['direct', 'api'];
-    for (const side of order) {
+    // Rotate which goes first, so that none always runs right after another's I/O.
+    for (const side of ORDERS[i % ORDERS.length]) {
       const changes = batches[side === 'api' ? 2 * i : 2 * i + 1];
       const t0 = performance.now();
       try {
@@ -74,21 +94,24 @@ export async function runWhitelistCase(stack: BenchStack, http: JsonClient, size
           apiCpu += cpuMs(stack.api.pid) - cpuBefore;
           api.push(performance.now() - t0);
           apiBatches.push({ batchId, httpMs: performance.now() - t0 });
-        } else {
+        } else if (side === 'direct') {
           await direct(stack, http, changes);
           dir.push(performance.now() - t0);
+        } else {
+          await emptyWorkflow(stack, client);
+          empty.push(performance.now() - t0);
         }
       } catch (err) {
         errors[side]++;
         errors.first ??= (err as Error).message;
       }
-      if (side === 'api') apiWall += performance.now() - t0;
-      else directWall += performance.now() - t0;
+      wall[side] += performance.now() - t0;
     }
   }
   return {
-    api: { latenciesMs: api, wallMs: apiWall, errors: errors.api, firstError: errors.first },
-    direct: { latenciesMs: dir, wallMs: directWall, errors: errors.direct, firstError: errors.first },
+    api: { latenciesMs: api, wallMs: wall.api, errors: errors.api, firstError: errors.first },
+    direct: { latenciesMs: dir, wallMs: wall.direct, errors: errors.direct, firstError: errors.first },
+    empty: { latenciesMs: empty, wallMs: wall.empty, errors: errors.empty, firstError: errors.first },
     apiBatches,
     apiCpuMsPerBatch: round(apiCpu / Math.max(1, count), 2),
   };
