@@ -24,7 +24,7 @@ export interface RunningWorker {
  *   ever woken.
  */
 const TUNING: Partial<WorkerOptions> = {
-  maxCachedWorkflows: Number(process.env.EXP_CACHE || 400),
+  maxCachedWorkflows: 400,
 };
 
 /**

@@ -90,4 +90,33 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     const completed = (history.events ?? []).filter((e) => e.activityTaskCompletedEventAttributes);
     assert.equal(completed.length, 1, 'the slow applyToNode completed');
   });
+
+  it('when SIGTERM arrives while the first round of a batch (a local activity) waits on a slow node, then the worker finishes it: the batch is answered 200 and the worker exits 0', async () => {
+    const [live] = nodes;
+    const env = stackEnv(stack, { TEMPORAL_TASK_QUEUE: taskQueue, WORKER_METRICS_PORT: '0' });
+    const second = await startServiceProcess('worker-metrics-2', 'worker/main.js', `worker polling task queue ${taskQueue}`, env);
+    try {
+      await setFault(live, { delayMs: 2500 });
+      const answer = batch([ownedBy(live)], { timeout: '9000' });
+      // Signal once the first round runs: the precheck (the batch's first local activity) is done
+      // when Core has timed it, and the apply starts right after it.
+      const until = Date.now() + 5000;
+      while (metricSum(await scrape(second.url), 'temporal_local_activity_execution_latency_seconds_count', { activity_type: 'authorizeBatch' }) < 1) {
+        assert.ok(Date.now() < until, 'the precheck ran within 5 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      second.child.kill('SIGTERM');
+      const res = await answer;
+      assert.equal(res.status, 200, res.text);
+      assert.equal(await second.exited, 0);
+      const history = await stack.client.workflow.getHandle(whitelistBatchWorkflowId(res.headers.get('x-batch-id')!)).fetchHistory();
+      const types = (history.events ?? []).map((e) => e.eventType);
+      assert.equal(types.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length, 1, 'one workflow task, not retried elsewhere');
+      assert.ok(types.includes(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED));
+    } finally {
+      await setFault(live, { delayMs: 0 });
+      await second.stop(15_000);
+    }
+  });
 });
