@@ -158,6 +158,33 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
     await eventually(() => holds(1, batch[1]), 10_000);
   });
 
+  it('when a node answers after 9 s, longer than a workflow task may run (10 s timeout, 8 s heartbeat), then the first round keeps waiting within a 14 s Timeout and the batch is 200', async function () {
+    this.timeout(40_000);
+    const batch = spread();
+    await setFault(stack.nodes[2].url, { delayMs: 9000 });
+    const started = Date.now();
+    const res = await postBatch(stack, batch, { headers: { timeout: '14000' } });
+    const took = Date.now() - started;
+    assert.equal(res.status, 200, res.text);
+    assert.ok(took >= 9000 && took < 14_000, `answered when the slow node did (${took} ms)`);
+    for (const [i, change] of batch.entries()) assert.equal(await holds(i, change), true);
+  });
+
+  it('when one node refuses at once while another is slow, then the answer is 500 once the slow node has answered (within the deadline), and every change is reverted', async function () {
+    this.timeout(30_000);
+    const batch = spread();
+    await setFault(stack.nodes[0].url, { fault: 'http500' });
+    await setFault(stack.nodes[1].url, { delayMs: 1500 });
+    const started = Date.now();
+    const res = await postBatch(stack, batch, { headers: LONG_DEADLINE });
+    const took = Date.now() - started;
+    assert.equal(res.status, 500, res.text);
+    assert.ok(took >= 1500 && took < 10_000, `answered after the slow node (${took} ms)`);
+    await eventually(async () => !(await holds(1, batch[1])) && !(await holds(2, batch[2])), 10_000);
+    await setFault(stack.nodes[0].url, { fault: 'none' });
+    assert.equal(await holds(0, batch[0]), false, 'the refusing node applied nothing');
+  });
+
   it('when a node answers non-JSON, then it is 500 and the other nodes\' changes are reverted', async function () {
     this.timeout(30_000);
     const batch = spread();
