@@ -6,9 +6,12 @@ import { internal } from './errors';
 // sha256(node + '\n' + key) is highest. Adding a node moves only the keys that the new node wins;
 // every process with the same node list computes the same owner.
 
+/** A SHA-256 implementation: @noble/hashes' by default (pure JS, fits the workflow sandbox); the API passes node:crypto's. */
+export type Sha256 = (data: Uint8Array) => Uint8Array;
+
 /** The first 8 bytes of sha256(node + '\n' + key): the node's weight for this key. */
-function weight(node: string, key: string): Uint8Array {
-  return sha256(utf8ToBytes(`${node}\n${key}`)).subarray(0, 8);
+function weight(node: string, key: string, hash: Sha256): Uint8Array {
+  return hash(utf8ToBytes(`${node}\n${key}`)).subarray(0, 8);
 }
 
 /** Bytewise (big-endian) comparison of two equal-length weights. */
@@ -22,12 +25,12 @@ function compare(a: Uint8Array, b: Uint8Array): number {
  * the lexicographically smaller node so that the answer does not depend on the list's order.
  * @throws ServiceError 500 when `nodes` is empty.
  */
-export function ownerOf(key: string, nodes: readonly string[]): string {
+export function ownerOf(key: string, nodes: readonly string[], hash: Sha256 = sha256): string {
   if (nodes.length === 0) throw internal('no storage nodes configured');
   let best = nodes[0];
-  let bestWeight = weight(best, key);
+  let bestWeight = weight(best, key, hash);
   for (let i = 1; i < nodes.length; i++) {
-    const w = weight(nodes[i], key);
+    const w = weight(nodes[i], key, hash);
     const c = compare(w, bestWeight);
     if (c > 0 || (c === 0 && nodes[i] < best)) {
       best = nodes[i];
@@ -37,28 +40,43 @@ export function ownerOf(key: string, nodes: readonly string[]): string {
   return best;
 }
 
+/** Items grouped by owning node, each with its index in the original list. */
+export type OwnerGroups<T> = Map<string, { index: number; item: T }[]>;
+
 /**
  * Splits `items` by owning node. Each entry keeps the item's index in `items` (the request
  * order, for assembling answers); within a node, items stay in request order. The map holds only
  * nodes that own something, in the order of `nodes`.
  * @throws ServiceError 500 when `nodes` is empty and `items` is not.
  */
-export function groupByOwner<T>(
-  items: readonly T[],
-  keyOf: (item: T) => string,
-  nodes: readonly string[],
-): Map<string, { index: number; item: T }[]> {
+export function groupByOwner<T>(items: readonly T[], keyOf: (item: T) => string, nodes: readonly string[], hash: Sha256 = sha256): OwnerGroups<T> {
+  const groups = groupByGivenOwners(
+    items,
+    items.map((item) => ownerOf(keyOf(item), nodes, hash)),
+    nodes,
+  );
+  // Owners computed from `nodes` always fit.
+  if (!groups) throw internal('rendezvous grouping lost an item');
+  return groups;
+}
+
+/**
+ * The same grouping from owners computed elsewhere (`owners[i]` owns `items[i]`), or undefined
+ * when they do not fit: another length, or an owner that is not one of `nodes`.
+ */
+export function groupByGivenOwners<T>(items: readonly T[], owners: readonly string[], nodes: readonly string[]): OwnerGroups<T> | undefined {
+  if (owners.length !== items.length) return undefined;
   const byNode = new Map<string, { index: number; item: T }[]>();
-  items.forEach((item, index) => {
-    const owner = ownerOf(keyOf(item), nodes);
-    const list = byNode.get(owner);
-    if (list) list.push({ index, item });
-    else byNode.set(owner, [{ index, item }]);
-  });
-  const ordered = new Map<string, { index: number; item: T }[]>();
+  for (let index = 0; index < items.length; index++) {
+    const list = byNode.get(owners[index]);
+    if (list) list.push({ index, item: items[index] });
+    else byNode.set(owners[index], [{ index, item: items[index] }]);
+  }
+  const ordered: OwnerGroups<T> = new Map();
   for (const node of nodes) {
     const list = byNode.get(node);
     if (list && !ordered.has(node)) ordered.set(node, list);
   }
-  return ordered;
+  const placed = [...ordered.values()].reduce((n, list) => n + list.length, 0);
+  return placed === items.length ? ordered : undefined;
 }

@@ -21,10 +21,17 @@ const VERB: Readonly<Record<OpType, 'add' | 'remove'>> = { add_entry: 'add', rem
  * @throws ServiceError 400 when `entry` is not `0x` + 40 hex digits.
  */
 export function confirmationMessage(change: WhitelistChange): string {
-  const entry = toChecksumAddress(change.entry);
+  return confirmationOfChecksummed({ ...change, entry: toChecksumAddress(change.entry) });
+}
+
+/**
+ * confirmationMessage for a change whose entry is already in EIP-55 form (what the API hands the
+ * batch workflow): the same text without hashing the address again.
+ */
+export function confirmationOfChecksummed(change: WhitelistChange): string {
   return change.op_type === 'add_entry'
-    ? `${entry} added to ${change.kind} whitelist`
-    : `${entry} removed from ${change.kind} whitelist`;
+    ? `${change.entry} added to ${change.kind} whitelist`
+    : `${change.entry} removed from ${change.kind} whitelist`;
 }
 
 /**
@@ -46,5 +53,10 @@ export function hasScopeFor(scopes: readonly string[], change: Pick<WhitelistCha
  * @throws ServiceError 400 when `entry` is not `0x` + 40 hex digits.
  */
 export function ownerKey(change: Pick<WhitelistChange, 'kind' | 'entry'>): string {
-  return `${change.kind}:${toChecksumAddress(change.entry)}`;
+  return ownerKeyOfChecksummed({ kind: change.kind, entry: toChecksumAddress(change.entry) });
+}
+
+/** ownerKey for an entry already in EIP-55 form (the API's parsed changes): no second keccak. */
+export function ownerKeyOfChecksummed(change: Pick<WhitelistChange, 'kind' | 'entry'>): string {
+  return `${change.kind}:${change.entry}`;
 }

@@ -62,6 +62,12 @@ export interface WhitelistBatchInput {
   changes: WhitelistChange[];
   /** Storage node base URLs; owners are chosen by rendezvous hashing over this list. */
   nodes: string[];
+  /**
+   * The owner (one of `nodes`) of each change, in request order, as the API computed it with the
+   * same rendezvous hashing: SHA-256 in the workflow sandbox costs about as much as the rest of a
+   * batch. Absent in batches started by older versions; the workflow then computes them itself.
+   */
+  owners?: string[];
   deadlineMs: number;
 }
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure, ActivityFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { groupByOwner } from '../domain/rendezvous';
-import { confirmationMessage, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
+import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
+import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
 import { inverseChanges, type NodeResult } from '../domain/whitelist-batch-plan';
 import {
   NodeFailure,
@@ -77,7 +77,8 @@ function failureMessage(err: unknown): string {
 export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchSummary> {
   const { batchId, changes } = input;
   let outcome: WhitelistBatchOutcome | undefined;
-  const groups = groupByOwner(changes, ownerKey, input.nodes);
+  // The API's owners when they fit the nodes, else (older batches) the same hashing here.
+  const groups = (input.owners && groupByGivenOwners(changes, input.owners, input.nodes)) || groupByOwner(changes, ownerKey, input.nodes);
   const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
 
   const summary = (): WhitelistBatchSummary => ({ batchId, outcome, nodes: Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress])) });
@@ -169,7 +170,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   return summary();
 }
 
-type Groups = ReturnType<typeof groupByOwner<WhitelistChange>>;
+type Groups = OwnerGroups<WhitelistChange>;
 
 const settled = (nodes: Map<string, NodeState>) => [...nodes.values()].every((s) => s.progress !== 'pending');
 const failed = (nodes: Map<string, NodeState>) => [...nodes.values()].find((s) => s.progress === 'failed');
@@ -178,13 +179,13 @@ const failed = (nodes: Map<string, NodeState>) => [...nodes.values()].find((s) =
 function decideOutcome(input: WhitelistBatchInput, groups: Groups, nodes: Map<string, NodeState>): WhitelistBatchOutcome {
   const firstFailure = failed(nodes);
   if (firstFailure) return { status: 500, confirmations: [], errorMessage: `storage node failed: ${firstFailure.failure}` };
-  if (settled(nodes)) return { status: 200, confirmations: input.changes.map(confirmationMessage) };
+  if (settled(nodes)) return { status: 200, confirmations: input.changes.map(confirmationOfChecksummed) };
   const confirmed = input.changes
     .filter((_, index) => {
       for (const [node, items] of groups) if (items.some((i) => i.index === index)) return nodes.get(node)!.progress === 'applied';
       return false;
     })
-    .map(confirmationMessage);
+    .map(confirmationOfChecksummed);
   return { status: 408, confirmations: confirmed, errorMessage: `not every storage node answered within ${input.deadlineMs} ms; the rest is being retried` };
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { groupByOwner, ownerOf } from '../../domain/rendezvous';
+import { groupByGivenOwners, groupByOwner, ownerOf } from '../../domain/rendezvous';
 import { ServiceError } from '../../domain/errors';
 
 const NODES = ['http://127.0.0.1:7001', 'http://127.0.0.1:7002', 'http://127.0.0.1:7003'];
@@ -71,5 +71,23 @@ describe('domain/rendezvous', () => {
     assert.equal(ownerOf('user:0xabc', ['only']), 'only');
     assert.throws(() => ownerOf('user:0xabc', []), (e: unknown) => e instanceof ServiceError && e.status === 500);
     assert.equal(groupByOwner([], (s: string) => s, []).size, 0);
+  });
+
+  it('when ownerOf is given node:crypto SHA-256 (what the API passes), then it picks the same owners as with the default pure-JS one', () => {
+    const nodeSha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
+    for (const key of keys) assert.equal(ownerOf(key, NODES, nodeSha256), ownerOf(key, NODES), key);
+  });
+
+  it('when the owners are given, then groupByGivenOwners groups exactly as groupByOwner does', () => {
+    const items = keys.slice(0, 300);
+    const owners = items.map((k) => ownerOf(k, NODES));
+    assert.deepEqual(groupByGivenOwners(items, owners, NODES), groupByOwner(items, (k) => k, NODES));
+  });
+
+  it('when the given owners do not fit (another length, a node not in the list), then groupByGivenOwners answers undefined', () => {
+    const items = keys.slice(0, 3);
+    assert.equal(groupByGivenOwners(items, [NODES[0], NODES[1]], NODES), undefined);
+    assert.equal(groupByGivenOwners(items, [NODES[0], NODES[1], 'http://elsewhere:1'], NODES), undefined);
+    assert.ok(groupByGivenOwners(items, [NODES[0], NODES[1], NODES[1]], NODES));
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { confirmationMessage, hasScopeFor, ownerKey, requiredScopes, type WhitelistChange } from '../../domain/whitelist-messages';
+import { confirmationMessage, confirmationOfChecksummed, hasScopeFor, ownerKey, ownerKeyOfChecksummed, requiredScopes, type WhitelistChange } from '../../domain/whitelist-messages';
+import { toChecksumAddress } from '../../domain/eoa';
 
 const ENTRY = '0x52908400098527886E0F7030069857D2E4169EE7';
 
@@ -57,5 +58,17 @@ describe('domain/whitelist-messages', () => {
   it('when one address is spelled in different cases, then ownerKey is the same', () => {
     assert.equal(ownerKey({ kind: 'user', entry: ENTRY.toLowerCase() }), `user:${ENTRY}`);
     assert.equal(ownerKey({ kind: 'user', entry: ENTRY }), `user:${ENTRY}`);
+  });
+
+  it('when an entry is already in EIP-55 form, then the *OfChecksummed variants give what confirmationMessage and ownerKey give', () => {
+    for (const raw of ['0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', '0xFB6916095CA1DF60BB79CE92CE3EA74C37C5D359', ENTRY]) {
+      for (const change of [
+        { op_type: 'add_entry', kind: 'developer', entry: toChecksumAddress(raw) },
+        { op_type: 'remove_entry', kind: 'user', entry: toChecksumAddress(raw) },
+      ] as WhitelistChange[]) {
+        assert.equal(confirmationOfChecksummed(change), confirmationMessage(change));
+        assert.equal(ownerKeyOfChecksummed(change), ownerKey(change));
+      }
+    }
   });
 });
