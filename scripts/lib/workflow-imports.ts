@@ -1,0 +1,64 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+
+// Workflow code must stay deterministic: no I/O, no Node built-ins. This walks the value imports
+// of every module under workflows/ (type-only imports are erased at build time and do not count)
+// and reports any that reaches a Node built-in or a project folder other than workflows/ and
+// domain/ (the pure logic). Temporal's bundler refuses built-ins too, but only when a worker
+// starts; this says which file and which import, at lint time.
+
+const IMPORT = /\b(import|export)\s+(type\s+)?(?:[\w*${}\s,]*?\s+from\s+)?['"]([^'"]+)['"]/g;
+const ALLOWED_DIRS = ['workflows', 'domain'];
+const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+
+/** Value (not type-only) module specifiers of a TypeScript source. */
+export function valueImports(source: string): string[] {
+  const found: string[] = [];
+  for (const m of source.matchAll(IMPORT)) {
+    if (m[2]) continue; // `import type` / `export type`
+    found.push(m[3]);
+  }
+  return found;
+}
+
+function resolveLocal(from: string, specifier: string): string | undefined {
+  const base = path.resolve(path.dirname(from), specifier);
+  for (const candidate of [`${base}.ts`, path.join(base, 'index.ts')]) if (existsSync(candidate)) return candidate;
+  return undefined;
+}
+
+/** Problems found under `root` (a project root), as "file: import" lines; empty when clean. */
+export function checkWorkflowImports(root: string): string[] {
+  const problems: string[] = [];
+  const start = readdirSync(path.join(root, 'workflows'))
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => path.join(root, 'workflows', f));
+  const seen = new Set<string>();
+  const queue = [...start];
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const rel = path.relative(root, file);
+    for (const specifier of valueImports(readFileSync(file, 'utf8'))) {
+      if (BUILTINS.has(specifier) || BUILTINS.has(specifier.split('/')[0])) {
+        problems.push(`${rel}: imports the Node built-in ${specifier}`);
+        continue;
+      }
+      if (!specifier.startsWith('.')) continue; // a package: the bundler checks what it pulls in
+      const target = resolveLocal(file, specifier);
+      if (!target) {
+        problems.push(`${rel}: cannot resolve ${specifier}`);
+        continue;
+      }
+      const dir = path.relative(root, target).split(path.sep)[0];
+      if (!ALLOWED_DIRS.includes(dir)) {
+        problems.push(`${rel}: imports ${specifier} (${dir}/ is not workflow-safe; use \`import type\`)`);
+        continue;
+      }
+      queue.push(target);
+    }
+  }
+  return problems;
+}
