@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../config/config';
-import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS } from '../scripts/lib/service-env';
+import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from '../scripts/lib/service-env';
 import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storage-nodes';
 import { temporalBinary } from '../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
@@ -105,7 +105,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     const addWorker = async () => {
       const name = `worker-${workers.length + 1}`;
       const worker = await startNodeChild(name, dist('worker/main.js'), {
-        env,
+        env: { ...WORKER_PROCESS_ENV, ...env },
         logFile: path.join(logDir, `${name}.log`),
         readyPattern: /worker polling task queue/,
         nodeArgs: [...WORKER_NODE_ARGS, ...(options.nodeArgs ?? [])],

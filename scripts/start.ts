@@ -4,7 +4,7 @@ import { startChildService, type ChildService } from './lib/child-service';
 import { startStorageNode } from './lib/storage-nodes';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
-import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS } from './lib/service-env';
+import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
 
 const LOCAL_NODE_PORTS = [4101, 4102, 4103];
 
@@ -61,12 +61,12 @@ async function main() {
     }
 
     const env = { ...SERVICE_PROCESS_ENV, ...process.env, TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') };
-    const node = (name: string, script: string, readyPattern: RegExp, nodeArgs: readonly string[] = []): ChildService => {
-      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], { readyPattern, env });
+    const node = (name: string, script: string, readyPattern: RegExp, nodeArgs: readonly string[] = [], extraEnv: Readonly<Record<string, string>> = {}): ChildService => {
+      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], { readyPattern, env: { ...extraEnv, ...env } });
       watch(name, service.exited, () => service.stop(15_000));
       return service;
     };
-    const worker = node('worker', 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS);
+    const worker = node('worker', 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS, WORKER_PROCESS_ENV);
     await worker.ready;
     const api = node('api', 'api/main.js', /"msg":"api listening"/);
     await api.ready;

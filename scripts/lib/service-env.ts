@@ -9,6 +9,17 @@
 export const SERVICE_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
 
 /**
+ * Extra environment for the worker process only (again, the caller's environment wins).
+ *
+ * MALLOC_TRIM_THRESHOLD_ / MALLOC_MMAP_THRESHOLD_ = 128 KiB: glibc raises both thresholds
+ * dynamically as the process frees large blocks, after which freed memory stays in the heap
+ * instead of going back to the OS. Fixing them keeps the worker's RSS close to what it uses: in
+ * back-to-back `npm run bench` runs the worker's peaks went from 298–364 MB to 242–268 MB, with
+ * submit and batch figures within the run-to-run noise (README "Performance").
+ */
+export const WORKER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' };
+
+/**
  * Node flags for the worker process (`npm start`, `npm run worker`, `npm run bench`).
  *
  * --max-semi-space-size=2 (MB): V8's young generation, in each of the worker's two isolates (the
