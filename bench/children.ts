@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { stopChildProcess } from '../scripts/lib/child-service';
 
 /** A Node process the bench started, its output going to a log file (never to a pipe that could fill up). */
 export interface BenchChild {
@@ -43,13 +44,7 @@ export async function startNodeChild(
   closeSync(fd);
   track(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async (graceMs = 10_000) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = (graceMs = 10_000) => stopChildProcess(child, exited, graceMs);
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);
   for (;;) {
     const text = readFileSync(options.logFile, 'utf8');

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { readAnswer } from '../scripts/lib/read-answer';
 
 /**
  * A lean JSON-over-HTTP client for load generation: node:http with keep-alive sockets, no
@@ -18,21 +19,7 @@ export class JsonClient {
       const req = http.request(
         url,
         { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let parsed: unknown;
-            try {
-              parsed = text ? JSON.parse(text) : undefined;
-            } catch {
-              parsed = text;
-            }
-            resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers });
-          });
-          res.on('error', reject);
-        },
+        (res) => readAnswer(res).then((parsed) => resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers }), reject),
       );
       req.on('error', reject);
       req.end(payload);

@@ -13,6 +13,18 @@ export interface ChildService {
 }
 
 /**
+ * Stops `child`: `signal` (SIGTERM by default), then SIGKILL if it has not exited after `graceMs`;
+ * resolves once `exited` (the child's own exit promise) has. A child that has exited already is left alone.
+ */
+export async function stopChildProcess(child: ChildProcess, exited: Promise<unknown>, graceMs: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
  * Runs a long-lived child process, echoing its output with a `[name]` prefix (or dropping it), and
  * tells when it is ready by watching its stdout for a line.
  */
@@ -52,12 +64,6 @@ export function startChildService(
     child,
     ready,
     exited,
-    async stop(graceMs = 10_000, signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: (graceMs = 10_000, signal: NodeJS.Signals = 'SIGTERM') => stopChildProcess(child, exited, graceMs, signal),
   };
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { Connection } from '@temporalio/client';
 import { projectRoot } from '../../config/config';
+import { stopChildProcess } from './child-service';
 
 /** The settings of temporal-dev.yaml. */
 export interface DevServerSettings {
@@ -81,13 +82,7 @@ export async function startDevServer(
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const address = `${settings.ip}:${settings.port}`;
-  const stop = async (graceMs = 5000) => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = (graceMs = 5000) => stopChildProcess(child, exited, graceMs);
   try {
     await waitForNamespace(address, settings.namespace, options.readyTimeoutMs ?? 60_000, () => child.exitCode !== null);
   } catch (err) {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { readAnswer } from '../../scripts/lib/read-answer';
 
 /** One request of a load run: what to send, and the label its figures are kept under. */
 export interface LoadRequest {
@@ -59,21 +60,11 @@ function send<T extends LoadRequest>(agent: http.Agent, base: URL, request: T, t
         headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}), ...(request.headers ?? {}) },
         timeout: timeoutMs,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let body: unknown;
-          try {
-            body = text ? JSON.parse(text) : undefined;
-          } catch {
-            body = text;
-          }
-          resolve({ request, status: res.statusCode ?? 0, body, ms: elapsed() });
-        });
-        res.on('error', (err) => resolve({ request, status: 0, body: undefined, ms: elapsed(), error: err.message }));
-      },
+      (res) =>
+        readAnswer(res).then(
+          (body) => resolve({ request, status: res.statusCode ?? 0, body, ms: elapsed() }),
+          (err: Error) => resolve({ request, status: 0, body: undefined, ms: elapsed(), error: err.message }),
+        ),
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', (err) => resolve({ request, status: 0, body: undefined, ms: elapsed(), error: err.message }));
