@@ -6,6 +6,7 @@ import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
 import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { eventually } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
 import { metricSum, scrape } from '../support/prometheus';
@@ -72,13 +73,8 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     // The first round (a local activity) stopped at the deadline; the late node is now retried by
     // a regular activity. Signal once the worker has started it.
     const handle = stack.client.workflow.getHandle(whitelistBatchWorkflowId(res.headers.get('x-batch-id')!));
-    const until = Date.now() + 10_000;
-    for (;;) {
-      const { raw } = await handle.describe();
-      if (raw.pendingActivities?.some((a) => a.activityType?.name === 'applyToNode' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED)) break;
-      assert.ok(Date.now() < until, 'the retry activity started within 10 s');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const started = async () => (await handle.describe()).raw.pendingActivities?.some((a) => a.activityType?.name === 'applyToNode' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED);
+    await eventually(started, 10_000, 50); // the retry activity started within 10 s
     const signalled = Date.now();
     worker.child.kill('SIGTERM');
     assert.equal(await worker.exited, 0);
@@ -100,11 +96,8 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
       const answer = batch([ownedBy(live)], { timeout: '9000' });
       // Signal once the first round runs: the precheck (the batch's first local activity) is done
       // when Core has timed it, and the apply starts right after it.
-      const until = Date.now() + 5000;
-      while (metricSum(await scrape(second.url), 'temporal_local_activity_execution_latency_seconds_count', { activity_type: 'authorizeBatch' }) < 1) {
-        assert.ok(Date.now() < until, 'the precheck ran within 5 s');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      const prechecked = async () => metricSum(await scrape(second.url), 'temporal_local_activity_execution_latency_seconds_count', { activity_type: 'authorizeBatch' }) >= 1;
+      await eventually(prechecked, 5000, 50); // the precheck ran within 5 s
       await new Promise((r) => setTimeout(r, 300));
       second.child.kill('SIGTERM');
       const res = await answer;

@@ -3,8 +3,8 @@ import { CANONICAL_SMALL_ORDER_COUNT, SMALL_ORDER_Y_HEX } from '../support/small
 import { createPublicKey, verify } from 'node:crypto';
 import nacl from 'tweetnacl';
 import { isCanonicalSignature, isWeakPublicKey, verifyEd25519 } from '../../domain/ed25519';
+import { add, addLToS, decodePoint, type Point } from '../support/edwards25519';
 
-const L = (1n << 252n) + 27742317777372353535851937790883648493n;
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const fromHex = (h: string) => Uint8Array.from(Buffer.from(h, 'hex'));
 const seed = (n: number) => Uint8Array.from({ length: 32 }, (_, i) => (i * 31 + n) & 0xff);
@@ -21,50 +21,6 @@ function flipBit(bytes: Uint8Array, bit: number): Uint8Array {
   return out;
 }
 
-/** R || (S + L), S little-endian: the same signature in a non-canonical spelling. */
-function addLToS(sig: Uint8Array): Uint8Array {
-  let s = 0n;
-  for (let i = 63; i >= 32; i--) s = (s << 8n) | BigInt(sig[i]);
-  s += L;
-  const out = Uint8Array.from(sig);
-  for (let i = 32; i < 64; i++) {
-    out[i] = Number(s & 0xffn);
-    s >>= 8n;
-  }
-  assert.equal(s, 0n, 'S + L fits in 32 bytes');
-  return out;
-}
-
-// Minimal edwards25519 arithmetic (affine, BigInt) to re-derive the small-order blocklist.
-const P = (1n << 255n) - 19n;
-const mod = (a: bigint) => ((a % P) + P) % P;
-function pow(b: bigint, e: bigint): bigint {
-  let r = 1n;
-  b = mod(b);
-  for (; e > 0n; e >>= 1n, b = mod(b * b)) if (e & 1n) r = mod(r * b);
-  return r;
-}
-const inv = (a: bigint) => pow(a, P - 2n);
-const D = mod(-121665n * inv(121666n));
-type Point = { x: bigint; y: bigint };
-function add(a: Point, b: Point): Point {
-  const t = mod(D * a.x * b.x * a.y * b.y);
-  return { x: mod((a.x * b.y + a.y * b.x) * inv(1n + t)), y: mod((a.y * b.y + a.x * b.x) * inv(1n - t)) };
-}
-/** The point with this y (x's sign per the top bit), or undefined when none is on the curve. */
-function decodePoint(enc: Uint8Array): Point | undefined {
-  let y = 0n;
-  for (let i = 31; i >= 0; i--) y = (y << 8n) | BigInt(i === 31 ? enc[i] & 0x7f : enc[i]);
-  y = mod(y);
-  const u = mod(y * y - 1n);
-  const v = mod(D * y * y + 1n);
-  const x2 = mod(u * inv(v));
-  let x = pow(x2, (P + 3n) / 8n);
-  if (mod(x * x) !== x2) x = mod(x * pow(2n, (P - 1n) / 4n));
-  if (mod(x * x) !== x2) return undefined;
-  if (Number(x & 1n) !== enc[31] >> 7) x = mod(-x);
-  return { x, y };
-}
 function orderDivides8(pt: Point): boolean {
   let q = pt;
   for (let i = 0; i < 3; i++) q = add(q, q);
