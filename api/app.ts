@@ -9,6 +9,7 @@ import { errorMiddleware } from './error-middleware';
 import { ExecutionService } from './execution-service';
 import { createApiMetrics, type ApiMetrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
+import { createRateLimits } from './rate-limit';
 import { requestLog } from './request-log';
 import { docsRoutes } from './routes/docs';
 import { executionRoutes } from './routes/executions';
@@ -38,12 +39,13 @@ export function createApp(deps: AppDeps): ServiceApp {
   const executions = new ExecutionService(deps.client, deps.config);
   const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
   const metrics = createApiMetrics();
+  const limits = createRateLimits(deps.config);
 
   healthRoutes(router, deps);
   metricsRoutes(router, metrics.registry);
   docsRoutes(router, buildOpenApiDocument(deps.config));
-  executionRoutes(router, deps, executions);
-  whitelistRoutes(router, deps, whitelists);
+  executionRoutes(router, deps, executions, limits);
+  whitelistRoutes(router, deps, whitelists, limits);
 
   app.use(requestLog(deps.logger));
   app.use(metrics.middleware());
@@ -54,13 +56,16 @@ export function createApp(deps: AppDeps): ServiceApp {
     await next();
   });
   // Upstream of the router, so that it sees what allowedMethods made of the request first: a
-  // known path with another method is 405, only an unknown path is 404.
+  // known path with another method (or an unknown method, which the router answers 501) is 405
+  // with the router's `Allow` header (RFC 9110 §15.5.6); only an unknown path is 404.
   app.use(async (ctx, next) => {
     await next();
+    if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
+      throw new ServiceError(405, 'METHOD_NOT_ALLOWED', `method not allowed on this path; allowed: ${ctx.response.get('Allow')}`);
+    }
     if (ctx.status === 404 && ctx.body === undefined) throw notFound(`no route for ${ctx.method} ${ctx.path}`);
   });
   app.use(router.routes());
-  const methodNotAllowed = () => new ServiceError(405, 'METHOD_NOT_ALLOWED', 'method not allowed on this path');
-  app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
+  app.use(router.allowedMethods());
   return Object.assign(app, { router, metrics });
 }

@@ -31,11 +31,14 @@ export function errorMiddleware(logger: Logger) {
     } catch (thrown) {
       const err = toServiceError(thrown);
       const message = err.expose ? err.message : GENERIC_5XX;
-      if (err.status >= 500) {
+      if (err.status === 503) {
+        logger.warn({ reqId: ctx.state.requestId, err: err.cause ?? err, code: err.code, path: ctx.path }, 'request outcome unknown; answered 503');
+      } else if (err.status >= 500) {
         logger.error({ reqId: ctx.state.requestId, err: err.cause ?? err, code: err.code, path: ctx.path }, 'request failed');
       }
       ctx.status = err.status;
       if (err.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
+      if (err.retryAfterS !== undefined) ctx.set('Retry-After', String(err.retryAfterS));
       ctx.body =
         ctx.state.errorStyle === 'whitelist'
           ? { error: STATUS_CODES[err.status] ?? 'Error', errorMessage: message }

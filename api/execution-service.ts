@@ -5,7 +5,7 @@ import { intentHash as hashIntent } from '../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from '../domain/ed25519';
 import { decodeKey, decodeSignature, toHex } from '../domain/encoding';
 import { badRequest, conflict } from '../domain/errors';
-import { initialRecord, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';
+import { checkSubmit, initialRecord, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';
 import { buildSigningMessage } from '../domain/signing-message';
 import {
   EXECUTION_WORKFLOW_TYPE,
@@ -17,8 +17,10 @@ import {
   recordDepositUpdate,
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
+  type SubmitSignatureResult,
 } from '../workflows/definitions';
-import { mapTemporalError } from './temporal-errors';
+import { BoundedMap } from './bounded-map';
+import { mapTemporalError, updateFailureType } from './temporal-errors';
 
 export interface SubmitRequest {
   executionId: string;
@@ -40,17 +42,27 @@ interface ExecutionFacts {
   intentHash: string;
 }
 
-const FACTS_CACHE_MAX = 50_000;
-/** How long one Temporal call may take before the API answers 500 instead of hanging. */
+const CACHE_MAX = 50_000;
+/** How long one Temporal call may take before the API answers 503 (outcome unknown) instead of hanging. */
 const TEMPORAL_CALL_MS = 5_000;
 
 /**
  * The execution use-cases of the HTTP API. Signatures are verified here, with node:crypto, before
  * anything reaches the workflow: the workflow sandbox cannot run node:crypto, and the facts a
  * verification needs (signer key, intentHash) are fixed at prepare time and cached per execution.
+ *
+ * Retries and replays write nothing (docs/decisions/0020-replays-write-nothing.md): a submit or
+ * deposit the workflow already holds is rejected by its Update validator as a duplicate, which
+ * leaves no history event, and answered as a success. A signature or txHash this process has
+ * already seen accepted is answered from a query instead of an Update, so a flood of replays uses
+ * neither the workflow's Update budget nor its few in-flight Update slots.
  */
 export class ExecutionService {
-  private readonly facts = new Map<string, ExecutionFacts>();
+  private readonly facts = new BoundedMap<string, ExecutionFacts>(CACHE_MAX);
+  /** workflowId → the signature (canonical hex) that the workflow holds. */
+  private readonly storedSignatures = new BoundedMap<string, string>(CACHE_MAX);
+  /** workflowId → the txHash of the deposit that the workflow holds. */
+  private readonly storedDeposits = new BoundedMap<string, string>(CACHE_MAX);
 
   constructor(
     private readonly client: Client,
@@ -103,7 +115,7 @@ export class ExecutionService {
     } catch (err) {
       throw mapTemporalError(err, `execution ${executionId}`);
     }
-    this.remember(workflowId, { signerPublicKey: input.signerPublicKey, intentHash: input.intentHash });
+    this.facts.set(workflowId, { signerPublicKey: input.signerPublicKey, intentHash: input.intentHash });
     // The workflow starts from exactly this record (same pure function, same input).
     return initialRecord(input);
   }
@@ -132,29 +144,54 @@ export class ExecutionService {
     const signingMessage = buildSigningMessage({ domain: envelope.domain, executionId, address: envelope.address, intentHash: facts.intentHash, timestamp: envelope.timestamp });
     if (!verifyEd25519(new TextEncoder().encode(signingMessage), signature, key)) throw badRequest('signature does not verify');
 
+    const stored = toHex(signature);
+    if (this.storedSignatures.get(workflowId) === stored) {
+      // A replay of a signature the workflow holds: read the status instead of sending an Update.
+      const record = await this.get(wallet, executionId);
+      if (checkSubmit(record, stored) === 'duplicate') return record.status;
+    }
+    let result: SubmitSignatureResult;
     try {
-      const result = await this.call(() =>
+      result = await this.call(() =>
         this.client.workflow.getHandle(workflowId).executeUpdate(submitSignatureUpdate, {
-          args: [{ payload: { signature: toHex(signature), publicKey, connectEnvelope: { ...envelope }, submittedAt: new Date(this.clock()).toISOString() }, signingMessage }],
+          args: [{ payload: { signature: stored, publicKey, connectEnvelope: { ...envelope }, submittedAt: new Date(this.clock()).toISOString() }, signingMessage }],
         }),
       );
-      return result.status;
     } catch (err) {
-      throw mapTemporalError(err, `execution ${executionId}`, {
-        [ExecutionFailure.expired]: () => conflict('execution is EXPIRED', 'EXPIRED'),
-        [ExecutionFailure.signatureConflict]: () => conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT'),
-      });
+      const failure = updateFailureType(err);
+      if (failure?.type !== ExecutionFailure.duplicate) {
+        throw mapTemporalError(err, `execution ${executionId}`, {
+          [ExecutionFailure.expired]: () => conflict('execution is EXPIRED', 'EXPIRED'),
+          [ExecutionFailure.signatureConflict]: () => conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT'),
+        });
+      }
+      result = failure.detail as SubmitSignatureResult;
     }
+    this.storedSignatures.set(workflowId, stored);
+    return result.status;
   }
 
   async deposit(wallet: string, executionId: string, deposit: Deposit): Promise<ExecutionRecord> {
-    try {
-      return await this.call(() => this.client.workflow.getHandle(executionWorkflowId(wallet, executionId)).executeUpdate(recordDepositUpdate, { args: [deposit] }));
-    } catch (err) {
-      throw mapTemporalError(err, `execution ${executionId}`, {
-        [ExecutionFailure.depositRefused]: (message) => conflict(message, 'DEPOSIT_REFUSED'),
-      });
+    const workflowId = executionWorkflowId(wallet, executionId);
+    if (this.storedDeposits.get(workflowId) === deposit.txHash) {
+      // A replay of the deposit the workflow holds: answer the current record from a query.
+      const record = await this.get(wallet, executionId);
+      if (record.deposit?.txHash === deposit.txHash) return record;
     }
+    let record: ExecutionRecord;
+    try {
+      record = await this.call(() => this.client.workflow.getHandle(workflowId).executeUpdate(recordDepositUpdate, { args: [deposit] }));
+    } catch (err) {
+      const failure = updateFailureType(err);
+      if (failure?.type !== ExecutionFailure.duplicate) {
+        throw mapTemporalError(err, `execution ${executionId}`, {
+          [ExecutionFailure.depositRefused]: (message) => conflict(message, 'DEPOSIT_REFUSED'),
+        });
+      }
+      record = failure.detail as ExecutionRecord;
+    }
+    this.storedDeposits.set(workflowId, deposit.txHash);
+    return record;
   }
 
   private async factsOf(wallet: string, executionId: string): Promise<ExecutionFacts> {
@@ -163,13 +200,8 @@ export class ExecutionService {
     if (cached) return cached;
     const record = await this.get(wallet, executionId);
     const facts = { signerPublicKey: record.signerPublicKey, intentHash: record.intentHash };
-    this.remember(workflowId, facts);
-    return facts;
-  }
-
-  private remember(workflowId: string, facts: ExecutionFacts): void {
-    if (this.facts.size >= FACTS_CACHE_MAX) this.facts.delete(this.facts.keys().next().value!);
     this.facts.set(workflowId, facts);
+    return facts;
   }
 }
 

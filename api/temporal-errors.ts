@@ -1,19 +1,47 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, isGrpcServiceError } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  isGrpcServiceError,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { ServiceError, internal, notFound } from '../domain/errors';
+import { ServiceError, internal, notFound, unavailable } from '../domain/errors';
 
-/** The ApplicationFailure type behind a failed Update, if any. */
-export function updateFailureType(err: unknown): { type?: string; message: string } | undefined {
+/** The ApplicationFailure behind a failed Update, if any: its type, message and first detail. */
+export function updateFailureType(err: unknown): { type?: string; message: string; detail?: unknown } | undefined {
   if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
   const cause = err.cause;
-  if (cause instanceof ApplicationFailure) return { type: cause.type ?? undefined, message: cause.message };
+  if (cause instanceof ApplicationFailure) return { type: cause.type ?? undefined, message: cause.message, detail: cause.details?.[0] };
   return { message: cause?.message ?? err.message };
+}
+
+// gRPC codes that say "the call may or may not have taken effect; try again":
+// CANCELLED (our abort signal), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (the server shed load, e.g.
+// too many in-flight Updates on one workflow), UNAVAILABLE (the frontend is unreachable).
+const RETRYABLE_GRPC_CODES = new Set([1, 4, 8, 14]);
+
+/** Seconds a client should wait before retrying a call whose outcome is unknown. */
+export const UNKNOWN_OUTCOME_RETRY_AFTER_S = 1;
+
+/**
+ * True when a Temporal call failed without telling whether it took effect: a deadline or our
+ * abort signal, load shedding, or an unreachable frontend, anywhere in the error's cause chain.
+ */
+export function isUnknownOutcome(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
+    if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
+    if (isGrpcServiceError(e) && RETRYABLE_GRPC_CODES.has(e.code)) return true;
+  }
+  return false;
 }
 
 /**
  * Maps what the Temporal client throws to a ServiceError. `known` maps ApplicationFailure types of
- * rejected Updates to answers; everything unexpected (Temporal unreachable, deadline passed) is a
- * 500 whose details go only to the log.
+ * rejected Updates to answers. A call whose outcome is unknown (deadline passed, load shed,
+ * Temporal unreachable) is a 503 with Retry-After: every route makes the same request safe to
+ * repeat. Anything else is a 500 whose details go only to the log.
  */
 export function mapTemporalError(err: unknown, what: string, known: Record<string, (message: string) => ServiceError> = {}): ServiceError {
   if (err instanceof ServiceError) return err;
@@ -23,5 +51,8 @@ export function mapTemporalError(err: unknown, what: string, known: Record<strin
   if (err instanceof WorkflowExecutionAlreadyStartedError) return new ServiceError(409, 'ALREADY_EXISTS', `${what} already exists`);
   // A query or update sent to a workflow id that never existed surfaces as gRPC NOT_FOUND.
   if (isGrpcServiceError(err) && err.code === 5) return notFound(`${what} not found`);
+  if (isUnknownOutcome(err)) {
+    return unavailable('the service is busy or briefly unavailable and the outcome is unknown; the same request may be retried safely', UNKNOWN_OUTCOME_RETRY_AFTER_S, err);
+  }
   return internal(`temporal call failed for ${what}`, err);
 }

@@ -95,6 +95,10 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       API_TOKENS_FILE: tokensFile,
       PORT: String(apiPort),
       HOST: '127.0.0.1',
+      // One client address sends everything here: the rate limits have tests of their own.
+      RATE_LIMIT_PER_IP: '0',
+      RATE_LIMIT_PER_WALLET: '0',
+      RATE_LIMIT_PER_TOKEN: '0',
       // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
       WORKER_METRICS_PORT: '0',
     };

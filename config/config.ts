@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv } from 'ajv';
+import proxyaddr from 'proxy-addr';
 
 /** The project's root folder (config paths such as `data/tokens.json` are relative to it). */
 export const projectRoot = path.resolve(__dirname, '..', '..');
@@ -27,6 +28,13 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly executionTtlSeconds: number;
   readonly executionLingerSeconds: number;
+  /** Requests per `windowS` per client IP / wallet (routes without a token) / token id; 0 turns one off. */
+  readonly rateLimits: { readonly windowS: number; readonly perIp: number; readonly perWallet: number; readonly perToken: number };
+  /**
+   * The proxies whose X-Forwarded-For is believed (proxy-addr syntax: IPs, CIDRs, `loopback`,
+   * `uniquelocal`); empty: the client IP is the socket's peer and the header is ignored.
+   */
+  readonly trustProxy: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -65,6 +73,17 @@ const fileSchema = {
     bodyLimitBytes: { type: 'integer', minimum: 1024 },
     executionTtlSeconds: { type: 'integer', minimum: 1 },
     executionLingerSeconds: { type: 'integer', minimum: 0 },
+    rateLimits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        windowS: { type: 'integer', minimum: 1 },
+        perIp: { type: 'integer', minimum: 0 },
+        perWallet: { type: 'integer', minimum: 0 },
+        perToken: { type: 'integer', minimum: 0 },
+      },
+    },
+    trustProxy: { type: 'array', items: { type: 'string', minLength: 1 } },
   },
 } as const;
 
@@ -94,6 +113,15 @@ function checkUrl(name: string, value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`${name}: ${value} must be http(s)`);
   return value.replace(/\/+$/, '');
+}
+
+function checkTrustProxy(list: string[]): string[] {
+  try {
+    proxyaddr.compile(list);
+  } catch (err) {
+    throw new ConfigError(`TRUST_PROXY: ${(err as Error).message} (expected IPs, CIDRs, loopback, linklocal or uniquelocal)`);
+  }
+  return list;
 }
 
 /**
@@ -150,6 +178,13 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: envInt(env, 'BODY_LIMIT_BYTES', parsed.bodyLimitBytes ?? 65536, 1024),
     executionTtlSeconds: envInt(env, 'EXECUTION_TTL_S', parsed.executionTtlSeconds ?? 86400, 1),
     executionLingerSeconds: envInt(env, 'EXECUTION_LINGER_S', parsed.executionLingerSeconds ?? 604800, 0),
+    rateLimits: {
+      windowS: envInt(env, 'RATE_LIMIT_WINDOW_S', parsed.rateLimits?.windowS ?? 10, 1),
+      perIp: envInt(env, 'RATE_LIMIT_PER_IP', parsed.rateLimits?.perIp ?? 200, 0),
+      perWallet: envInt(env, 'RATE_LIMIT_PER_WALLET', parsed.rateLimits?.perWallet ?? 100, 0),
+      perToken: envInt(env, 'RATE_LIMIT_PER_TOKEN', parsed.rateLimits?.perToken ?? 2000, 0),
+    },
+    trustProxy: checkTrustProxy(envList(env, 'TRUST_PROXY') ?? parsed.trustProxy ?? []),
   };
   return deepFreeze(config);
 }

@@ -7,13 +7,16 @@ export class ServiceError extends Error {
   readonly code: string;
   readonly status: number;
   readonly expose: boolean;
+  /** Seconds for the `Retry-After` header (429, 503): when the same request may be sent again. */
+  readonly retryAfterS?: number;
 
-  constructor(status: number, code: string, message: string, options: { expose?: boolean; cause?: unknown } = {}) {
+  constructor(status: number, code: string, message: string, options: { expose?: boolean; cause?: unknown; retryAfterS?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ServiceError';
     this.status = status;
     this.code = code;
     this.expose = options.expose ?? status < 500;
+    if (options.retryAfterS !== undefined) this.retryAfterS = options.retryAfterS;
   }
 }
 
@@ -22,5 +25,12 @@ export const unauthorized = (message: string) => new ServiceError(401, 'UNAUTHOR
 export const forbidden = (message: string) => new ServiceError(403, 'FORBIDDEN', message);
 export const notFound = (message: string) => new ServiceError(404, 'NOT_FOUND', message);
 export const conflict = (message: string, code = 'CONFLICT') => new ServiceError(409, code, message);
+export const tooManyRequests = (message: string, retryAfterS: number) => new ServiceError(429, 'RATE_LIMITED', message, { retryAfterS });
+/**
+ * 503: the outcome is unknown (a deadline passed, the server shed load or was unreachable) and the
+ * same request may be sent again safely. The message is exposed: it tells the client what to do.
+ */
+export const unavailable = (message: string, retryAfterS: number, cause?: unknown) =>
+  new ServiceError(503, 'UNAVAILABLE', message, { expose: true, retryAfterS, cause });
 export const internal = (message: string, cause?: unknown) =>
   new ServiceError(500, 'INTERNAL', message, { expose: false, cause });

@@ -128,6 +128,8 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
  *   appended to `refusedDeposits` (once per txHash) for a refund; status unchanged;
  * - PREPARED: deposit stored, `applied`; to OPERATION_PENDING, or, when a signed payload is
  *   already stored, on to SIGNING (history gets OPERATION_PENDING then SIGNING, both at `at`).
+ * A deposit that changes nothing (a duplicate, or a refusal already recorded) returns `rec`
+ * itself: the workflow's Update validator relies on that identity to write nothing for it.
  */
 export function applyDeposit(
   rec: ExecutionRecord,

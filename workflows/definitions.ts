@@ -50,6 +50,13 @@ export const ExecutionFailure = {
   expired: 'ExecutionExpired',
   signatureConflict: 'SignatureConflict',
   depositRefused: 'DepositRefused',
+  /**
+   * The Update would change nothing (the same signature or txHash again): its validator rejects it,
+   * so a retry or a replay writes no history event and uses none of the workflow's Update budget.
+   * The failure's first detail is the answer: a SubmitSignatureResult for submitSignature, the
+   * ExecutionRecord for recordDeposit. The API answers it as a success.
+   */
+  duplicate: 'DuplicateUpdate',
 } as const;
 
 // ---- whitelist batches ----

@@ -6,6 +6,7 @@ import {
   expire,
   initialRecord,
   type Deposit,
+  type DepositOutcome,
   type ExecutionRecord,
 } from '../domain/execution-state';
 import {
@@ -17,6 +18,10 @@ import {
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
 } from './definitions';
+
+/** The validators' answer to an Update that would change nothing; `answer` is what the API returns. */
+const duplicate = (answer: unknown) =>
+  ApplicationFailure.create({ type: ExecutionFailure.duplicate, message: 'already applied; nothing changed', nonRetryable: true, details: [answer] });
 
 /**
  * One execution, from prepare to SIGNING or EXPIRED. The record lives here and nowhere else; every
@@ -46,16 +51,32 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     deposit(d);
   });
 
-  setHandler(recordDepositUpdate, (d) => {
-    const outcome = deposit(d);
+  const refuseDeposit = (outcome: DepositOutcome): void => {
     if (outcome === 'refused-expired') {
       throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message: 'execution is EXPIRED; the deposit was recorded for refund', nonRetryable: true });
     }
     if (outcome === 'refused-other-tx') {
       throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message: 'execution already has a deposit with another txHash; this one was recorded for refund', nonRetryable: true });
     }
-    return record;
-  });
+  };
+
+  setHandler(
+    recordDepositUpdate,
+    (d) => {
+      refuseDeposit(deposit(d));
+      return record;
+    },
+    {
+      // A deposit that would change nothing (its txHash is stored, or already recorded as refused)
+      // is answered here: a validator's rejection writes nothing to the history.
+      validator: (d) => {
+        const { record: next, outcome } = applyDeposit(record, d, now());
+        if (next !== record) return;
+        refuseDeposit(outcome);
+        throw duplicate(record);
+      },
+    },
+  );
 
   setHandler(
     submitSignatureUpdate,
@@ -64,7 +85,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
       return { status: record.status };
     },
     {
-      // Rejections here leave no trace in the history, so a client hammering a conflict costs nothing durable.
+      // Rejections here leave no trace in the history, so a client hammering a conflict, or replaying
+      // an accepted submit, costs nothing durable.
       validator: ({ payload }) => {
         const check = checkSubmit(record, payload.signature);
         if (check === 'expired') {
@@ -73,6 +95,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
         if (check === 'other-signature') {
           throw ApplicationFailure.create({ type: ExecutionFailure.signatureConflict, message: 'execution already holds a different signature', nonRetryable: true });
         }
+        if (check === 'duplicate') throw duplicate({ status: record.status });
       },
     },
   );

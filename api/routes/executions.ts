@@ -6,6 +6,7 @@ import type { Deposit } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../workflows/definitions';
 import { authenticate, requireScope } from '../auth';
 import type { ExecutionService, PrepareRequest, SubmitRequest } from '../execution-service';
+import type { RateLimits } from '../rate-limit';
 import { readJsonBody } from '../http-body';
 import { MAX_INTENT_DEPTH, depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBodySchema, walletParamSchema } from '../schemas';
 import { jsonDepth, validator } from '../validate';
@@ -31,13 +32,18 @@ function refuseOffCurveSigner(text: string): void {
   if (!isWeakPublicKey(key) && !isCurvePoint(key)) throw badRequest('signerPublicKey is not an ed25519 public key (not a point on the curve)');
 }
 
-/** The execution routes of DESIGN.md; error bodies are `{ error }`. */
-export function executionRoutes(router: Router, deps: AppDeps, executions: ExecutionService): void {
+/**
+ * The execution routes of DESIGN.md; error bodies are `{ error }`. Routes without a token are
+ * limited per client IP and wallet, routes with one per token id (api/rate-limit.ts).
+ */
+export function executionRoutes(router: Router, deps: AppDeps, executions: ExecutionService, limits: RateLimits): void {
   const limit = deps.config.bodyLimitBytes;
 
   router.post('/api/v1/executions/:wallet', async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
-    requireScope(authenticate(ctx, deps.tokens), 'executions:prepare');
+    const principal = authenticate(ctx, deps.tokens);
+    await limits.token(principal.id);
+    requireScope(principal, 'executions:prepare');
     const body = checkPrepare(await readJsonBody(ctx, limit));
     if (jsonDepth(body.intent, MAX_INTENT_DEPTH) > MAX_INTENT_DEPTH) throw badRequest(`intent is nested deeper than ${MAX_INTENT_DEPTH} levels`);
     refuseOffCurveSigner(body.signerPublicKey ?? wallet);
@@ -47,7 +53,7 @@ export function executionRoutes(router: Router, deps: AppDeps, executions: Execu
     ctx.body = { result: record };
   });
 
-  router.post('/api/v1/executions/:wallet/submit', async (ctx) => {
+  router.post('/api/v1/executions/:wallet/submit', limits.publicRoute, async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const body = checkSubmit(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
@@ -59,13 +65,15 @@ export function executionRoutes(router: Router, deps: AppDeps, executions: Execu
   router.post('/api/v1/executions/:wallet/:executionId/deposit', async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
-    requireScope(authenticate(ctx, deps.tokens), 'executions:deposit');
+    const principal = authenticate(ctx, deps.tokens);
+    await limits.token(principal.id);
+    requireScope(principal, 'executions:deposit');
     const body = checkDeposit(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
     ctx.body = { result: await executions.deposit(wallet, executionId, body) };
   });
 
-  router.get('/api/v1/executions/:wallet/:executionId', async (ctx) => {
+  router.get('/api/v1/executions/:wallet/:executionId', limits.publicRoute, async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);

@@ -7,6 +7,7 @@ import { whitelistBatchWorkflowId } from '../../workflows/definitions';
 import { authenticate } from '../auth';
 import { readJsonBody } from '../http-body';
 import { whitelistBodySchema } from '../schemas';
+import type { RateLimits } from '../rate-limit';
 import { validator } from '../validate';
 import type { WhitelistService } from '../whitelist-service';
 import type { AppDeps } from '../app';
@@ -25,13 +26,14 @@ export function batchDeadlineMs(header: string | string[] | undefined, request: 
 }
 
 /** `POST /chain/whitelists/`: checks in DESIGN.md's order (401, 400, 403), then the batch workflow. */
-export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: WhitelistService): void {
+export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: WhitelistService, limits: RateLimits): void {
   const { request } = deps.config;
   const checkBody = validator<WhitelistChange[]>(whitelistBodySchema(Number.MAX_SAFE_INTEGER), 'request body');
 
   const handler = async (ctx: Context, _next: Next) => {
     ctx.state.errorStyle = 'whitelist';
     const principal = authenticate(ctx, deps.tokens);
+    await limits.token(principal.id);
     const body = await readJsonBody(ctx, deps.config.bodyLimitBytes);
     if (Array.isArray(body) && body.length > request.maxBatchLen) {
       throw badRequest(`the batch has ${body.length} changes; RequestConfig.MaxBatchLen is ${request.maxBatchLen}`);

@@ -43,6 +43,25 @@ describe('foundation: the real stack', () => {
     assert.equal((await request(stack.api.url, 'PROPFIND', '/healthz')).status, 405);
   });
 
+  it('when any known path is called with another method, then the 405 carries an Allow header naming its methods (RFC 9110)', async () => {
+    const cases: Array<[string, string, string]> = [
+      // GET /api/v1/executions/{wallet}/{executionId} also matches an execution named "submit"
+      ['PUT', '/api/v1/executions/w/submit', 'POST, HEAD, GET'],
+      ['DELETE', '/api/v1/executions/w/e1/deposit', 'POST'],
+      ['GET', '/chain/whitelists/', 'POST'],
+      ['POST', '/healthz', 'HEAD, GET'],
+      ['POST', '/readyz', 'HEAD, GET'],
+      ['DELETE', '/metrics', 'HEAD, GET'],
+      ['PUT', '/openapi.json', 'HEAD, GET'],
+      ['PROPFIND', '/healthz', 'HEAD, GET'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await request(stack.api.url, method, path);
+      assert.equal(res.status, 405, `${method} ${path}`);
+      assert.equal(res.headers.get('allow'), allow, `${method} ${path}`);
+    }
+  });
+
   it('when a route does not exist, then the answer is 404 with an error body', async () => {
     const res = await request(stack.api.url, 'GET', '/nope');
     assert.equal(res.status, 404);

@@ -62,6 +62,10 @@ export class ProcessStack {
       API_TOKENS_FILE: this.tokensFile,
       STORAGE_NODES: this.nodes.map((n) => n.url).join(','),
       LOG_LEVEL: 'warn',
+      // One client address sends everything here: the rate limits have tests of their own.
+      RATE_LIMIT_PER_IP: '0',
+      RATE_LIMIT_PER_WALLET: '0',
+      RATE_LIMIT_PER_TOKEN: '0',
       // any free port: a second worker on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
     };

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
+import { startApi, type RunningApi } from '../../api/server';
+import { executionWorkflowId } from '../../workflows/definitions';
+import { depositHttp, newWallet, prepare, sampleIntent, signedBody } from '../support/executions';
+import { request, type HttpAnswer } from '../support/http';
+import { getStack, type Stack } from '../support/stack';
+
+/** Sends `count` requests, `concurrency` at a time, and tallies the answers by status. */
+async function flood(count: number, concurrency: number, send: () => Promise<HttpAnswer>): Promise<{ byStatus: Map<number, number>; answers: HttpAnswer[] }> {
+  const answers: HttpAnswer[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        answers.push(await send());
+      }
+    }),
+  );
+  const byStatus = new Map<number, number>();
+  for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
+  return { byStatus, answers };
+}
+
+// Issue 12 §1: a submit body is public (GET returns it) and the submit route has no token, so its
+// replays must cost the execution nothing durable: no history event, no Update budget.
+describe('replays of accepted requests write nothing to the workflow history', function () {
+  this.timeout(180_000);
+  let stack: Stack;
+  let secondApi: RunningApi;
+  before(async () => {
+    stack = await getStack();
+    // A second API process of its own (no cache shared with the first): its replays reach the
+    // workflow's Update validator, the path a fleet of APIs takes.
+    secondApi = await startApi(stack.config, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: stack.logger });
+  });
+  after(async () => {
+    await secondApi?.close(1000);
+  });
+
+  /** The number of events in the execution's history, as `temporal workflow show` prints them. */
+  async function historyLength(workflowId: string): Promise<number> {
+    const { stdout } = await promisify(execFile)(stack.temporalBinary, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address], {
+      encoding: 'utf8',
+      env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return JSON.parse(stdout).events.length;
+  }
+
+  it('when an accepted submit is replayed 1,000 times (50 at a time, through two API processes), then the history gains 0 events, every answer is 200 with the status, and the execution still deposits to SIGNING by HTTP', async () => {
+    const wallet = newWallet();
+    const intent = sampleIntent();
+    const executionId = `replay-${randomUUID()}`;
+    assert.equal((await prepare(stack, wallet, { executionId, intent })).status, 201);
+    const body = signedBody(wallet, executionId, intent);
+    const path = `/api/v1/executions/${wallet.id}/submit`;
+    const first = await request(stack.api.url, 'POST', path, { json: body });
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(first.body, { result: { status: 'PREPARED' } });
+    const workflowId = executionWorkflowId(wallet.id, executionId);
+    const before = await historyLength(workflowId);
+
+    let i = 0;
+    const { byStatus, answers } = await flood(1000, 50, () => request(i++ % 2 === 0 ? stack.api.url : secondApi.url, 'POST', path, { json: body }));
+    for (const a of answers) {
+      if (a.status === 200) assert.deepEqual(a.body, { result: { status: 'PREPARED' } });
+      else {
+        // Only an honest "busy, retry" is allowed besides 200 (never 500): Temporal sheds the
+        // Updates past its in-flight limit per workflow before the second API has learned the answer.
+        assert.equal(a.status, 503, a.text);
+        assert.ok(Number(a.headers.get('retry-after')) >= 1);
+      }
+    }
+    assert.ok((byStatus.get(200) ?? 0) >= 900, `answers by status: ${JSON.stringify([...byStatus])}`);
+    assert.equal(await historyLength(workflowId), before, 'the replays added no history event');
+
+    const dep = await depositHttp(stack, wallet.id, executionId, { txHash: `0x${randomUUID().replace(/-/g, '')}` });
+    assert.equal(dep.status, 200, dep.text);
+    assert.equal(dep.body.result.status, 'SIGNING');
+    const afterDeposit = await historyLength(workflowId);
+
+    // The same signature after SIGNING, and the deposit again: 200 with the current state, no event.
+    const again = await flood(100, 20, () => request(secondApi.url, 'POST', path, { json: body }));
+    assert.deepEqual([...again.byStatus.keys()].filter((s) => s !== 503), [200]);
+    for (const a of again.answers.filter((x) => x.status === 200)) assert.deepEqual(a.body, { result: { status: 'SIGNING' } });
+    const depositReplays = await flood(100, 20, () =>
+      request(secondApi.url, 'POST', `/api/v1/executions/${wallet.id}/${executionId}/deposit`, { token: stack.tokens.all, json: dep.body.result.deposit }),
+    );
+    assert.deepEqual([...depositReplays.byStatus.keys()].filter((s) => s !== 503), [200]);
+    for (const a of depositReplays.answers.filter((x) => x.status === 200)) {
+      assert.equal(a.body.result.status, 'SIGNING');
+      assert.deepEqual(a.body.result.deposit, dep.body.result.deposit);
+    }
+    assert.equal(await historyLength(workflowId), afterDeposit, 'replays after SIGNING added no history event');
+  });
+
+  it('when a refused deposit is sent again, then it is 409 each time and recorded for refund once, with no new history event', async () => {
+    const wallet = newWallet();
+    const executionId = `replay-${randomUUID()}`;
+    assert.equal((await prepare(stack, wallet, { executionId })).status, 201);
+    assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0xfirst' })).status, 200);
+    const other = await depositHttp(stack, wallet.id, executionId, { txHash: '0xother' });
+    assert.equal(other.status, 409, other.text);
+    const workflowId = executionWorkflowId(wallet.id, executionId);
+    const before = await historyLength(workflowId);
+    for (let k = 0; k < 5; k++) {
+      const res = await depositHttp(stack, wallet.id, executionId, { txHash: '0xother' });
+      assert.equal(res.status, 409, res.text);
+      assert.match(res.body.error, /another txHash/);
+    }
+    assert.equal(await historyLength(workflowId), before);
+    const read = await request(stack.api.url, 'GET', `/api/v1/executions/${wallet.id}/${executionId}`);
+    assert.deepEqual(read.body.result.refusedDeposits.map((r: { txHash: string }) => r.txHash), ['0xother']);
+  });
+});
