@@ -7,7 +7,7 @@ import { depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBod
 type Json = Record<string, unknown>;
 
 /** A schema of api/schemas.ts as a component: its `$id` names it, and is dropped (it would re-base refs). */
-const component = (schema: { $id?: string }) => ({ ...schema, $id: undefined });
+const component = <T extends { $id?: string }>(schema: T): Omit<T, '$id'> & { $id: undefined } => ({ ...schema, $id: undefined });
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json) => ({ 'application/json': { schema } });
 
@@ -22,9 +22,36 @@ const execError = (description: string) => answer(description, ref('Error'));
 const wlError = (description: string, headers: Json = {}) => answer(description, ref('WhitelistError'), headers);
 const wwwAuthenticate = { 'WWW-Authenticate': { description: 'always `Bearer`', schema: { type: 'string', const: 'Bearer' } } };
 
+const retryAfter = { 'Retry-After': { description: 'seconds to wait before sending the same request again', schema: { type: 'string', pattern: '^[0-9]+$' } } };
+/** 429 and 503, which every business route may answer (api/rate-limit.ts, api/temporal-errors.ts). */
+const busy = (style: 'execution' | 'whitelist', limitedBy: string) => ({
+  429: answer(`over the rate limit ${limitedBy}; retry after Retry-After seconds`, ref(style === 'execution' ? 'Error' : 'WhitelistError'), retryAfter),
+  503: answer('the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds', ref(style === 'execution' ? 'Error' : 'WhitelistError'), retryAfter),
+});
+const perClient = 'of this client address or wallet';
+const perToken = 'of this token';
+
 const bearer = [{ bearerAuth: [] }];
 const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 const body = (name: string) => ({ required: true, content: json(ref(name)) });
+
+/** From prepare's 201 to the calls a client makes next on the same execution (OpenAPI links). */
+const executionLinks = Object.fromEntries(
+  (['getExecution', 'depositExecution', 'submitExecution'] as const).map((operationId) => [
+    operationId,
+    {
+      operationId,
+      parameters: {
+        wallet: '$response.body#/result/wallet',
+        ...(operationId === 'submitExecution' ? {} : { executionId: '$response.body#/result/executionId' }),
+      },
+      description:
+        operationId === 'submitExecution'
+          ? 'submit the signature of the execution just prepared (its executionId goes in the body)'
+          : `the ${operationId.replace('Execution', '')} of the execution just prepared`,
+    },
+  ]),
+);
 
 /** The execution routes (DESIGN.md "Executions"). */
 function executionPaths(): Json {
@@ -39,13 +66,17 @@ function executionPaths(): Json {
         parameters: [param('wallet'), param('requestId')],
         requestBody: body('PrepareRequest'),
         responses: {
-          201: answer('prepared; the record', ref('ExecutionRecordAnswer')),
+          201: {
+            ...answer('prepared; the record', ref('ExecutionRecordAnswer')),
+            links: executionLinks,
+          },
           400: execError('path, body or intent invalid (also: not application/json, not JSON)'),
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:prepare'),
           409: execError('this executionId already exists for the wallet'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
-          500: execError('internal (e.g. Temporal unreachable); no details'),
+          ...busy('execution', perToken),
+          500: execError('a fault of the service itself; no details'),
         },
       },
     },
@@ -63,7 +94,8 @@ function executionPaths(): Json {
           404: execError('no such execution for this wallet'),
           409: execError('the execution is EXPIRED or already holds another signature'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
-          500: execError('internal; no details'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
         },
       },
     },
@@ -84,7 +116,8 @@ function executionPaths(): Json {
           404: execError('no such execution for this wallet'),
           409: execError('another txHash is stored, or the execution is EXPIRED (recorded in refusedDeposits)'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
-          500: execError('internal; no details'),
+          ...busy('execution', perToken),
+          500: execError('a fault of the service itself; no details'),
         },
       },
     },
@@ -99,7 +132,8 @@ function executionPaths(): Json {
           200: answer('the record', ref('ExecutionRecordAnswer')),
           400: execError('path invalid'),
           404: execError('no such execution for this wallet'),
-          500: execError('internal; no details'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
         },
       },
     },
@@ -124,6 +158,7 @@ function whitelistOperation(operationId: string): Json {
       403: wlError('the token lacks the scope of some change (or was revoked before the batch ran); nothing applied', batchId),
       408: answer('some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied', ref('WhitelistTimeout'), batchId),
       413: wlError('body over bodyLimitBytes (64 KiB)'),
+      ...busy('whitelist', perToken),
       500: wlError('a node refused or answered unreadably; the batch is reverted on the other nodes', batchId),
     },
   };
@@ -142,6 +177,19 @@ function operationsPaths(): Json {
       200: { description: 'Prometheus text exposition format 0.0.4', headers: requestIdHeader, content: { 'text/plain': { schema: { type: 'string' } } } },
     }),
     '/openapi.json': plain('openapi', 'This document', { 200: answer('the OpenAPI 3.1 document', { type: 'object' }) }),
+  };
+}
+
+/** The submit body as the route checks it, with the configured domains as the enum they are. */
+function submitRequestSchema(allowedDomains: readonly string[]): Json {
+  const schema = component(submitBodySchema);
+  const envelope = schema.properties.connectEnvelope;
+  return {
+    ...schema,
+    properties: {
+      ...schema.properties,
+      connectEnvelope: { ...envelope, properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } } },
+    },
   };
 }
 
@@ -179,7 +227,7 @@ export function buildOpenApiDocument(config: Config): Json {
       },
       schemas: {
         PrepareRequest: component(prepareBodySchema),
-        SubmitRequest: component(submitBodySchema),
+        SubmitRequest: submitRequestSchema(config.allowedDomains),
         DepositRequest: component(depositBodySchema),
         WhitelistChange: component(whitelistChangeSchema),
         WhitelistRequest: { ...component(whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },

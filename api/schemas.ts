@@ -6,8 +6,25 @@
 export const WALLET_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
 export const EXECUTION_ID_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
 
+/**
+ * An ed25519 key: `0x` + 64 hex digits (any case) or base58 (Bitcoin alphabet, 32 to 44 characters).
+ * What a pattern cannot say is in the description, and answered 400 with its own message.
+ */
+export const PUBLIC_KEY_PATTERN = '^(0x[0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{32,44})$';
+/** An ed25519 signature: `0x` + 128 hex digits or base58 (64 to 88 characters). */
+export const SIGNATURE_PATTERN = '^(0x[0-9a-fA-F]{128}|[1-9A-HJ-NP-Za-km-z]{64,88})$';
+/** An EOA: `0x` + 40 hex digits; a mixed-case one must also pass its EIP-55 checksum. */
+export const EOA_PATTERN = '^0x[0-9a-fA-F]{40}$';
+
 export const walletParamSchema = { type: 'string', pattern: WALLET_PATTERN } as const;
 export const executionIdParamSchema = { type: 'string', pattern: EXECUTION_ID_PATTERN } as const;
+
+const publicKeySchema = (role: string) =>
+  ({
+    type: 'string',
+    pattern: PUBLIC_KEY_PATTERN,
+    description: `${role}: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key`,
+  }) as const;
 
 export const prepareBodySchema = {
   $id: 'PrepareRequest',
@@ -16,8 +33,8 @@ export const prepareBodySchema = {
   required: ['intent'],
   properties: {
     executionId: { type: 'string', pattern: EXECUTION_ID_PATTERN },
-    intent: { type: 'object' },
-    signerPublicKey: { type: 'string', minLength: 1, maxLength: 200 },
+    intent: { type: 'object', description: 'any JSON object, nested at most 32 levels' },
+    signerPublicKey: publicKeySchema('the key that must sign the submit (default: the wallet read as a base58 key)'),
     ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
   },
 } as const;
@@ -29,16 +46,20 @@ export const submitBodySchema = {
   required: ['executionId', 'publicKey', 'signature', 'connectEnvelope'],
   properties: {
     executionId: { type: 'string', pattern: EXECUTION_ID_PATTERN },
-    publicKey: { type: 'string', minLength: 1, maxLength: 200 },
-    signature: { type: 'string', minLength: 1, maxLength: 300 },
+    publicKey: publicKeySchema('the execution\'s signer key'),
+    signature: {
+      type: 'string',
+      pattern: SIGNATURE_PATTERN,
+      description: 'ed25519 signature of the signing message; base58 text must decode to exactly 64 bytes',
+    },
     connectEnvelope: {
       type: 'object',
       additionalProperties: false,
       required: ['address', 'domain', 'timestamp'],
       properties: {
-        address: { type: 'string', minLength: 1, maxLength: 128 },
-        domain: { type: 'string', minLength: 1, maxLength: 253 },
-        timestamp: { type: 'integer', minimum: 0, maximum: 253402300799 },
+        address: { type: 'string', pattern: WALLET_PATTERN, description: 'must equal the {wallet} path parameter' },
+        domain: { type: 'string', minLength: 1, maxLength: 253, description: 'one of the configured allowed domains' },
+        timestamp: { type: 'integer', minimum: 0, maximum: 253402300799, description: 'Unix seconds, at most envelopeMaxAgeS (300) from the server\'s clock' },
       },
     },
   },
@@ -64,7 +85,7 @@ export const whitelistChangeSchema = {
   properties: {
     op_type: { type: 'string', enum: ['add_entry', 'remove_entry'] },
     kind: { type: 'string', enum: ['developer', 'user'] },
-    entry: { type: 'string', minLength: 1, maxLength: 64 },
+    entry: { type: 'string', pattern: EOA_PATTERN, description: 'an EOA; mixed case must pass its EIP-55 checksum' },
   },
 } as const;
 

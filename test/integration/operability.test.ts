@@ -50,7 +50,10 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
     it('when the request schemas are compared, then they are the ones the routes validate with (batch limit from config)', () => {
       const strip = (s: object) => JSON.parse(JSON.stringify({ ...s, $id: undefined }));
       assert.deepEqual(doc.components.schemas.PrepareRequest, strip(schemas.prepareBodySchema));
-      assert.deepEqual(doc.components.schemas.SubmitRequest, strip(schemas.submitBodySchema));
+      // The submit schema, with the configured domains declared as the enum the service enforces.
+      const submitSchema = strip(schemas.submitBodySchema);
+      submitSchema.properties.connectEnvelope.properties.domain.enum = [...stack.config.allowedDomains];
+      assert.deepEqual(doc.components.schemas.SubmitRequest, submitSchema);
       assert.deepEqual(doc.components.schemas.DepositRequest, strip(schemas.depositBodySchema));
       assert.deepEqual(doc.components.schemas.WhitelistChange, strip(schemas.whitelistChangeSchema));
       assert.equal(doc.components.schemas.WhitelistRequest.maxItems, stack.config.request.maxBatchLen);
@@ -59,11 +62,15 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
 
     it('when every status of DESIGN.md is looked up, then each route documents it, with 413 and the whitelist 408 `result`', () => {
       const statuses = (p: string, m: string) => Object.keys(doc.paths[p][m].responses).sort();
-      assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'post'), ['201', '400', '401', '403', '409', '413', '500']);
-      assert.deepEqual(statuses('/api/v1/executions/{wallet}/submit', 'post'), ['200', '400', '404', '409', '413', '500']);
-      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/deposit', 'post'), ['200', '400', '401', '403', '404', '409', '413', '500']);
-      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}', 'get'), ['200', '400', '404', '500']);
-      for (const p of ['/chain/whitelists/', '/chain/whitelists']) assert.deepEqual(statuses(p, 'post'), ['200', '400', '401', '403', '408', '413', '500']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'post'), ['201', '400', '401', '403', '409', '413', '429', '500', '503']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/submit', 'post'), ['200', '400', '404', '409', '413', '429', '500', '503']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/deposit', 'post'), ['200', '400', '401', '403', '404', '409', '413', '429', '500', '503']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}', 'get'), ['200', '400', '404', '429', '500', '503']);
+      for (const p of ['/chain/whitelists/', '/chain/whitelists']) assert.deepEqual(statuses(p, 'post'), ['200', '400', '401', '403', '408', '413', '429', '500', '503']);
+      for (const s of ['429', '503']) assert.ok(doc.paths['/api/v1/executions/{wallet}/submit'].post.responses[s].headers['Retry-After'], `${s} documents Retry-After`);
+      const links = doc.paths['/api/v1/executions/{wallet}'].post.responses['201'].links;
+      assert.deepEqual(Object.keys(links).sort(), ['depositExecution', 'getExecution', 'submitExecution']);
+      assert.equal(links.getExecution.parameters.executionId, '$response.body#/result/executionId');
       assert.deepEqual(doc.components.schemas.WhitelistTimeout.required, ['error', 'errorMessage', 'result']);
       assert.deepEqual(statuses('/readyz', 'get'), ['200', '503']);
     });
