@@ -17,6 +17,10 @@ export interface LoadResult<T extends LoadRequest = LoadRequest> {
   ms: number;
   /** Set when no HTTP answer came back (connection refused or reset, timeout). */
   error?: string;
+  /** The Retry-After header of a 429 or 503. */
+  retryAfter?: string;
+  /** How many 503s this request got before its answer (open loop only: it retries them). */
+  unavailable?: number;
 }
 
 /**
@@ -62,7 +66,10 @@ function send<T extends LoadRequest>(agent: http.Agent, base: URL, request: T, t
       },
       (res) =>
         readAnswer(res).then(
-          (body) => resolve({ request, status: res.statusCode ?? 0, body, ms: elapsed() }),
+          (body) => {
+            const retryAfter = res.headers['retry-after'];
+            resolve({ request, status: res.statusCode ?? 0, body, ms: elapsed(), ...(retryAfter === undefined ? {} : { retryAfter }) });
+          },
           (err: Error) => resolve({ request, status: 0, body: undefined, ms: elapsed(), error: err.message }),
         ),
     );
@@ -70,6 +77,39 @@ function send<T extends LoadRequest>(agent: http.Agent, base: URL, request: T, t
     req.on('error', (err) => resolve({ request, status: 0, body: undefined, ms: elapsed(), error: err.message }));
     req.end(payload);
   });
+}
+
+/**
+ * An open-loop run: request i leaves at i / `perSecond` seconds whatever the answers before it,
+ * as independent clients do, so a rate above what the service can serve really overloads it.
+ * A 503 is what the API says when an outcome is unknown ("the same request may be retried
+ * safely"): each is sent again after its Retry-After, up to `maxAttempts` in all, as a client
+ * would; `ms` then spans the first send to the last answer, and `unavailable` counts the 503s.
+ */
+export async function runOpenLoop<T extends LoadRequest>(baseUrl: string, requests: readonly T[], perSecond: number, maxAttempts = 30, timeoutMs = 90_000): Promise<{ results: LoadResult<T>[]; seconds: number }> {
+  const url = new URL(baseUrl);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`the load client is for loopback only, not ${url.hostname}`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+  const started = process.hrtime.bigint();
+  const sinceStart = () => Number(process.hrtime.bigint() - started) / 1e6;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+  const one = async (request: T, index: number): Promise<LoadResult<T>> => {
+    await sleep((index * 1000) / perSecond - sinceStart());
+    const first = sinceStart();
+    let unavailable = 0;
+    for (;;) {
+      const result = await send(agent, url, request, timeoutMs);
+      if (result.status !== 503 || unavailable + 1 >= maxAttempts) return { ...result, ms: sinceStart() - first, unavailable };
+      unavailable++;
+      await sleep(1000 * Number(result.retryAfter ?? 1));
+    }
+  };
+  try {
+    const results = await Promise.all(requests.map(one));
+    return { results, seconds: sinceStart() / 1000 };
+  } finally {
+    agent.destroy();
+  }
 }
 
 /** The p-th percentile (0–100) of `values`, nearest rank. */
