@@ -1,10 +1,7 @@
 import Router from '@koa/router';
-import type { Client } from '@temporalio/client';
 import Koa from 'koa';
-import type { Logger } from 'pino';
-import type { Config } from '../config/config';
 import { ServiceError, notFound } from '../domain/errors';
-import type { TokenStore } from '../tokens/token-store';
+import type { AppDeps } from './deps';
 import { errorMiddleware } from './error-middleware';
 import { ExecutionService } from './execution-service';
 import { createApiMetrics, type ApiMetrics } from './metrics';
@@ -18,14 +15,6 @@ import { metricsRoutes } from './routes/metrics';
 import { whitelistRoutes } from './routes/whitelists';
 import { WhitelistService } from './whitelist-service';
 
-export interface AppDeps {
-  config: Config;
-  client: Client;
-  tokens: TokenStore;
-  logger: Logger;
-  /** Storage node base URLs the whitelist batches fan out to. */
-  storageNodes: readonly string[];
-}
 
 /** The Koa app, with its router (tests read the registered routes off it) and its metrics. */
 export type ServiceApp = Koa & { readonly router: Router; readonly metrics: ApiMetrics };

@@ -10,7 +10,7 @@ import type { RateLimits } from '../rate-limit';
 import { readJsonBody } from '../http-body';
 import { MAX_INTENT_DEPTH, depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBodySchema, walletParamSchema } from '../schemas';
 import { jsonDepth, validator } from '../validate';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 
 const checkWallet = validator<string>(walletParamSchema, 'wallet path parameter', '');
 const checkExecutionId = validator<string>(executionIdParamSchema, 'executionId path parameter', '');

@@ -10,7 +10,7 @@ import { whitelistBodySchema } from '../schemas';
 import type { RateLimits } from '../rate-limit';
 import { validator } from '../validate';
 import type { WhitelistService } from '../whitelist-service';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 
 const TIMEOUT_HEADER = /^[1-9][0-9]{0,15}$/;
 

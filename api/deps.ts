@@ -1,0 +1,14 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config';
+import type { TokenStore } from '../tokens/token-store';
+
+/** What the Koa app is built from (api/app.ts); routes take it too, so it lives apart from the app. */
+export interface AppDeps {
+  config: Config;
+  client: Client;
+  tokens: TokenStore;
+  logger: Logger;
+  /** Storage node base URLs the whitelist batches fan out to. */
+  storageNodes: readonly string[];
+}
