@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { Config } from '../config/config';
 import { intentHash as hashIntent } from '../domain/canonical';
-import { verifyEd25519, isWeakPublicKey } from '../domain/ed25519';
+import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { decodeKey, decodeSignature, toHex } from '../domain/encoding';
 import { badRequest, conflict } from '../domain/errors';
 import { checkSubmit, initialRecord, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { isCurvePoint, isWeakPublicKey } from '../../domain/ed25519';
+import { isCurvePoint, isWeakPublicKey } from '../ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
 import type { Deposit } from '../../domain/execution-state';

@@ -2,11 +2,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 
-// Workflow code must stay deterministic: no I/O, no Node built-ins. This walks the value imports
-// of every module under workflows/ (type-only imports are erased at build time and do not count)
-// and reports any that reaches a Node built-in or a project folder other than workflows/ and
-// domain/ (the pure logic). Temporal's bundler refuses built-ins too, but only when a worker
-// starts; this says which file and which import, at lint time.
+// Workflow code must stay deterministic: no I/O, no Node built-ins. A directory rule: every module
+// under workflows/ and domain/ (the pure logic, sandbox-safe whether a workflow uses it today or
+// not) may value-import only packages and modules of those two folders, never a Node built-in.
+// Type-only imports are erased at build time and do not count. Temporal's bundler refuses
+// built-ins too, but only when a worker starts; this says which file and which import, at lint time.
+// Node-only helpers live beside their callers (e.g. api/ed25519.ts, node:crypto).
 
 const IMPORT = /\b(import|export)\s+(type\s+)?(?:[\w*${}\s,]*?\s+from\s+)?['"]([^'"]+)['"]/g;
 const ALLOWED_DIRS = ['workflows', 'domain'];
@@ -31,9 +32,13 @@ function resolveLocal(from: string, specifier: string): string | undefined {
 /** Problems found under `root` (a project root), as "file: import" lines; empty when clean. */
 export function checkWorkflowImports(root: string): string[] {
   const problems: string[] = [];
-  const start = readdirSync(path.join(root, 'workflows'))
-    .filter((f) => f.endsWith('.ts'))
-    .map((f) => path.join(root, 'workflows', f));
+  const start = ALLOWED_DIRS.flatMap((dir) =>
+    existsSync(path.join(root, dir))
+      ? readdirSync(path.join(root, dir))
+          .filter((f) => f.endsWith('.ts'))
+          .map((f) => path.join(root, dir, f))
+      : [],
+  );
   const seen = new Set<string>();
   const queue = [...start];
   while (queue.length > 0) {

@@ -27,6 +27,18 @@ describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
     }
   });
 
+  it('when a domain module that no workflow imports reaches a Node built-in, then it is reported (domain/ is sandbox-safe as a folder)', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'wf-imports-'));
+    try {
+      for (const dir of ['workflows', 'domain']) mkdirSync(path.join(root, dir));
+      writeFileSync(path.join(root, 'workflows', 'a.ts'), 'export const a = 1;\n');
+      writeFileSync(path.join(root, 'domain', 'unused.ts'), "import { verify } from 'node:crypto';\nexport const v = verify;\n");
+      assert.deepEqual(checkWorkflowImports(root), ['domain/unused.ts: imports the Node built-in node:crypto']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('when a source mixes value, type-only and re-export imports, then valueImports lists only the value ones', () => {
     assert.deepEqual(valueImports("import a from 'x';\nimport type { B } from 'y';\nexport { c } from './z';\nexport type { D } from './w';\nimport 'side';"), ['x', './z', 'side']);
   });
