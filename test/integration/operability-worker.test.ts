@@ -79,6 +79,7 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     worker.child.kill('SIGTERM');
     assert.equal(await worker.exited, 0);
     assert.ok(Date.now() - signalled >= 1000, 'the worker waited for the running activity');
+    await worker.logComplete; // the last lines can be read after the exit event
     const msgs = worker.log.map((l) => l.msg);
     assert.ok(msgs.includes('worker draining') && msgs.includes('worker stopped'), msgs.join(' | '));
 

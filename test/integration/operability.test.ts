@@ -4,14 +4,16 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import pino from 'pino';
 import * as schemas from '../../api/schemas';
 import { startApi } from '../../api/server';
-import { depositHttp, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import { depositHttp, eventually, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
 import { request } from '../support/http';
 import { answerChecker, openApiPath } from '../support/openapi-check';
 import { freePort } from '../support/ports';
 import { metricSum, parseMetrics, scrape } from '../support/prometheus';
 import { startServiceProcess, stackEnv } from '../support/service-process';
 import { getStack, type Stack } from '../support/stack';
-import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
+import { changeOwnedBy, nodeEntries, postBatch, setFault } from '../support/whitelists';
+
+const SHUTTING_DOWN = 'api shutting down: no new connections, finishing in-flight requests';
 
 describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', () => {
   let stack: Stack;
@@ -237,20 +239,24 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         const change = changeOwnedBy(stack, slow);
         const started = Date.now();
         const inFlight = request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: [change], headers: { 'x-request-id': 'sigterm-batch', timeout: '20000' } });
-        await new Promise((r) => setTimeout(r, 700));
+        // SIGTERM once the batch is in flight (the slow node applies durably, then waits 3 s to
+        // answer), and the next connection only once the API says it is shutting down: fixed
+        // sleeps here raced with a loaded machine.
+        await eventually(async () => (await nodeEntries(slow, change.kind)).includes(change.entry), 10_000, 20);
         api.child.kill('SIGTERM');
-        await new Promise((r) => setTimeout(r, 300));
+        await eventually(async () => api.log.some((l) => l.msg === SHUTTING_DOWN), 10_000, 20);
         await assert.rejects(fetch(`${api.url}/healthz`), 'a closing API accepts no new connection');
 
         const res = await inFlight;
         assert.equal(res.status, 200, res.text);
         assert.ok(Date.now() - started >= 3000, 'the answer waited for the slow node');
         assert.equal(await api.exited, 0);
-        const msgs = api.log.map((l) => l.msg);
-        assert.ok(msgs.indexOf('api shutting down: no new connections, finishing in-flight requests') < msgs.indexOf('api stopped'));
-        const line = api.log.find((l) => l.reqId === 'sigterm-batch');
-        assert.equal(line?.status, 200);
-        assert.ok(msgs.indexOf('request') < msgs.indexOf('api stopped'), 'the request was logged before the process stopped');
+        await api.logComplete; // the last lines can be read after the exit event
+        const at = (msg: string) => api.log.findIndex((l) => l.msg === msg);
+        const batchLine = api.log.findIndex((l) => l.reqId === 'sigterm-batch');
+        assert.equal(api.log[batchLine]?.status, 200);
+        assert.ok(at(SHUTTING_DOWN) >= 0 && at('api stopped') > at(SHUTTING_DOWN), 'shutting down, then stopped');
+        assert.ok(batchLine >= 0 && batchLine < at('api stopped'), 'the request was logged before the process stopped');
       } finally {
         await api.stop(2000);
       }

@@ -9,6 +9,11 @@ export interface ServiceProcess extends ChildService {
   url: string;
   /** Every stdout line that parsed as JSON, in order. */
   log: Array<Record<string, any>>;
+  /**
+   * Resolves once stdout has ended and every line is in `log`. A child's `exit` can come before
+   * its last output has been read, so a test that reads `log` after the process ended awaits this.
+   */
+  logComplete: Promise<void>;
 }
 
 /** The env that points a child API or worker at the shared stack (its Temporal, nodes, tokens). */
@@ -39,7 +44,9 @@ export async function startServiceProcess(name: string, script: string, readyMsg
     readyTimeoutMs: 30_000,
   });
   const log: Array<Record<string, any>> = [];
-  createInterface({ input: service.child.stdout! }).on('line', (line) => {
+  const lines = createInterface({ input: service.child.stdout! });
+  const logComplete = new Promise<void>((resolve) => lines.once('close', resolve));
+  lines.on('line', (line) => {
     try {
       log.push(JSON.parse(line));
     } catch {
@@ -48,5 +55,5 @@ export async function startServiceProcess(name: string, script: string, readyMsg
   });
   await service.ready;
   const url = log.find((l) => typeof l.url === 'string')?.url ?? '';
-  return Object.assign(service, { url, log });
+  return Object.assign(service, { url, log, logComplete });
 }
