@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { projectRoot } from '../../config/config';
+import { depositCompletedSignal, executionWorkflowId } from '../../workflows/definitions';
+import { depositHttp, eventually, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import { getStack, type Stack } from '../support/stack';
+import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
+
+const FIXTURES = path.join(projectRoot, 'test', 'fixtures', 'histories');
+const workflowsPath = require.resolve('../../workflows');
+
+/**
+ * Drives one execution down each path of the state machine and one batch to each outcome, so that
+ * the live replay below has every kind of history whatever ran before it (the file runs in any order).
+ */
+async function makeHistories(stack: Stack): Promise<{ executions: number; batches: number }> {
+  const paths: Array<(wallet: ReturnType<typeof newWallet>, executionId: string, intent: unknown) => Promise<void>> = [
+    async () => undefined, // PREPARED, still running
+    async (w, id) => void (await depositHttp(stack, w.id, id, { txHash: `0x${id}` })), // OPERATION_PENDING
+    async (w, id, intent) => {
+      await depositHttp(stack, w.id, id, { txHash: `0x${id}` });
+      await submit(stack, w.id, signedBody(w, id, intent)); // SIGNING
+      await submit(stack, w.id, signedBody(w, id, intent, { timestamp: Math.floor(Date.now() / 1000) - 5 })); // 409, other signature
+    },
+    async (w, id, intent) => {
+      await submit(stack, w.id, signedBody(w, id, intent)); // signed while PREPARED
+      await stack.client.workflow.getHandle(executionWorkflowId(w.id, id)).signal(depositCompletedSignal, { txHash: `0x${id}` }); // → SIGNING
+    },
+    async (w, id) => {
+      await depositHttp(stack, w.id, id, { txHash: `0x${id}` });
+      await depositHttp(stack, w.id, id, { txHash: '0xother' }); // refused, recorded
+    },
+  ];
+  const runs = paths.map(async (path) => {
+    const wallet = newWallet();
+    const executionId = `replay-${randomUUID()}`;
+    const intent = sampleIntent();
+    assert.equal((await prepare(stack, wallet, { executionId, intent })).status, 201);
+    await path(wallet, executionId, intent);
+  });
+  // Expiry, then a deposit refused as late.
+  const expiring = (async () => {
+    const wallet = newWallet();
+    const executionId = `replay-expire-${randomUUID()}`;
+    assert.equal((await prepare(stack, wallet, { executionId, ttlSeconds: 1 })).status, 201);
+    await eventually(async () => (await getExecution(stack, wallet.id, executionId)).body?.result?.status === 'EXPIRED', 15_000, 200);
+    await depositHttp(stack, wallet.id, executionId, { txHash: '0xlate' });
+  })();
+  await Promise.all([...runs, expiring]);
+
+  const nodes = stack.nodes.map((n) => n.url);
+  const spread = () => nodes.map((n) => changeOwnedBy(stack, n));
+  assert.equal((await postBatch(stack, spread())).status, 200);
+  await setFault(nodes[1], { delayMs: 1500 });
+  try {
+    assert.equal((await postBatch(stack, spread(), { headers: { timeout: '300' } })).status, 408);
+  } finally {
+    await setFault(nodes[1], { delayMs: 0 });
+  }
+  await setFault(nodes[2], { fault: 'http500' });
+  try {
+    assert.equal((await postBatch(stack, spread(), { headers: { timeout: '20000' } })).status, 500);
+  } finally {
+    await setFault(nodes[2], { fault: 'none' });
+  }
+  return { executions: paths.length + 1, batches: 3 };
+}
+
+describe('replay: recorded workflow histories replay without nondeterminism', () => {
+  let stack: Stack;
+  let made: { executions: number; batches: number };
+  before(async function () {
+    this.timeout(120_000);
+    stack = await getStack();
+    made = await makeHistories(stack);
+  });
+
+  it('when every history on the test task queue (this file\'s, and whatever ran before) is replayed with the current workflow code, then none fails', async function () {
+    this.timeout(120_000);
+    const histories = stack.client.workflow.list({ query: `TaskQueue='${stack.config.temporal.taskQueue}'` }).intoHistories();
+    const seen = new Map<string, number>();
+    const failures: string[] = [];
+    // RECORD_HISTORIES=<tag> (e.g. v2) writes fixtures named <tag>-<type>-<events>.json.
+    const tag = process.env.RECORD_HISTORIES;
+    const record = Boolean(tag);
+    const recorded = new Set<string>();
+    async function* tee() {
+      for await (const h of histories) {
+        if (record) {
+          // One fixture per workflow type and final history length: a cheap stand-in for "per path taken".
+          const history = h.history as History;
+          const type = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
+          const key = `${tag}-${type}-${history.events?.length}`;
+          if (!recorded.has(key)) {
+            recorded.add(key);
+            mkdirSync(FIXTURES, { recursive: true });
+            writeFileSync(path.join(FIXTURES, `${key}.json`), JSON.stringify({ workflowId: h.workflowId, history: JSON.parse(historyToJSON(history)) }));
+          }
+        }
+        yield h;
+      }
+    }
+    for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'live-histories' }, tee())) {
+      const type = result.workflowId.split(':')[0];
+      seen.set(type, (seen.get(type) ?? 0) + 1);
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    assert.deepEqual(failures, []);
+    assert.ok((seen.get('exec') ?? 0) >= made.executions, `replayed execution histories: ${JSON.stringify([...seen])}`);
+    assert.ok((seen.get('whitelist-batch') ?? 0) >= made.batches, `replayed whitelist batch histories: ${JSON.stringify([...seen])}`);
+  });
+
+  it('when the histories committed under test/fixtures/histories are replayed, then none fails (older histories stay replayable)', async function () {
+    this.timeout(60_000);
+    const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
+    assert.ok(files.length >= 4, `expected committed fixtures, found ${files.length}`);
+    async function* fixtures() {
+      for (const file of files) {
+        const { workflowId, history } = JSON.parse(readFileSync(path.join(FIXTURES, file), 'utf8'));
+        yield { workflowId, history };
+      }
+    }
+    const failures: string[] = [];
+    let count = 0;
+    for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'fixture-histories' }, fixtures())) {
+      count++;
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    assert.equal(count, files.length);
+    assert.deepEqual(failures, []);
+  });
+});
