@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  EXECUTION_WORKFLOW_TYPE,
+  ExecutionFailure,
+  depositCompletedSignal,
+  getExecutionQuery,
+  recordDepositUpdate,
+  submitSignatureUpdate,
+  type ExecutionWorkflowInput,
+  type SubmitSignatureArgs,
+} from '../../workflows/definitions';
+import { eventTypes, timeSkippingEnv, updateEvents, workflowWorker } from './env';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+// The execution workflow alone, on Temporal's time-skipping test server: every transition of the
+// state machine driven through the workflow's real signal, Updates and query; expiry and lingering
+// in skipped time. (The whole stack is tested in test/integration; these pin the workflow.)
+describe('workflow: executionWorkflow (time-skipping test server)', function () {
+  this.timeout(120_000);
+  let env: TestWorkflowEnvironment;
+  let stopWorker: () => Promise<void>;
+  const taskQueue = `wf-exec-${randomUUID()}`;
+
+  before(async () => {
+    env = await timeSkippingEnv();
+    // The execution workflow runs no activities.
+    stopWorker = (await workflowWorker(env, taskQueue, {})).stop;
+  });
+  after(async () => {
+    await stopWorker?.();
+    await env?.teardown();
+  });
+
+  async function start(options: { ttlMs?: number; lingerSeconds?: number } = {}) {
+    const now = await env.currentTimeMs();
+    const workflowId = `exec:wallet:${randomUUID()}`;
+    const input: ExecutionWorkflowInput = {
+      executionId: workflowId.split(':')[2],
+      wallet: 'wallet',
+      intent: { a: 1 },
+      intentHash: 'f'.repeat(64),
+      signerPublicKey: `0x${'1'.repeat(64)}`,
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + (options.ttlMs ?? HOUR)).toISOString(),
+      lingerSeconds: options.lingerSeconds ?? 7 * 24 * 3600,
+    };
+    return { handle: await env.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] }), workflowId };
+  }
+
+  const submitArgs = (signature = `0x${'a'.repeat(128)}`): SubmitSignatureArgs => ({
+    payload: { signature, publicKey: `0x${'1'.repeat(64)}`, connectEnvelope: { address: 'wallet', domain: 'localhost', timestamp: 1 }, submittedAt: '2026-11-23T00:00:00.000Z' },
+    signingMessage: 'message',
+  });
+
+  /** The ApplicationFailure of a rejected Update. */
+  async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure> {
+    const err = await promise.then(
+      () => assert.fail('the Update was accepted'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof WorkflowUpdateFailedError, String(err));
+    assert.ok(err.cause instanceof ApplicationFailure, String(err.cause));
+    return err.cause;
+  }
+
+  it('when prepared, then the record is PREPARED with one history entry', async () => {
+    const { handle } = await start();
+    const record = await handle.query(getExecutionQuery);
+    assert.equal(record.status, 'PREPARED');
+    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED']);
+  });
+
+  it('when the deposit signal comes, then PREPARED → OPERATION_PENDING; a submit then moves it to SIGNING', async () => {
+    const { handle } = await start();
+    await handle.signal(depositCompletedSignal, { txHash: '0x1' });
+    assert.equal((await handle.query(getExecutionQuery)).status, 'OPERATION_PENDING');
+    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
+    const record = await handle.query(getExecutionQuery);
+    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+    assert.equal(record.signingMessage, 'message');
+  });
+
+  it('when the submit comes first, then it stays PREPARED with the payload, and the deposit moves it through OPERATION_PENDING to SIGNING', async () => {
+    const { handle } = await start();
+    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'PREPARED' });
+    const record = await handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x2', amount: '5' }] });
+    assert.equal(record.status, 'SIGNING');
+    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+    assert.deepEqual(record.deposit, { txHash: '0x2', amount: '5' });
+  });
+
+  it('when the same signature or the same txHash comes again, then the validator rejects it as DuplicateUpdate carrying the answer, and no Update is recorded', async () => {
+    const { handle, workflowId } = await start();
+    await handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x3' }] });
+    await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] });
+    const before = await eventTypes(env, workflowId);
+    const submitAgain = await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }));
+    assert.equal(submitAgain.type, ExecutionFailure.duplicate);
+    assert.deepEqual(submitAgain.details, [{ status: 'SIGNING' }]);
+    const depositAgain = await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x3' }] }));
+    assert.equal(depositAgain.type, ExecutionFailure.duplicate);
+    assert.equal((depositAgain.details?.[0] as { status: string }).status, 'SIGNING');
+    assert.deepEqual(updateEvents(await eventTypes(env, workflowId)), updateEvents(before));
+  });
+
+  it('when another signature comes after one was stored, then the validator rejects it as SignatureConflict', async () => {
+    const { handle } = await start();
+    await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] });
+    assert.equal((await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(`0x${'b'.repeat(128)}`)] }))).type, ExecutionFailure.signatureConflict);
+  });
+
+  it('when another txHash comes after a deposit, then it is refused and recorded for refund once; sent again, it is refused with no Update recorded', async () => {
+    const { handle, workflowId } = await start();
+    await handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x4' }] });
+    assert.equal((await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x5' }] }))).type, ExecutionFailure.depositRefused);
+    const before = await eventTypes(env, workflowId);
+    assert.equal((await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x5' }] }))).type, ExecutionFailure.depositRefused);
+    assert.deepEqual(updateEvents(await eventTypes(env, workflowId)), updateEvents(before));
+    assert.deepEqual((await handle.query(getExecutionQuery)).refusedDeposits.map((r) => [r.txHash, r.reason]), [['0x5', 'other-tx']]);
+  });
+
+  it('when no deposit comes before expiresAt, then it is EXPIRED (in skipped time), a submit is refused as ExecutionExpired, and a late deposit is refused and recorded for refund', async () => {
+    const { handle } = await start({ ttlMs: DAY });
+    await env.sleep(DAY + HOUR);
+    const record = await handle.query(getExecutionQuery);
+    assert.equal(record.status, 'EXPIRED');
+    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED', 'EXPIRED']);
+    assert.equal((await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }))).type, ExecutionFailure.expired);
+    assert.equal((await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x6' }] }))).type, ExecutionFailure.depositRefused);
+    assert.deepEqual((await handle.query(getExecutionQuery)).refusedDeposits.map((r) => r.reason), ['expired']);
+  });
+
+  it('when the deposit is in but no signature comes, then it stays OPERATION_PENDING past expiresAt (never EXPIRED) and still signs', async () => {
+    const { handle } = await start({ ttlMs: HOUR });
+    await handle.signal(depositCompletedSignal, { txHash: '0x7' });
+    await env.sleep(3 * DAY);
+    assert.equal((await handle.query(getExecutionQuery)).status, 'OPERATION_PENDING');
+    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
+  });
+
+  it('when SIGNING, then the workflow lingers lingerSeconds to answer retries, then completes with the record', async () => {
+    const { handle } = await start({ lingerSeconds: 7 * 24 * 3600 });
+    await handle.signal(depositCompletedSignal, { txHash: '0x8' });
+    await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] });
+    await env.sleep(6 * DAY);
+    assert.equal((await handle.describe()).status.name, 'RUNNING', 'still answering after 6 days');
+    const result = await handle.result(); // skips the rest of the linger
+    assert.equal(result.status, 'SIGNING');
+    assert.equal((await handle.describe()).status.name, 'COMPLETED');
+  });
+
+  it('when EXPIRED, then the workflow lingers too and completes EXPIRED', async () => {
+    const { handle } = await start({ ttlMs: HOUR, lingerSeconds: 3600 });
+    const result = await handle.result();
+    assert.equal(result.status, 'EXPIRED');
+  });
+});
