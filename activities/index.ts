@@ -13,13 +13,28 @@ export interface NodeRequestEvent {
   error?: unknown;
 }
 
+/** An attempt of a late node's apply that Temporal retried (attempt > 1), and how it ended. */
+export interface LateNodeEvent {
+  batchId: string;
+  node: string;
+  attempt: number;
+  /** Epoch ms of the first attempt: how long the batch has waited for this node. */
+  waitingSinceMs: number;
+  applied: boolean;
+}
+
 export interface ActivityDeps {
   tokens: TokenStore;
   /** How long one apply request may take before it counts as a timeout. */
   nodeRequestTimeoutMs: number;
   /** Told of every apply request (the worker's metrics); activities/ itself keeps no metrics. */
   onNodeRequest?: (event: NodeRequestEvent) => void;
+  /** Told of every retried attempt at a late node (the worker's waiting-batches gauges). */
+  onLateNode?: (event: LateNodeEvent) => void;
 }
+
+/** Attempts 2, 4, 8, … and then every 12th (about hourly at the 5-minute cap) are logged: bounded whatever the outage. */
+const logsAttempt = (attempt: number) => (attempt & (attempt - 1)) === 0 || attempt % 12 === 0;
 
 /** The activities of the worker, built from their dependencies (tests build them with real ones). */
 export function createActivities(deps: ActivityDeps) {
@@ -49,9 +64,25 @@ export function createActivities(deps: ActivityDeps) {
       }
     },
 
-    /** Applies one node's share of a batch (idempotent per batchId on the node). */
+    /**
+     * Applies one node's share of a batch (idempotent per batchId on the node). Retried by Temporal
+     * when a batch waits for a late node: those attempts are logged at a bounded rate and reported.
+     */
     async applyToNode(request: ApplyRequest) {
-      return post(request, deps.nodeRequestTimeoutMs);
+      const { attempt, scheduledTimestampMs } = Context.current().info;
+      if (attempt === 1) return post(request, deps.nodeRequestTimeoutMs);
+      const event = { batchId: request.batchId, node: request.node, attempt, waitingSinceMs: scheduledTimestampMs };
+      if (logsAttempt(attempt)) {
+        Context.current().log.warn('whitelist batch still waiting for a storage node', { ...event, waitingSeconds: Math.round((Date.now() - scheduledTimestampMs) / 1000) });
+      }
+      try {
+        const results = await post(request, deps.nodeRequestTimeoutMs);
+        deps.onLateNode?.({ ...event, applied: true });
+        return results;
+      } catch (err) {
+        deps.onLateNode?.({ ...event, applied: false });
+        throw err;
+      }
     },
 
     /** A node's share of a batch, tried until the batch's deadline; answers instead of throwing (run as a local activity). */

@@ -50,7 +50,7 @@ export async function startWorker(
   config: Config,
   address: string,
   overrides: Partial<WorkerOptions> = {},
-  hooks: Pick<ActivityDeps, 'onNodeRequest'> = {},
+  hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> = {},
 ): Promise<RunningWorker> {
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, address));
   // A caller that brings its own workflow code, or a webpack hook (a function: it cannot cross

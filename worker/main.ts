@@ -51,7 +51,7 @@ async function main() {
       shutdownGraceTime: '10s',
       shutdownForceTime: '13s',
     },
-    { onNodeRequest: metrics.recordNodeRequest },
+    { onNodeRequest: metrics.recordNodeRequest, onLateNode: metrics.recordLateNode },
   );
   lifecycle.info({ taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace }, `worker polling task queue ${config.temporal.taskQueue}`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

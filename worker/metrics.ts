@@ -1,5 +1,11 @@
-import type { NodeRequestEvent } from '../activities';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { LateNodeEvent, NodeRequestEvent } from '../activities';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * A late node not heard of for this long is forgotten by this worker: its next attempt (at most
+ * 5 minutes of backoff plus a 15 s request later) may have gone to another worker, which counts it.
+ */
+const LATE_NODE_STALE_MS = 11 * 60_000;
 
 /** What applyToNode's failure says about the node; the ApplicationFailure type, or `error`. */
 function failureReason(err: unknown): string {
@@ -17,6 +23,8 @@ export interface WorkerMetrics {
    * The activities call it through their `onNodeRequest` hook, so activities/ stays metric-free.
    */
   readonly recordNodeRequest: (event: NodeRequestEvent) => void;
+  /** Records a retried attempt at a late node (the activities' `onLateNode` hook). */
+  readonly recordLateNode: (event: LateNodeEvent) => void;
 }
 
 /** Creates the storage node metrics and Node's process metrics. */
@@ -41,5 +49,42 @@ export function createWorkerMetrics(): WorkerMetrics {
     latency.observe({ node, outcome: error === undefined ? 'ok' : 'failed' }, seconds);
     if (error !== undefined) failures.inc({ node, reason: failureReason(error) });
   };
-  return { registry, recordNodeRequest };
+
+  // batchId → node → when it started waiting and when this worker last tried it.
+  const late = new Map<string, Map<string, { sinceMs: number; seenMs: number }>>();
+  const prune = (now: number) => {
+    for (const [batchId, nodes] of late) {
+      for (const [node, entry] of nodes) if (now - entry.seenMs > LATE_NODE_STALE_MS) nodes.delete(node);
+      if (nodes.size === 0) late.delete(batchId);
+    }
+  };
+  new Gauge({
+    name: 'intent_whitelist_batches_waiting',
+    help: 'Whitelist batches whose late storage node this worker is retrying (after a 408 or during a revert)',
+    registers: [registry],
+    collect() {
+      prune(Date.now());
+      this.set(late.size);
+    },
+  });
+  new Gauge({
+    name: 'intent_whitelist_batch_oldest_wait_seconds',
+    help: 'How long the longest-waiting batch of intent_whitelist_batches_waiting has waited for its node (0 when none)',
+    registers: [registry],
+    collect() {
+      const now = Date.now();
+      prune(now);
+      let oldest = now;
+      for (const nodes of late.values()) for (const entry of nodes.values()) oldest = Math.min(oldest, entry.sinceMs);
+      this.set((now - oldest) / 1000);
+    },
+  });
+  const recordLateNode = ({ batchId, node, waitingSinceMs, applied }: LateNodeEvent) => {
+    const nodes = late.get(batchId) ?? new Map<string, { sinceMs: number; seenMs: number }>();
+    if (applied) nodes.delete(node);
+    else nodes.set(node, { sinceMs: waitingSinceMs, seenMs: Date.now() });
+    if (nodes.size === 0) late.delete(batchId);
+    else late.set(batchId, nodes);
+  };
+  return { registry, recordNodeRequest, recordLateNode };
 }

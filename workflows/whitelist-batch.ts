@@ -30,6 +30,24 @@ const { applyToNode } = proxyActivities<Activities>({
   retry: { maximumAttempts: 1 },
 });
 
+/**
+ * After the HTTP answer (a late node after a 408, a revert after a 500): one activity whose
+ * retries are Temporal's, server side, until the node answers. A retry attempt writes no history
+ * event, so a node down for days leaves the batch's history as it was (three events for the
+ * activity in all), where a workflow-driven loop added an activity and a timer per attempt and would
+ * have reached Temporal's 51,200-event limit after about 39 hours. The activity logs its attempts
+ * at a bounded rate and the worker counts waiting batches (docs/operations.md "Alerts").
+ */
+const { applyToNode: applyUntilDone } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  // 200 ms doubling: a node late by seconds is tried again within seconds; after a long outage
+  // the attempts settle at one every 5 minutes, so its changes land within 5 minutes of its return.
+  // No maximumAttempts: unlimited, until the node answers.
+  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+/** Batches started from this version on retry late nodes with applyUntilDone (older histories replay the loop). */
+const SERVER_SIDE_LATE_RETRY = 'whitelist-late-retry-server-side';
+
 const authorizeLocally = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 5, initialInterval: '100 ms', nonRetryableErrorTypes: [NodeFailure.forbidden] },
@@ -101,6 +119,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   }
 
   const apply = async (node: string, nodeChanges: WhitelistChange[], id: string, persistent: boolean, state: NodeState) => {
+    if (persistent && patched(SERVER_SIDE_LATE_RETRY)) return applyUntilDone({ node, batchId: id, changes: nodeChanges });
     for (let attempt = 1; ; attempt++) {
       try {
         return await applyToNode({ node, batchId: id, changes: nodeChanges });

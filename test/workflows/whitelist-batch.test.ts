@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { createActivities } from '../../activities';
+import type { NodeResult } from '../../domain/whitelist-batch-plan';
+import { confirmationOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
+import {
+  NodeFailure,
+  WHITELIST_BATCH_WORKFLOW_TYPE,
+  batchOutcomeUpdate,
+  type QuickApplyInput,
+  type QuickApplyResult,
+  type WhitelistBatchInput,
+} from '../../workflows/definitions';
+import { eventTypes, timeSkippingEnv, workflowWorker } from './env';
+
+type Activities = ReturnType<typeof createActivities>;
+const NODES = ['http://node-1', 'http://node-2', 'http://node-3'];
+const DAY = 24 * 3_600_000;
+
+/** How one mocked node behaves for one batch: its first round, and its later (Temporal-retried) applies. */
+interface NodeScript {
+  quick?: (input: QuickApplyInput) => QuickApplyResult;
+  /** `attempt` and `scheduledAt` (server time of this attempt) as Temporal reports them. */
+  apply?: (changes: WhitelistChange[], attempt: number, scheduledAt: number) => NodeResult[];
+}
+
+const applied = (changes: WhitelistChange[]): NodeResult[] => changes.map((c) => ({ ...c, changed: true }));
+const refuse = (type: string, message: string) => ApplicationFailure.create({ type, message });
+
+// The whitelist batch workflow alone, on Temporal's time-skipping test server, with its activities
+// mocked: the outcomes of the first round (200, 403, 408 with the partial result, 500 with revert)
+// and what happens after the answer, including a node down for a week in skipped time.
+describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked activities)', function () {
+  this.timeout(180_000);
+  let env: TestWorkflowEnvironment;
+  let stopWorker: () => Promise<void>;
+  const taskQueue = `wf-batch-${randomUUID()}`;
+  const scripts = new Map<string, Record<string, NodeScript>>();
+  const calls: Array<{ activity: string; batchId: string; node?: string; changes?: WhitelistChange[]; attempt?: number }> = [];
+  const scriptOf = (batchId: string, node: string): NodeScript => scripts.get(batchId.replace(/:revert$/, ''))?.[node] ?? {};
+
+  const activities: Pick<Activities, 'authorizeBatch' | 'applyToNode' | 'applyToNodeQuickly'> = {
+    async authorizeBatch({ tokenId, changes }) {
+      calls.push({ activity: 'authorizeBatch', batchId: tokenId, changes });
+      if (tokenId === 'revoked') throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: 'token was revoked', nonRetryable: true });
+    },
+    async applyToNodeQuickly(input) {
+      calls.push({ activity: 'applyToNodeQuickly', batchId: input.batchId, node: input.node, changes: input.changes });
+      return scriptOf(input.batchId, input.node).quick?.(input) ?? { status: 'applied', results: applied(input.changes) };
+    },
+    async applyToNode(request) {
+      const { attempt, currentAttemptScheduledTimestampMs } = Context.current().info;
+      calls.push({ activity: 'applyToNode', batchId: request.batchId, node: request.node, changes: request.changes, attempt });
+      return scriptOf(request.batchId, request.node).apply?.(request.changes, attempt, currentAttemptScheduledTimestampMs) ?? applied(request.changes);
+    },
+  };
+
+  before(async () => {
+    env = await timeSkippingEnv();
+    stopWorker = (await workflowWorker(env, taskQueue, activities)).stop;
+  });
+  after(async () => {
+    await stopWorker?.();
+    await env?.teardown();
+  });
+
+  const change = (i: number, op: WhitelistChange['op_type'] = 'add_entry'): WhitelistChange => ({ op_type: op, kind: i % 2 ? 'user' : 'developer', entry: `0x${String(i).padStart(40, '0')}` });
+
+  /**
+   * Starts a batch of six changes, two per node (change i on node i % 3), and reads its HTTP
+   * outcome: through the `batchOutcome` Update (as the API does) when the batch goes on after its
+   * answer, else from its result. (A batch that answers and completes in one workflow task sends
+   * the Update's answer after CompleteWorkflowExecution, which the real server takes and the Java
+   * test server refuses: "CompleteWorkflowExecution must be the last command".)
+   */
+  async function runBatch(nodeScripts: Record<string, NodeScript>, options: { tokenId?: string; goesOn?: boolean } = {}) {
+    const tokenId = options.tokenId ?? 'token';
+    const batchId = randomUUID();
+    scripts.set(batchId, nodeScripts);
+    const changes = [0, 1, 2, 3, 4, 5].map((i) => change(i));
+    const input: WhitelistBatchInput = { batchId, tokenId, changes, nodes: NODES, owners: changes.map((_, i) => NODES[i % 3]), deadlineMs: 5_000 };
+    const workflowId = `whitelist-batch:${batchId}`;
+    const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
+    const outcome = options.goesOn ? await handle.executeUpdate(batchOutcomeUpdate) : (await handle.result()).outcome!;
+    const callsOf = (activity: string, id = batchId) => calls.filter((c) => c.activity === activity && c.batchId === id);
+    return { batchId, changes, handle, outcome, workflowId, callsOf };
+  }
+
+  it('when every node applies in the first round, then the outcome is 200 with one confirmation per change in request order, and every node is applied', async () => {
+    const { changes, handle, outcome, callsOf } = await runBatch({});
+    assert.equal(outcome.status, 200);
+    assert.deepEqual(outcome.confirmations, changes.map(confirmationOfChecksummed));
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    assert.equal(callsOf('applyToNodeQuickly').length, 3, 'one local activity per node');
+    assert.equal(callsOf('applyToNode').length, 0, 'no retry round');
+  });
+
+  it('when the precheck denies the token, then the outcome is 403 and no node is asked', async () => {
+    const { outcome, batchId } = await runBatch({}, { tokenId: 'revoked' });
+    assert.equal(outcome.status, 403);
+    assert.match(outcome.errorMessage ?? '', /revoked/);
+    assert.equal(calls.filter((c) => c.batchId === batchId && c.activity !== 'authorizeBatch').length, 0);
+  });
+
+  it('when a node refuses (non-2xx), then the outcome is 500 and what the other nodes applied is reverted with the inverse changes', async () => {
+    const { handle, outcome, batchId, callsOf } = await runBatch({
+      [NODES[1]]: { quick: (i) => ({ status: 'failed', type: NodeFailure.rejected, message: `${i.node}: answered HTTP 500`, maybeApplied: false }) },
+    }, { goesOn: true });
+    assert.equal(outcome.status, 500);
+    const summary = await handle.result();
+    assert.deepEqual(summary.nodes, { [NODES[0]]: 'reverted', [NODES[1]]: 'not-applied', [NODES[2]]: 'reverted' });
+    const reverts = callsOf('applyToNode', `${batchId}:revert`);
+    assert.deepEqual(reverts.map((r) => r.node).sort(), [NODES[0], NODES[2]]);
+    for (const r of reverts) assert.ok(r.changes!.every((c) => c.op_type === 'remove_entry'), 'adds are undone by removes');
+  });
+
+  it('when a node answers garbage (it may have applied), then the outcome is 500, the node is asked again to learn what it changed, and that is reverted too', async () => {
+    const { handle, outcome, batchId, callsOf } = await runBatch({
+      [NODES[2]]: { quick: (i) => ({ status: 'failed', type: NodeFailure.badResponse, message: `${i.node}: answer is not JSON`, maybeApplied: true }) },
+    }, { goesOn: true });
+    assert.equal(outcome.status, 500);
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['reverted', 'reverted', 'reverted']);
+    assert.deepEqual(callsOf('applyToNode').map((c) => c.node), [NODES[2]], 'the unreadable node is asked again under the same batchId');
+    assert.equal(callsOf('applyToNode', `${batchId}:revert`).length, 3);
+  });
+
+  it('when a node is late at the deadline, then the outcome is 408 with the confirmations of the other nodes in request order, and the late node is applied afterwards', async () => {
+    const { changes, handle, outcome, callsOf } = await runBatch({ [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } }, { goesOn: true });
+    assert.equal(outcome.status, 408);
+    assert.deepEqual(outcome.confirmations, changes.filter((_, i) => i % 3 !== 2).map(confirmationOfChecksummed));
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    assert.deepEqual(callsOf('applyToNode').map((c) => c.node), [NODES[2]]);
+  });
+
+  it('when the late node is down for 7 days after a 408, then Temporal retries it server side (one activity in the history, no event per attempt) and the batch converges once it is back', async () => {
+    const downUntil = (await env.currentTimeMs()) + 7 * DAY;
+    const { handle, outcome, workflowId, callsOf } = await runBatch({
+      [NODES[1]]: {
+        quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }),
+        apply: (changes, _attempt, scheduledAt) => {
+          if (scheduledAt < downUntil) throw refuse(NodeFailure.unreachable, `${NODES[1]} unreachable (ECONNREFUSED)`);
+          return applied(changes);
+        },
+      },
+    }, { goesOn: true });
+    assert.equal(outcome.status, 408);
+    const summary = await handle.result(); // skips time through every retry backoff
+    assert.deepEqual(Object.values(summary.nodes), ['applied', 'applied', 'applied']);
+    const attempts = callsOf('applyToNode');
+    assert.ok(attempts.length > 100, `retried through the outage (${attempts.length} attempts)`);
+    assert.ok(attempts.length < 2_200, `attempts settle at one per 5 minutes (${attempts.length})`);
+    assert.ok((await env.currentTimeMs()) >= downUntil, 'converged only after the node came back');
+    const types = await eventTypes(env, workflowId);
+    assert.equal(types.filter((t) => t === 'ACTIVITY_TASK_SCHEDULED').length, 1, 'one activity, retried by the server');
+    assert.ok(types.length < 40, `history stays bounded: ${types.length} events`);
+  });
+});
