@@ -1,6 +1,6 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import nacl from 'tweetnacl';
-import { verifyEd25519 } from '../../domain/ed25519';
+import { verifyEd25519 } from '../../api/ed25519';
 import { round } from '../stats';
 
 // Case 2: the verify path we ship (domain/ed25519.ts: S < L check, small-order key check, cached
