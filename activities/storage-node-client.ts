@@ -1,27 +1,29 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
-import type { WhitelistChange } from '../domain/whitelist-messages';
+import { checkApplyResponse, ROUTES, type ApplyRequest as WireApplyRequest } from '../storage-node/protocol';
 import { NodeFailure } from '../workflows/definitions';
 
-export interface ApplyRequest {
+/** One node's share of a batch: the wire request (storage-node/protocol.ts) and the node's base URL. */
+export interface ApplyRequest extends WireApplyRequest {
   node: string;
-  batchId: string;
-  changes: WhitelistChange[];
 }
 
-/** Checks a storage node's answer field by field: a node answering garbage must not be trusted. */
+/** Checks a storage node's answer against the wire schema and the request: a node answering garbage must not be trusted. */
 export function parseApplyAnswer(text: string, request: ApplyRequest): NodeResult[] {
-  let body: any;
+  let json: unknown;
   try {
-    body = JSON.parse(text);
+    json = JSON.parse(text);
   } catch {
     throw new Error('answer is not JSON');
   }
-  if (!body || body.batchId !== request.batchId || !Array.isArray(body.results)) throw new Error('answer has the wrong shape');
+  const checked = checkApplyResponse(json);
+  if (!checked.ok) throw new Error(`answer has the wrong shape (${checked.problem})`);
+  const body = checked.value;
+  if (body.batchId !== request.batchId) throw new Error('answer has the wrong shape (another batchId)');
   if (body.results.length !== request.changes.length) throw new Error('answer has the wrong number of results');
   return request.changes.map((change, i) => {
     const r = body.results[i];
-    if (!r || r.kind !== change.kind || r.entry !== change.entry || r.op_type !== change.op_type || typeof r.changed !== 'boolean') {
+    if (r.kind !== change.kind || r.entry !== change.entry || r.op_type !== change.op_type) {
       throw new Error(`result ${i} does not match its change`);
     }
     return { ...change, changed: r.changed };
@@ -45,10 +47,13 @@ export async function postApply(request: ApplyRequest, options: { timeoutMs: num
   let response: Response;
   let text: string;
   try {
-    response = await fetch(`${request.node}/v1/whitelists/apply`, {
+    // Field by field: callers pass wider objects (QuickApplyInput), and the node refuses unknown fields.
+    const { batchId, changes, tokenId, revertOf } = request;
+    const body: WireApplyRequest = { batchId, changes, ...(tokenId === undefined ? {} : { tokenId }), ...(revertOf === undefined ? {} : { revertOf }) };
+    response = await fetch(`${request.node}${ROUTES.apply}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ batchId: request.batchId, changes: request.changes }),
+      body: JSON.stringify(body),
       signal: AbortSignal.any(signals),
     });
     text = await response.text();

@@ -12,7 +12,10 @@ import { docsRoutes } from './routes/docs';
 import { executionRoutes } from './routes/executions';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
+import { whitelistReadRoutes } from './routes/whitelist-reads';
 import { whitelistRoutes } from './routes/whitelists';
+import { StorageNodeReads } from './storage-node-reads';
+import { WhitelistReads } from './whitelist-reads';
 import { WhitelistService } from './whitelist-service';
 
 
@@ -35,6 +38,8 @@ export function createApp(deps: AppDeps): ServiceApp {
   docsRoutes(router, buildOpenApiDocument(deps.config));
   executionRoutes(router, deps, executions, limits);
   whitelistRoutes(router, deps, whitelists, limits);
+  // Node reads wait as long as a batch waits for its nodes by default (RequestConfig.TimeoutMs).
+  whitelistReadRoutes(router, deps, new WhitelistReads(deps.storageNodes, new StorageNodeReads(deps.config.request.timeoutMs)), limits);
 
   app.use(requestLog(deps.logger));
   app.use(metrics.middleware());

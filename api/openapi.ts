@@ -3,6 +3,7 @@ import path from 'node:path';
 import { projectRoot, type Config } from '../config/config';
 import * as answers from './response-schemas';
 import { depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBodySchema, walletParamSchema, whitelistBodySchema, whitelistChangeSchema } from './schemas';
+import { batchIdParamSchema, eoaParamSchema, whitelistAuditQuerySchema, whitelistKindParamSchema, whitelistListQuerySchema } from './schemas';
 
 type Json = Record<string, unknown>;
 
@@ -164,6 +165,75 @@ function whitelistOperation(operationId: string): Json {
   };
 }
 
+/** Each property of a query schema (api/schemas.ts) as an OpenAPI query parameter. */
+const queryParameters = (schema: { properties: Record<string, Json> }) =>
+  Object.entries(schema.properties).map(([name, property]) => ({ name, in: 'query', required: false, schema: property }));
+
+/** The whitelist reads (api/routes/whitelist-reads.ts); every one takes a bearer token. */
+function whitelistReadPaths(): Json {
+  const read = (kindScope: string) => `Needs \`whitelist:read\`, ${kindScope} or \`whitelist:*\`.`;
+  const common = (what403: string) => ({
+    401: wlError('no, malformed or unknown bearer token', wwwAuthenticate),
+    403: wlError(what403),
+    ...busy('whitelist', perToken),
+    500: wlError('a fault of the service itself; no details'),
+  });
+  const nodeDown = (what: string) => wlError(`${what}; errorMessage names the node; retry after Retry-After seconds`, retryAfter);
+  const get = (operationId: string, summary: string, description: string, parameters: Json[], responses: Json) => ({
+    get: { operationId, summary, tags: ['whitelists'], security: bearer, description, parameters: [...parameters, param('requestId')], responses },
+  });
+  return {
+    '/chain/whitelists/audit': get(
+      'getWhitelistAudit',
+      'The audit trail: every applied change (and every revert), newest first, merged from every storage node',
+      'Needs `whitelist:audit` or `whitelist:*`. Filters combine; send the same filters with each pageToken.',
+      queryParameters(whitelistAuditQuerySchema),
+      {
+        200: answer('one page of records', ref('WhitelistAuditAnswer')),
+        400: wlError('a query parameter off-schema, a mixed-case entry with a bad EIP-55 checksum, or a pageToken this API did not give out'),
+        ...common('the token lacks whitelist:audit and whitelist:*'),
+        503: nodeDown('a storage node did not answer, so the page would be incomplete'),
+      },
+    ),
+    '/chain/whitelists/batches/{batchId}': get(
+      'getWhitelistBatch',
+      'A batch\'s outcome and the state of each change, while Temporal keeps its workflow',
+      `${read('`whitelist:{kind}:*` for every kind the batch touches')} The token that sent the batch may always read it.`,
+      [param('batchId')],
+      {
+        200: answer('the batch', ref('WhitelistBatchStatusAnswer')),
+        400: wlError('batchId is not a UUID'),
+        ...common('the token may not read this batch'),
+        404: wlError('no such batch (never sent, or past Temporal\'s retention)'),
+      },
+    ),
+    '/chain/whitelists/{kind}': get(
+      'listWhitelist',
+      'The entries of one whitelist, merged from every storage node, sorted, paginated',
+      read('`whitelist:{kind}:*`'),
+      [param('kind'), ...queryParameters(whitelistListQuerySchema)],
+      {
+        200: answer('one page of entries', ref('WhitelistEntriesAnswer')),
+        400: wlError('kind unknown, a query parameter off-schema, or a pageToken this API did not give out'),
+        ...common('the token may not read this kind'),
+        503: nodeDown('a storage node did not answer, so the list would be incomplete (never a partial list)'),
+      },
+    ),
+    '/chain/whitelists/{kind}/{entry}': get(
+      'getWhitelistEntry',
+      'Whether one EOA is on a whitelist; asks only the storage node that owns it',
+      read('`whitelist:{kind}:*`'),
+      [param('kind'), param('entry')],
+      {
+        200: answer('listed or not; entry in EIP-55 form', ref('WhitelistMembershipAnswer')),
+        400: wlError('kind unknown, entry not an EOA, or a mixed-case entry with a bad EIP-55 checksum'),
+        ...common('the token may not read this kind'),
+        503: nodeDown('the storage node that owns the entry did not answer'),
+      },
+    ),
+  };
+}
+
 /** Operability routes: probes, metrics and this document. */
 function operationsPaths(): Json {
   const plain = (operationId: string, summary: string, responses: Json) => ({ get: { operationId, summary, tags: ['operations'], security: [], parameters: [param('requestId')], responses } });
@@ -214,6 +284,7 @@ export function buildOpenApiDocument(config: Config): Json {
       ...executionPaths(),
       '/chain/whitelists/': { post: whitelistOperation('applyWhitelistBatch') },
       '/chain/whitelists': { post: whitelistOperation('applyWhitelistBatchNoSlash') },
+      ...whitelistReadPaths(),
       ...operationsPaths(),
     },
     components: {
@@ -223,6 +294,9 @@ export function buildOpenApiDocument(config: Config): Json {
         executionId: { name: 'executionId', in: 'path', required: true, schema: executionIdParamSchema },
         requestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$', schema: { type: 'string' } },
         // Same pattern as the route's TIMEOUT_HEADER check (api/routes/whitelists.ts).
+        kind: { name: 'kind', in: 'path', required: true, schema: whitelistKindParamSchema },
+        entry: { name: 'entry', in: 'path', required: true, schema: eoaParamSchema },
+        batchId: { name: 'batchId', in: 'path', required: true, description: 'the X-Batch-Id of the batch\'s answer', schema: batchIdParamSchema },
         timeout: { name: 'Timeout', in: 'header', required: false, description: `deadline in ms, capped at ${config.request.maxTimeoutMs}; default ${config.request.timeoutMs}`, schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' } },
       },
       schemas: {
@@ -240,6 +314,10 @@ export function buildOpenApiDocument(config: Config): Json {
         WhitelistTimeout: answers.whitelistTimeoutSchema,
         Health: answers.healthSchema,
         Readiness: answers.readinessSchema,
+        WhitelistEntriesAnswer: answers.whitelistEntriesAnswerSchema,
+        WhitelistMembershipAnswer: answers.whitelistMembershipAnswerSchema,
+        WhitelistBatchStatusAnswer: answers.whitelistBatchStatusAnswerSchema,
+        WhitelistAuditAnswer: answers.whitelistAuditAnswerSchema,
       },
     },
   };

@@ -90,3 +90,96 @@ export const readinessSchema = {
     down: { type: 'array', items: { type: 'string' }, description: 'the names of `checks` that are down' },
   },
 } as const;
+
+// ---- whitelist reads ----
+
+const eoa = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' } as const;
+const kind = { type: 'string', enum: ['developer', 'user'] } as const;
+const opType = { type: 'string', enum: ['add_entry', 'remove_entry'] } as const;
+const nextPageToken = { type: 'string', description: 'present when more follow: send it as pageToken (with the same filters)' } as const;
+
+export const whitelistEntriesAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: {
+    result: { type: 'array', items: eoa, description: 'EIP-55 entries, sorted case-insensitively, merged from every storage node' },
+    nextPageToken,
+  },
+} as const;
+
+export const whitelistMembershipAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: { result: { type: 'object', required: ['kind', 'entry', 'listed'], properties: { kind, entry: eoa, listed: { type: 'boolean' } } } },
+} as const;
+
+export const whitelistBatchStatusAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: {
+    result: {
+      type: 'object',
+      required: ['batchId', 'tokenId', 'workflowStatus', 'startedAt', 'changes'],
+      properties: {
+        batchId: { type: 'string' },
+        tokenId: { type: 'string', description: 'the id of the token that sent the batch (never the token)' },
+        workflowStatus: { type: 'string', description: 'the batch workflow: running until every change is applied, reverted or not applied; then completed (terminated, timed_out... if stopped from outside)' },
+        outcome: {
+          type: 'object',
+          description: 'the HTTP answer of the batch (absent until known)',
+          required: ['status'],
+          properties: { status: { type: 'integer', enum: [200, 403, 408, 500] }, errorMessage: { type: 'string' } },
+        },
+        startedAt: isoTime,
+        closedAt: isoTime,
+        changes: {
+          type: 'array',
+          description: 'every change, in request order',
+          items: {
+            type: 'object',
+            required: ['op_type', 'kind', 'entry', 'node', 'state'],
+            properties: {
+              op_type: opType,
+              kind,
+              entry: eoa,
+              node: { type: 'string', description: 'the storage node that owns the entry' },
+              state: {
+                type: 'string',
+                enum: ['applied', 'pending', 'reverted', 'not-applied', 'unknown'],
+                description: 'pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first',
+              },
+              changed: { type: 'boolean', description: 'the node\'s answer: whether the change altered the set (absent until it answered)' },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+export const whitelistAuditAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: {
+    result: {
+      type: 'array',
+      description: 'applied changes, newest first, merged from every storage node',
+      items: {
+        type: 'object',
+        required: ['batchId', 'revert', 'op_type', 'kind', 'entry', 'changed', 'node'],
+        properties: {
+          batchId: { type: 'string', description: 'the batch (X-Batch-Id); for a revert, the failed batch it undid' },
+          revert: { type: 'boolean', description: 'true for the change that undid a change of batchId after its 500' },
+          op_type: opType,
+          kind,
+          entry: { type: 'string' },
+          changed: { type: 'boolean' },
+          node: { type: 'string', description: 'the storage node that applied it' },
+          tokenId: { type: 'string', description: 'absent on records written before the audit trail existed' },
+          appliedAt: { ...isoTime, description: 'the node\'s clock when it made the change durable; absent on records written before the audit trail existed' },
+        },
+      },
+    },
+    nextPageToken,
+  },
+} as const;

@@ -101,3 +101,40 @@ export const whitelistBodySchema = (maxBatchLen: number) =>
 
 /** Upper bound on nesting of `intent`: canonicalisation recurses, so depth is bounded before it. */
 export const MAX_INTENT_DEPTH = 32;
+
+// ---- whitelist reads (GET /chain/whitelists/...) ----
+
+export const whitelistKindParamSchema = { type: 'string', enum: ['developer', 'user'] } as const;
+export const eoaParamSchema = { type: 'string', pattern: EOA_PATTERN, description: 'an EOA; mixed case must pass its EIP-55 checksum' } as const;
+/** Batch ids are UUIDs (the `X-Batch-Id` of every batch answer). */
+export const batchIdParamSchema = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } as const;
+
+export const MAX_PAGE_SIZE = 1000;
+export const DEFAULT_PAGE_SIZE = 100;
+const pageSizeSchema = { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: `entries per page, 1..${MAX_PAGE_SIZE}` } as const;
+const pageTokenSchema = { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_-]+$', description: 'the nextPageToken of the previous page (with the same filters)' } as const;
+/** RFC 3339 with a zone (Z or an offset). */
+export const TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$';
+
+/** Query of `GET /chain/whitelists/{kind}`; each property is one query parameter in the OpenAPI document. */
+export const whitelistListQuerySchema = {
+  $id: 'WhitelistListQuery',
+  type: 'object',
+  additionalProperties: false,
+  properties: { pageSize: pageSizeSchema, pageToken: pageTokenSchema },
+} as const;
+
+/** Query of `GET /chain/whitelists/audit`. */
+export const whitelistAuditQuerySchema = {
+  $id: 'WhitelistAuditQuery',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { ...whitelistKindParamSchema, description: 'only this whitelist' },
+    entry: { ...eoaParamSchema, description: 'only this EOA (any case; mixed case must pass its EIP-55 checksum)' },
+    tokenId: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$', description: 'only changes authorised by this token id' },
+    since: { type: 'string', pattern: TIME_PATTERN, description: 'only changes applied at or after this time (RFC 3339)' },
+    pageSize: pageSizeSchema,
+    pageToken: pageTokenSchema,
+  },
+} as const;

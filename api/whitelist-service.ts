@@ -16,7 +16,7 @@ import {
 import { mapTemporalError } from './temporal-errors';
 
 /** node:crypto's SHA-256: the same digest as the workflow's pure-JS one, at a fraction of the cost. */
-const nodeSha256: Sha256 = (data) => createHash('sha256').update(data).digest();
+export const nodeSha256: Sha256 = (data) => createHash('sha256').update(data).digest();
 
 /** Extra wait past the deadline for the workflow's own answer before the API answers 408 itself. */
 const ANSWER_MARGIN_MS = 1000;

@@ -1,9 +1,8 @@
+import type { ChangeResult } from '../storage-node/protocol';
 import type { WhitelistChange } from './whitelist-messages';
 
-/** One storage node's answer for one change. */
-export interface NodeResult extends WhitelistChange {
-  changed: boolean;
-}
+/** One storage node's answer for one change (the wire's ChangeResult). */
+export type NodeResult = Readonly<ChangeResult>;
 
 /**
  * The changes that undo a batch on one node: only what the batch actually changed, flipped, newest

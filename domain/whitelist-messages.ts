@@ -1,17 +1,12 @@
+import type { OpType, WhitelistChange as WireChange, WhitelistKind } from '../storage-node/protocol';
 import { toChecksumAddress } from './eoa';
 
-/** The two whitelists. */
-export type WhitelistKind = 'developer' | 'user';
-
-/** What a change does to its whitelist. */
-export type OpType = 'add_entry' | 'remove_entry';
+// The types come from the storage node's wire contract (one definition); `import type` is erased,
+// so this module stays workflow-safe.
+export type { OpType, WhitelistKind };
 
 /** One element of a whitelist request (spec 2.4); `entry` is an EOA address. */
-export interface WhitelistChange {
-  readonly op_type: OpType;
-  readonly kind: WhitelistKind;
-  readonly entry: string;
-}
+export type WhitelistChange = Readonly<WireChange>;
 
 const VERB: Readonly<Record<OpType, 'add' | 'remove'>> = { add_entry: 'add', remove_entry: 'remove' };
 
@@ -45,6 +40,24 @@ export function requiredScopes(change: Pick<WhitelistChange, 'op_type' | 'kind'>
 /** True when `scopes` (a token's) holds one of the scopes that authorise `change`. */
 export function hasScopeFor(scopes: readonly string[], change: Pick<WhitelistChange, 'op_type' | 'kind'>): boolean {
   return requiredScopes(change).some((scope) => scopes.includes(scope));
+}
+
+/** The scopes any one of which lets a token read the `kind` whitelist (entries, membership, batches). */
+export function readScopes(kind: WhitelistKind): string[] {
+  return ['whitelist:*', `whitelist:${kind}:*`, 'whitelist:read'];
+}
+
+/** True when `scopes` may read the `kind` whitelist. */
+export function canRead(scopes: readonly string[], kind: WhitelistKind): boolean {
+  return readScopes(kind).some((scope) => scopes.includes(scope));
+}
+
+/** The scopes any one of which lets a token read the audit trail. */
+export const AUDIT_SCOPES: readonly string[] = ['whitelist:*', 'whitelist:audit'];
+
+/** True when `scopes` may read the audit trail. */
+export function canAudit(scopes: readonly string[]): boolean {
+  return AUDIT_SCOPES.some((scope) => scopes.includes(scope));
 }
 
 /**

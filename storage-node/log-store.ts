@@ -1,8 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDirectory, writeAllSync } from './durable-fs';
+import { ISO_TIME_PATTERN } from './protocol';
 import { parseApplyRequest } from './validate';
 import type { BatchRecord } from './whitelist-state';
+
+const ISO_TIME = new RegExp(ISO_TIME_PATTERN);
 
 /** One log line: a batch record and its sequence number, which orders it against the snapshot. */
 export interface LoggedBatch extends BatchRecord {
@@ -18,15 +21,44 @@ export interface LogContents {
 
 const NEWLINE = 0x0a;
 
-function parseLine(line: Buffer): LoggedBatch {
-  const value = JSON.parse(line.toString('utf8')) as Partial<LoggedBatch>;
-  const { batchId, changes } = parseApplyRequest({ batchId: value.batchId, changes: value.changes });
-  const { seq, changed } = value;
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) throw new Error('bad seq');
+/**
+ * Checks one batch record read from disk (a log line or a snapshot's batch). Records written
+ * before the audit fields existed have none of `tokenId`, `revertOf`, `appliedAt`: still valid.
+ */
+export function parseBatchRecord(value: Partial<BatchRecord> | null | undefined): BatchRecord {
+  const { batchId, changes, tokenId, revertOf } = parseApplyRequest({
+    batchId: value?.batchId,
+    changes: value?.changes,
+    ...(value?.tokenId === undefined ? {} : { tokenId: value.tokenId }),
+    ...(value?.revertOf === undefined ? {} : { revertOf: value.revertOf }),
+  });
+  const changed = value?.changed;
   if (!Array.isArray(changed) || changed.length !== changes.length || !changed.every((c) => typeof c === 'boolean')) {
     throw new Error('bad changed flags');
   }
-  return { seq, batchId, changes, changed };
+  const appliedAt = value?.appliedAt;
+  if (appliedAt !== undefined && (typeof appliedAt !== 'string' || !ISO_TIME.test(appliedAt))) throw new Error('bad appliedAt');
+  return {
+    batchId,
+    changes,
+    changed,
+    ...(tokenId === undefined ? {} : { tokenId }),
+    ...(revertOf === undefined ? {} : { revertOf }),
+    ...(appliedAt === undefined ? {} : { appliedAt }),
+  };
+}
+
+function parseLine(line: Buffer): LoggedBatch {
+  const value = JSON.parse(line.toString('utf8')) as Partial<LoggedBatch>;
+  const { seq } = value;
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) throw new Error('bad seq');
+  return { seq, ...parseBatchRecord(value) };
+}
+
+/** A record's log line: the fields in a fixed order, so equal records give equal bytes. */
+function lineOf(record: LoggedBatch): string {
+  const { seq, batchId, changes, changed, tokenId, revertOf, appliedAt } = record;
+  return `${JSON.stringify({ seq, batchId, changes, changed, tokenId, revertOf, appliedAt })}\n`;
 }
 
 /**
@@ -105,10 +137,14 @@ export class BatchLog {
    * kernel may have dropped the pages and the bytes on disk are unknown.
    */
   append(record: LoggedBatch): void {
+    this.appendAll([record]);
+  }
+
+  /** Appends several records with one fsync (the audit archive takes a whole log at a time). */
+  appendAll(records: readonly LoggedBatch[]): void {
     if (this.broken) throw this.broken;
-    const line = Buffer.from(
-      `${JSON.stringify({ seq: record.seq, batchId: record.batchId, changes: record.changes, changed: record.changed })}\n`,
-    );
+    if (records.length === 0) return;
+    const line = Buffer.from(records.map(lineOf).join(''));
     try {
       writeAllSync(this.fd, line);
       fs.fsyncSync(this.fd);
@@ -117,7 +153,7 @@ export class BatchLog {
       throw err;
     }
     this.bytes += line.length;
-    this.count += 1;
+    this.count += records.length;
   }
 
   /** Empties the log; call only after a durable snapshot holds every record in it. */

@@ -1,7 +1,10 @@
 /**
- * The storage node's wire messages, shared by the node and its clients (the storage-node
- * activities), so both sides name the same routes and shapes.
+ * The storage node's wire contract, in one place: routes, limits, TypeScript types and the ajv
+ * schemas that check them. The node, its clients (the batch activities, the API's reads) and the
+ * tests all import this module, so a field added here is added everywhere at once.
+ * Each schema is a `JSONSchemaType<T>`: the compiler rejects a schema that does not describe `T`.
  */
+import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv';
 
 export const WHITELIST_KINDS = ['developer', 'user'] as const;
 export type WhitelistKind = (typeof WHITELIST_KINDS)[number];
@@ -15,6 +18,8 @@ export type FaultMode = (typeof FAULT_MODES)[number];
 
 export const ROUTES = {
   apply: '/v1/whitelists/apply',
+  audit: '/v1/whitelists/audit',
+  /** `GET {listPrefix}{kind}` lists a whitelist; `GET {listPrefix}{kind}/{entry}` checks one entry. */
   listPrefix: '/v1/whitelists/',
   faults: '/v1/faults',
   health: '/healthz',
@@ -22,8 +27,12 @@ export const ROUTES = {
 
 export const MAX_BATCH_ID_LENGTH = 200;
 export const MAX_ENTRY_LENGTH = 256;
+/** Token ids as the token store allows them (tokens/token-store.ts), with room to spare. */
+export const MAX_TOKEN_ID_LENGTH = 128;
 /** Request bodies above this many bytes are answered 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Largest page of entries or audit records one read returns; also the default `limit`. */
+export const MAX_PAGE_LIMIT = 1000;
 
 export interface WhitelistChange {
   op_type: OpType;
@@ -35,6 +44,10 @@ export interface WhitelistChange {
 export interface ApplyRequest {
   batchId: string;
   changes: WhitelistChange[];
+  /** The API token id that authorised the batch (never the token): kept in the audit trail. */
+  tokenId?: string;
+  /** Set on the batch that undoes batch `revertOf` after a 500: its audit records are reverts. */
+  revertOf?: string;
 }
 
 export interface ChangeResult extends WhitelistChange {
@@ -48,10 +61,51 @@ export interface ApplyResponse {
   results: ChangeResult[];
 }
 
-/** `GET /v1/whitelists/{kind}` 200 answer. */
+/**
+ * `GET /v1/whitelists/{kind}?after=A&limit=N` 200 answer: at most N entries that sort after A
+ * (compareEntries), in that order. `next` is set when more follow: send it as `after`.
+ */
 export interface ListResponse {
   kind: WhitelistKind;
   entries: string[];
+  next?: string;
+}
+
+/** `GET /v1/whitelists/{kind}/{entry}` 200 answer. */
+export interface MembershipResponse {
+  kind: WhitelistKind;
+  entry: string;
+  listed: boolean;
+}
+
+/**
+ * One applied change as the node's audit trail keeps it. `seq` (the batch's log sequence number)
+ * and `index` (the change's place in its batch) order the node's records and make its cursor.
+ */
+export interface AuditRecord {
+  seq: number;
+  index: number;
+  /** The batch the client was answered with; for a revert, the batch it undoes. */
+  batchId: string;
+  /** True for the change that undid a change of `batchId` after its 500 answer. */
+  revert: boolean;
+  op_type: OpType;
+  kind: WhitelistKind;
+  entry: string;
+  changed: boolean;
+  /** Absent on records written before audit fields existed. */
+  tokenId?: string;
+  /** The node's clock when it made the batch durable (ISO-8601); absent on records written before. */
+  appliedAt?: string;
+}
+
+/**
+ * `GET /v1/whitelists/audit?kind&entry&tokenId&since&before&limit` 200 answer: records newest
+ * first (seq, index descending). `next` is set when more follow: send it as `before`.
+ */
+export interface AuditResponse {
+  records: AuditRecord[];
+  next?: string;
 }
 
 /** `POST /v1/faults` body and answer (only with `--enable-fault-api`). */
@@ -63,5 +117,186 @@ export interface FaultSettings {
 /** The one line `main.ts` prints on stdout once listening; launchers parse the port from it. */
 export const LISTENING_LINE = /^storage-node listening on (http:\/\/\S+:(\d+))$/;
 
-export const isWhitelistKind = (value: unknown): value is WhitelistKind =>
-  (WHITELIST_KINDS as readonly unknown[]).includes(value);
+/** An audit cursor: `{seq}:{index}` of the last record a page returned. */
+export const AUDIT_CURSOR_PATTERN = '^[0-9]{1,15}:[0-9]{1,6}$';
+/** An ISO-8601 UTC time as `Date.prototype.toISOString` writes it. */
+export const ISO_TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$';
+
+export const isWhitelistKind = (value: unknown): value is WhitelistKind => (WHITELIST_KINDS as readonly unknown[]).includes(value);
+
+/**
+ * The order of every entry list, on the node and in the API's merge: case-insensitively (so EIP-55
+ * addresses sort by their value), then by the exact text for entries that differ only in case.
+ */
+export function compareEntries(a: string, b: string): number {
+  const la = a.toLowerCase();
+  const lb = b.toLowerCase();
+  if (la !== lb) return la < lb ? -1 : 1;
+  return a === b ? 0 : a < b ? -1 : 1;
+}
+
+// ---- schemas ----
+
+const kindSchema = { type: 'string', enum: [...WHITELIST_KINDS] } as const;
+const opTypeSchema = { type: 'string', enum: [...OP_TYPES] } as const;
+const entrySchema = { type: 'string', minLength: 1, maxLength: MAX_ENTRY_LENGTH } as const;
+const batchIdSchema = { type: 'string', minLength: 1, maxLength: MAX_BATCH_ID_LENGTH } as const;
+const tokenIdSchema = { type: 'string', minLength: 1, maxLength: MAX_TOKEN_ID_LENGTH } as const;
+
+const changeSchema: JSONSchemaType<WhitelistChange> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['op_type', 'kind', 'entry'],
+  properties: { op_type: opTypeSchema, kind: kindSchema, entry: entrySchema },
+};
+
+export const applyRequestSchema: JSONSchemaType<ApplyRequest> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['batchId', 'changes'],
+  properties: {
+    batchId: batchIdSchema,
+    changes: { type: 'array', items: changeSchema },
+    tokenId: { ...tokenIdSchema, nullable: true },
+    revertOf: { ...batchIdSchema, nullable: true },
+  },
+};
+
+export const applyResponseSchema: JSONSchemaType<ApplyResponse> = {
+  type: 'object',
+  required: ['batchId', 'results'],
+  properties: {
+    batchId: { type: 'string' },
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['op_type', 'kind', 'entry', 'changed'],
+        properties: { op_type: opTypeSchema, kind: kindSchema, entry: { type: 'string' }, changed: { type: 'boolean' } },
+      },
+    },
+  },
+};
+
+export const listResponseSchema: JSONSchemaType<ListResponse> = {
+  type: 'object',
+  required: ['kind', 'entries'],
+  properties: {
+    kind: kindSchema,
+    entries: { type: 'array', items: { type: 'string' } },
+    next: { type: 'string', nullable: true },
+  },
+};
+
+export const membershipResponseSchema: JSONSchemaType<MembershipResponse> = {
+  type: 'object',
+  required: ['kind', 'entry', 'listed'],
+  properties: { kind: kindSchema, entry: { type: 'string' }, listed: { type: 'boolean' } },
+};
+
+export const auditRecordSchema: JSONSchemaType<AuditRecord> = {
+  type: 'object',
+  required: ['seq', 'index', 'batchId', 'revert', 'op_type', 'kind', 'entry', 'changed'],
+  properties: {
+    seq: { type: 'integer', minimum: 1 },
+    index: { type: 'integer', minimum: 0 },
+    batchId: { type: 'string' },
+    revert: { type: 'boolean' },
+    op_type: opTypeSchema,
+    kind: kindSchema,
+    entry: { type: 'string' },
+    changed: { type: 'boolean' },
+    tokenId: { type: 'string', nullable: true },
+    appliedAt: { type: 'string', pattern: ISO_TIME_PATTERN, nullable: true },
+  },
+};
+
+export const auditResponseSchema: JSONSchemaType<AuditResponse> = {
+  type: 'object',
+  required: ['records'],
+  properties: {
+    records: { type: 'array', items: auditRecordSchema },
+    next: { type: 'string', pattern: AUDIT_CURSOR_PATTERN, nullable: true },
+  },
+};
+
+/** The query of `GET /v1/whitelists/{kind}`, as strings (what a URL carries). */
+export interface ListQuery {
+  after?: string;
+  limit?: string;
+}
+
+export const listQuerySchema: JSONSchemaType<ListQuery> = {
+  type: 'object',
+  additionalProperties: false,
+  required: [],
+  properties: { after: { ...entrySchema, nullable: true }, limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true } },
+};
+
+/** The query of `GET /v1/whitelists/audit`, as strings. */
+export interface AuditQuery {
+  kind?: WhitelistKind;
+  entry?: string;
+  tokenId?: string;
+  /** Only records applied at or after this time (ISO-8601). */
+  since?: string;
+  /** Only records older than this cursor (a previous page's `next`). */
+  before?: string;
+  limit?: string;
+}
+
+export const auditQuerySchema: JSONSchemaType<AuditQuery> = {
+  type: 'object',
+  additionalProperties: false,
+  required: [],
+  properties: {
+    kind: { ...kindSchema, nullable: true },
+    entry: { ...entrySchema, nullable: true },
+    tokenId: { ...tokenIdSchema, nullable: true },
+    since: { type: 'string', pattern: ISO_TIME_PATTERN, nullable: true },
+    before: { type: 'string', pattern: AUDIT_CURSOR_PATTERN, nullable: true },
+    limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true },
+  },
+};
+
+export const faultUpdateSchema: JSONSchemaType<Partial<FaultSettings>> = {
+  type: 'object',
+  additionalProperties: false,
+  required: [],
+  properties: {
+    delayMs: { type: 'integer', minimum: 0, nullable: true },
+    fault: { type: 'string', enum: [...FAULT_MODES], nullable: true },
+  },
+};
+
+// ---- checking ----
+
+const ajv = new Ajv({ strict: true, allErrors: false });
+
+/** The first problem of a value a schema refused, as "where: what" (e.g. `changes.0.kind: must be equal to one of ...`). */
+function describe(validate: ValidateFunction): string {
+  const error = validate.errors?.[0];
+  if (!error) return 'invalid';
+  const where = error.instancePath ? error.instancePath.slice(1).replace(/\//g, '.') : 'body';
+  if (error.keyword === 'additionalProperties') return `${where} has an unknown field ${JSON.stringify(error.params.additionalProperty)}`;
+  if (error.keyword === 'required') return `${where} is missing ${JSON.stringify(error.params.missingProperty)}`;
+  if (error.keyword === 'enum') return `${where} must be one of ${(error.params.allowedValues as string[]).join(', ')}`;
+  return `${where} ${error.message ?? 'is invalid'}`;
+}
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** A checker for one message type: it answers, it never throws, so each side maps a refusal its own way. */
+export function checker<T>(schema: JSONSchemaType<T>): (value: unknown) => Checked<T> {
+  const validate = ajv.compile(schema);
+  return (value) => (validate(value) ? { ok: true, value } : { ok: false, problem: describe(validate) });
+}
+
+export const checkApplyRequest = checker(applyRequestSchema);
+export const checkApplyResponse = checker(applyResponseSchema);
+export const checkListResponse = checker(listResponseSchema);
+export const checkMembershipResponse = checker(membershipResponseSchema);
+export const checkAuditResponse = checker(auditResponseSchema);
+export const checkListQuery = checker(listQuerySchema);
+export const checkAuditQuery = checker(auditQuerySchema);
+export const checkFaultUpdate = checker(faultUpdateSchema);

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { conflict, notFound, ServiceError } from '../domain/errors';
+import { badRequest, conflict, notFound, ServiceError } from '../domain/errors';
 import { parseJson, readBody, sendError, sendJson, sendText } from './http-io';
-import { isWhitelistKind, MAX_BODY_BYTES, ROUTES, type FaultSettings } from './protocol';
-import { parseApplyRequest, parseFaultUpdate } from './validate';
+import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type FaultSettings } from './protocol';
+import { parseApplyRequest, parseAuditQuery, parseFaultUpdate, parseListQuery } from './validate';
 import type { WhitelistStore } from './whitelist-store';
 
 export interface RouteDeps {
@@ -80,14 +80,29 @@ async function handleFaults(req: IncomingMessage, res: ServerResponse, deps: Rou
   sendJson(res, 200, deps.faults);
 }
 
-function handleList(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, kind: string): void {
-  if (!isWhitelistKind(kind)) throw notFound(`unknown whitelist kind ${JSON.stringify(kind)}`);
+/** `GET /v1/whitelists/{kind}` (a page of entries) and `GET /v1/whitelists/{kind}/{entry}` (one entry). */
+function handleRead(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, rest: string, query: URLSearchParams): void {
+  const parts = rest.split('/');
+  const kind = parts[0];
+  if (parts.length > 2 || !isWhitelistKind(kind)) throw notFound(`no route ${req.method ?? ''} ${ROUTES.listPrefix}${rest}`);
   requireMethod(req, res, 'GET');
-  sendJson(res, 200, { kind, entries: deps.store.list(kind) });
+  if (parts.length === 1) {
+    const { after, limit } = parseListQuery(query);
+    sendJson(res, 200, deps.store.listPage(kind, after, limit));
+    return;
+  }
+  let entry: string;
+  try {
+    entry = decodeURIComponent(parts[1]);
+  } catch {
+    throw badRequest('entry is not valid percent-encoding');
+  }
+  if (entry.length === 0 || entry.length > MAX_ENTRY_LENGTH) throw badRequest(`entry must be 1..${MAX_ENTRY_LENGTH} characters`);
+  sendJson(res, 200, { kind, entry, listed: deps.store.has(kind, entry) });
 }
 
 async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<void> {
-  const { pathname } = new URL(req.url ?? '/', 'http://storage-node');
+  const { pathname, searchParams } = new URL(req.url ?? '/', 'http://storage-node');
   if (pathname === ROUTES.health) {
     requireMethod(req, res, 'GET');
     sendJson(res, 200, { ok: true });
@@ -95,8 +110,11 @@ async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps)
     await handleApply(req, res, deps);
   } else if (pathname === ROUTES.faults && deps.enableFaultApi) {
     await handleFaults(req, res, deps);
-  } else if (pathname.startsWith(ROUTES.listPrefix) && !pathname.slice(ROUTES.listPrefix.length).includes('/')) {
-    handleList(req, res, deps, pathname.slice(ROUTES.listPrefix.length));
+  } else if (pathname === ROUTES.audit) {
+    requireMethod(req, res, 'GET');
+    sendJson(res, 200, deps.store.auditPage(parseAuditQuery(searchParams)));
+  } else if (pathname.startsWith(ROUTES.listPrefix)) {
+    handleRead(req, res, deps, pathname.slice(ROUTES.listPrefix.length), searchParams);
   } else {
     throw notFound(`no route ${req.method ?? ''} ${pathname}`);
   }

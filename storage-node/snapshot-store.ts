@@ -1,22 +1,27 @@
 import fs from 'node:fs';
 import { WHITELIST_KINDS, type WhitelistKind } from './protocol';
 import { replaceFileSync } from './durable-fs';
-import { parseApplyRequest } from './validate';
-import type { BatchRecord, StateImage } from './whitelist-state';
+import { parseBatchRecord } from './log-store';
+import type { StateImage } from './whitelist-state';
 
 /** A compacted state: everything up to and including log record `lastSeq`. */
 export interface Snapshot extends StateImage {
   lastSeq: number;
 }
 
-const SNAPSHOT_VERSION = 1;
+/**
+ * Version 2 adds the audit fields (`tokenId`, `revertOf`, `appliedAt`) to remembered batches;
+ * version 1 snapshots (batches without them) are still read.
+ */
+const SNAPSHOT_VERSION = 2;
+const READABLE_VERSIONS: readonly unknown[] = [1, 2];
 
 function checkImage(value: Record<string, unknown>): Snapshot {
   const fail = (what: string): never => {
     throw new Error(what);
   };
   const { version, lastSeq, entries, batches } = value;
-  if (version !== SNAPSHOT_VERSION) fail(`unknown version ${String(version)}`);
+  if (!READABLE_VERSIONS.includes(version)) fail(`unknown version ${String(version)}`);
   if (typeof lastSeq !== 'number' || !Number.isSafeInteger(lastSeq) || lastSeq < 0) fail('lastSeq');
   if (typeof entries !== 'object' || entries === null) fail('entries');
   const lists = entries as Record<string, unknown>;
@@ -25,13 +30,12 @@ function checkImage(value: Record<string, unknown>): Snapshot {
     if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string')) fail(`entries.${kind}`);
   }
   if (!Array.isArray(batches)) fail('batches');
-  const records = (batches as Record<string, unknown>[]).map((batch): BatchRecord => {
-    const { batchId, changes } = parseApplyRequest({ batchId: batch?.batchId, changes: batch?.changes });
-    const changed = batch.changed;
-    if (!Array.isArray(changed) || changed.length !== changes.length || !changed.every((c) => typeof c === 'boolean')) {
-      fail(`batch ${batchId}`);
+  const records = (batches as unknown[]).map((batch, i) => {
+    try {
+      return parseBatchRecord(batch as Parameters<typeof parseBatchRecord>[0]);
+    } catch (err) {
+      return fail(`batch ${i}: ${(err as Error).message}`);
     }
-    return { batchId, changes, changed: changed as boolean[] };
   });
   return { lastSeq: lastSeq as number, entries: lists as Record<WhitelistKind, string[]>, batches: records };
 }

@@ -1,59 +1,39 @@
 import { badRequest } from '../domain/errors';
 import {
-  FAULT_MODES,
-  MAX_BATCH_ID_LENGTH,
-  MAX_ENTRY_LENGTH,
-  OP_TYPES,
-  WHITELIST_KINDS,
+  MAX_PAGE_LIMIT,
+  checkApplyRequest,
+  checkAuditQuery,
+  checkFaultUpdate,
+  checkListQuery,
   type ApplyRequest,
-  type FaultMode,
+  type AuditQuery,
+  type Checked,
   type FaultSettings,
-  type WhitelistChange,
+  type WhitelistKind,
 } from './protocol';
 
 /** Longest delay the fault API accepts, so a typo cannot park requests for hours. */
 export const MAX_DELAY_MS = 10 * 60 * 1000;
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-// Unknown fields are rejected rather than ignored: a misspelt field in a client is a bug we
-// want to see at once, not a silently dropped change.
-function rejectUnknownKeys(value: Record<string, unknown>, allowed: readonly string[], where: string): void {
-  const unknown = Object.keys(value).filter((key) => !allowed.includes(key));
-  if (unknown.length > 0) throw badRequest(`${where} has unknown field(s): ${unknown.join(', ')}`);
-}
-
-function parseChange(value: unknown, index: number): WhitelistChange {
-  const where = `changes[${index}]`;
-  if (!isPlainObject(value)) throw badRequest(`${where} must be an object`);
-  rejectUnknownKeys(value, ['op_type', 'kind', 'entry'], where);
-  const { op_type: opType, kind, entry } = value;
-  if (!(OP_TYPES as readonly unknown[]).includes(opType)) {
-    throw badRequest(`${where}.op_type must be one of ${OP_TYPES.join(', ')}`);
-  }
-  if (!(WHITELIST_KINDS as readonly unknown[]).includes(kind)) {
-    throw badRequest(`${where}.kind must be one of ${WHITELIST_KINDS.join(', ')}`);
-  }
-  if (typeof entry !== 'string' || entry.length === 0 || entry.length > MAX_ENTRY_LENGTH) {
-    throw badRequest(`${where}.entry must be a string of 1..${MAX_ENTRY_LENGTH} characters`);
-  }
-  return { op_type: opType as WhitelistChange['op_type'], kind: kind as WhitelistChange['kind'], entry };
+// Unknown fields are rejected rather than ignored (the schemas say additionalProperties: false):
+// a misspelt field in a client is a bug we want to see at once, not a silently dropped change.
+function valueOr400<T>(checked: Checked<T>, what: string): T {
+  if (!checked.ok) throw badRequest(`${what}: ${checked.problem}`);
+  return checked.value;
 }
 
 /**
- * Checks a parsed `POST /v1/whitelists/apply` body and returns it typed, keeping only the known
- * fields. Throws a 400 `ServiceError` naming the first problem.
+ * Checks a parsed `POST /v1/whitelists/apply` body and returns it typed, with the known fields
+ * only (a null optional field is dropped). Throws a 400 `ServiceError` naming the first problem.
  */
 export function parseApplyRequest(value: unknown): ApplyRequest {
-  if (!isPlainObject(value)) throw badRequest('body must be a JSON object');
-  rejectUnknownKeys(value, ['batchId', 'changes'], 'body');
-  const { batchId, changes } = value;
-  if (typeof batchId !== 'string' || batchId.length === 0 || batchId.length > MAX_BATCH_ID_LENGTH) {
-    throw badRequest(`batchId must be a string of 1..${MAX_BATCH_ID_LENGTH} characters`);
-  }
-  if (!Array.isArray(changes)) throw badRequest('changes must be an array');
-  return { batchId, changes: changes.map(parseChange) };
+  const { batchId, changes, tokenId, revertOf } = valueOr400(checkApplyRequest(value), 'apply request');
+  return {
+    batchId,
+    changes: changes.map(({ op_type, kind, entry }) => ({ op_type, kind, entry })),
+    ...(typeof tokenId === 'string' ? { tokenId } : {}),
+    ...(typeof revertOf === 'string' ? { revertOf } : {}),
+  };
 }
 
 /**
@@ -61,14 +41,50 @@ export function parseApplyRequest(value: unknown): ApplyRequest {
  * Throws a 400 `ServiceError` on a wrong shape.
  */
 export function parseFaultUpdate(value: unknown, current: FaultSettings): FaultSettings {
-  if (!isPlainObject(value)) throw badRequest('body must be a JSON object');
-  rejectUnknownKeys(value, ['delayMs', 'fault'], 'body');
-  const { delayMs = current.delayMs, fault = current.fault } = value;
-  if (typeof delayMs !== 'number' || !Number.isInteger(delayMs) || delayMs < 0 || delayMs > MAX_DELAY_MS) {
-    throw badRequest(`delayMs must be an integer of 0..${MAX_DELAY_MS}`);
+  const update = valueOr400(checkFaultUpdate(value), 'fault update');
+  const delayMs = update.delayMs ?? current.delayMs;
+  if (delayMs > MAX_DELAY_MS) throw badRequest(`delayMs must be an integer of 0..${MAX_DELAY_MS}`);
+  return { delayMs, fault: update.fault ?? current.fault };
+}
+
+/** URL query parameters as one object of strings; a repeated parameter is a 400. */
+function queryObject(params: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of params) {
+    if (key in out) throw badRequest(`query parameter ${key} is repeated`);
+    out[key] = value;
   }
-  if (!(FAULT_MODES as readonly unknown[]).includes(fault)) {
-    throw badRequest(`fault must be one of ${FAULT_MODES.join(', ')}`);
-  }
-  return { delayMs, fault: fault as FaultMode };
+  return out;
+}
+
+function pageLimit(raw: string | undefined): number {
+  if (raw === undefined) return MAX_PAGE_LIMIT;
+  const limit = Number(raw);
+  if (limit < 1 || limit > MAX_PAGE_LIMIT) throw badRequest(`limit must be an integer of 1..${MAX_PAGE_LIMIT}`);
+  return limit;
+}
+
+/** `GET /v1/whitelists/{kind}?after&limit`. */
+export function parseListQuery(params: URLSearchParams): { after?: string; limit: number } {
+  const query = valueOr400(checkListQuery(queryObject(params)), 'query');
+  return { ...(query.after === undefined ? {} : { after: query.after }), limit: pageLimit(query.limit) };
+}
+
+/** What `GET /v1/whitelists/audit` selects. */
+export interface AuditSelection {
+  kind?: WhitelistKind;
+  entry?: string;
+  tokenId?: string;
+  since?: string;
+  before?: { seq: number; index: number };
+  limit: number;
+}
+
+/** `GET /v1/whitelists/audit?kind&entry&tokenId&since&before&limit`. */
+export function parseAuditQuery(params: URLSearchParams): AuditSelection {
+  const query: AuditQuery = valueOr400(checkAuditQuery(queryObject(params)), 'query');
+  if (query.since !== undefined && Number.isNaN(Date.parse(query.since))) throw badRequest('since is not a valid time');
+  const { before, limit, ...filters } = query;
+  const [seq, index] = before?.split(':').map(Number) ?? [];
+  return { ...filters, ...(before === undefined ? {} : { before: { seq, index } }), limit: pageLimit(limit) };
 }

@@ -1,4 +1,4 @@
-import { WHITELIST_KINDS, type ApplyResponse, type WhitelistChange, type WhitelistKind } from './protocol';
+import { WHITELIST_KINDS, compareEntries, type ApplyResponse, type WhitelistChange, type WhitelistKind } from './protocol';
 
 /**
  * One applied batch as the node remembers it: what was asked and, per change, whether it changed
@@ -8,7 +8,15 @@ export interface BatchRecord {
   batchId: string;
   changes: WhitelistChange[];
   changed: boolean[];
+  /** Audit fields (ApplyRequest); absent on records written before they existed. */
+  tokenId?: string;
+  revertOf?: string;
+  /** When the node first applied the batch (ISO-8601, the node's clock). */
+  appliedAt?: string;
 }
+
+/** The audit fields of a new batch record. */
+export type BatchAudit = Pick<BatchRecord, 'tokenId' | 'revertOf' | 'appliedAt'>;
 
 /** Plain-data copy of the state, as written to and read from a snapshot. */
 export interface StateImage {
@@ -57,6 +65,8 @@ export class WhitelistState {
   private readonly sets = new Map<WhitelistKind, Set<string>>(WHITELIST_KINDS.map((kind) => [kind, new Set()]));
   // A Map keeps insertion order, which is the eviction order: the oldest batchId is forgotten first.
   private readonly batches = new Map<string, BatchRecord>();
+  // Sorted copies of the sets for paginated reads, rebuilt on the first read after a change.
+  private readonly sorted = new Map<WhitelistKind, string[]>();
 
   constructor(private readonly maxRememberedBatches = DEFAULT_REMEMBERED_BATCHES) {
     if (!Number.isInteger(maxRememberedBatches) || maxRememberedBatches < 1) {
@@ -78,7 +88,7 @@ export class WhitelistState {
    * Decides what applying a batch would do, without changing anything. Changes apply in order,
    * so an add then a remove of one entry in one batch are both `changed`.
    */
-  plan(batchId: string, changes: WhitelistChange[]): ApplyPlan {
+  plan(batchId: string, changes: WhitelistChange[], audit: BatchAudit = {}): ApplyPlan {
     const known = this.batches.get(batchId);
     if (known) return { type: sameChanges(known.changes, changes) ? 'repeat' : 'conflict', record: known };
     const pending = new Map<string, boolean>();
@@ -89,7 +99,8 @@ export class WhitelistState {
       pending.set(key, wantPresent);
       return present !== wantPresent;
     });
-    return { type: 'new', record: { batchId, changes: changes.map((change) => ({ ...change })), changed } };
+    const fields = Object.fromEntries(Object.entries(audit).filter(([, value]) => value !== undefined));
+    return { type: 'new', record: { batchId, changes: changes.map((change) => ({ ...change })), changed, ...fields } };
   }
 
   /**
@@ -98,6 +109,7 @@ export class WhitelistState {
    */
   commit(record: BatchRecord): void {
     for (const change of record.changes) {
+      this.sorted.delete(change.kind);
       const set = this.sets.get(change.kind)!;
       if (change.op_type === 'add_entry') set.add(change.entry);
       else set.delete(change.entry);
@@ -105,9 +117,30 @@ export class WhitelistState {
     this.remember(record);
   }
 
-  /** The entries of one whitelist, sorted. */
+  /** The entries of one whitelist, in compareEntries order. */
   entries(kind: WhitelistKind): string[] {
-    return [...this.sets.get(kind)!].sort();
+    return [...this.sortedEntries(kind)];
+  }
+
+  /** At most `limit` entries that sort after `after` (compareEntries), and whether more follow. */
+  page(kind: WhitelistKind, after: string | undefined, limit: number): { entries: string[]; more: boolean } {
+    const all = this.sortedEntries(kind);
+    let start = 0;
+    if (after !== undefined) {
+      // Binary search for the first entry that sorts after `after`.
+      let high = all.length;
+      while (start < high) {
+        const mid = (start + high) >>> 1;
+        if (compareEntries(all[mid], after) <= 0) start = mid + 1;
+        else high = mid;
+      }
+    }
+    return { entries: all.slice(start, start + limit), more: start + limit < all.length };
+  }
+
+  /** Whether `entry` (exactly this text) is on the whitelist. */
+  has(kind: WhitelistKind, entry: string): boolean {
+    return this.sets.get(kind)!.has(entry);
   }
 
   /** Whether the batchId is still remembered (not yet evicted). */
@@ -119,6 +152,15 @@ export class WhitelistState {
   toImage(): StateImage {
     const entries = Object.fromEntries(WHITELIST_KINDS.map((kind) => [kind, this.entries(kind)]));
     return { entries: entries as Record<WhitelistKind, string[]>, batches: [...this.batches.values()] };
+  }
+
+  private sortedEntries(kind: WhitelistKind): string[] {
+    let list = this.sorted.get(kind);
+    if (!list) {
+      list = [...this.sets.get(kind)!].sort(compareEntries);
+      this.sorted.set(kind, list);
+    }
+    return list;
   }
 
   private remember(record: BatchRecord): void {

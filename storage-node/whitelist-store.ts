@@ -1,13 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDirectory } from './durable-fs';
+import { AuditTrail } from './audit-trail';
 import { BatchLog } from './log-store';
-import type { ApplyRequest, ApplyResponse, WhitelistKind } from './protocol';
+import type { ApplyRequest, ApplyResponse, AuditResponse, ListResponse, WhitelistKind } from './protocol';
 import { readSnapshot, writeSnapshot } from './snapshot-store';
+import type { AuditSelection } from './validate';
 import { DEFAULT_REMEMBERED_BATCHES, toApplyResponse, WhitelistState } from './whitelist-state';
 
 export const LOG_FILE = 'batches.log';
 export const SNAPSHOT_FILE = 'snapshot.json';
+/** The audit archive: every batch the log ever held, copied here before a compaction empties the log. */
+export const AUDIT_FILE = 'audit.log';
 export const DEFAULT_COMPACT_AFTER_BATCHES = 1_000;
 /** A byte bound too, so a few huge batches cannot grow the log (and the replay at start) unchecked. */
 export const DEFAULT_COMPACT_AFTER_BYTES = 64 * 1024 * 1024;
@@ -43,6 +47,7 @@ export class WhitelistStore {
   private constructor(
     private readonly state: WhitelistState,
     private readonly log: BatchLog,
+    private readonly audit: AuditTrail,
     private lastSeq: number,
     private readonly options: Required<WhitelistStoreOptions>,
     readonly recovery: RecoveryReport,
@@ -72,9 +77,10 @@ export class WhitelistStore {
     // snapshot and emptying the log. Replaying them again would re-remember stale batches.
     const fresh = contents.records.filter((record) => record.seq > snapshotSeq);
     for (const record of fresh) state.commit(record);
-    const lastSeq = Math.max(snapshotSeq, contents.records.at(-1)?.seq ?? 0);
+    const audit = AuditTrail.open(path.join(settings.dataDir, AUDIT_FILE), contents.records);
+    const lastSeq = Math.max(snapshotSeq, contents.records.at(-1)?.seq ?? 0, audit.lastSeq);
     const recovery = { fromSnapshot: snapshot !== undefined, replayedBatches: fresh.length, tornBytes: contents.tornBytes };
-    const store = new WhitelistStore(state, log, lastSeq, settings, recovery);
+    const store = new WhitelistStore(state, log, audit, lastSeq, settings, recovery);
     if (fresh.length < contents.records.length || store.logIsFull()) store.tryCompact();
     return store;
   }
@@ -84,12 +90,15 @@ export class WhitelistStore {
    * cannot be written; nothing is applied then.
    */
   apply(request: ApplyRequest): ApplyOutcome {
-    const plan = this.state.plan(request.batchId, request.changes);
+    const { batchId, changes, tokenId, revertOf } = request;
+    const plan = this.state.plan(batchId, changes, { tokenId, revertOf, appliedAt: new Date().toISOString() });
     if (plan.type === 'conflict') return { type: 'conflict' };
     if (plan.type === 'repeat') return { type: 'repeat', response: toApplyResponse(plan.record) };
-    this.log.append({ ...plan.record, seq: this.lastSeq + 1 });
+    const logged = { ...plan.record, seq: this.lastSeq + 1 };
+    this.log.append(logged);
     this.lastSeq += 1;
     this.state.commit(plan.record);
+    this.audit.add(logged);
     if (this.logIsFull()) this.tryCompact();
     return { type: 'applied', response: toApplyResponse(plan.record) };
   }
@@ -99,9 +108,26 @@ export class WhitelistStore {
     return this.state.entries(kind);
   }
 
-  /** Closes the log file. */
+  /** One page of a whitelist: at most `limit` entries after `after` (compareEntries order). */
+  listPage(kind: WhitelistKind, after: string | undefined, limit: number): ListResponse {
+    const { entries, more } = this.state.page(kind, after, limit);
+    return { kind, entries, ...(more && entries.length > 0 ? { next: entries[entries.length - 1] } : {}) };
+  }
+
+  /** Whether `entry` (exactly this text) is on the whitelist. */
+  has(kind: WhitelistKind, entry: string): boolean {
+    return this.state.has(kind, entry);
+  }
+
+  /** One page of the audit trail, newest first. */
+  auditPage(selection: AuditSelection): AuditResponse {
+    return this.audit.page(selection);
+  }
+
+  /** Closes the log files. */
   close(): void {
     this.log.close();
+    this.audit.close();
   }
 
   private logIsFull(): boolean {
@@ -114,6 +140,8 @@ export class WhitelistStore {
   // retried after the next batch instead of failing the request that triggered it.
   private tryCompact(): void {
     try {
+      // Archive first: once the log is emptied, the archive is the only copy of its history.
+      this.audit.archiveAll();
       writeSnapshot(this.options.dataDir, path.join(this.options.dataDir, SNAPSHOT_FILE), {
         lastSeq: this.lastSeq,
         ...this.state.toImage(),

@@ -5,6 +5,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
+import type { NodeProgress } from '../domain/batch-status';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import type { WhitelistChange } from '../domain/whitelist-messages';
 
@@ -85,13 +86,27 @@ export interface WhitelistBatchOutcome {
   errorMessage?: string;
 }
 
-export type NodeProgress = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-applied';
+export type { NodeProgress } from '../domain/batch-status';
+
+/** One change of a batch as the `batchProgress` query shows it. */
+export interface BatchChangeView extends WhitelistChange {
+  /** The storage node that owns the change's entry. */
+  node: string;
+  /** The node's answer for this change, once it answered: whether the change altered the set. */
+  changed?: boolean;
+}
 
 export interface WhitelistBatchSummary {
   batchId: string;
   /** Undefined until the HTTP outcome is known. */
   outcome?: WhitelistBatchOutcome;
   nodes: Record<string, NodeProgress>;
+  /**
+   * The token that authorised the batch and each change with its node. Filled by the query from
+   * this version on (queries need no patch); absent in results of batches that completed before.
+   */
+  tokenId?: string;
+  changes?: BatchChangeView[];
 }
 
 /** Waits until the batch's HTTP answer is known (all nodes answered, one failed, or the deadline). */
@@ -125,6 +140,8 @@ export function isRetryableNodeFailure(type: string): boolean {
 export interface QuickApplyInput {
   node: string;
   batchId: string;
+  /** The token id, for the node's audit trail; absent in batches started by older versions. */
+  tokenId?: string;
   changes: WhitelistChange[];
   /** Epoch ms: no attempt is started or waited for past this. */
   deadlineAt: number;

@@ -14,6 +14,7 @@ import {
   type WhitelistBatchInput,
   type WhitelistBatchSummary,
   type WhitelistBatchOutcome,
+  type BatchChangeView,
 } from './definitions';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -99,7 +100,13 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   const groups = (input.owners && groupByGivenOwners(changes, input.owners, input.nodes)) || groupByOwner(changes, ownerKey, input.nodes);
   const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
 
-  const summary = (): WhitelistBatchSummary => ({ batchId, outcome, nodes: Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress])) });
+  const summary = (): WhitelistBatchSummary => ({
+    batchId,
+    outcome,
+    nodes: Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress])),
+    tokenId: input.tokenId,
+    changes: changeViews(changes, groups, nodes),
+  });
   setHandler(batchOutcomeUpdate, async () => {
     await condition(() => outcome !== undefined);
     return outcome!;
@@ -118,11 +125,14 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     return summary();
   }
 
-  const apply = async (node: string, nodeChanges: WhitelistChange[], id: string, persistent: boolean, state: NodeState) => {
-    if (persistent && patched(SERVER_SIDE_LATE_RETRY)) return applyUntilDone({ node, batchId: id, changes: nodeChanges });
+  // The token id and, for a revert, the batch it undoes travel to the node for its audit trail.
+  // Only the activity's input grows: the commands (types, ids, order) are those of older versions.
+  const apply = async (node: string, nodeChanges: WhitelistChange[], id: string, persistent: boolean, state: NodeState, revertOf?: string) => {
+    const request = { node, batchId: id, changes: nodeChanges, tokenId: input.tokenId, ...(revertOf === undefined ? {} : { revertOf }) };
+    if (persistent && patched(SERVER_SIDE_LATE_RETRY)) return applyUntilDone(request);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await applyToNode({ node, batchId: id, changes: nodeChanges });
+        return await applyToNode(request);
       } catch (err) {
         const type = failureType(err);
         if (mayHaveApplied(type)) state.maybeApplied = true;
@@ -180,7 +190,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
         state.results = await apply(node, nodeChanges, batchId, true, state);
       }
       const undo = inverseChanges(state.results ?? []);
-      if (undo.length > 0) await apply(node, undo, `${batchId}:revert`, true, state);
+      if (undo.length > 0) await apply(node, undo, `${batchId}:revert`, true, state, batchId);
       state.progress = 'reverted';
     }),
   );
@@ -190,6 +200,19 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
 }
 
 type Groups = OwnerGroups<WhitelistChange>;
+
+/** Each change, in request order, with its node and, once that node answered, whether it changed the set. */
+function changeViews(changes: readonly WhitelistChange[], groups: Groups, nodes: Map<string, NodeState>): BatchChangeView[] {
+  const views: BatchChangeView[] = changes.map((change) => ({ ...change, node: '' }));
+  for (const [node, items] of groups) {
+    const results = nodes.get(node)!.results;
+    items.forEach((item, position) => {
+      const changed = results?.[position]?.changed;
+      views[item.index] = { ...changes[item.index], node, ...(changed === undefined ? {} : { changed }) };
+    });
+  }
+  return views;
+}
 
 const settled = (nodes: Map<string, NodeState>) => [...nodes.values()].every((s) => s.progress !== 'pending');
 const failed = (nodes: Map<string, NodeState>) => [...nodes.values()].find((s) => s.progress === 'failed');
@@ -225,7 +248,7 @@ async function firstRoundLocally(input: WhitelistBatchInput, groups: Groups, nod
       const state = nodes.get(node)!;
       let answer: QuickApplyResult;
       try {
-        answer = await applyToNodeQuickly({ node, batchId: input.batchId, changes: items.map((i) => i.item), deadlineAt, attempts: QUICK_ATTEMPTS, backoffMs: QUICK_BACKOFF_MS });
+        answer = await applyToNodeQuickly({ node, batchId: input.batchId, tokenId: input.tokenId, changes: items.map((i) => i.item), deadlineAt, attempts: QUICK_ATTEMPTS, backoffMs: QUICK_BACKOFF_MS });
       } catch (err) {
         // Timed out by Temporal (a stalled worker), or a bug in the activity.
         const type = failureType(err);

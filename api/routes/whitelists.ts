@@ -14,6 +14,9 @@ import type { AppDeps } from '../deps';
 
 const TIMEOUT_HEADER = /^[1-9][0-9]{0,15}$/;
 
+/** A failed batch's errorMessage: the node and its fault go to the log, not to the client. */
+export const BATCH_FAILED_MESSAGE = 'a storage node refused the update or answered unreadably; the batch is being reverted';
+
 /**
  * The deadline of a batch: the `Timeout` header (ms, capped) or RequestConfig.TimeoutMs when there is
  * no header. A header that is present but empty is not a positive integer either: 400.
@@ -64,7 +67,7 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
         break;
       default:
         deps.logger.error({ reqId: ctx.state.requestId, batchId: answer.batchId, detail: answer.errorMessage }, 'whitelist batch failed');
-        ctx.body = { error: 'Internal Server Error', errorMessage: 'a storage node refused the update or answered unreadably; the batch is being reverted' };
+        ctx.body = { error: 'Internal Server Error', errorMessage: BATCH_FAILED_MESSAGE };
     }
   };
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LISTENING_LINE, type ApplyRequest, type WhitelistChange } from '../../storage-node/protocol';
+import { LISTENING_LINE, type ApplyRequest, type ListResponse, type WhitelistChange } from '../../storage-node/protocol';
 
 /** The compiled entry point, next to this file's compiled copy in dist/. */
 export const MAIN_JS = path.resolve(__dirname, '../../storage-node/main.js');
@@ -96,11 +96,17 @@ export function apply(node: NodeProcess, body: ApplyRequest | unknown): Promise<
   return request(`${node.url}/v1/whitelists/apply`, { method: 'POST', body: JSON.stringify(body) });
 }
 
-/** `GET /v1/whitelists/{kind}` entries. */
+/** Every entry of `GET /v1/whitelists/{kind}`, following `next` page by page. */
 export async function list(node: NodeProcess, kind: string): Promise<string[]> {
-  const answer = await request(`${node.url}/v1/whitelists/${kind}`);
-  if (answer.status !== 200) throw new Error(`list ${kind}: ${answer.status} ${answer.text}`);
-  return answer.json().entries;
+  const entries: string[] = [];
+  for (let after: string | undefined; ; ) {
+    const answer = await request(`${node.url}/v1/whitelists/${kind}${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`);
+    if (answer.status !== 200) throw new Error(`list ${kind}: ${answer.status} ${answer.text}`);
+    const page = answer.json() as ListResponse;
+    entries.push(...page.entries);
+    if (page.next === undefined) return entries;
+    after = page.next;
+  }
 }
 
 export const add = (kind: WhitelistChange['kind'], entry: string): WhitelistChange => ({ op_type: 'add_entry', kind, entry });

@@ -128,7 +128,8 @@ describe('storage node process', function () {
     it('when the route, kind or method is wrong, then it is 404 or 405', async () => {
       assert.equal((await request(`${node.url}/v1/nothing`)).status, 404);
       assert.equal((await request(`${node.url}/v1/whitelists/admin`)).status, 404);
-      assert.equal((await request(`${node.url}/v1/whitelists/user/extra`)).status, 404);
+      assert.equal((await request(`${node.url}/v1/whitelists/user/a/b`)).status, 404);
+      assert.equal((await request(`${node.url}/v1/whitelists/admin/${A}`)).status, 404);
       assert.equal((await request(`${node.url}/v1/faults`, { method: 'POST', body: '{}' })).status, 404);
       const wrong = await request(`${node.url}/v1/whitelists/apply`);
       assert.equal(wrong.status, 405);

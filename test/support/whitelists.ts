@@ -4,6 +4,7 @@ import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange, type WhitelistKind } from '../../domain/whitelist-messages';
 import { startStorageNode } from '../../scripts/lib/storage-nodes';
+import type { ListResponse } from '../../storage-node/protocol';
 import { request } from './http';
 import type { Stack } from './stack';
 
@@ -28,11 +29,17 @@ export function postBatch(stack: Stack, body: unknown, options: { token?: string
   });
 }
 
-/** The entries one storage node holds for a kind, read through its own GET. */
+/** The entries one storage node holds for a kind, read through its own paginated GET. */
 export async function nodeEntries(node: string, kind: WhitelistKind): Promise<string[]> {
-  const res = await fetch(`${node}/v1/whitelists/${kind}`);
-  if (!res.ok) throw new Error(`${node} answered ${res.status}`);
-  return ((await res.json()) as { entries: string[] }).entries;
+  const entries: string[] = [];
+  for (let after: string | undefined; ; ) {
+    const res = await fetch(`${node}/v1/whitelists/${kind}${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`);
+    if (!res.ok) throw new Error(`${node} answered ${res.status}`);
+    const page = (await res.json()) as ListResponse;
+    entries.push(...page.entries);
+    if (page.next === undefined) return entries;
+    after = page.next;
+  }
 }
 
 export async function setFault(node: string, settings: { delayMs?: number; fault?: 'none' | 'garbage' | 'http500' | 'truncated' | 'wrong-shape' }): Promise<void> {

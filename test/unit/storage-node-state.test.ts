@@ -56,10 +56,24 @@ describe('storage node whitelist state', () => {
     assert.deepEqual(state.entries('user'), ['0xAB', '0xab']);
   });
 
-  it('when entries are listed, then they come sorted', () => {
+  it('when entries are listed, then they come sorted case-insensitively, exact text breaking ties', () => {
     const state = new WhitelistState();
     applyNew(state, 'b1', ['c', 'a', 'B', 'b'].map((entry) => add('user', entry)));
-    assert.deepEqual(state.entries('user'), ['B', 'a', 'b', 'c']);
+    assert.deepEqual(state.entries('user'), ['a', 'B', 'b', 'c']);
+  });
+
+  it('when a page is asked after an entry, then it starts past that entry (present or not) and says whether more follow', () => {
+    const state = new WhitelistState();
+    applyNew(state, 'b1', ['0x05', '0x01', '0x0A', '0x03', '0x0b'].map((entry) => add('user', entry)));
+    assert.deepEqual(state.page('user', undefined, 2), { entries: ['0x01', '0x03'], more: true });
+    assert.deepEqual(state.page('user', '0x03', 2), { entries: ['0x05', '0x0A'], more: true });
+    assert.deepEqual(state.page('user', '0x04', 2), { entries: ['0x05', '0x0A'], more: true });
+    assert.deepEqual(state.page('user', '0x0a', 2), { entries: ['0x0b'], more: false });
+    assert.deepEqual(state.page('user', '0x0b', 2), { entries: [], more: false });
+    applyNew(state, 'b2', [remove('user', '0x05'), add('user', '0x02')]);
+    assert.deepEqual(state.page('user', '0x01', 2), { entries: ['0x02', '0x03'], more: true }, 'the sorted copy follows changes');
+    assert.equal(state.has('user', '0x0A'), true);
+    assert.equal(state.has('user', '0x0a'), false);
   });
 
   it('when a batchId repeats with the same changes, then the first record comes back unchanged', () => {

@@ -1,0 +1,74 @@
+import type { Client } from '@temporalio/client';
+import { changeState, type BatchChangeStatus } from '../domain/batch-status';
+import { unavailable } from '../domain/errors';
+import type { WhitelistKind } from '../domain/whitelist-messages';
+import { batchProgressQuery, whitelistBatchWorkflowId, type WhitelistBatchOutcome, type WhitelistBatchSummary } from '../workflows/definitions';
+import { BATCH_FAILED_MESSAGE } from './routes/whitelists';
+import { mapTemporalError, UNKNOWN_OUTCOME_RETRY_AFTER_S } from './temporal-errors';
+
+const TEMPORAL_CALL_MS = 5_000;
+
+/** `GET /chain/whitelists/batches/{batchId}`'s result. */
+export interface BatchStatus {
+  batchId: string;
+  tokenId: string;
+  /** The workflow's status, lowercase: running, completed, terminated, timed_out, ... */
+  workflowStatus: string;
+  /** The HTTP answer the batch gave (or gives, to a retry); absent until known. */
+  outcome?: { status: WhitelistBatchOutcome['status']; errorMessage?: string };
+  startedAt: string;
+  /** When the workflow finished: every change applied, reverted or not applied. */
+  closedAt?: string;
+  /** Every change in request order. */
+  changes: BatchChangeStatus[];
+  /** The kinds the batch touches (for the read scope check); not part of the answer. */
+  kinds: WhitelistKind[];
+}
+
+/** The client-facing outcome: as POST /chain/whitelists/ answered it (a 500 names no node). */
+function publicOutcome(outcome: WhitelistBatchOutcome): NonNullable<BatchStatus['outcome']> {
+  if (outcome.status === 200) return { status: 200 };
+  if (outcome.status === 500) return { status: 500, errorMessage: BATCH_FAILED_MESSAGE };
+  return { status: outcome.status, ...(outcome.errorMessage === undefined ? {} : { errorMessage: outcome.errorMessage }) };
+}
+
+/**
+ * Reads a batch from its workflow while Temporal keeps it: `describe` for the times and status,
+ * the `batchProgress` query for the outcome and each change. Queries write nothing to history.
+ */
+export async function readBatchStatus(client: Client, batchId: string): Promise<BatchStatus> {
+  const handle = client.workflow.getHandle(whitelistBatchWorkflowId(batchId));
+  const call = <T>(fn: () => Promise<T>) =>
+    client.withAbortSignal(AbortSignal.timeout(TEMPORAL_CALL_MS), () => client.withDeadline(Date.now() + TEMPORAL_CALL_MS, fn));
+  let description: Awaited<ReturnType<typeof handle.describe>>;
+  let summary: WhitelistBatchSummary;
+  try {
+    [description, summary] = await call(() => Promise.all([handle.describe(), handle.query(batchProgressQuery)]));
+  } catch (err) {
+    throw mapTemporalError(err, `whitelist batch ${batchId}`);
+  }
+  if (!summary.changes || summary.tokenId === undefined) {
+    // A worker of an older version answered the query (a rolling deploy): it knows no per-change view.
+    throw unavailable('this batch is served by an older worker version; try again shortly', UNKNOWN_OUTCOME_RETRY_AFTER_S);
+  }
+  const running = description.status.name === 'RUNNING';
+  const httpStatus = summary.outcome?.status;
+  const changes = summary.changes.map(({ node, changed, op_type, kind, entry }) => ({
+    op_type,
+    kind,
+    entry,
+    node,
+    state: changeState(summary.nodes[node] ?? 'pending', httpStatus, running),
+    ...(changed === undefined ? {} : { changed }),
+  }));
+  return {
+    batchId,
+    tokenId: summary.tokenId,
+    workflowStatus: description.status.name.toLowerCase(),
+    ...(summary.outcome ? { outcome: publicOutcome(summary.outcome) } : {}),
+    startedAt: description.startTime.toISOString(),
+    ...(description.closeTime ? { closedAt: description.closeTime.toISOString() } : {}),
+    changes,
+    kinds: [...new Set(changes.map((c) => c.kind))],
+  };
+}

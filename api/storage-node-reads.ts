@@ -1,0 +1,74 @@
+import { internal, unavailable } from '../domain/errors';
+import {
+  ROUTES,
+  checkAuditResponse,
+  checkListResponse,
+  checkMembershipResponse,
+  type AuditResponse,
+  type Checked,
+  type ListResponse,
+  type MembershipResponse,
+  type WhitelistKind,
+} from '../storage-node/protocol';
+
+/** Seconds a client should wait before asking again when a storage node did not answer. */
+export const NODE_DOWN_RETRY_AFTER_S = 5;
+
+/** What the audit route of a node selects (storage-node/protocol.ts AuditQuery). */
+export interface NodeAuditQuery {
+  kind?: WhitelistKind;
+  entry?: string;
+  tokenId?: string;
+  since?: string;
+  before?: string;
+  limit: number;
+}
+
+/**
+ * The API's reads from the storage nodes, over their wire contract (storage-node/protocol.ts).
+ * A node that does not answer, answers non-2xx or off-contract is a 503 naming the node: the
+ * caller cannot get a complete answer now and may retry.
+ */
+export class StorageNodeReads {
+  constructor(private readonly timeoutMs: number) {}
+
+  /** At most `limit` entries of `kind` after `after`, in compareEntries order. */
+  list(node: string, kind: WhitelistKind, after: string | undefined, limit: number): Promise<ListResponse> {
+    const query = new URLSearchParams({ limit: String(limit), ...(after === undefined ? {} : { after }) });
+    return this.get(node, `${ROUTES.listPrefix}${kind}?${query}`, checkListResponse);
+  }
+
+  /** Whether `entry` (exactly this text) is on the node's `kind` whitelist. */
+  membership(node: string, kind: WhitelistKind, entry: string): Promise<MembershipResponse> {
+    return this.get(node, `${ROUTES.listPrefix}${kind}/${encodeURIComponent(entry)}`, checkMembershipResponse);
+  }
+
+  /** One page of the node's audit trail, newest first. */
+  audit(node: string, selection: NodeAuditQuery): Promise<AuditResponse> {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(selection)) if (value !== undefined) query.set(key, String(value));
+    return this.get(node, `${ROUTES.audit}?${query}`, checkAuditResponse);
+  }
+
+  private async get<T>(node: string, path: string, check: (value: unknown) => Checked<T>): Promise<T> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(`${node}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
+      text = await response.text();
+    } catch (err) {
+      throw unavailable(`storage node ${node} did not answer; try again later`, NODE_DOWN_RETRY_AFTER_S, err);
+    }
+    // A 4xx means this API built a request the node refuses: our fault, not the node's.
+    if (response.status >= 400 && response.status < 500) throw internal(`storage node ${node} refused ${path} with HTTP ${response.status}: ${text.slice(0, 200)}`);
+    if (!response.ok) throw unavailable(`storage node ${node} answered HTTP ${response.status}; try again later`, NODE_DOWN_RETRY_AFTER_S);
+    let checked: Checked<T>;
+    try {
+      checked = check(JSON.parse(text));
+    } catch {
+      checked = { ok: false, problem: 'not JSON' };
+    }
+    if (!checked.ok) throw unavailable(`storage node ${node} answered off its contract (${checked.problem}); try again later`, NODE_DOWN_RETRY_AFTER_S);
+    return checked.value;
+  }
+}

@@ -1,0 +1,94 @@
+import { ServiceError, unavailable } from '../domain/errors';
+import { ownerOf } from '../domain/rendezvous';
+import { ownerKeyOfChecksummed, type WhitelistKind } from '../domain/whitelist-messages';
+import { AUDIT_CURSOR_PATTERN } from '../storage-node/protocol';
+import { decodePageToken, encodePageToken } from './page-token';
+import { NODE_DOWN_RETRY_AFTER_S, type StorageNodeReads } from './storage-node-reads';
+import { mergeAuditPages, mergeEntryPages, type AuditCursors, type MergedAuditRecord } from './whitelist-merge';
+import { nodeSha256 } from './whitelist-service';
+
+const EOA = /^0x[0-9a-fA-F]{40}$/;
+const CURSOR = new RegExp(AUDIT_CURSOR_PATTERN);
+
+interface EntriesToken {
+  after: string;
+}
+const isEntriesToken = (v: unknown): v is EntriesToken =>
+  typeof v === 'object' && v !== null && Object.keys(v).length === 1 && typeof (v as EntriesToken).after === 'string' && EOA.test((v as EntriesToken).after);
+
+interface AuditToken {
+  cursors: AuditCursors;
+}
+const isAuditToken = (v: unknown): v is AuditToken => {
+  if (typeof v !== 'object' || v === null || Object.keys(v).length !== 1) return false;
+  const cursors = (v as AuditToken).cursors;
+  return typeof cursors === 'object' && cursors !== null && !Array.isArray(cursors) && Object.values(cursors).every((c) => c === null || (typeof c === 'string' && CURSOR.test(c)));
+};
+
+/** The audit route's filters, already checked (entry in EIP-55 form). */
+export interface AuditFilters {
+  kind?: WhitelistKind;
+  entry?: string;
+  tokenId?: string;
+  since?: string;
+}
+
+export interface Page<T> {
+  result: T[];
+  nextPageToken?: string;
+}
+
+/**
+ * Every node's answer, or one 503 naming every node that did not give one: a list or an audit
+ * page built without a node would be silently partial.
+ */
+async function fromEveryNode<T>(nodes: readonly string[], ask: (node: string) => Promise<T>): Promise<T[]> {
+  const settled = await Promise.allSettled(nodes.map(ask));
+  const failures = settled.flatMap((s, i) => (s.status === 'rejected' ? [{ node: nodes[i], reason: s.reason as unknown }] : []));
+  if (failures.length === 0) return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+  const ours = failures.find((f) => !(f.reason instanceof ServiceError && f.reason.status === 503));
+  if (ours) throw ours.reason;
+  const names = failures.map((f) => f.node).join(', ');
+  throw unavailable(`storage node(s) ${names} did not answer, so the answer would be incomplete; try again later`, NODE_DOWN_RETRY_AFTER_S, failures[0].reason);
+}
+
+/**
+ * The whitelist reads: entries (merged from every node), membership (the owner node only) and
+ * the audit trail (merged from every node, newest first).
+ */
+export class WhitelistReads {
+  constructor(
+    private readonly nodes: readonly string[],
+    private readonly reads: StorageNodeReads,
+  ) {}
+
+  /** One page of the `kind` whitelist, sorted (case-insensitively), EIP-55 as stored. */
+  async entries(kind: WhitelistKind, pageSize: number, pageToken?: string): Promise<Page<string>> {
+    const after = pageToken === undefined ? undefined : decodePageToken(pageToken, isEntriesToken).after;
+    const pages = await fromEveryNode(this.nodes, (node) => this.reads.list(node, kind, after, pageSize));
+    const page = mergeEntryPages(pages, pageSize);
+    return { result: page.entries, ...(page.after === undefined ? {} : { nextPageToken: encodePageToken({ after: page.after }) }) };
+  }
+
+  /** Whether the EIP-55 `entry` is listed: asks only the node that owns it (rendezvous hashing). */
+  async membership(kind: WhitelistKind, entry: string): Promise<{ kind: WhitelistKind; entry: string; listed: boolean }> {
+    const owner = ownerOf(ownerKeyOfChecksummed({ kind, entry }), this.nodes, nodeSha256);
+    const answer = await this.reads.membership(owner, kind, entry);
+    return { kind, entry, listed: answer.listed };
+  }
+
+  /** One page of the merged audit trail, newest first. */
+  async audit(filters: AuditFilters, pageSize: number, pageToken?: string): Promise<Page<MergedAuditRecord>> {
+    const decoded = pageToken === undefined ? {} : decodePageToken(pageToken, isAuditToken).cursors;
+    // Only the configured nodes: a token from before a node was removed must not page on forever.
+    const cursors: AuditCursors = Object.fromEntries(this.nodes.filter((node) => node in decoded).map((node) => [node, decoded[node]]));
+    const open = this.nodes.filter((node) => cursors[node] !== null);
+    const pages = await fromEveryNode(open, async (node) => {
+      const before = cursors[node] ?? undefined;
+      const answer = await this.reads.audit(node, { ...filters, ...(before === undefined ? {} : { before }), limit: pageSize });
+      return { node, records: answer.records, ...(answer.next === undefined ? {} : { next: answer.next }) };
+    });
+    const page = mergeAuditPages(pages, pageSize, cursors);
+    return { result: page.records, ...(page.cursors ? { nextPageToken: encodePageToken({ cursors: page.cursors }) } : {}) };
+  }
+}

@@ -1,0 +1,41 @@
+import type { WhitelistChange } from './whitelist-messages';
+
+/**
+ * What happened to one change of a batch, as `GET /chain/whitelists/batches/{batchId}` shows it:
+ * - `applied`: its node applied it (and, the batch not having failed, it stays);
+ * - `pending`: its node has not answered yet; the workflow keeps trying (after a 408);
+ * - `reverted`: the batch failed (500) and what this change did on its node was undone;
+ * - `not-applied`: its node never applied it (the batch was refused, or the node refused first);
+ * - `unknown`: the workflow was stopped from outside (terminated, timed out) before its node answered.
+ */
+export type ChangeState = 'applied' | 'pending' | 'reverted' | 'not-applied' | 'unknown';
+
+/** A node's progress as the batch workflow tracks it (workflows/definitions.ts NodeProgress). */
+export type NodeProgress = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-applied';
+
+/**
+ * The state of a change from its node's progress, the batch's HTTP status (undefined until known)
+ * and whether the workflow still runs. A 403 batch touched no node.
+ */
+export function changeState(progress: NodeProgress, httpStatus: number | undefined, running: boolean): ChangeState {
+  if (httpStatus === 403) return 'not-applied';
+  switch (progress) {
+    case 'applied':
+      return 'applied';
+    case 'reverted':
+      return 'reverted';
+    case 'not-applied':
+      return 'not-applied';
+    case 'pending':
+    case 'failed':
+      return running ? 'pending' : 'unknown';
+  }
+}
+
+/** One change of a batch in the status answer. */
+export interface BatchChangeStatus extends WhitelistChange {
+  node: string;
+  state: ChangeState;
+  /** The node's answer: whether the change altered the set (an add of a present entry did not). */
+  changed?: boolean;
+}

@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { changeState, type NodeProgress } from '../../domain/batch-status';
+
+describe('unit: the state of a batch\'s change (domain/batch-status.ts)', () => {
+  const table: Array<[NodeProgress, number | undefined, boolean, string]> = [
+    ['applied', undefined, true, 'applied'],
+    ['pending', undefined, true, 'pending'],
+    ['applied', 200, false, 'applied'],
+    ['pending', 408, true, 'pending'],
+    ['failed', 408, true, 'pending'],
+    ['applied', 408, false, 'applied'],
+    ['failed', 500, true, 'pending'],
+    ['reverted', 500, false, 'reverted'],
+    ['not-applied', 500, false, 'not-applied'],
+    ['pending', 403, false, 'not-applied'],
+    ['pending', 408, false, 'unknown'],
+    ['failed', 500, false, 'unknown'],
+  ];
+  for (const [progress, status, running, expected] of table) {
+    it(`when the node is ${progress}, the answer ${status ?? 'not known yet'} and the workflow ${running ? 'running' : 'closed'}, then the change is ${expected}`, () => {
+      assert.equal(changeState(progress, status, running), expected);
+    });
+  }
+});
