@@ -22,18 +22,17 @@ async function main() {
   const api = await startApi(config, { temporalAddress: config.temporal.address ?? '127.0.0.1:7233', storageNodes, logger });
   lifecycle.info({ url: api.url }, 'api listening');
   let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, async () => {
-      // A second signal while draining changes nothing: the grace period already bounds the wait.
-      if (stopping) return;
-      stopping = true;
-      lifecycle.info({ signal, graceMs }, 'api shutting down: no new connections, finishing in-flight requests');
-      const cut = await api.close(graceMs);
-      if (cut > 0) logger.warn({ cut }, 'requests cut at the end of the grace period (their workflows carry on)');
-      lifecycle.info('api stopped');
-      process.exit(0);
-    });
-  }
+  const stop = async (signal: NodeJS.Signals) => {
+    // A second signal while draining changes nothing: the grace period already bounds the wait.
+    if (stopping) return;
+    stopping = true;
+    lifecycle.info({ signal, graceMs }, 'api shutting down: no new connections, finishing in-flight requests');
+    const cut = await api.close(graceMs);
+    if (cut > 0) logger.warn({ cut }, 'requests cut at the end of the grace period (their workflows carry on)');
+    lifecycle.info('api stopped');
+    process.exit(0);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
 }
 
 main().catch((err) => {

@@ -25,7 +25,9 @@ export async function startApi(config: Config, options: { temporalAddress: strin
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const app = createApp({ config, client, tokens: new TokenStore(config.apiTokensFile), logger: options.logger, storageNodes: options.storageNodes });
-  const server = createServer(app.callback());
+  // Koa's handler returns a promise that never rejects (errors end in errorMiddleware / app.onerror).
+  const handle = app.callback();
+  const server = createServer((req, res) => void handle(req, res));
   // Slow-loris bounds: headers within 10 s, a whole request within 60 s (longer than any batch deadline cap).
   server.headersTimeout = 10_000;
   server.requestTimeout = config.request.maxTimeoutMs + 5_000;

@@ -19,7 +19,7 @@ export class JsonClient {
       const req = http.request(
         url,
         { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } },
-        (res) => readAnswer(res).then((parsed) => resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers }), reject),
+        (res) => void readAnswer(res).then((parsed) => resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers }), reject),
       );
       req.on('error', reject);
       req.end(payload);

@@ -65,7 +65,7 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
       case 403:
         ctx.body = { error: 'Forbidden', errorMessage: answer.errorMessage ?? 'not authorised; nothing was applied' };
         break;
-      default:
+      case 500:
         deps.logger.error({ reqId: ctx.state.requestId, batchId: answer.batchId, detail: answer.errorMessage }, 'whitelist batch failed');
         ctx.body = { error: 'Internal Server Error', errorMessage: BATCH_FAILED_MESSAGE };
     }

@@ -25,6 +25,12 @@ import {
 import { jsonOf, rawRequest, type RawAnswer, type RawRequest } from './raw-http';
 import { Tally, assertDocumented, type Expectation } from './tally';
 
+// Control characters, which an HTTP parser refuses in a header value (tab aside): matched on purpose.
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS_BUT_TAB = /[\x00-\x08\x0a-\x1f\x7f]/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARS = /[\x00-\x1f\x7f]/g;
+
 // Generated hostile input at every route, over real HTTP (raw TCP, so that bytes fetch refuses get
 // through), against the shared real stack. Bounded: about 2,000 requests, a fixed seed (HOSTILE_SEED
 // overrides it; a failure prints the seed and the shrunk input).
@@ -260,7 +266,7 @@ describe('hostile input: generated malformed bodies, headers and paths at every 
       const answer = await send(
         'timeout',
         { method: 'POST', target: '/chain/whitelists/', headers: [['Authorization', `Bearer ${stack.tokens.all}`], ['Content-Type', 'application/json'], ['Timeout', value]], body: JSON.stringify([{ op_type: 'add_entry', kind: 'developer', entry }]) },
-        { allowed: [400], style: 'whitelist', parserMayRefuse: /[\x00-\x08\x0a-\x1f\x7f]/.test(value) },
+        { allowed: [400], style: 'whitelist', parserMayRefuse: CONTROL_CHARS_BUT_TAB.test(value) },
         `Timeout ${JSON.stringify(value)}`,
       );
       if (answer.headers['x-request-id'] !== undefined) assert.match(jsonOf(answer).errorMessage, /Timeout header/);
@@ -273,8 +279,8 @@ describe('hostile input: generated malformed bodies, headers and paths at every 
   it('when Authorization is anything but a known Bearer token, then prepare, deposit and whitelists are exactly 401 with WWW-Authenticate: Bearer', async () => {
     const auth = fc.oneof(
       fc.constant(undefined),
-      fc.string({ maxLength: 60 }).map((s) => s.replace(/[\x00-\x1f\x7f]/g, '')),
-      fc.string({ maxLength: 60 }).map((s) => `Bearer ${s.replace(/[\x00-\x1f\x7f]/g, '')}`),
+      fc.string({ maxLength: 60 }).map((s) => s.replace(CONTROL_CHARS, '')),
+      fc.string({ maxLength: 60 }).map((s) => `Bearer ${s.replace(CONTROL_CHARS, '')}`),
       fc.constantFrom('Basic ', 'Bearer', 'Token '),
       fc.nat(stack.tokens.all.length - 1).map((n) => `Bearer ${stack.tokens.all.slice(0, n)}`),
       fc.nat(60).map((n) => `Bearer ${stack.tokens.all}${'A'.repeat(n + 1)}`),

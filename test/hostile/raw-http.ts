@@ -76,7 +76,7 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawAnswer>
       reset = true;
       finish(err);
     });
-    socket.on('connect', async () => {
+    const sendBody = async () => {
       socket.write(head);
       if (body === undefined) return;
       // Large bodies go in slices, stopping once the server has answered (a refused upload).
@@ -87,7 +87,8 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawAnswer>
         if (!socket.write(framed)) await new Promise<void>((r) => { socket.once('drain', r); socket.once('close', r); });
       }
       if (req.chunked && !socket.destroyed && chunks.length === 0) socket.write('0\r\n\r\n');
-    });
+    };
+    socket.on('connect', () => void sendBody());
   });
 }
 

@@ -65,7 +65,7 @@ function send<T extends LoadRequest>(agent: http.Agent, base: URL, request: T, t
         timeout: timeoutMs,
       },
       (res) =>
-        readAnswer(res).then(
+        void readAnswer(res).then(
           (body) => {
             const retryAfter = res.headers['retry-after'];
             resolve({ request, status: res.statusCode ?? 0, body, ms: elapsed(), ...(retryAfter === undefined ? {} : { retryAfter }) });

@@ -197,7 +197,7 @@ describe('storage node process', function () {
     });
 
     it('when a log line before the last is corrupt, then the node refuses to start', async () => {
-      let node = await startNode(dir);
+      const node = await startNode(dir);
       await apply(node, { batchId: 'b1', changes: [add('user', A)] });
       await apply(node, { batchId: 'b2', changes: [add('user', B)] });
       await kill9(node);
