@@ -20,8 +20,10 @@ export interface RunningTemporalCluster {
   readonly databaseUrl: string;
   readonly server: ChildService;
   readonly ui?: ChildService;
-  /** SIGTERM the Temporal server (SIGKILL after `graceMs`), start it again, wait for its frontend. */
-  restartServer(graceMs?: number): Promise<void>;
+  /** SIGTERM the Temporal server (SIGKILL after `graceMs`) and wait for it to exit. */
+  stopServer(graceMs?: number): Promise<void>;
+  /** Starts the Temporal server again (after stopServer) and waits for its frontend. */
+  startServer(): Promise<void>;
   /** Stops the UI, the server, then PostgreSQL (fast shutdown). */
   stop(): Promise<void>;
 }
@@ -85,8 +87,8 @@ export async function startTemporalCluster(
         return server;
       },
       ui,
-      async restartServer(graceMs = 15_000) {
-        await server.stop(graceMs);
+      stopServer: (graceMs = 15_000) => server.stop(graceMs),
+      async startServer() {
         server = await startTemporalServer(binDir, settings, postgres.endpoint, { echo: options.echo });
       },
       async stop() {
