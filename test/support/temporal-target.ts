@@ -1,4 +1,5 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { readClusterSettings, type ClusterSettings } from '../../scripts/lib/cluster/settings';
@@ -36,7 +37,12 @@ async function startTestCluster(): Promise<{ cluster: RunningTemporalCluster; tm
   // PostgreSQL runs as the `postgres` user when the tests run as root: it must reach its folder.
   chmodSync(tmpDir, 0o711);
   const shipped = readClusterSettings();
-  const [frontend, http, history, matching, worker, metrics, ...membership] = await Promise.all(Array.from({ length: 10 }, () => freePort()));
+  const [frontend, http, history, matching, worker, metrics] = await Promise.all(Array.from({ length: 6 }, () => freePort()));
+  const membership: number[] = [];
+  while (membership.length < 4) {
+    const port = await freeSmallPort();
+    if (!membership.includes(port)) membership.push(port);
+  }
   const postgres: ClusterSettings['postgres'] =
     shipped.postgres.kind === 'external' ? shipped.postgres : { ...shipped.postgres, dataDir: path.join(tmpDir, 'pg'), port: await freePort() };
   const suffix = shipped.postgres.kind === 'external' ? `_test_${process.pid}` : '';
@@ -65,6 +71,26 @@ async function startTestCluster(): Promise<{ cluster: RunningTemporalCluster; tm
   const cluster = await startTemporalCluster(clusterBinDir(), settings);
   console.log(`  [test cluster] Temporal server v1.29.1 on PostgreSQL at ${cluster.address}, ${settings.temporal.historyShards} history shards, up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { cluster, tmpDir };
+}
+
+/**
+ * A free port below 32768: the server stores each membership port in a PostgreSQL smallint
+ * (cluster_membership.rpc_port), so an ephemeral port (32768 and up, what port 0 gives) fails
+ * its start with "value out of range for type smallint".
+ */
+function freeSmallPort(): Promise<number> {
+  const tryPort = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  return (async () => {
+    for (;;) {
+      const port = 20_000 + Math.floor(Math.random() * 12_000);
+      if (await tryPort(port)) return port;
+    }
+  })();
 }
 
 /** Stops the test cluster, if one was started (root hook, after the stacks). */

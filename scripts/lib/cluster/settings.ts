@@ -110,6 +110,8 @@ export function checkSettings(s: ClusterSettings, source = 'cluster settings'): 
     ...Object.fromEntries((s.temporal.membershipPorts ?? []).map((p, i) => [`temporal.membershipPorts[${i}]`, p])),
   };
   for (const [key, value] of Object.entries(ports)) if (!isPort(value)) throw new ClusterSettingsError(`${source}: ${key} must be a port, got ${value}`);
+  // cluster_membership.rpc_port is a PostgreSQL smallint: the server dies at start on a higher port.
+  for (const p of s.temporal.membershipPorts ?? []) if (p > 32767) throw new ClusterSettingsError(`${source}: temporal.membershipPorts must be below 32768 (the server keeps them in a smallint), got ${p}`);
   if (s.temporal.membershipPorts?.length !== 4) throw new ClusterSettingsError(`${source}: temporal.membershipPorts needs 4 ports (frontend, history, matching, worker)`);
   if (!Number.isInteger(s.temporal.historyShards) || s.temporal.historyShards < 1) throw new ClusterSettingsError(`${source}: temporal.historyShards must be a positive integer`);
   if (!Number.isInteger(s.temporal.retentionDays) || s.temporal.retentionDays < 1) throw new ClusterSettingsError(`${source}: temporal.retentionDays must be a positive integer of days`);

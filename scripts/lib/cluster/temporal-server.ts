@@ -41,9 +41,9 @@ export function clusterTemplateEnv(s: ClusterSettings, pg: PostgresEndpoint): Re
 export async function startTemporalServer(binDir: string, s: ClusterSettings, pg: PostgresEndpoint, options: { echo?: boolean; readyTimeoutMs?: number } = {}): Promise<ChildService> {
   const args = ['--root', projectRoot, '--config', path.join('temporal-cluster', 'server'), '--env', 'production', '--allow-no-auth', 'start'];
   const service = startChildService('temporal-server', path.join(binDir, 'temporal-server'), args, {
-    // No line the server prints means "ready" (it logs at warn): readiness is polled below, and
-    // `ready` (first output line) is not used.
-    readyPattern: /./,
+    // No line the server prints means "ready" (it logs at warn): readiness is polled below.
+    // `ready` never resolves; it rejects with the output's last lines if the server exits first.
+    readyPattern: /(?!)/,
     env: { ...process.env, ...clusterTemplateEnv(s, pg) },
     echo: options.echo ?? false,
     readyTimeoutMs: options.readyTimeoutMs ?? 90_000,
@@ -53,7 +53,8 @@ export async function startTemporalServer(binDir: string, s: ClusterSettings, pg
     await waitForFrontend(address, options.readyTimeoutMs ?? 90_000, () => service.child.exitCode !== null || service.child.signalCode !== null);
   } catch (err) {
     await service.stop(5000);
-    throw err;
+    const exited = await service.ready.then(() => '', (e: Error) => e.message);
+    throw new Error(exited.includes('exited') ? exited : (err as Error).message);
   }
   return service;
 }
