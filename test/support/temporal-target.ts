@@ -68,7 +68,11 @@ async function startTestCluster(): Promise<{ cluster: RunningTemporalCluster; tm
     dataDir: tmpDir,
   };
   const started = Date.now();
-  const cluster = await startTemporalCluster(clusterBinDir(), settings);
+  // startTemporalCluster stops what it started when it fails; the folder goes here.
+  const cluster = await startTemporalCluster(clusterBinDir(), settings).catch((err) => {
+    rmSync(tmpDir, { recursive: true, force: true });
+    throw err;
+  });
   console.log(`  [test cluster] Temporal server v1.29.1 on PostgreSQL at ${cluster.address}, ${settings.temporal.historyShards} history shards, up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { cluster, tmpDir };
 }
