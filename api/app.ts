@@ -33,7 +33,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   const metrics = createApiMetrics();
   const limits = createRateLimits(deps.config);
 
-  healthRoutes(router, deps);
+  healthRoutes(router, deps, metrics.registry);
   metricsRoutes(router, metrics.registry);
   docsRoutes(router, buildOpenApiDocument(deps.config));
   executionRoutes(router, deps, executions, limits);

@@ -239,9 +239,9 @@ function operationsPaths(): Json {
   const plain = (operationId: string, summary: string, responses: Json) => ({ get: { operationId, summary, tags: ['operations'], security: [], parameters: [param('requestId')], responses } });
   return {
     '/healthz': plain('health', 'Liveness: the process is up', { 200: answer('up', ref('Health')) }),
-    '/readyz': plain('readiness', 'Readiness: Temporal and every storage node answer (2 s probes)', {
-      200: answer('all up', ref('Readiness')),
-      503: answer('something is down; `down` names it', ref('Readiness')),
+    '/readyz': plain('readiness', 'Readiness of this process: Temporal answers (2 s probe) and the process is not shutting down. Storage nodes do not gate it: their health is the `storageNodes` field (and the intent_storage_node_up metric), so one node down never takes the API out of a load balancer', {
+      200: answer('this process can serve (storage nodes may be down: see storageNodes)', ref('Readiness')),
+      503: answer('Temporal unreachable or the process shutting down; `down` names which', ref('Readiness')),
     }),
     '/metrics': plain('metrics', 'Prometheus metrics of this API process', {
       200: { description: 'Prometheus text exposition format 0.0.4', headers: requestIdHeader, content: { 'text/plain': { schema: { type: 'string' } } } },

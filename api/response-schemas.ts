@@ -83,11 +83,20 @@ export const healthSchema = { type: 'object', required: ['ok'], properties: { ok
 
 export const readinessSchema = {
   type: 'object',
-  required: ['ready', 'checks', 'down'],
+  required: ['ready', 'checks', 'down', 'storageNodes'],
   properties: {
-    ready: { type: 'boolean' },
-    checks: { type: 'object', description: '`temporal` and each storage node URL', additionalProperties: { type: 'string', enum: ['up', 'down'] } },
-    down: { type: 'array', items: { type: 'string' }, description: 'the names of `checks` that are down' },
+    ready: { type: 'boolean', description: 'this process can serve: Temporal answers and it is not shutting down' },
+    checks: {
+      type: 'object',
+      required: ['temporal', 'process'],
+      properties: { temporal: { type: 'string', enum: ['up', 'down'] }, process: { type: 'string', enum: ['serving', 'shutting-down'] } },
+    },
+    down: { type: 'array', items: { type: 'string', enum: ['temporal', 'process'] }, description: 'the names of `checks` that make this process unready' },
+    storageNodes: {
+      type: 'object',
+      description: 'each storage node URL and whether it answered its /healthz (2 s probe); detail for alerts, never a reason for 503 (also the metric intent_storage_node_up)',
+      additionalProperties: { type: 'string', enum: ['up', 'down'] },
+    },
   },
 } as const;
 

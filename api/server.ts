@@ -44,6 +44,8 @@ export async function startApi(config: Config, options: { temporalAddress: strin
     server,
     app,
     async close(graceMs = 10_000) {
+      // /readyz answers 503 from now on, to requests still arriving on open connections.
+      app.context.shuttingDown = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       drain.begin();
       let cut = 0;

@@ -3,7 +3,7 @@ import nacl from 'tweetnacl';
 import { verifyEd25519 } from '../../api/ed25519';
 import { round } from '../stats';
 
-// Case 2: the verify path we ship (domain/ed25519.ts: S < L check, small-order key check, cached
+// Case 2: the verify path we ship (api/ed25519.ts: S < L check, small-order key check, cached
 // KeyObject, OpenSSL) against bare crypto.verify with a KeyObject made once, and against tweetnacl,
 // on the same signed messages. CPU only, in this process; rounds alternate between the three.
 

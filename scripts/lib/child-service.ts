@@ -32,9 +32,9 @@ export function startChildService(
   name: string,
   command: string,
   args: string[],
-  options: { readyPattern: RegExp; env?: NodeJS.ProcessEnv; echo?: boolean; readyTimeoutMs?: number },
+  options: { readyPattern: RegExp; env?: NodeJS.ProcessEnv; echo?: boolean; readyTimeoutMs?: number; spawnOptions?: { uid?: number; gid?: number; cwd?: string } },
 ): ChildService {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+  const child = spawn(command, args, { ...options.spawnOptions, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const echo = options.echo ?? true;
   const tail: string[] = [];

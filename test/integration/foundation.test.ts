@@ -16,12 +16,12 @@ describe('foundation: the real stack', () => {
     assert.deepEqual(res.body, { ok: true });
   });
 
-  it('when Temporal and every storage node answer, then /readyz answers 200 naming each check', async () => {
+  it('when Temporal and every storage node answer, then /readyz answers 200 with Temporal up and each node up', async () => {
     const res = await request(stack.api.url, 'GET', '/readyz');
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.ready, true);
-    assert.equal(res.body.checks.temporal, 'up');
-    for (const node of stack.nodes) assert.equal(res.body.checks[node.url], 'up');
+    assert.deepEqual(res.body.checks, { temporal: 'up', process: 'serving' });
+    for (const node of stack.nodes) assert.equal(res.body.storageNodes[node.url], 'up');
   });
 
   it('when the temporal CLI lists workflows on the test server, then it answers (exit 0)', () => {

@@ -11,7 +11,7 @@ import { freePort } from '../support/ports';
 import { metricSum, parseMetrics, scrape } from '../support/prometheus';
 import { startServiceProcess, stackEnv } from '../support/service-process';
 import { getStack, type Stack } from '../support/stack';
-import { changeOwnedBy, nodeEntries, postBatch, setFault } from '../support/whitelists';
+import { changeOwnedBy, nodeEntries, postBatch, restartNode, setFault } from '../support/whitelists';
 
 const SHUTTING_DOWN = 'api shutting down: no new connections, finishing in-flight requests';
 
@@ -203,18 +203,39 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
   describe('/readyz', () => {
     const quiet = pino({ level: 'silent' });
 
-    it('when one storage node is down, then it is 503 naming that node, and Temporal is up', async () => {
+    it('when one storage node is down, then the API stays ready (200) and names the node down in storageNodes and in intent_storage_node_up', async () => {
       const dead = `http://127.0.0.1:${await freePort()}`;
       const api = await startApi(stack.config, { temporalAddress: stack.temporal.address, storageNodes: [stack.nodes[0].url, dead], logger: quiet });
       try {
         const res = await request(api.url, 'GET', '/readyz');
-        assert.equal(res.status, 503, res.text);
-        assert.deepEqual(res.body.down, [dead]);
-        assert.equal(res.body.checks.temporal, 'up');
-        assert.equal(res.body.checks[stack.nodes[0].url], 'up');
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.body.ready, true);
+        assert.deepEqual(res.body.down, []);
+        assert.deepEqual(res.body.checks, { temporal: 'up', process: 'serving' });
+        assert.deepEqual(res.body.storageNodes, { [stack.nodes[0].url]: 'up', [dead]: 'down' });
+        const samples = await scrape(`${api.url}/metrics`);
+        assert.equal(metricSum(samples, 'intent_storage_node_up', { node: dead }), 0);
+        assert.equal(metricSum(samples, 'intent_storage_node_up', { node: stack.nodes[0].url }), 1);
       } finally {
         await api.close(1000);
       }
+    });
+
+    it('when a real storage node process of the stack is stopped, then /readyz stays 200 and reports it down until it is back', async function () {
+      this.timeout(30_000);
+      const index = 2;
+      const node = stack.nodes[index].url;
+      await stack.nodes[index].stop(2000);
+      try {
+        const res = await request(stack.api.url, 'GET', '/readyz');
+        assert.equal(res.status, 200, res.text);
+        assert.equal(res.body.storageNodes[node], 'down');
+        assert.equal(metricSum(await scrape(`${stack.api.url}/metrics`), 'intent_storage_node_up', { node }), 0);
+      } finally {
+        await restartNode(stack, index);
+      }
+      const back = await request(stack.api.url, 'GET', '/readyz');
+      assert.equal(back.body.storageNodes[node], 'up');
     });
 
     it('when Temporal is unreachable, then it is 503 naming temporal', async () => {
@@ -223,6 +244,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         const res = await request(api.url, 'GET', '/readyz');
         assert.equal(res.status, 503, res.text);
         assert.deepEqual(res.body.down, ['temporal']);
+        assert.deepEqual(res.body.storageNodes, { [stack.nodes[0].url]: 'up' });
       } finally {
         await api.close(1000);
       }

@@ -7,8 +7,10 @@ import { createToken } from '../../tokens/token-store';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
-import { readDevServerSettings, startDevServer, type DevServerSettings, type RunningDevServer } from '../../scripts/lib/temporal-dev-server';
+import { readDevServerSettings, startDevServer, type DevServerSettings } from '../../scripts/lib/temporal-dev-server';
+import type { RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-cluster';
 import { freePort } from './ports';
+import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
 
 /**
  * A stack of real processes for fault tests, separate from the shared test stack so that killing
@@ -21,8 +23,11 @@ export class ProcessStack {
   readonly tokensFile = path.join(this.tmpDir, 'tokens.json');
   readonly taskQueue = `faults-${process.pid}-${Date.now()}`;
   readonly token = createToken(this.tokensFile, 'all', ['executions:prepare', 'executions:deposit', 'whitelist:*']);
-  temporal!: RunningDevServer;
+  /** The dev server of this stack, or (TEST_TEMPORAL=cluster) the run's test cluster, shared. */
+  temporal!: TestTemporal;
   settings!: DevServerSettings;
+  /** Set with TEST_TEMPORAL=cluster: stopTemporal/startTemporal then stop and start its server process. */
+  cluster?: RunningTemporalCluster;
   nodes: StorageNodeProcess[] = [];
   worker?: ChildService;
   api?: ChildService;
@@ -41,8 +46,13 @@ export class ProcessStack {
   }
 
   private async startParts(): Promise<this> {
-    this.settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(this.tmpDir, 'temporal.sqlite'), logLevel: 'error' });
-    this.temporal = await startDevServer(temporalBinary(), this.settings);
+    if (TEST_TEMPORAL === 'cluster') {
+      this.cluster = await testCluster();
+      this.temporal = { address: this.cluster.address, stop: async () => undefined };
+    } else {
+      this.settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(this.tmpDir, 'temporal.sqlite'), logLevel: 'error' });
+      this.temporal = await startDevServer(temporalBinary(), this.settings);
+    }
     this.nodes = await Promise.all([1, 2, 3].map((i) => this.startNode(i - 1, 0)));
     this.apiPort = await freePort();
     this.apiUrl = `http://127.0.0.1:${this.apiPort}`;
@@ -108,12 +118,14 @@ export class ProcessStack {
   }
 
   async stopTemporal(): Promise<void> {
-    await this.temporal.stop(10_000);
+    if (this.cluster) await this.cluster.stopServer(10_000);
+    else await this.temporal.stop(10_000);
   }
 
-  /** Starts the dev server again on the same port and SQLite file. */
+  /** Starts the dev server again on the same port and SQLite file (the cluster's server on its PostgreSQL). */
   async startTemporal(): Promise<void> {
-    this.temporal = await startDevServer(temporalBinary(), this.settings);
+    if (this.cluster) await this.cluster.startServer();
+    else this.temporal = await startDevServer(temporalBinary(), this.settings);
   }
 
   async stop(): Promise<void> {

@@ -10,18 +10,21 @@ import { createToken } from '../../tokens/token-store';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
-import { readDevServerSettings, startDevServer, type RunningDevServer } from '../../scripts/lib/temporal-dev-server';
+import { readDevServerSettings, startDevServer } from '../../scripts/lib/temporal-dev-server';
 import { freePort } from './ports';
+import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
 
 /**
  * The real stack every integration test talks to, started once per mocha run: a Temporal dev
- * server (the pinned CLI binary, headless, in a temporary SQLite file), three storage-node
+ * server (the pinned CLI binary, headless, in a temporary SQLite file; with TEST_TEMPORAL=cluster
+ * the Temporal server on PostgreSQL of test/support/temporal-target.ts), three storage-node
  * processes, a worker and the API on a free port. Nothing is mocked.
  */
 export interface Stack {
   config: Config;
   tmpDir: string;
-  temporal: RunningDevServer;
+  /** The dev server of this stack, or (TEST_TEMPORAL=cluster) the run's test cluster. */
+  temporal: TestTemporal;
   temporalBinary: string;
   client: Client;
   worker: RunningWorker;
@@ -51,8 +54,11 @@ async function startStack(): Promise<Stack> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-test-'));
   const binary = temporalBinary();
-  const settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' });
-  const temporal = await startDevServer(binary, settings);
+  const temporal: TestTemporal =
+    TEST_TEMPORAL === 'cluster'
+      ? // the run's one cluster, shared with other stacks; the root hook stops it
+        { address: (await testCluster()).address, stop: async () => undefined }
+      : await startDevServer(binary, readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' }));
 
   const nodes = await Promise.all(
     [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false, extraArgs: ['--enable-fault-api'] })),

@@ -1,0 +1,38 @@
+import { Gauge, type Registry } from 'prom-client';
+
+/** How long one probe of a node's /healthz may take. */
+export const PROBE_MS = 2000;
+
+export type NodeHealth = Record<string, 'up' | 'down'>;
+
+/** GETs each node's /healthz in parallel (2 s each): `up` on a 2xx, `down` otherwise. */
+export async function probeStorageNodes(nodes: readonly string[]): Promise<NodeHealth> {
+  const health: NodeHealth = {};
+  await Promise.all(
+    nodes.map((node) =>
+      fetch(`${node}/healthz`, { signal: AbortSignal.timeout(PROBE_MS) }).then(
+        (r) => void (health[node] = r.ok ? 'up' : 'down'),
+        () => void (health[node] = 'down'),
+      ),
+    ),
+  );
+  return health;
+}
+
+/**
+ * `intent_storage_node_up{node}`: 1 while the node answers its /healthz, 0 when not, probed at
+ * each scrape. A node's outage is an alert of its own (batches owned by it answer 408/500 and
+ * retry), never a reason to take the API out of a load balancer: see api/routes/health.ts.
+ */
+export function registerStorageNodeGauge(registry: Registry, nodes: readonly string[]): void {
+  new Gauge({
+    name: 'intent_storage_node_up',
+    help: 'Whether each storage node answers GET /healthz within 2 s (1 up, 0 down), probed at scrape time',
+    labelNames: ['node'] as const,
+    registers: [registry],
+    async collect() {
+      const health = await probeStorageNodes(nodes);
+      for (const node of nodes) this.set({ node }, health[node] === 'up' ? 1 : 0);
+    },
+  });
+}

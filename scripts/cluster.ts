@@ -1,0 +1,110 @@
+import path from 'node:path';
+import { loadConfig, projectRoot } from '../config/config';
+import { startChildService } from './lib/child-service';
+import { PostgresMissingError, postgresBinDir } from './lib/cluster/postgres';
+import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib/cluster/settings';
+import { clusterBinDir, startTemporalCluster } from './lib/cluster/temporal-cluster';
+import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
+import { startStorageNode } from './lib/storage-nodes';
+
+/**
+ * `npm run cluster`: the production topology on one machine (temporal-cluster/cluster.yaml):
+ * PostgreSQL (data/cluster/pg, initdb on first run; or CLUSTER_POSTGRES_URL), the Temporal server
+ * v1.29.1 on it with advanced visibility, the namespace and search attributes, the Web UI, three
+ * storage nodes, two workers and two APIs. Ctrl-C / SIGTERM stops everything in reverse order;
+ * if any part dies, everything is stopped and the exit code is 1.
+ */
+async function main() {
+  const say = (line: string) => process.stdout.write(`[cluster] ${line}\n`);
+  const config = loadConfig();
+  const settings = readClusterSettings();
+  checkRetention(settings.temporal.retentionDays, config.executionLingerSeconds);
+  // Before building or starting anything: no PostgreSQL to run and none named is one line.
+  if (settings.postgres.kind === 'local') postgresBinDir();
+  const binDir = clusterBinDir();
+
+  const parts: Array<{ name: string; stop: () => Promise<void> }> = [];
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const part of [...parts].reverse()) {
+      say(`stopping ${part.name}`);
+      await part.stop().catch(() => undefined);
+    }
+    say('all stopped');
+    process.exit(code);
+  };
+  const watch = (name: string, exited: Promise<unknown>, stop: () => Promise<void>) => {
+    parts.push({ name, stop });
+    void exited.then((code) => {
+      if (stopping) return;
+      process.stderr.write(`[cluster] ${name} exited unexpectedly (${code}); stopping everything\n`);
+      void stopAll(1);
+    });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+
+  try {
+    const temporal = await startTemporalCluster(binDir, settings, { log: say });
+    // Stopped as one part, in its own order (UI, server, PostgreSQL); each process is watched.
+    parts.push({ name: 'Temporal server, Web UI and PostgreSQL', stop: () => temporal.stop() });
+    for (const [name, service] of [['PostgreSQL', temporal.postgres.service], ['Temporal server', temporal.server], ['Temporal UI', temporal.ui]] as const) {
+      if (service) void service.exited.then((code) => !stopping && (process.stderr.write(`[cluster] ${name} exited unexpectedly (${code}); stopping everything\n`), void stopAll(1)));
+    }
+
+    const nodes = await Promise.all(
+      settings.storageNodePorts.map((port, i) => startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`) })),
+    );
+    for (const node of nodes) watch(node.name, node.exited, () => node.stop());
+
+    const env = {
+      ...SERVICE_PROCESS_ENV,
+      ...process.env,
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: settings.temporal.namespace,
+      STORAGE_NODES: nodes.map((n) => n.url).join(','),
+      DATABASE_URL: temporal.databaseUrl,
+    };
+    const node = (name: string, script: string, readyPattern: RegExp, nodeArgs: readonly string[], extraEnv: Record<string, string>) => {
+      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], { readyPattern, env: { ...env, ...extraEnv } });
+      watch(name, service.exited, () => service.stop(15_000));
+      return service;
+    };
+    const workers = settings.workerMetricsPorts.map((port, i) =>
+      node(`worker-${i + 1}`, 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS, { ...WORKER_PROCESS_ENV, WORKER_METRICS_PORT: String(port) }),
+    );
+    await Promise.all(workers.map((w) => w.ready));
+    const apis = settings.apiPorts.map((port, i) => node(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, [], { PORT: String(port), HOST: settings.bindIp }));
+    await Promise.all(apis.map((a) => a.ready));
+
+    const apiUrls = settings.apiPorts.map((p) => `http://${settings.bindIp}:${p}`);
+    const pg = temporal.postgres.endpoint;
+    process.stdout.write(
+      [
+        '',
+        'intent-service cluster is up',
+        ...apiUrls.map((url, i) => `  API ${i + 1}         ${url}   (try: curl ${url}/readyz)`),
+        `  workers       ${settings.workerMetricsPorts.length}, metrics ${settings.workerMetricsPorts.map((p) => `http://${settings.bindIp}:${p}/metrics`).join(' ')}`,
+        `  Temporal      ${temporal.address}   namespace ${settings.temporal.namespace}, task queue ${config.temporal.taskQueue}, ${settings.temporal.historyShards} history shards`,
+        `  Temporal UI   ${temporal.uiUrl ?? '(off)'}`,
+        `  server metrics http://${settings.bindIp}:${settings.temporal.metricsPort}/metrics`,
+        `  PostgreSQL    ${pg.host}:${pg.port} user ${pg.user}${settings.postgres.kind === 'local' ? ` (password in ${path.relative(projectRoot, path.join(settings.dataDir, 'pg-password'))})` : ''}; databases ${Object.values(settings.databases).join(', ')}`,
+        `  storage nodes ${nodes.map((n) => n.url).join(' ')}`,
+        `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
+        'Ctrl-C stops everything.',
+        '',
+      ].join('\n'),
+    );
+  } catch (err) {
+    process.stderr.write(`[cluster] failed: ${(err as Error).message}\n`);
+    await stopAll(1);
+  }
+}
+
+main().catch((err) => {
+  // Settings and a missing PostgreSQL are one line, before anything started.
+  if (err instanceof PostgresMissingError || err instanceof ClusterSettingsError) process.stderr.write(`[cluster] ${err.message}\n`);
+  else process.stderr.write(`[cluster] failed: ${(err as Error).message}\n`);
+  process.exit(1);
+});
