@@ -60,7 +60,11 @@ export function createActivities(deps: ActivityDeps) {
       }
       const denied = input.changes.find((c) => !hasScopeFor(principal.scopes, c));
       if (denied) {
-        throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: `token lacks the scope for ${denied.op_type} on the ${denied.kind} whitelist`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: NodeFailure.forbidden,
+          message: `token lacks the scope for ${denied.op_type} on the ${denied.kind} whitelist`,
+          nonRetryable: true,
+        });
       }
     },
 
@@ -73,7 +77,10 @@ export function createActivities(deps: ActivityDeps) {
       if (attempt === 1) return post(request, deps.nodeRequestTimeoutMs);
       const event = { batchId: request.batchId, node: request.node, attempt, waitingSinceMs: scheduledTimestampMs };
       if (logsAttempt(attempt)) {
-        Context.current().log.warn('whitelist batch still waiting for a storage node', { ...event, waitingSeconds: Math.round((Date.now() - scheduledTimestampMs) / 1000) });
+        Context.current().log.warn('whitelist batch still waiting for a storage node', {
+          ...event,
+          waitingSeconds: Math.round((Date.now() - scheduledTimestampMs) / 1000),
+        });
       }
       try {
         const results = await post(request, deps.nodeRequestTimeoutMs);

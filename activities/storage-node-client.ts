@@ -49,7 +49,12 @@ export async function postApply(request: ApplyRequest, options: { timeoutMs: num
   try {
     // Field by field: callers pass wider objects (QuickApplyInput), and the node refuses unknown fields.
     const { batchId, changes, tokenId, revertOf } = request;
-    const body: WireApplyRequest = { batchId, changes, ...(tokenId === undefined ? {} : { tokenId }), ...(revertOf === undefined ? {} : { revertOf }) };
+    const body: WireApplyRequest = {
+      batchId,
+      changes,
+      ...(tokenId === undefined ? {} : { tokenId }),
+      ...(revertOf === undefined ? {} : { revertOf }),
+    };
     response = await fetch(`${request.node}${ROUTES.apply}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -62,7 +67,10 @@ export async function postApply(request: ApplyRequest, options: { timeoutMs: num
     if (code && CONNECT_REFUSED.has(code)) {
       throw ApplicationFailure.create({ type: NodeFailure.unreachable, message: `${request.node} unreachable (${code})` });
     }
-    throw ApplicationFailure.create({ type: NodeFailure.timeout, message: `${request.node} did not answer (${code ?? (err as Error).name})` });
+    throw ApplicationFailure.create({
+      type: NodeFailure.timeout,
+      message: `${request.node} did not answer (${code ?? (err as Error).name})`,
+    });
   }
   if (!response.ok) {
     throw ApplicationFailure.create({ type: NodeFailure.rejected, message: `${request.node} answered HTTP ${response.status}` });

@@ -2,7 +2,12 @@ import type { Client } from '@temporalio/client';
 import { changeState, type BatchChangeStatus } from '../domain/batch-status';
 import { unavailable } from '../domain/errors';
 import type { WhitelistKind } from '../domain/whitelist-messages';
-import { batchProgressQuery, whitelistBatchWorkflowId, type WhitelistBatchOutcome, type WhitelistBatchSummary } from '../workflows/definitions';
+import {
+  batchProgressQuery,
+  whitelistBatchWorkflowId,
+  type WhitelistBatchOutcome,
+  type WhitelistBatchSummary,
+} from '../workflows/definitions';
 import { BATCH_FAILED_MESSAGE } from './routes/whitelists';
 import { mapTemporalError, UNKNOWN_OUTCOME_RETRY_AFTER_S } from './temporal-errors';
 

@@ -14,7 +14,11 @@ export function toServiceError(err: unknown): ServiceError {
   const status = (err as any)?.status ?? (err as any)?.statusCode;
   // Koa/raw-body errors carry an HTTP status (e.g. a client that aborted); keep 4xx, hide the rest.
   if (Number.isInteger(status) && ((status >= 400 && status < 500) || status === 501)) {
-    return new ServiceError(status, 'HTTP_ERROR', (err as any).expose ? String((err as Error).message) : STATUS_CODES[status] ?? 'Bad Request');
+    return new ServiceError(
+      status,
+      'HTTP_ERROR',
+      (err as any).expose ? String((err as Error).message) : (STATUS_CODES[status] ?? 'Bad Request'),
+    );
   }
   return new ServiceError(500, 'INTERNAL', GENERIC_5XX, { expose: false, cause: err });
 }
@@ -32,7 +36,10 @@ export function errorMiddleware(logger: Logger) {
       const err = toServiceError(thrown);
       const message = err.expose ? err.message : GENERIC_5XX;
       if (err.status === 503) {
-        logger.warn({ reqId: ctx.state.requestId, err: err.cause ?? err, code: err.code, path: ctx.path }, 'request outcome unknown; answered 503');
+        logger.warn(
+          { reqId: ctx.state.requestId, err: err.cause ?? err, code: err.code, path: ctx.path },
+          'request outcome unknown; answered 503',
+        );
       } else if (err.status >= 500) {
         logger.error({ reqId: ctx.state.requestId, err: err.cause ?? err, code: err.code, path: ctx.path }, 'request failed');
       }
@@ -40,9 +47,7 @@ export function errorMiddleware(logger: Logger) {
       if (err.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
       if (err.retryAfterS !== undefined) ctx.set('Retry-After', String(err.retryAfterS));
       ctx.body =
-        ctx.state.errorStyle === 'whitelist'
-          ? { error: STATUS_CODES[err.status] ?? 'Error', errorMessage: message }
-          : { error: message };
+        ctx.state.errorStyle === 'whitelist' ? { error: STATUS_CODES[err.status] ?? 'Error', errorMessage: message } : { error: message };
     }
   };
 }

@@ -73,7 +73,9 @@ export class ExecutionService {
   private call<R>(fn: () => Promise<R>): Promise<R> {
     // The gRPC deadline alone overshoots by seconds while the channel is reconnecting to a server
     // that is down; the abort signal ends the call on time.
-    return this.client.withAbortSignal(AbortSignal.timeout(TEMPORAL_CALL_MS), () => this.client.withDeadline(this.clock() + TEMPORAL_CALL_MS, fn));
+    return this.client.withAbortSignal(AbortSignal.timeout(TEMPORAL_CALL_MS), () =>
+      this.client.withDeadline(this.clock() + TEMPORAL_CALL_MS, fn),
+    );
   }
 
   async prepare(wallet: string, body: PrepareRequest): Promise<ExecutionRecord> {
@@ -82,7 +84,8 @@ export class ExecutionService {
     try {
       key = decodeKey(body.signerPublicKey ?? wallet);
     } catch (err) {
-      if (body.signerPublicKey === undefined) throw badRequest('signerPublicKey is required when the wallet is not a base58 or 0x-hex ed25519 key');
+      if (body.signerPublicKey === undefined)
+        throw badRequest('signerPublicKey is required when the wallet is not a base58 or 0x-hex ed25519 key');
       throw err;
     }
     if (isWeakPublicKey(key)) throw badRequest('signerPublicKey is a small-order key, which would verify any signature');
@@ -135,13 +138,20 @@ export class ExecutionService {
     if (envelope.address !== wallet) throw badRequest('connectEnvelope.address does not match the wallet');
     if (!this.config.allowedDomains.includes(envelope.domain)) throw badRequest('connectEnvelope.domain is not allowed');
     const ageS = Math.abs(this.clock() / 1000 - envelope.timestamp);
-    if (ageS > this.config.envelopeMaxAgeS) throw badRequest(`connectEnvelope.timestamp is more than ${this.config.envelopeMaxAgeS} s from now`);
+    if (ageS > this.config.envelopeMaxAgeS)
+      throw badRequest(`connectEnvelope.timestamp is more than ${this.config.envelopeMaxAgeS} s from now`);
 
     const workflowId = executionWorkflowId(wallet, executionId);
     const facts = await this.factsOf(wallet, executionId);
     const publicKey = toHex(key);
     if (publicKey !== facts.signerPublicKey) throw badRequest('publicKey is not the signer key of this execution');
-    const signingMessage = buildSigningMessage({ domain: envelope.domain, executionId, address: envelope.address, intentHash: facts.intentHash, timestamp: envelope.timestamp });
+    const signingMessage = buildSigningMessage({
+      domain: envelope.domain,
+      executionId,
+      address: envelope.address,
+      intentHash: facts.intentHash,
+      timestamp: envelope.timestamp,
+    });
     if (!verifyEd25519(new TextEncoder().encode(signingMessage), signature, key)) throw badRequest('signature does not verify');
 
     const stored = toHex(signature);
@@ -154,7 +164,17 @@ export class ExecutionService {
     try {
       result = await this.call(() =>
         this.client.workflow.getHandle(workflowId).executeUpdate(submitSignatureUpdate, {
-          args: [{ payload: { signature: stored, publicKey, connectEnvelope: { ...envelope }, submittedAt: new Date(this.clock()).toISOString() }, signingMessage }],
+          args: [
+            {
+              payload: {
+                signature: stored,
+                publicKey,
+                connectEnvelope: { ...envelope },
+                submittedAt: new Date(this.clock()).toISOString(),
+              },
+              signingMessage,
+            },
+          ],
         }),
       );
     } catch (err) {
@@ -204,4 +224,3 @@ export class ExecutionService {
     return facts;
   }
 }
-

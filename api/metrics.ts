@@ -59,7 +59,8 @@ export function createApiMetrics(): ApiMetrics {
         const labels = { route, method: ctx.method, status: String(ctx.status) };
         requests.inc(labels);
         stopTimer(labels);
-        if (route === SUBMIT_ROUTE) submits.inc({ status: labels.status, result: ctx.status === 200 ? String(ctx.state.outcome ?? 'unknown') : 'none' });
+        if (route === SUBMIT_ROUTE)
+          submits.inc({ status: labels.status, result: ctx.status === 200 ? String(ctx.state.outcome ?? 'unknown') : 'none' });
         if (WHITELIST_ROUTES.has(route) && ctx.method === 'POST' && BATCH_OUTCOMES.has(ctx.status)) batches.inc({ outcome: labels.status });
       }
     },

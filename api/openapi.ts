@@ -2,8 +2,22 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot, type Config } from '../config/config';
 import * as answers from './response-schemas';
-import { depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBodySchema, walletParamSchema, whitelistBodySchema, whitelistChangeSchema } from './schemas';
-import { batchIdParamSchema, eoaParamSchema, whitelistAuditQuerySchema, whitelistKindParamSchema, whitelistListQuerySchema } from './schemas';
+import {
+  depositBodySchema,
+  executionIdParamSchema,
+  prepareBodySchema,
+  submitBodySchema,
+  walletParamSchema,
+  whitelistBodySchema,
+  whitelistChangeSchema,
+} from './schemas';
+import {
+  batchIdParamSchema,
+  eoaParamSchema,
+  whitelistAuditQuerySchema,
+  whitelistKindParamSchema,
+  whitelistListQuerySchema,
+} from './schemas';
 
 type Json = Record<string, unknown>;
 
@@ -12,7 +26,12 @@ const component = <T extends { $id?: string }>(schema: T): Omit<T, '$id'> & { $i
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Json) => ({ 'application/json': { schema } });
 
-const requestIdHeader = { 'X-Request-Id': { description: 'the request id (the caller’s, when sane, else generated); every log line of the request carries it', schema: { type: 'string' } } };
+const requestIdHeader = {
+  'X-Request-Id': {
+    description: 'the request id (the caller’s, when sane, else generated); every log line of the request carries it',
+    schema: { type: 'string' },
+  },
+};
 
 /** One response; `status` text comes from the caller so each route says what the status means there. */
 function answer(description: string, schema?: Json, headers: Json = {}): Json {
@@ -23,11 +42,21 @@ const execError = (description: string) => answer(description, ref('Error'));
 const wlError = (description: string, headers: Json = {}) => answer(description, ref('WhitelistError'), headers);
 const wwwAuthenticate = { 'WWW-Authenticate': { description: 'always `Bearer`', schema: { type: 'string', const: 'Bearer' } } };
 
-const retryAfter = { 'Retry-After': { description: 'seconds to wait before sending the same request again', schema: { type: 'string', pattern: '^[0-9]+$' } } };
+const retryAfter = {
+  'Retry-After': { description: 'seconds to wait before sending the same request again', schema: { type: 'string', pattern: '^[0-9]+$' } },
+};
 /** 429 and 503, which every business route may answer (api/rate-limit.ts, api/temporal-errors.ts). */
 const busy = (style: 'execution' | 'whitelist', limitedBy: string) => ({
-  429: answer(`over the rate limit ${limitedBy}; retry after Retry-After seconds`, ref(style === 'execution' ? 'Error' : 'WhitelistError'), retryAfter),
-  503: answer('the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds', ref(style === 'execution' ? 'Error' : 'WhitelistError'), retryAfter),
+  429: answer(
+    `over the rate limit ${limitedBy}; retry after Retry-After seconds`,
+    ref(style === 'execution' ? 'Error' : 'WhitelistError'),
+    retryAfter,
+  ),
+  503: answer(
+    'the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds',
+    ref(style === 'execution' ? 'Error' : 'WhitelistError'),
+    retryAfter,
+  ),
 });
 const perClient = 'of this client address or wallet';
 const perToken = 'of this token';
@@ -91,7 +120,9 @@ function executionPaths(): Json {
         requestBody: body('SubmitRequest'),
         responses: {
           200: answer('accepted (or the same signature again: a safe retry); the status it left', ref('SubmitAnswer')),
-          400: execError('off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify'),
+          400: execError(
+            'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
+          ),
           404: execError('no such execution for this wallet'),
           409: execError('the execution is EXPIRED or already holds another signature'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
@@ -149,7 +180,8 @@ function whitelistOperation(operationId: string): Json {
     summary: 'Apply a batch of whitelist changes on the storage nodes, within a deadline',
     tags: ['whitelists'],
     security: bearer,
-    description: 'Each change needs `whitelist:{kind}:{add|remove}`, `whitelist:{kind}:*` or `whitelist:*`. Checks run in the order 401, 400/413, 403.',
+    description:
+      'Each change needs `whitelist:{kind}:{add|remove}`, `whitelist:{kind}:*` or `whitelist:*`. Checks run in the order 401, 400/413, 403.',
     parameters: [param('timeout'), param('requestId')],
     requestBody: body('WhitelistRequest'),
     responses: {
@@ -157,7 +189,11 @@ function whitelistOperation(operationId: string): Json {
       400: wlError('body empty, not JSON, off-schema, not an EOA or a bad EIP-55 checksum, over MaxBatchLen, or a bad Timeout header'),
       401: wlError('no, malformed or unknown bearer token', wwwAuthenticate),
       403: wlError('the token lacks the scope of some change (or was revoked before the batch ran); nothing applied', batchId),
-      408: answer('some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied', ref('WhitelistTimeout'), batchId),
+      408: answer(
+        'some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied',
+        ref('WhitelistTimeout'),
+        batchId,
+      ),
       413: wlError('body over bodyLimitBytes (64 KiB)'),
       ...busy('whitelist', perToken),
       500: wlError('a node refused or answered unreadably; the batch is reverted on the other nodes', batchId),
@@ -180,7 +216,15 @@ function whitelistReadPaths(): Json {
   });
   const nodeDown = (what: string) => wlError(`${what}; errorMessage names the node; retry after Retry-After seconds`, retryAfter);
   const get = (operationId: string, summary: string, description: string, parameters: Json[], responses: Json) => ({
-    get: { operationId, summary, tags: ['whitelists'], security: bearer, description, parameters: [...parameters, param('requestId')], responses },
+    get: {
+      operationId,
+      summary,
+      tags: ['whitelists'],
+      security: bearer,
+      description,
+      parameters: [...parameters, param('requestId')],
+      responses,
+    },
   });
   return {
     '/chain/whitelists/audit': get(
@@ -190,21 +234,23 @@ function whitelistReadPaths(): Json {
       queryParameters(whitelistAuditQuerySchema),
       {
         200: answer('one page of records', ref('WhitelistAuditAnswer')),
-        400: wlError('a query parameter off-schema, a mixed-case entry with a bad EIP-55 checksum, or a pageToken this API did not give out'),
+        400: wlError(
+          'a query parameter off-schema, a mixed-case entry with a bad EIP-55 checksum, or a pageToken this API did not give out',
+        ),
         ...common('the token lacks whitelist:audit and whitelist:*'),
         503: nodeDown('a storage node did not answer, so the page would be incomplete'),
       },
     ),
     '/chain/whitelists/batches/{batchId}': get(
       'getWhitelistBatch',
-      'A batch\'s outcome and the state of each change, while Temporal keeps its workflow',
+      "A batch's outcome and the state of each change, while Temporal keeps its workflow",
       `${read('`whitelist:{kind}:*` for every kind the batch touches')} The token that sent the batch may always read it.`,
       [param('batchId')],
       {
         200: answer('the batch', ref('WhitelistBatchStatusAnswer')),
         400: wlError('batchId is not a UUID'),
         ...common('the token may not read this batch'),
-        404: wlError('no such batch (never sent, or past Temporal\'s retention)'),
+        404: wlError("no such batch (never sent, or past Temporal's retention)"),
       },
     ),
     '/chain/whitelists/{kind}': get(
@@ -236,15 +282,25 @@ function whitelistReadPaths(): Json {
 
 /** Operability routes: probes, metrics and this document. */
 function operationsPaths(): Json {
-  const plain = (operationId: string, summary: string, responses: Json) => ({ get: { operationId, summary, tags: ['operations'], security: [], parameters: [param('requestId')], responses } });
+  const plain = (operationId: string, summary: string, responses: Json) => ({
+    get: { operationId, summary, tags: ['operations'], security: [], parameters: [param('requestId')], responses },
+  });
   return {
     '/healthz': plain('health', 'Liveness: the process is up', { 200: answer('up', ref('Health')) }),
-    '/readyz': plain('readiness', 'Readiness of this process: Temporal answers (2 s probe) and the process is not shutting down. Storage nodes do not gate it: their health is the `storageNodes` field (and the intent_storage_node_up metric), so one node down never takes the API out of a load balancer', {
-      200: answer('this process can serve (storage nodes may be down: see storageNodes)', ref('Readiness')),
-      503: answer('Temporal unreachable or the process shutting down; `down` names which', ref('Readiness')),
-    }),
+    '/readyz': plain(
+      'readiness',
+      'Readiness of this process: Temporal answers (2 s probe) and the process is not shutting down. Storage nodes do not gate it: their health is the `storageNodes` field (and the intent_storage_node_up metric), so one node down never takes the API out of a load balancer',
+      {
+        200: answer('this process can serve (storage nodes may be down: see storageNodes)', ref('Readiness')),
+        503: answer('Temporal unreachable or the process shutting down; `down` names which', ref('Readiness')),
+      },
+    ),
     '/metrics': plain('metrics', 'Prometheus metrics of this API process', {
-      200: { description: 'Prometheus text exposition format 0.0.4', headers: requestIdHeader, content: { 'text/plain': { schema: { type: 'string' } } } },
+      200: {
+        description: 'Prometheus text exposition format 0.0.4',
+        headers: requestIdHeader,
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
     }),
     '/openapi.json': plain('openapi', 'This document', { 200: answer('the OpenAPI 3.1 document', { type: 'object' }) }),
   };
@@ -258,7 +314,10 @@ function submitRequestSchema(allowedDomains: readonly string[]): Json {
     ...schema,
     properties: {
       ...schema.properties,
-      connectEnvelope: { ...envelope, properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } } },
+      connectEnvelope: {
+        ...envelope,
+        properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } },
+      },
     },
   };
 }
@@ -277,7 +336,8 @@ export function buildOpenApiDocument(config: Config): Json {
     info: {
       title: 'intent-service',
       version: packageVersion(),
-      description: 'Execution submission and whitelist management on Temporal. Execution errors are `{ error }`; whitelist errors are `{ error, errorMessage }`.',
+      description:
+        'Execution submission and whitelist management on Temporal. Execution errors are `{ error }`; whitelist errors are `{ error, errorMessage }`.',
     },
     tags: [{ name: 'executions' }, { name: 'whitelists' }, { name: 'operations' }],
     paths: {
@@ -288,16 +348,46 @@ export function buildOpenApiDocument(config: Config): Json {
       ...operationsPaths(),
     },
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'a token from `npm run token -- create`; its scopes decide what it may do' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'a token from `npm run token -- create`; its scopes decide what it may do',
+        },
+      },
       parameters: {
-        wallet: { name: 'wallet', in: 'path', required: true, description: 'the wallet (by default also the signer key, base58)', schema: walletParamSchema },
+        wallet: {
+          name: 'wallet',
+          in: 'path',
+          required: true,
+          description: 'the wallet (by default also the signer key, base58)',
+          schema: walletParamSchema,
+        },
         executionId: { name: 'executionId', in: 'path', required: true, schema: executionIdParamSchema },
-        requestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$', schema: { type: 'string' } },
+        requestId: {
+          name: 'X-Request-Id',
+          in: 'header',
+          required: false,
+          description: 'kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$',
+          schema: { type: 'string' },
+        },
         // Same pattern as the route's TIMEOUT_HEADER check (api/routes/whitelists.ts).
         kind: { name: 'kind', in: 'path', required: true, schema: whitelistKindParamSchema },
         entry: { name: 'entry', in: 'path', required: true, schema: eoaParamSchema },
-        batchId: { name: 'batchId', in: 'path', required: true, description: 'the X-Batch-Id of the batch\'s answer', schema: batchIdParamSchema },
-        timeout: { name: 'Timeout', in: 'header', required: false, description: `deadline in ms, capped at ${config.request.maxTimeoutMs}; default ${config.request.timeoutMs}`, schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' } },
+        batchId: {
+          name: 'batchId',
+          in: 'path',
+          required: true,
+          description: "the X-Batch-Id of the batch's answer",
+          schema: batchIdParamSchema,
+        },
+        timeout: {
+          name: 'Timeout',
+          in: 'header',
+          required: false,
+          description: `deadline in ms, capped at ${config.request.maxTimeoutMs}; default ${config.request.timeoutMs}`,
+          schema: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' },
+        },
       },
       schemas: {
         PrepareRequest: component(prepareBodySchema),

@@ -15,6 +15,7 @@ export function decodePageToken<T>(token: string, accept: (value: unknown) => va
   } catch {
     value = undefined;
   }
-  if (!accept(value)) throw badRequest('pageToken is not a token this API gave out; send the nextPageToken of the previous page, with the same filters');
+  if (!accept(value))
+    throw badRequest('pageToken is not a token this API gave out; send the nextPageToken of the previous page, with the same filters');
   return value;
 }

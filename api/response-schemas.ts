@@ -12,13 +12,29 @@ const deposit = { ...depositBodySchema, $id: undefined };
 
 export const executionRecordSchema = {
   type: 'object',
-  required: ['executionId', 'wallet', 'status', 'intent', 'intentHash', 'signerPublicKey', 'createdAt', 'updatedAt', 'expiresAt', 'history', 'refusedDeposits'],
+  required: [
+    'executionId',
+    'wallet',
+    'status',
+    'intent',
+    'intentHash',
+    'signerPublicKey',
+    'createdAt',
+    'updatedAt',
+    'expiresAt',
+    'history',
+    'refusedDeposits',
+  ],
   properties: {
     executionId: { type: 'string' },
     wallet: { type: 'string' },
     status: statusEnum,
     intent: { type: 'object' },
-    intentHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'lowercase hex SHA-256 of the RFC 8785 canonical JSON of intent' },
+    intentHash: {
+      type: 'string',
+      pattern: '^[0-9a-f]{64}$',
+      description: 'lowercase hex SHA-256 of the RFC 8785 canonical JSON of intent',
+    },
     signerPublicKey: { type: 'string' },
     signingMessage: { type: 'string' },
     deposit,
@@ -43,17 +59,28 @@ export const executionRecordSchema = {
     refusedDeposits: {
       type: 'array',
       description: 'deposits the execution did not take (expired, or another txHash), kept for a refund',
-      items: { ...deposit, additionalProperties: true, required: ['txHash', 'at', 'reason'], properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx'] } } },
+      items: {
+        ...deposit,
+        additionalProperties: true,
+        required: ['txHash', 'at', 'reason'],
+        properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx'] } },
+      },
     },
   },
 } as const;
 
-export const recordAnswerSchema = { type: 'object', required: ['result'], properties: { result: { $ref: '#/components/schemas/ExecutionRecord' } } } as const;
+export const recordAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: { result: { $ref: '#/components/schemas/ExecutionRecord' } },
+} as const;
 
 export const submitAnswerSchema = {
   type: 'object',
   required: ['result'],
-  properties: { result: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['SIGNING', 'PREPARED'] } } } },
+  properties: {
+    result: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['SIGNING', 'PREPARED'] } } },
+  },
 } as const;
 
 /** Executions' error body. */
@@ -76,7 +103,11 @@ export const confirmationsSchema = {
 export const whitelistTimeoutSchema = {
   type: 'object',
   required: ['error', 'errorMessage', 'result'],
-  properties: { error: { const: 'Request Timeout' }, errorMessage: { type: 'string' }, result: { $ref: '#/components/schemas/WhitelistConfirmations' } },
+  properties: {
+    error: { const: 'Request Timeout' },
+    errorMessage: { type: 'string' },
+    result: { $ref: '#/components/schemas/WhitelistConfirmations' },
+  },
 } as const;
 
 export const healthSchema = { type: 'object', required: ['ok'], properties: { ok: { const: true } } } as const;
@@ -91,10 +122,15 @@ export const readinessSchema = {
       required: ['temporal', 'process'],
       properties: { temporal: { type: 'string', enum: ['up', 'down'] }, process: { type: 'string', enum: ['serving', 'shutting-down'] } },
     },
-    down: { type: 'array', items: { type: 'string', enum: ['temporal', 'process'] }, description: 'the names of `checks` that make this process unready' },
+    down: {
+      type: 'array',
+      items: { type: 'string', enum: ['temporal', 'process'] },
+      description: 'the names of `checks` that make this process unready',
+    },
     storageNodes: {
       type: 'object',
-      description: 'each storage node URL and whether it answered its /healthz (2 s probe); detail for alerts, never a reason for 503 (also the metric intent_storage_node_up)',
+      description:
+        'each storage node URL and whether it answered its /healthz (2 s probe); detail for alerts, never a reason for 503 (also the metric intent_storage_node_up)',
       additionalProperties: { type: 'string', enum: ['up', 'down'] },
     },
   },
@@ -119,7 +155,9 @@ export const whitelistEntriesAnswerSchema = {
 export const whitelistMembershipAnswerSchema = {
   type: 'object',
   required: ['result'],
-  properties: { result: { type: 'object', required: ['kind', 'entry', 'listed'], properties: { kind, entry: eoa, listed: { type: 'boolean' } } } },
+  properties: {
+    result: { type: 'object', required: ['kind', 'entry', 'listed'], properties: { kind, entry: eoa, listed: { type: 'boolean' } } },
+  },
 } as const;
 
 export const whitelistBatchStatusAnswerSchema = {
@@ -132,7 +170,11 @@ export const whitelistBatchStatusAnswerSchema = {
       properties: {
         batchId: { type: 'string' },
         tokenId: { type: 'string', description: 'the id of the token that sent the batch (never the token)' },
-        workflowStatus: { type: 'string', description: 'the batch workflow: running until every change is applied, reverted or not applied; then completed (terminated, timed_out... if stopped from outside)' },
+        workflowStatus: {
+          type: 'string',
+          description:
+            'the batch workflow: running until every change is applied, reverted or not applied; then completed (terminated, timed_out... if stopped from outside)',
+        },
         outcome: {
           type: 'object',
           description: 'the HTTP answer of the batch (absent until known)',
@@ -155,9 +197,10 @@ export const whitelistBatchStatusAnswerSchema = {
               state: {
                 type: 'string',
                 enum: ['applied', 'pending', 'reverted', 'not-applied', 'unknown'],
-                description: 'pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first',
+                description:
+                  'pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first',
               },
-              changed: { type: 'boolean', description: 'the node\'s answer: whether the change altered the set (absent until it answered)' },
+              changed: { type: 'boolean', description: "the node's answer: whether the change altered the set (absent until it answered)" },
             },
           },
         },
@@ -185,7 +228,10 @@ export const whitelistAuditAnswerSchema = {
           changed: { type: 'boolean' },
           node: { type: 'string', description: 'the storage node that applied it' },
           tokenId: { type: 'string', description: 'absent on records written before the audit trail existed' },
-          appliedAt: { ...isoTime, description: 'the node\'s clock when it made the change durable; absent on records written before the audit trail existed' },
+          appliedAt: {
+            ...isoTime,
+            description: "the node's clock when it made the change durable; absent on records written before the audit trail existed",
+          },
         },
       },
     },

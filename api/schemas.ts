@@ -46,7 +46,7 @@ export const submitBodySchema = {
   required: ['executionId', 'publicKey', 'signature', 'connectEnvelope'],
   properties: {
     executionId: { type: 'string', pattern: EXECUTION_ID_PATTERN },
-    publicKey: publicKeySchema('the execution\'s signer key'),
+    publicKey: publicKeySchema("the execution's signer key"),
     signature: {
       type: 'string',
       pattern: SIGNATURE_PATTERN,
@@ -59,7 +59,12 @@ export const submitBodySchema = {
       properties: {
         address: { type: 'string', pattern: WALLET_PATTERN, description: 'must equal the {wallet} path parameter' },
         domain: { type: 'string', minLength: 1, maxLength: 253, description: 'one of the configured allowed domains' },
-        timestamp: { type: 'integer', minimum: 0, maximum: 253402300799, description: 'Unix seconds, at most envelopeMaxAgeS (300) from the server\'s clock' },
+        timestamp: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 253402300799,
+          description: "Unix seconds, at most envelopeMaxAgeS (300) from the server's clock",
+        },
       },
     },
   },
@@ -105,14 +110,30 @@ export const MAX_INTENT_DEPTH = 32;
 // ---- whitelist reads (GET /chain/whitelists/...) ----
 
 export const whitelistKindParamSchema = { type: 'string', enum: ['developer', 'user'] } as const;
-export const eoaParamSchema = { type: 'string', pattern: EOA_PATTERN, description: 'an EOA; mixed case must pass its EIP-55 checksum' } as const;
+export const eoaParamSchema = {
+  type: 'string',
+  pattern: EOA_PATTERN,
+  description: 'an EOA; mixed case must pass its EIP-55 checksum',
+} as const;
 /** Batch ids are UUIDs (the `X-Batch-Id` of every batch answer). */
 export const batchIdParamSchema = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } as const;
 
 export const MAX_PAGE_SIZE = 1000;
 export const DEFAULT_PAGE_SIZE = 100;
-const pageSizeSchema = { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, description: `entries per page, 1..${MAX_PAGE_SIZE}` } as const;
-const pageTokenSchema = { type: 'string', minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_-]+$', description: 'the nextPageToken of the previous page (with the same filters)' } as const;
+const pageSizeSchema = {
+  type: 'integer',
+  minimum: 1,
+  maximum: MAX_PAGE_SIZE,
+  default: DEFAULT_PAGE_SIZE,
+  description: `entries per page, 1..${MAX_PAGE_SIZE}`,
+} as const;
+const pageTokenSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 4096,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: 'the nextPageToken of the previous page (with the same filters)',
+} as const;
 /** RFC 3339 with a zone (Z or an offset). */
 export const TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$';
 

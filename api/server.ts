@@ -19,12 +19,21 @@ export interface RunningApi {
 }
 
 /** Connects to Temporal and serves the API on `config.host:config.port` (port 0: any free port). */
-export async function startApi(config: Config, options: { temporalAddress: string; storageNodes: readonly string[]; logger: Logger }): Promise<RunningApi> {
+export async function startApi(
+  config: Config,
+  options: { temporalAddress: string; storageNodes: readonly string[]; logger: Logger },
+): Promise<RunningApi> {
   // Connection.lazy: the API comes up (and /healthz answers) even while Temporal is still starting
   // or down; calls made meanwhile fail fast and map to 500.
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  const app = createApp({ config, client, tokens: new TokenStore(config.apiTokensFile), logger: options.logger, storageNodes: options.storageNodes });
+  const app = createApp({
+    config,
+    client,
+    tokens: new TokenStore(config.apiTokensFile),
+    logger: options.logger,
+    storageNodes: options.storageNodes,
+  });
   // Koa's handler returns a promise that never rejects (errors end in errorMiddleware / app.onerror).
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));

@@ -60,7 +60,8 @@ export class StorageNodeReads {
       throw unavailable(`storage node ${node} did not answer; try again later`, NODE_DOWN_RETRY_AFTER_S, err);
     }
     // A 4xx means this API built a request the node refuses: our fault, not the node's.
-    if (response.status >= 400 && response.status < 500) throw internal(`storage node ${node} refused ${path} with HTTP ${response.status}: ${text.slice(0, 200)}`);
+    if (response.status >= 400 && response.status < 500)
+      throw internal(`storage node ${node} refused ${path} with HTTP ${response.status}: ${text.slice(0, 200)}`);
     if (!response.ok) throw unavailable(`storage node ${node} answered HTTP ${response.status}; try again later`, NODE_DOWN_RETRY_AFTER_S);
     let checked: Checked<T>;
     try {
@@ -68,7 +69,8 @@ export class StorageNodeReads {
     } catch {
       checked = { ok: false, problem: 'not JSON' };
     }
-    if (!checked.ok) throw unavailable(`storage node ${node} answered off its contract (${checked.problem}); try again later`, NODE_DOWN_RETRY_AFTER_S);
+    if (!checked.ok)
+      throw unavailable(`storage node ${node} answered off its contract (${checked.problem}); try again later`, NODE_DOWN_RETRY_AFTER_S);
     return checked.value;
   }
 }

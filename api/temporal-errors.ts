@@ -52,7 +52,11 @@ export function mapTemporalError(err: unknown, what: string, known: Record<strin
   // A query or update sent to a workflow id that never existed surfaces as gRPC NOT_FOUND.
   if (isGrpcServiceError(err) && err.code === 5) return notFound(`${what} not found`);
   if (isUnknownOutcome(err)) {
-    return unavailable('the service is busy or briefly unavailable and the outcome is unknown; the same request may be retried safely', UNKNOWN_OUTCOME_RETRY_AFTER_S, err);
+    return unavailable(
+      'the service is busy or briefly unavailable and the outcome is unknown; the same request may be retried safely',
+      UNKNOWN_OUTCOME_RETRY_AFTER_S,
+      err,
+    );
   }
   return internal(`temporal call failed for ${what}`, err);
 }

@@ -63,7 +63,8 @@ export function mergeAuditPages(pages: readonly NodeAuditPage[], pageSize: numbe
     for (let p = 0; p < pages.length; p++) {
       const record = pages[p].records[heads[p]];
       if (!record) continue;
-      if (best < 0 || newer({ node: pages[p].node, record }, { node: pages[best].node, record: pages[best].records[heads[best]] })) best = p;
+      if (best < 0 || newer({ node: pages[p].node, record }, { node: pages[best].node, record: pages[best].records[heads[best]] }))
+        best = p;
     }
     if (best < 0) break;
     const { seq: _seq, index: _index, ...rest } = pages[best].records[heads[best]];

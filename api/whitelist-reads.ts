@@ -14,7 +14,11 @@ interface EntriesToken {
   after: string;
 }
 const isEntriesToken = (v: unknown): v is EntriesToken =>
-  typeof v === 'object' && v !== null && Object.keys(v).length === 1 && typeof (v as EntriesToken).after === 'string' && EOA.test((v as EntriesToken).after);
+  typeof v === 'object' &&
+  v !== null &&
+  Object.keys(v).length === 1 &&
+  typeof (v as EntriesToken).after === 'string' &&
+  EOA.test((v as EntriesToken).after);
 
 interface AuditToken {
   cursors: AuditCursors;
@@ -22,7 +26,12 @@ interface AuditToken {
 const isAuditToken = (v: unknown): v is AuditToken => {
   if (typeof v !== 'object' || v === null || Object.keys(v).length !== 1) return false;
   const cursors = (v as AuditToken).cursors;
-  return typeof cursors === 'object' && cursors !== null && !Array.isArray(cursors) && Object.values(cursors).every((c) => c === null || (typeof c === 'string' && CURSOR.test(c)));
+  return (
+    typeof cursors === 'object' &&
+    cursors !== null &&
+    !Array.isArray(cursors) &&
+    Object.values(cursors).every((c) => c === null || (typeof c === 'string' && CURSOR.test(c)))
+  );
 };
 
 /** The audit route's filters, already checked (entry in EIP-55 form). */
@@ -49,7 +58,11 @@ async function fromEveryNode<T>(nodes: readonly string[], ask: (node: string) =>
   const ours = failures.find((f) => !(f.reason instanceof ServiceError && f.reason.status === 503));
   if (ours) throw ours.reason;
   const names = failures.map((f) => f.node).join(', ');
-  throw unavailable(`storage node(s) ${names} did not answer, so the answer would be incomplete; try again later`, NODE_DOWN_RETRY_AFTER_S, failures[0].reason);
+  throw unavailable(
+    `storage node(s) ${names} did not answer, so the answer would be incomplete; try again later`,
+    NODE_DOWN_RETRY_AFTER_S,
+    failures[0].reason,
+  );
 }
 
 /**

@@ -62,7 +62,9 @@ export class WhitelistService {
       // Both a gRPC deadline and an abort signal: the deadline alone overshoots by seconds while
       // the channel reconnects to a Temporal that is down.
       const outcome = await this.client.withAbortSignal(AbortSignal.timeout(answerBy - Date.now()), () =>
-        this.client.withDeadline(answerBy, () => this.client.workflow.executeUpdateWithStart(batchOutcomeUpdate, { startWorkflowOperation })),
+        this.client.withDeadline(answerBy, () =>
+          this.client.workflow.executeUpdateWithStart(batchOutcomeUpdate, { startWorkflowOperation }),
+        ),
       );
       return { batchId, ...outcome };
     } catch (err) {

@@ -13,13 +13,22 @@ export class JsonClient {
     this.agent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets });
   }
 
-  post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
+  post(
+    url: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
     const payload = Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const req = http.request(
         url,
-        { method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers } },
-        (res) => void readAnswer(res).then((parsed) => resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers }), reject),
+        {
+          method: 'POST',
+          agent: this.agent,
+          headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers },
+        },
+        (res) =>
+          void readAnswer(res).then((parsed) => resolve({ status: res.statusCode ?? 0, body: parsed, headers: res.headers }), reject),
       );
       req.on('error', reject);
       req.end(payload);

@@ -31,7 +31,10 @@ export async function runPhase(
 ): Promise<PhaseResult> {
   const workers = stack.workers.length;
   const pids = () => [stack.api.pid, ...stack.workers.map((w) => w.pid)];
-  const peaks = (m: Map<number, number>) => ({ apiMb: m.get(stack.api.pid)!, workerMb: Math.max(...stack.workers.map((w) => m.get(w.pid)!)) });
+  const peaks = (m: Map<number, number>) => ({
+    apiMb: m.get(stack.api.pid)!,
+    workerMb: Math.max(...stack.workers.map((w) => m.get(w.pid)!)),
+  });
 
   say(`${workers} worker(s): warm-up`);
   await runSubmitCase(stack, http, client, 10, 10);
@@ -53,11 +56,24 @@ export async function runPhase(
     say(`${workers} worker(s): case 3, ${opts.batches} batches of ${size} per side`);
     const runs = await runWhitelistCase(stack, http, client, size, opts.batches);
     const timeline = await batchTimeline(client, runs.apiBatches.slice(-TIMELINE_SAMPLE));
-    whitelist.push({ size, api: side(runs.api), direct: side(runs.direct), empty: side(runs.empty), timeline, apiCpuMsPerBatch: runs.apiCpuMsPerBatch });
+    whitelist.push({
+      size,
+      api: side(runs.api),
+      direct: side(runs.direct),
+      empty: side(runs.empty),
+      timeline,
+      apiCpuMsPerBatch: runs.apiCpuMsPerBatch,
+    });
   }
   say(`${workers} worker(s): case 5, batches of ${THROUGHPUT.size} from ${THROUGHPUT.concurrency} clients`);
   const tput = await runWhitelistThroughput(stack, http, THROUGHPUT.size, THROUGHPUT.batches, THROUGHPUT.concurrency);
   const whitelistPeaks = peaks(whitelistMem.stop());
 
-  return { workers, submit, whitelist, whitelistThroughput: { ...THROUGHPUT, api: side(tput) }, memory: { submit: submitPeaks, whitelist: whitelistPeaks } };
+  return {
+    workers,
+    submit,
+    whitelist,
+    whitelistThroughput: { ...THROUGHPUT, api: side(tput) },
+    memory: { submit: submitPeaks, whitelist: whitelistPeaks },
+  };
 }

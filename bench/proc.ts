@@ -68,7 +68,7 @@ export class PeakRss {
     this.sample();
     const out = new Map<number, number>();
     for (const pid of this.pids) {
-      const hwm = this.resetOk.get(pid) ? statusKb(pid, 'VmHWM') ?? 0 : 0;
+      const hwm = this.resetOk.get(pid) ? (statusKb(pid, 'VmHWM') ?? 0) : 0;
       out.set(pid, Math.round(Math.max(hwm, this.peakKb.get(pid) ?? 0) / 1024));
     }
     return out;

@@ -21,7 +21,14 @@ function bucketOf(url: string): string {
   if (url.startsWith('node:')) return 'node internals';
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (m) return m[1];
-  return 'ours: ' + path.relative(process.cwd(), url.replace(/^file:\/\//, '')).split(path.sep).slice(0, 2).join('/');
+  return (
+    'ours: ' +
+    path
+      .relative(process.cwd(), url.replace(/^file:\/\//, ''))
+      .split(path.sep)
+      .slice(0, 2)
+      .join('/')
+  );
 }
 
 function summarise(file: string, top: number): string {
@@ -40,8 +47,18 @@ function summarise(file: string, top: number): string {
     buckets.set(bucket, (buckets.get(bucket) ?? 0) + us);
   }
   const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
-  const list = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => `  ${pct(us)}  ${k}`);
-  return [`${file}: ${(total / 1e6).toFixed(1)} s sampled`, 'by package:', ...list(buckets, 15), `top ${top} functions (self time):`, ...list(fns, top)].join('\n');
+  const list = (m: Map<string, number>, n: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => `  ${pct(us)}  ${k}`);
+  return [
+    `${file}: ${(total / 1e6).toFixed(1)} s sampled`,
+    'by package:',
+    ...list(buckets, 15),
+    `top ${top} functions (self time):`,
+    ...list(fns, top),
+  ].join('\n');
 }
 
 const [file, n] = process.argv.slice(2);

@@ -6,7 +6,14 @@ import type { Summary } from './stats';
 export interface BenchResults {
   date: string;
   /** loadAverage: the 1-minute load average at the start and at the end (others' work on the machine). */
-  machine: { cpus: number; cpuModel: string; memoryGb: number; node: string; platform: string; loadAverage: { start: number; end: number } };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGb: number;
+    node: string;
+    platform: string;
+    loadAverage: { start: number; end: number };
+  };
   settings: {
     submitsPerSide: number;
     batchesPerSide: number;

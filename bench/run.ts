@@ -42,7 +42,10 @@ async function main(): Promise<void> {
   if (values.help) return void console.log(USAGE);
   const opts = { submits: Number(values.submits), batches: Number(values.batches) };
   const workerCounts = values.workers.split(',').map(Number);
-  if (![opts.submits, opts.batches, ...workerCounts].every((n) => Number.isInteger(n) && n > 0) || workerCounts.some((n, i) => i > 0 && n <= workerCounts[i - 1])) {
+  if (
+    ![opts.submits, opts.batches, ...workerCounts].every((n) => Number.isInteger(n) && n > 0) ||
+    workerCounts.some((n, i) => i > 0 && n <= workerCounts[i - 1])
+  ) {
     throw new Error(`bad arguments\n${USAGE}`);
   }
   const dynamicConfig = Object.fromEntries(
@@ -72,7 +75,11 @@ async function main(): Promise<void> {
       void starting.then(stopAll, () => undefined).finally(() => process.exit(130));
     });
   }
-  const starting = startBenchStack({ log: say, dynamicConfig, nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  const starting = startBenchStack({
+    log: say,
+    dynamicConfig,
+    nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
   const stack = await starting;
   if (interrupted) return new Promise<void>(() => undefined); // the signal handler exits
   const http = new JsonClient(64);
@@ -95,7 +102,14 @@ async function main(): Promise<void> {
         platform: `${os.platform()} ${os.release()}`,
         loadAverage: { start: round(loadAtStart, 1), end: round(os.loadavg()[0], 1) },
       },
-      settings: { submitsPerSide: opts.submits, batchesPerSide: opts.batches, concurrencies: CONCURRENCIES, batchSizes: BATCH_SIZES, workerCounts, serverConfig: dynamicConfig },
+      settings: {
+        submitsPerSide: opts.submits,
+        batchesPerSide: opts.batches,
+        concurrencies: CONCURRENCIES,
+        batchSizes: BATCH_SIZES,
+        workerCounts,
+        serverConfig: dynamicConfig,
+      },
       verify,
       phases,
       durationS: Math.round((Date.now() - started) / 1000),

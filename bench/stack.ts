@@ -42,7 +42,6 @@ export interface StackOptions {
   log?: (line: string) => void;
 }
 
-
 export async function startBenchStack(options: StackOptions = {}): Promise<BenchStack> {
   const log = options.log ?? (() => undefined);
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-bench-'));
@@ -139,7 +138,20 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       [api!, ...workers]
         .map((c) => `--- ${c.name} (${c.logFile}) ---\n${readFileSync(c.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`)
         .join('\n');
-    return { tmpDir, temporalAddress: temporal.address, taskQueue, floorTaskQueue, apiUrl, nodes, token, api, workers, logTails, addWorker, stop };
+    return {
+      tmpDir,
+      temporalAddress: temporal.address,
+      taskQueue,
+      floorTaskQueue,
+      apiUrl,
+      nodes,
+      token,
+      api,
+      workers,
+      logTails,
+      addWorker,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -64,7 +64,16 @@ function whitelistRows(phases: PhaseResult[]) {
 
 function timelineRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.map(({ size, timeline: t }) => [p.workers, size, ms(t.httpMs), ms(t.apiMs), ms(t.serverMs), ms(t.workflowTaskMs), ms(t.activityMs), t.workflowTasks]),
+    p.whitelist.map(({ size, timeline: t }) => [
+      p.workers,
+      size,
+      ms(t.httpMs),
+      ms(t.apiMs),
+      ms(t.serverMs),
+      ms(t.workflowTaskMs),
+      ms(t.activityMs),
+      t.workflowTasks,
+    ]),
   );
 }
 
@@ -72,7 +81,12 @@ function memoryRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
     (['submit', 'whitelist'] as const).map((c) => {
       const m = p.memory[c];
-      return [p.workers, c === 'submit' ? '1 (submit)' : '3 + 5 (whitelist)', `${m.apiMb} ${mark(m.apiMb <= TARGETS.apiRssMbMax)}`, `${m.workerMb} ${mark(m.workerMb <= TARGETS.workerRssMbMax)}`];
+      return [
+        p.workers,
+        c === 'submit' ? '1 (submit)' : '3 + 5 (whitelist)',
+        `${m.apiMb} ${mark(m.apiMb <= TARGETS.apiRssMbMax)}`,
+        `${m.workerMb} ${mark(m.workerMb <= TARGETS.workerRssMbMax)}`,
+      ];
     }),
   );
 }
@@ -91,7 +105,12 @@ function scaleRows(phases: PhaseResult[]) {
   });
   const t1 = one.whitelistThroughput;
   const t2 = two.whitelistThroughput;
-  rows.push([`whitelist through the API, batches of ${t1.size}, ${t1.concurrency} clients, batches/s`, t1.api.opsPerSec, t2.api.opsPerSec, ratio(t2.api.opsPerSec, t1.api.opsPerSec)]);
+  rows.push([
+    `whitelist through the API, batches of ${t1.size}, ${t1.concurrency} clients, batches/s`,
+    t1.api.opsPerSec,
+    t2.api.opsPerSec,
+    ratio(t2.api.opsPerSec, t1.api.opsPerSec),
+  ]);
   return rows;
 }
 
@@ -104,22 +123,68 @@ export function renderTables(r: BenchResults): string {
     '',
     `Case 1: submit, ${r.settings.submitsPerSide} per side, API over HTTP vs the same Update sent directly with @temporalio/client`,
     '',
-    table(['workers', 'clients', 'API req/s', 'direct req/s', 'API/direct req/s (≥ 0.8)', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p99 (≤ 1.5)', 'API CPU ms / request'], submitRows(r.phases)),
+    table(
+      [
+        'workers',
+        'clients',
+        'API req/s',
+        'direct req/s',
+        'API/direct req/s (≥ 0.8)',
+        'API p50 / p99 ms',
+        'direct p50 / p99 ms',
+        'API/direct p99 (≤ 1.5)',
+        'API CPU ms / request',
+      ],
+      submitRows(r.phases),
+    ),
     '',
     'Case 2: ed25519 verify, same inputs, ops/s (one core)',
     '',
     table(
       ['shipped verifyEd25519', 'bare crypto.verify', 'tweetnacl', 'shipped / bare', 'shipped / tweetnacl'],
-      [[v.shippedOpsPerSec, v.bareCryptoOpsPerSec, v.tweetnaclOpsPerSec, ratio(v.shippedOpsPerSec, v.bareCryptoOpsPerSec), ratio(v.shippedOpsPerSec, v.tweetnaclOpsPerSec)]],
+      [
+        [
+          v.shippedOpsPerSec,
+          v.bareCryptoOpsPerSec,
+          v.tweetnaclOpsPerSec,
+          ratio(v.shippedOpsPerSec, v.bareCryptoOpsPerSec),
+          ratio(v.shippedOpsPerSec, v.tweetnaclOpsPerSec),
+        ],
+      ],
     ),
     '',
     `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and the floor: a workflow that does nothing, started like a batch (update-with-start)`,
     '',
-    table(['workers', 'changes', 'API p50 / p99 ms', 'direct p50 / p99 ms', 'API/direct p50 (100: ≤ 3)', 'API/direct p99', 'empty workflow p50 / p99 ms', 'empty workflow/direct p50', 'API CPU ms / batch'], whitelistRows(r.phases)),
+    table(
+      [
+        'workers',
+        'changes',
+        'API p50 / p99 ms',
+        'direct p50 / p99 ms',
+        'API/direct p50 (100: ≤ 3)',
+        'API/direct p99',
+        'empty workflow p50 / p99 ms',
+        'empty workflow/direct p50',
+        'API CPU ms / batch',
+      ],
+      whitelistRows(r.phases),
+    ),
     '',
-    'Where an API batch\'s time goes (mean ms over the last 10 batches of each size, from their Temporal histories)',
+    "Where an API batch's time goes (mean ms over the last 10 batches of each size, from their Temporal histories)",
     '',
-    table(['workers', 'changes', 'HTTP total', 'API + HTTP (outside the workflow)', 'Temporal server (queues, persistence)', 'workflow tasks', 'activities only', 'workflow tasks per batch'], timelineRows(r.phases)),
+    table(
+      [
+        'workers',
+        'changes',
+        'HTTP total',
+        'API + HTTP (outside the workflow)',
+        'Temporal server (queues, persistence)',
+        'workflow tasks',
+        'activities only',
+        'workflow tasks per batch',
+      ],
+      timelineRows(r.phases),
+    ),
     '',
     'Case 4: peak RSS (MB) during the case; worker: the largest worker process',
     '',

@@ -101,7 +101,10 @@ function envInt(env: Env, name: string, fallback: number, min: number, max = Num
 function envList(env: Env, name: string): string[] | undefined {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return undefined;
-  return raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
 }
 
 function checkUrl(name: string, value: string): string {
@@ -167,7 +170,12 @@ export function loadConfig(env: Env = process.env): Config {
       taskQueue: env.TEMPORAL_TASK_QUEUE || parsed.temporal?.taskQueue || 'intent-service',
       apiKey: env.TEMPORAL_API_KEY || undefined,
       tls: tlsWanted
-        ? { certPath: tlsCert, keyPath: tlsKey, caPath: env.TEMPORAL_TLS_CA || undefined, serverName: env.TEMPORAL_TLS_SERVER_NAME || undefined }
+        ? {
+            certPath: tlsCert,
+            keyPath: tlsKey,
+            caPath: env.TEMPORAL_TLS_CA || undefined,
+            serverName: env.TEMPORAL_TLS_SERVER_NAME || undefined,
+          }
         : undefined,
     },
     storageNodes: storageNodes && storageNodes.length > 0 ? storageNodes : undefined,

@@ -6,7 +6,10 @@ export function createLogger(name: string, level = process.env.LOG_LEVEL || 'inf
     {
       name,
       level,
-      redact: { paths: ['authorization', 'token', 'signature', 'secretKey', '*.authorization', '*.token', '*.signature', '*.secretKey'], censor: '[redacted]' },
+      redact: {
+        paths: ['authorization', 'token', 'signature', 'secretKey', '*.authorization', '*.token', '*.signature', '*.secretKey'],
+        censor: '[redacted]',
+      },
     },
     destination,
   );

@@ -32,5 +32,4 @@ export const tooManyRequests = (message: string, retryAfterS: number) => new Ser
  */
 export const unavailable = (message: string, retryAfterS: number, cause?: unknown) =>
   new ServiceError(503, 'UNAVAILABLE', message, { expose: true, retryAfterS, cause });
-export const internal = (message: string, cause?: unknown) =>
-  new ServiceError(500, 'INTERNAL', message, { expose: false, cause });
+export const internal = (message: string, cause?: unknown) => new ServiceError(500, 'INTERNAL', message, { expose: false, cause });

@@ -131,11 +131,7 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
  * A deposit that changes nothing (a duplicate, or a refusal already recorded) returns `rec`
  * itself: the workflow's Update validator relies on that identity to write nothing for it.
  */
-export function applyDeposit(
-  rec: ExecutionRecord,
-  deposit: Deposit,
-  at: string,
-): { record: ExecutionRecord; outcome: DepositOutcome } {
+export function applyDeposit(rec: ExecutionRecord, deposit: Deposit, at: string): { record: ExecutionRecord; outcome: DepositOutcome } {
   if (rec.deposit !== undefined && rec.deposit.txHash === deposit.txHash) return { record: rec, outcome: 'duplicate' };
   if (rec.status !== 'PREPARED' || rec.deposit !== undefined) {
     // Only PREPARED lacks a deposit, so anything else is EXPIRED or holds another txHash.

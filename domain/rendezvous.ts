@@ -49,7 +49,12 @@ export type OwnerGroups<T> = Map<string, { index: number; item: T }[]>;
  * nodes that own something, in the order of `nodes`.
  * @throws ServiceError 500 when `nodes` is empty and `items` is not.
  */
-export function groupByOwner<T>(items: readonly T[], keyOf: (item: T) => string, nodes: readonly string[], hash: Sha256 = sha256): OwnerGroups<T> {
+export function groupByOwner<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  nodes: readonly string[],
+  hash: Sha256 = sha256,
+): OwnerGroups<T> {
   const groups = groupByGivenOwners(
     items,
     items.map((item) => ownerOf(keyOf(item), nodes, hash)),
@@ -64,7 +69,11 @@ export function groupByOwner<T>(items: readonly T[], keyOf: (item: T) => string,
  * The same grouping from owners computed elsewhere (`owners[i]` owns `items[i]`), or undefined
  * when they do not fit: another length, or an owner that is not one of `nodes`.
  */
-export function groupByGivenOwners<T>(items: readonly T[], owners: readonly string[], nodes: readonly string[]): OwnerGroups<T> | undefined {
+export function groupByGivenOwners<T>(
+  items: readonly T[],
+  owners: readonly string[],
+  nodes: readonly string[],
+): OwnerGroups<T> | undefined {
   if (owners.length !== items.length) return undefined;
   const byNode = new Map<string, { index: number; item: T }[]>();
   for (let index = 0; index < items.length; index++) {

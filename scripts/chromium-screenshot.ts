@@ -34,10 +34,23 @@ async function main(): Promise<number> {
     return 2;
   }
   const profile = mkdtempSync(path.join(os.tmpdir(), 'chromium-shot-'));
-  const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-  const chrome = spawn(values.chromium, [...args, `--user-data-dir=${profile}`, `--window-size=${values.width},${values.height}`, '--remote-debugging-pipe', 'about:blank'], {
-    stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
-  });
+  const args = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ];
+  const chrome = spawn(
+    values.chromium,
+    [...args, `--user-data-dir=${profile}`, `--window-size=${values.width},${values.height}`, '--remote-debugging-pipe', 'about:blank'],
+    {
+      stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
+    },
+  );
   const cdp = devtools(chrome.stdio[3] as Writable, chrome.stdio[4] as Readable);
   try {
     const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
@@ -49,7 +62,11 @@ async function main(): Promise<number> {
     const deadline = Date.now() + Number(values['timeout-ms']);
     const wanted = values['wait-for'] as string[];
     for (;;) {
-      const { result } = await cdp.send('Runtime.evaluate', { expression: 'document.body ? document.body.innerText : ""', returnByValue: true }, sessionId);
+      const { result } = await cdp.send(
+        'Runtime.evaluate',
+        { expression: 'document.body ? document.body.innerText : ""', returnByValue: true },
+        sessionId,
+      );
       const text = String(result?.value ?? '');
       const missing = wanted.filter((w) => !text.includes(w));
       if (missing.length === 0) break;

@@ -49,12 +49,22 @@ async function main() {
     const temporal = await startTemporalCluster(binDir, settings, { log: say });
     // Stopped as one part, in its own order (UI, server, PostgreSQL); each process is watched.
     parts.push({ name: 'Temporal server, Web UI and PostgreSQL', stop: () => temporal.stop() });
-    for (const [name, service] of [['PostgreSQL', temporal.postgres.service], ['Temporal server', temporal.server], ['Temporal UI', temporal.ui]] as const) {
-      if (service) void service.exited.then((code) => !stopping && (process.stderr.write(`[cluster] ${name} exited unexpectedly (${code}); stopping everything\n`), void stopAll(1)));
+    for (const [name, service] of [
+      ['PostgreSQL', temporal.postgres.service],
+      ['Temporal server', temporal.server],
+      ['Temporal UI', temporal.ui],
+    ] as const) {
+      if (service)
+        void service.exited.then(
+          (code) =>
+            !stopping && (process.stderr.write(`[cluster] ${name} exited unexpectedly (${code}); stopping everything\n`), void stopAll(1)),
+        );
     }
 
     const nodes = await Promise.all(
-      settings.storageNodePorts.map((port, i) => startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`) })),
+      settings.storageNodePorts.map((port, i) =>
+        startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`) }),
+      ),
     );
     for (const node of nodes) watch(node.name, node.exited, () => node.stop());
 
@@ -67,15 +77,23 @@ async function main() {
       DATABASE_URL: temporal.databaseUrl,
     };
     const node = (name: string, script: string, readyPattern: RegExp, nodeArgs: readonly string[], extraEnv: Record<string, string>) => {
-      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], { readyPattern, env: { ...env, ...extraEnv } });
+      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], {
+        readyPattern,
+        env: { ...env, ...extraEnv },
+      });
       watch(name, service.exited, () => service.stop(15_000));
       return service;
     };
     const workers = settings.workerMetricsPorts.map((port, i) =>
-      node(`worker-${i + 1}`, 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS, { ...WORKER_PROCESS_ENV, WORKER_METRICS_PORT: String(port) }),
+      node(`worker-${i + 1}`, 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS, {
+        ...WORKER_PROCESS_ENV,
+        WORKER_METRICS_PORT: String(port),
+      }),
     );
     await Promise.all(workers.map((w) => w.ready));
-    const apis = settings.apiPorts.map((port, i) => node(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, [], { PORT: String(port), HOST: settings.bindIp }));
+    const apis = settings.apiPorts.map((port, i) =>
+      node(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, [], { PORT: String(port), HOST: settings.bindIp }),
+    );
     await Promise.all(apis.map((a) => a.ready));
 
     const apiUrls = settings.apiPorts.map((p) => `http://${settings.bindIp}:${p}`);

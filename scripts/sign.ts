@@ -16,7 +16,10 @@ function main(): number {
   const argv = process.argv.slice(2);
   if (argv[0] === 'keygen') {
     const pair = nacl.sign.keyPair();
-    process.stdout.write(JSON.stringify({ secretKey: toHex(pair.secretKey), publicKeyBase58: toBase58(pair.publicKey), publicKeyHex: toHex(pair.publicKey) }) + '\n');
+    process.stdout.write(
+      JSON.stringify({ secretKey: toHex(pair.secretKey), publicKeyBase58: toBase58(pair.publicKey), publicKeyHex: toHex(pair.publicKey) }) +
+        '\n',
+    );
     return 0;
   }
   const { values } = parseArgs({
@@ -42,7 +45,15 @@ function main(): number {
   const intent = JSON.parse(values.intent ?? readFileSync(values['intent-file']!, 'utf8'));
   const encoding = values.encoding === 'base58' ? 'base58' : 'hex';
   const timestamp = values.timestamp ? Number(values.timestamp) : Math.floor(Date.now() / 1000);
-  const body = signSubmitBody({ secretKey, wallet: values.wallet, executionId: values['execution-id'], intent, domain: values.domain, timestamp, encoding });
+  const body = signSubmitBody({
+    secretKey,
+    wallet: values.wallet,
+    executionId: values['execution-id'],
+    intent,
+    domain: values.domain,
+    timestamp,
+    encoding,
+  });
   process.stdout.write(JSON.stringify(body) + '\n');
   return 0;
 }

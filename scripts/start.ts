@@ -44,7 +44,9 @@ async function main() {
     let uiUrl: string | undefined;
     if (!temporalAddress) {
       const settings = readDevServerSettings();
-      process.stdout.write(`[start] starting Temporal dev server on ${settings.ip}:${settings.port} (database ${settings.dbFilename ?? 'in memory'})\n`);
+      process.stdout.write(
+        `[start] starting Temporal dev server on ${settings.ip}:${settings.port} (database ${settings.dbFilename ?? 'in memory'})\n`,
+      );
       const dev: RunningDevServer = await startDevServer(temporalBinary(), settings);
       watch('temporal', new Promise((r) => dev.child.once('exit', r)), () => dev.stop());
       temporalAddress = dev.address;
@@ -54,15 +56,26 @@ async function main() {
     let storageNodes = config.storageNodes;
     if (!storageNodes) {
       const nodes = await Promise.all(
-        LOCAL_NODE_PORTS.map((port, i) => startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(projectRoot, 'data', `storage-node-${i + 1}`) })),
+        LOCAL_NODE_PORTS.map((port, i) =>
+          startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(projectRoot, 'data', `storage-node-${i + 1}`) }),
+        ),
       );
       for (const node of nodes) watch(node.name, node.exited, () => node.stop());
       storageNodes = nodes.map((n) => n.url);
     }
 
     const env = { ...SERVICE_PROCESS_ENV, ...process.env, TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') };
-    const node = (name: string, script: string, readyPattern: RegExp, nodeArgs: readonly string[] = [], extraEnv: Readonly<Record<string, string>> = {}): ChildService => {
-      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], { readyPattern, env: { ...extraEnv, ...env } });
+    const node = (
+      name: string,
+      script: string,
+      readyPattern: RegExp,
+      nodeArgs: readonly string[] = [],
+      extraEnv: Readonly<Record<string, string>> = {},
+    ): ChildService => {
+      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], {
+        readyPattern,
+        env: { ...extraEnv, ...env },
+      });
       watch(name, service.exited, () => service.stop(15_000));
       return service;
     };

@@ -11,7 +11,11 @@ the tokens file is API_TOKENS_FILE (default data/tokens.json); it keeps only SHA
 
 function main(): number {
   const [command, ...rest] = process.argv.slice(2);
-  const { values } = parseArgs({ args: rest, options: { id: { type: 'string' }, scope: { type: 'string', multiple: true } }, strict: true });
+  const { values } = parseArgs({
+    args: rest,
+    options: { id: { type: 'string' }, scope: { type: 'string', multiple: true } },
+    strict: true,
+  });
   const file = loadConfig().apiTokensFile;
   switch (command) {
     case 'create':

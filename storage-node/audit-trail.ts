@@ -30,7 +30,8 @@ function matches(record: AuditRecord, selection: AuditSelection): boolean {
   if (selection.kind !== undefined && record.kind !== selection.kind) return false;
   if (selection.entry !== undefined && record.entry !== selection.entry) return false;
   if (selection.tokenId !== undefined && record.tokenId !== selection.tokenId) return false;
-  if (selection.since !== undefined && (record.appliedAt === undefined || Date.parse(record.appliedAt) < Date.parse(selection.since))) return false;
+  if (selection.since !== undefined && (record.appliedAt === undefined || Date.parse(record.appliedAt) < Date.parse(selection.since)))
+    return false;
   return true;
 }
 

@@ -28,8 +28,7 @@ function sendTruncated(res: ServerResponse, text: string): void {
   setTimeout(() => res.destroy(), 20);
 }
 
-const methodNotAllowed = (allowed: string) =>
-  new ServiceError(405, 'METHOD_NOT_ALLOWED', `method not allowed; use ${allowed}`);
+const methodNotAllowed = (allowed: string) => new ServiceError(405, 'METHOD_NOT_ALLOWED', `method not allowed; use ${allowed}`);
 
 function requireMethod(req: IncomingMessage, res: ServerResponse, allowed: string): void {
   if (req.method === allowed) return;

@@ -30,9 +30,7 @@ export interface StateImage {
  * from the record as it is; `conflict` means the batchId was used for other changes.
  */
 export type ApplyPlan =
-  | { type: 'new'; record: BatchRecord }
-  | { type: 'repeat'; record: BatchRecord }
-  | { type: 'conflict'; record: BatchRecord };
+  { type: 'new'; record: BatchRecord } | { type: 'repeat'; record: BatchRecord } | { type: 'conflict'; record: BatchRecord };
 
 /** How many batchIds the node remembers for idempotency unless told otherwise. */
 export const DEFAULT_REMEMBERED_BATCHES = 10_000;

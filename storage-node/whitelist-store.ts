@@ -131,9 +131,7 @@ export class WhitelistStore {
   }
 
   private logIsFull(): boolean {
-    return (
-      this.log.recordCount >= this.options.compactAfterBatches || this.log.byteLength >= this.options.compactAfterBytes
-    );
+    return this.log.recordCount >= this.options.compactAfterBatches || this.log.byteLength >= this.options.compactAfterBytes;
   }
 
   // A failed compaction loses nothing (the log still holds every batch), so it is reported and

@@ -32,9 +32,7 @@ function readRecords(file: string): TokenRecord[] {
   }
   const parsed = JSON.parse(text);
   if (!parsed || !Array.isArray(parsed.tokens)) throw new Error(`${file}: expected { "tokens": [...] }`);
-  return parsed.tokens.filter(
-    (t: any) => t && typeof t.id === 'string' && /^[0-9a-f]{64}$/.test(t.sha256) && Array.isArray(t.scopes),
-  );
+  return parsed.tokens.filter((t: any) => t && typeof t.id === 'string' && /^[0-9a-f]{64}$/.test(t.sha256) && Array.isArray(t.scopes));
 }
 
 function writeRecords(file: string, tokens: TokenRecord[]): void {
@@ -100,7 +98,10 @@ export function createToken(file: string, id: string, scopes: string[], now = ne
   for (const s of scopes) if (!SCOPE_PATTERN.test(s)) throw new Error(`bad scope ${JSON.stringify(s)}`);
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
   const others = readRecords(file).filter((r) => r.id !== id);
-  writeRecords(file, [...others, { id, sha256: sha256(token).toString('hex'), scopes: [...new Set(scopes)], createdAt: now.toISOString() }]);
+  writeRecords(file, [
+    ...others,
+    { id, sha256: sha256(token).toString('hex'), scopes: [...new Set(scopes)], createdAt: now.toISOString() },
+  ]);
   return token;
 }
 

@@ -32,16 +32,27 @@ const TUNING: Partial<WorkerOptions> = {
  * the worker itself (what `workflowsPath` does) loads webpack into the process and leaves its
  * heap resident for the worker's whole life: about 65 MB of RSS for nothing.
  */
-function bundleInChild(options: { workflowsPath: string; workflowInterceptorModules?: string[]; payloadConverterPath?: string; failureConverterPath?: string; ignoreModules?: string[] }): Promise<string> {
+function bundleInChild(options: {
+  workflowsPath: string;
+  workflowInterceptorModules?: string[];
+  payloadConverterPath?: string;
+  failureConverterPath?: string;
+  ignoreModules?: string[];
+}): Promise<string> {
   const script = `
     const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});
     bundleWorkflowCode({ ...JSON.parse(process.argv[1]), logger: new DefaultLogger('WARN') })
       .then(({ code }) => process.stdout.write(code), (err) => { console.error(err); process.exit(1); });`;
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-e', script, JSON.stringify(options)], { maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`bundling the workflow code failed: ${err.message}\n${stderr.slice(-2000)}`));
-      else resolve(stdout);
-    });
+    execFile(
+      process.execPath,
+      ['-e', script, JSON.stringify(options)],
+      { maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`bundling the workflow code failed: ${err.message}\n${stderr.slice(-2000)}`));
+        else resolve(stdout);
+      },
+    );
   });
 }
 
@@ -55,7 +66,10 @@ export async function startWorker(
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, address));
   // A caller that brings its own workflow code, or a webpack hook (a function: it cannot cross
   // into the child), gets the SDK's in-process bundling.
-  const ownCode = overrides.workflowBundle !== undefined || overrides.workflowsPath !== undefined || overrides.bundlerOptions?.webpackConfigHook !== undefined;
+  const ownCode =
+    overrides.workflowBundle !== undefined ||
+    overrides.workflowsPath !== undefined ||
+    overrides.bundlerOptions?.webpackConfigHook !== undefined;
   const code = ownCode
     ? undefined
     : await bundleInChild({
@@ -72,7 +86,11 @@ export async function startWorker(
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    ...(code !== undefined ? { workflowBundle: { code } } : overrides.workflowBundle === undefined ? { workflowsPath: require.resolve('../workflows') } : {}),
+    ...(code !== undefined
+      ? { workflowBundle: { code } }
+      : overrides.workflowBundle === undefined
+        ? { workflowsPath: require.resolve('../workflows') }
+        : {}),
     activities: createActivities({ tokens: new TokenStore(config.apiTokensFile), nodeRequestTimeoutMs: 10_000, ...hooks }),
     ...TUNING,
     ...overrides,

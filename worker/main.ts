@@ -15,7 +15,8 @@ function metricsPort(raw: string | undefined): number | undefined {
   if (raw === undefined || raw.trim() === '') return DEFAULT_METRICS_PORT;
   if (raw.trim() === 'off') return undefined;
   const port = Number(raw.trim());
-  if (!/^\d+$/.test(raw.trim()) || port > 65535) throw new ConfigError(`WORKER_METRICS_PORT must be a port (0-65535) or "off", got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw.trim()) || port > 65535)
+    throw new ConfigError(`WORKER_METRICS_PORT must be a port (0-65535) or "off", got ${JSON.stringify(raw)}`);
   return port;
 }
 
@@ -53,7 +54,10 @@ async function main() {
     },
     { onNodeRequest: metrics.recordNodeRequest, onLateNode: metrics.recordLateNode },
   );
-  lifecycle.info({ taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace }, `worker polling task queue ${config.temporal.taskQueue}`);
+  lifecycle.info(
+    { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace },
+    `worker polling task queue ${config.temporal.taskQueue}`,
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       lifecycle.info({ signal }, 'worker draining');

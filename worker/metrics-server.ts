@@ -15,7 +15,12 @@ export interface MetricsServer {
  * operator scrapes one endpoint per worker. Metric names do not overlap: the SDK's all start with
  * `temporal_`. If the SDK endpoint does not answer, our own metrics are served alone.
  */
-export async function startMetricsServer(options: { host: string; port: number; registry: Registry; sdkMetricsUrl?: string }): Promise<MetricsServer> {
+export async function startMetricsServer(options: {
+  host: string;
+  port: number;
+  registry: Registry;
+  sdkMetricsUrl?: string;
+}): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; try /metrics\n');

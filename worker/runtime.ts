@@ -14,7 +14,9 @@ export async function installRuntime(logger: Logger, sdkLogLevel: LogLevel): Pro
   const bindAddress = `127.0.0.1:${await freePort()}`;
   Runtime.install({
     logger: pinoSdkLogger(logger.child({ component: 'temporal-sdk' }, { level: sdkLogLevel.toLowerCase() })),
-    telemetryOptions: { metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true, unitSuffix: true } } },
+    telemetryOptions: {
+      metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true, unitSuffix: true } },
+    },
   });
   return { sdkMetricsUrl: `http://${bindAddress}/metrics` };
 }

@@ -156,4 +156,3 @@ export type QuickApplyResult =
   | { status: 'failed'; type: string; message: string; maybeApplied: boolean }
   /** The deadline came first: the node is retried after the answer. */
   | { status: 'late'; message: string; maybeApplied: boolean };
-

@@ -21,7 +21,12 @@ import {
 
 /** The validators' answer to an Update that would change nothing; `answer` is what the API returns. */
 const duplicate = (answer: unknown) =>
-  ApplicationFailure.create({ type: ExecutionFailure.duplicate, message: 'already applied; nothing changed', nonRetryable: true, details: [answer] });
+  ApplicationFailure.create({
+    type: ExecutionFailure.duplicate,
+    message: 'already applied; nothing changed',
+    nonRetryable: true,
+    details: [answer],
+  });
 
 /**
  * One execution, from prepare to SIGNING or EXPIRED. The record lives here and nowhere else; every
@@ -53,10 +58,18 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
 
   const refuseDeposit = (outcome: DepositOutcome): void => {
     if (outcome === 'refused-expired') {
-      throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message: 'execution is EXPIRED; the deposit was recorded for refund', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: ExecutionFailure.depositRefused,
+        message: 'execution is EXPIRED; the deposit was recorded for refund',
+        nonRetryable: true,
+      });
     }
     if (outcome === 'refused-other-tx') {
-      throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message: 'execution already has a deposit with another txHash; this one was recorded for refund', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: ExecutionFailure.depositRefused,
+        message: 'execution already has a deposit with another txHash; this one was recorded for refund',
+        nonRetryable: true,
+      });
     }
   };
 
@@ -93,7 +106,11 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
           throw ApplicationFailure.create({ type: ExecutionFailure.expired, message: 'execution is EXPIRED', nonRetryable: true });
         }
         if (check === 'other-signature') {
-          throw ApplicationFailure.create({ type: ExecutionFailure.signatureConflict, message: 'execution already holds a different signature', nonRetryable: true });
+          throw ApplicationFailure.create({
+            type: ExecutionFailure.signatureConflict,
+            message: 'execution already holds a different signature',
+            nonRetryable: true,
+          });
         }
         if (check === 'duplicate') throw duplicate({ status: record.status });
       },

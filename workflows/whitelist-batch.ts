@@ -1,4 +1,15 @@
-import { ApplicationFailure, ActivityFailure, allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  ActivityFailure,
+  allHandlersFinished,
+  condition,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
 import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
@@ -127,7 +138,14 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
 
   // The token id and, for a revert, the batch it undoes travel to the node for its audit trail.
   // Only the activity's input grows: the commands (types, ids, order) are those of older versions.
-  const apply = async (node: string, nodeChanges: WhitelistChange[], id: string, persistent: boolean, state: NodeState, revertOf?: string) => {
+  const apply = async (
+    node: string,
+    nodeChanges: WhitelistChange[],
+    id: string,
+    persistent: boolean,
+    state: NodeState,
+    revertOf?: string,
+  ) => {
     const request = { node, batchId: id, changes: nodeChanges, tokenId: input.tokenId, ...(revertOf === undefined ? {} : { revertOf }) };
     if (persistent && patched(SERVER_SIDE_LATE_RETRY)) return applyUntilDone(request);
     for (let attempt = 1; ; attempt++) {
@@ -138,7 +156,9 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
         if (mayHaveApplied(type)) state.maybeApplied = true;
         state.failure = `${node}: ${failureMessage(err)}`;
         if (!persistent && (!isRetryableNodeFailure(type) || attempt >= QUICK_ATTEMPTS)) throw err;
-        const backoff = persistent ? Math.min(PERSISTENT_MAX_BACKOFF_MS, QUICK_BACKOFF_MS * 2 ** Math.min(attempt, 20)) : QUICK_BACKOFF_MS * 2 ** (attempt - 1);
+        const backoff = persistent
+          ? Math.min(PERSISTENT_MAX_BACKOFF_MS, QUICK_BACKOFF_MS * 2 ** Math.min(attempt, 20))
+          : QUICK_BACKOFF_MS * 2 ** (attempt - 1);
         await sleep(backoff);
       }
     }
@@ -153,7 +173,13 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     const runs = [...groups].map(async ([node, items]) => {
       const state = nodes.get(node)!;
       try {
-        state.results = await apply(node, items.map((i) => i.item), batchId, false, state);
+        state.results = await apply(
+          node,
+          items.map((i) => i.item),
+          batchId,
+          false,
+          state,
+        );
         state.progress = 'applied';
       } catch {
         state.progress = 'failed';
@@ -228,7 +254,11 @@ function decideOutcome(input: WhitelistBatchInput, groups: Groups, nodes: Map<st
       return false;
     })
     .map(confirmationOfChecksummed);
-  return { status: 408, confirmations: confirmed, errorMessage: `not every storage node answered within ${input.deadlineMs} ms; the rest is being retried` };
+  return {
+    status: 408,
+    confirmations: confirmed,
+    errorMessage: `not every storage node answered within ${input.deadlineMs} ms; the rest is being retried`,
+  };
 }
 
 /**
@@ -248,12 +278,23 @@ async function firstRoundLocally(input: WhitelistBatchInput, groups: Groups, nod
       const state = nodes.get(node)!;
       let answer: QuickApplyResult;
       try {
-        answer = await applyToNodeQuickly({ node, batchId: input.batchId, tokenId: input.tokenId, changes: items.map((i) => i.item), deadlineAt, attempts: QUICK_ATTEMPTS, backoffMs: QUICK_BACKOFF_MS });
+        answer = await applyToNodeQuickly({
+          node,
+          batchId: input.batchId,
+          tokenId: input.tokenId,
+          changes: items.map((i) => i.item),
+          deadlineAt,
+          attempts: QUICK_ATTEMPTS,
+          backoffMs: QUICK_BACKOFF_MS,
+        });
       } catch (err) {
         // Timed out by Temporal (a stalled worker), or a bug in the activity.
         const type = failureType(err);
         const message = `${node}: ${failureMessage(err)}`;
-        answer = type === NodeFailure.timeout ? { status: 'late', message, maybeApplied: true } : { status: 'failed', type, message, maybeApplied: true };
+        answer =
+          type === NodeFailure.timeout
+            ? { status: 'late', message, maybeApplied: true }
+            : { status: 'failed', type, message, maybeApplied: true };
       }
       if (answer.status === 'applied') {
         state.results = answer.results;

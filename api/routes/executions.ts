@@ -8,7 +8,14 @@ import { authenticate, requireScope } from '../auth';
 import type { ExecutionService, PrepareRequest, SubmitRequest } from '../execution-service';
 import type { RateLimits } from '../rate-limit';
 import { readJsonBody } from '../http-body';
-import { MAX_INTENT_DEPTH, depositBodySchema, executionIdParamSchema, prepareBodySchema, submitBodySchema, walletParamSchema } from '../schemas';
+import {
+  MAX_INTENT_DEPTH,
+  depositBodySchema,
+  executionIdParamSchema,
+  prepareBodySchema,
+  submitBodySchema,
+  walletParamSchema,
+} from '../schemas';
 import { jsonDepth, validator } from '../validate';
 import type { AppDeps } from '../deps';
 
@@ -29,7 +36,8 @@ function refuseOffCurveSigner(text: string): void {
   } catch {
     return;
   }
-  if (!isWeakPublicKey(key) && !isCurvePoint(key)) throw badRequest('signerPublicKey is not an ed25519 public key (not a point on the curve)');
+  if (!isWeakPublicKey(key) && !isCurvePoint(key))
+    throw badRequest('signerPublicKey is not an ed25519 public key (not a point on the curve)');
 }
 
 /**
@@ -45,7 +53,8 @@ export function executionRoutes(router: Router, deps: AppDeps, executions: Execu
     await limits.token(principal.id);
     requireScope(principal, 'executions:prepare');
     const body = checkPrepare(await readJsonBody(ctx, limit));
-    if (jsonDepth(body.intent, MAX_INTENT_DEPTH) > MAX_INTENT_DEPTH) throw badRequest(`intent is nested deeper than ${MAX_INTENT_DEPTH} levels`);
+    if (jsonDepth(body.intent, MAX_INTENT_DEPTH) > MAX_INTENT_DEPTH)
+      throw badRequest(`intent is nested deeper than ${MAX_INTENT_DEPTH} levels`);
     refuseOffCurveSigner(body.signerPublicKey ?? wallet);
     const record = await executions.prepare(wallet, body);
     ctx.state.workflowId = executionWorkflowId(wallet, record.executionId);

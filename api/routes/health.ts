@@ -27,8 +27,13 @@ export function healthRoutes(router: Router, deps: AppDeps, registry?: Registry)
   router.get('/readyz', async (ctx) => {
     const [temporal, storageNodes] = await Promise.all([
       deps.client
-        .withDeadline(Date.now() + PROBE_MS, () => deps.client.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }))
-        .then(() => 'up' as const, () => 'down' as const),
+        .withDeadline(Date.now() + PROBE_MS, () =>
+          deps.client.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }),
+        )
+        .then(
+          () => 'up' as const,
+          () => 'down' as const,
+        ),
       probeStorageNodes(deps.storageNodes),
     ]);
     const checks = { temporal, process: ctx.shuttingDown ? ('shutting-down' as const) : ('serving' as const) };

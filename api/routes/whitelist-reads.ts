@@ -79,7 +79,11 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
     const sinceTime = since === undefined ? undefined : new Date(since);
     if (sinceTime && Number.isNaN(sinceTime.getTime())) throw badRequest('query since is not a valid time');
     const page = await reads.audit(
-      { ...filters, ...(entry === undefined ? {} : { entry: checksummed(entry, 'query entry') }), ...(sinceTime ? { since: sinceTime.toISOString() } : {}) },
+      {
+        ...filters,
+        ...(entry === undefined ? {} : { entry: checksummed(entry, 'query entry') }),
+        ...(sinceTime ? { since: sinceTime.toISOString() } : {}),
+      },
       pageSize,
       pageToken,
     );

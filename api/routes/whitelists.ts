@@ -60,7 +60,11 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
         ctx.body = answer.confirmations;
         break;
       case 408:
-        ctx.body = { error: 'Request Timeout', errorMessage: answer.errorMessage ?? 'not every storage node answered in time', result: answer.confirmations };
+        ctx.body = {
+          error: 'Request Timeout',
+          errorMessage: answer.errorMessage ?? 'not every storage node answered in time',
+          result: answer.confirmations,
+        };
         break;
       case 403:
         ctx.body = { error: 'Forbidden', errorMessage: answer.errorMessage ?? 'not authorised; nothing was applied' };

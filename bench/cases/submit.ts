@@ -71,15 +71,31 @@ async function prepareExecutions(stack: BenchStack, http: JsonClient, count: num
     const pair = wallets[i % WALLETS];
     const wallet = toBase58(pair.publicKey);
     const executionId = `bench-${run}-${i}`;
-    const intent = { action: 'swap', from: { chain: 'solana', token: 'USDC', amount: '125.50' }, to: { chain: 'base', token: 'ETH' }, nonce: executionId };
+    const intent = {
+      action: 'swap',
+      from: { chain: 'solana', token: 'USDC', amount: '125.50' },
+      to: { chain: 'base', token: 'ETH' },
+      nonce: executionId,
+    };
     await setupCall(() => http.post(`${stack.apiUrl}/api/v1/executions/${wallet}`, { executionId, intent }, auth), 'prepare', [409]);
     // Deposits are idempotent per txHash, so a retry is safe.
-    await setupCall(() => http.post(`${stack.apiUrl}/api/v1/executions/${wallet}/${executionId}/deposit`, { txHash: `0x${i.toString(16)}${run}`, chain: 'solana' }, auth), 'deposit');
+    await setupCall(
+      () =>
+        http.post(
+          `${stack.apiUrl}/api/v1/executions/${wallet}/${executionId}/deposit`,
+          { txHash: `0x${i.toString(16)}${run}`, chain: 'solana' },
+          auth,
+        ),
+      'deposit',
+    );
     made.push({ pair, wallet, executionId, intent });
   });
   // A few setup failures on an overloaded machine cost a few samples, not the run.
   if (setup.errors > count / 10) throw new Error(`submit setup: ${setup.errors} of ${count} failed, first: ${setup.firstError}`);
-  if (setup.errors > 0) process.stderr.write(`[bench] submit setup: ${setup.errors} of ${count} executions failed (${setup.firstError}); measuring without them\n`);
+  if (setup.errors > 0)
+    process.stderr.write(
+      `[bench] submit setup: ${setup.errors} of ${count} executions failed (${setup.firstError}); measuring without them\n`,
+    );
   const timestamp = Math.floor(Date.now() / 1000);
   return made.map(({ pair, wallet, executionId, intent }) => {
     const body = signSubmitBody({ secretKey: pair.secretKey, wallet, executionId, intent, domain: DOMAIN, timestamp });
@@ -96,7 +112,8 @@ function viaApi(stack: BenchStack, http: JsonClient, items: Prepared[]) {
   return async (i: number) => {
     const { wallet, body } = items[i];
     const answer = await http.post(`${stack.apiUrl}/api/v1/executions/${wallet}/submit`, body);
-    if (answer.status !== 200 || answer.body?.result?.status !== 'SIGNING') throw new Error(`submit: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
+    if (answer.status !== 200 || answer.body?.result?.status !== 'SIGNING')
+      throw new Error(`submit: HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
   };
 }
 
@@ -105,7 +122,9 @@ function viaClient(client: Client, items: Prepared[]) {
     const { wallet, executionId, direct } = items[i];
     const args = { ...direct, payload: { ...direct.payload, submittedAt: new Date().toISOString() } };
     const handle = client.workflow.getHandle(executionWorkflowId(wallet, executionId));
-    const result = await client.withDeadline(Date.now() + CALL_DEADLINE_MS, () => handle.executeUpdate(submitSignatureUpdate, { args: [args] }));
+    const result = await client.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+      handle.executeUpdate(submitSignatureUpdate, { args: [args] }),
+    );
     if (result.status !== 'SIGNING') throw new Error(`direct submit: status ${result.status}`);
   };
 }
@@ -114,7 +133,13 @@ function viaClient(client: Client, items: Prepared[]) {
  * `count` submits through the API and `count` through the client, at `concurrency`, in the order
  * API, direct, direct, API (two halves each), so that a drift in machine load hits both alike.
  */
-export async function runSubmitCase(stack: BenchStack, http: JsonClient, client: Client, concurrency: number, count: number): Promise<SubmitRuns> {
+export async function runSubmitCase(
+  stack: BenchStack,
+  http: JsonClient,
+  client: Client,
+  concurrency: number,
+  count: number,
+): Promise<SubmitRuns> {
   const setupStart = performance.now();
   const prepared = await prepareExecutions(stack, http, 2 * count);
   const setupMs = performance.now() - setupStart;
@@ -140,5 +165,10 @@ export async function runSubmitCase(stack: BenchStack, http: JsonClient, client:
   directRuns.push(await closedLoop(d2.length, concurrency, viaClient(client, d2)));
   http.dropIdle();
   await apiRun(a2);
-  return { api: merge(apiRuns), direct: merge(directRuns), setupMs, apiCpuMsPerRequest: round(apiCpu / Math.max(1, a1.length + a2.length), 2) };
+  return {
+    api: merge(apiRuns),
+    direct: merge(directRuns),
+    setupMs,
+    apiCpuMsPerRequest: round(apiCpu / Math.max(1, a1.length + a2.length), 2),
+  };
 }

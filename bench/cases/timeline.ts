@@ -36,7 +36,12 @@ function covered(intervals: Array<[number, number]>, from: number, to: number): 
   return total;
 }
 
-function intervals(events: HistoryEvent[], started: keyof HistoryEvent, closedBy: Array<keyof HistoryEvent>, scheduledIdOf: (e: HistoryEvent) => unknown): Array<[number, number]> {
+function intervals(
+  events: HistoryEvent[],
+  started: keyof HistoryEvent,
+  closedBy: Array<keyof HistoryEvent>,
+  scheduledIdOf: (e: HistoryEvent) => unknown,
+): Array<[number, number]> {
   const startedAt = new Map<string, number>();
   const out: Array<[number, number]> = [];
   for (const e of events) {
@@ -56,11 +61,21 @@ function split(events: HistoryEvent[], httpMs: number): Omit<Timeline, 'batches'
   const outcome = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes);
   if (!outcome) return undefined;
   const end = ms(outcome);
-  const wft = intervals(events, 'workflowTaskStartedEventAttributes', ['workflowTaskCompletedEventAttributes', 'workflowTaskFailedEventAttributes', 'workflowTaskTimedOutEventAttributes'], (e) =>
-    (e.workflowTaskCompletedEventAttributes ?? e.workflowTaskFailedEventAttributes ?? e.workflowTaskTimedOutEventAttributes)?.scheduledEventId,
+  const wft = intervals(
+    events,
+    'workflowTaskStartedEventAttributes',
+    ['workflowTaskCompletedEventAttributes', 'workflowTaskFailedEventAttributes', 'workflowTaskTimedOutEventAttributes'],
+    (e) =>
+      (e.workflowTaskCompletedEventAttributes ?? e.workflowTaskFailedEventAttributes ?? e.workflowTaskTimedOutEventAttributes)
+        ?.scheduledEventId,
   );
-  const act = intervals(events, 'activityTaskStartedEventAttributes', ['activityTaskCompletedEventAttributes', 'activityTaskFailedEventAttributes', 'activityTaskTimedOutEventAttributes'], (e) =>
-    (e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)?.scheduledEventId,
+  const act = intervals(
+    events,
+    'activityTaskStartedEventAttributes',
+    ['activityTaskCompletedEventAttributes', 'activityTaskFailedEventAttributes', 'activityTaskTimedOutEventAttributes'],
+    (e) =>
+      (e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)
+        ?.scheduledEventId,
   );
   const workflowTaskMs = covered(wft, start, end);
   const both = covered([...wft, ...act], start, end);

@@ -27,7 +27,9 @@ function makeInputs(): Input[] {
   const pairs = Array.from({ length: 8 }, () => nacl.sign.keyPair());
   return Array.from({ length: INPUTS }, (_, i) => {
     const pair = pairs[i % pairs.length];
-    const message = new TextEncoder().encode(`localhost asks you to sign execution bench-${i}\nWallet: w\nIntent: ${'ab'.repeat(32)}\nTimestamp: ${1700000000 + i}`);
+    const message = new TextEncoder().encode(
+      `localhost asks you to sign execution bench-${i}\nWallet: w\nIntent: ${'ab'.repeat(32)}\nTimestamp: ${1700000000 + i}`,
+    );
     const keyObject = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, pair.publicKey]), format: 'der', type: 'spki' });
     return { message, signature: nacl.sign.detached(message, pair.secretKey), publicKey: pair.publicKey, keyObject };
   });

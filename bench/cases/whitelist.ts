@@ -73,7 +73,13 @@ const ORDERS: Array<Array<'api' | 'direct' | 'empty'>> = [
 ];
 
 /** `count` batches of `size` changes each way (and `count` empty workflows), one at a time, interleaved. */
-export async function runWhitelistCase(stack: BenchStack, http: JsonClient, client: Client, size: number, count: number): Promise<WhitelistRuns> {
+export async function runWhitelistCase(
+  stack: BenchStack,
+  http: JsonClient,
+  client: Client,
+  size: number,
+  count: number,
+): Promise<WhitelistRuns> {
   const apiChanges = Array.from({ length: count }, () => freshChanges(size));
   // The direct side is the limit: only its requests are timed, not the routing.
   const directGroups = Array.from({ length: count }, () => groupByOwner(freshChanges(size), ownerKey, stack.nodes));
@@ -120,7 +126,13 @@ export async function runWhitelistCase(stack: BenchStack, http: JsonClient, clie
 }
 
 /** Throughput: `count` batches of `size` through the API from `concurrency` clients at once. */
-export function runWhitelistThroughput(stack: BenchStack, http: JsonClient, size: number, count: number, concurrency: number): Promise<LoadResult> {
+export function runWhitelistThroughput(
+  stack: BenchStack,
+  http: JsonClient,
+  size: number,
+  count: number,
+  concurrency: number,
+): Promise<LoadResult> {
   const batches = Array.from({ length: count }, () => freshChanges(size));
   http.dropIdle();
   return closedLoop(count, concurrency, async (i) => void (await viaApi(stack, http, batches[i])));

@@ -16,7 +16,12 @@ export interface ChildService {
  * Stops `child`: `signal` (SIGTERM by default), then SIGKILL if it has not exited after `graceMs`;
  * resolves once `exited` (the child's own exit promise) has. A child that has exited already is left alone.
  */
-export async function stopChildProcess(child: ChildProcess, exited: Promise<unknown>, graceMs: number, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+export async function stopChildProcess(
+  child: ChildProcess,
+  exited: Promise<unknown>,
+  graceMs: number,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill(signal);
   const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -32,14 +37,23 @@ export function startChildService(
   name: string,
   command: string,
   args: string[],
-  options: { readyPattern: RegExp; env?: NodeJS.ProcessEnv; echo?: boolean; readyTimeoutMs?: number; spawnOptions?: { uid?: number; gid?: number; cwd?: string } },
+  options: {
+    readyPattern: RegExp;
+    env?: NodeJS.ProcessEnv;
+    echo?: boolean;
+    readyTimeoutMs?: number;
+    spawnOptions?: { uid?: number; gid?: number; cwd?: string };
+  },
 ): ChildService {
   const child = spawn(command, args, { ...options.spawnOptions, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const echo = options.echo ?? true;
   const tail: string[] = [];
   const ready = new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} not ready after ${options.readyTimeoutMs ?? 60_000} ms`)), options.readyTimeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${name} not ready after ${options.readyTimeoutMs ?? 60_000} ms`)),
+      options.readyTimeoutMs ?? 60_000,
+    );
     const watch = (stream: NodeJS.ReadableStream) =>
       createInterface({ input: stream }).on('line', (line) => {
         tail.push(line);

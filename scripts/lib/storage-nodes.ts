@@ -15,11 +15,16 @@ export async function startStorageNode(
   options: { port: number; dataDir: string; echo?: boolean; extraArgs?: string[] },
 ): Promise<StorageNodeProcess> {
   const script = path.join(projectRoot, 'dist', 'storage-node', 'main.js');
-  const service = startChildService(name, process.execPath, [script, '--port', String(options.port), '--data', options.dataDir, ...(options.extraArgs ?? [])], {
-    readyPattern: /storage-node listening on (http:\/\/\S+)/,
-    echo: options.echo,
-    readyTimeoutMs: 20_000,
-  });
+  const service = startChildService(
+    name,
+    process.execPath,
+    [script, '--port', String(options.port), '--data', options.dataDir, ...(options.extraArgs ?? [])],
+    {
+      readyPattern: /storage-node listening on (http:\/\/\S+)/,
+      echo: options.echo,
+      readyTimeoutMs: 20_000,
+    },
+  );
   const match = await service.ready;
   return Object.assign(service, { url: match[1] });
 }

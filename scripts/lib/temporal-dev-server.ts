@@ -93,7 +93,12 @@ export async function startDevServer(
 }
 
 /** Polls until `namespace` is described by the frontend at `address`. */
-export async function waitForNamespace(address: string, namespace: string, timeoutMs: number, gaveUp: () => boolean = () => false): Promise<void> {
+export async function waitForNamespace(
+  address: string,
+  namespace: string,
+  timeoutMs: number,
+  gaveUp: () => boolean = () => false,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

@@ -33,7 +33,11 @@ export class FailoverClient {
     private readonly options: { attemptTimeoutMs?: number; giveUpMs?: number; pauseMs?: number } = {},
   ) {}
 
-  async send(method: string, path: string, options: { json?: unknown; token?: string; headers?: Record<string, string> } = {}): Promise<Outcome> {
+  async send(
+    method: string,
+    path: string,
+    options: { json?: unknown; token?: string; headers?: Record<string, string> } = {},
+  ): Promise<Outcome> {
     const startedAt = Date.now();
     const attempts: Attempt[] = [];
     let api = this.next++ % this.apis.length;
@@ -44,7 +48,12 @@ export class FailoverClient {
     for (;;) {
       const at = Date.now();
       try {
-        const res = await fetch(this.apis[api] + path, { method, headers, body, signal: AbortSignal.timeout(this.options.attemptTimeoutMs ?? 30_000) });
+        const res = await fetch(this.apis[api] + path, {
+          method,
+          headers,
+          body,
+          signal: AbortSignal.timeout(this.options.attemptTimeoutMs ?? 30_000),
+        });
         const text = await res.text();
         attempts.push({ status: res.status, api, at, ms: Date.now() - at });
         if (res.status !== 503) {
@@ -57,11 +66,24 @@ export class FailoverClient {
           return { status: res.status, body: parsed, attempts, ms: Date.now() - startedAt, startedAt, gaveUp: false };
         }
       } catch (err) {
-        attempts.push({ status: 'error', api, at, ms: Date.now() - at, error: String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name) });
+        attempts.push({
+          status: 'error',
+          api,
+          at,
+          ms: Date.now() - at,
+          error: String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name),
+        });
       }
       if (Date.now() - startedAt > (this.options.giveUpMs ?? 120_000)) {
         const last = attempts[attempts.length - 1];
-        return { status: last.status === 'error' ? 0 : last.status, body: undefined, attempts, ms: Date.now() - startedAt, startedAt, gaveUp: true };
+        return {
+          status: last.status === 'error' ? 0 : last.status,
+          body: undefined,
+          attempts,
+          ms: Date.now() - startedAt,
+          startedAt,
+          gaveUp: true,
+        };
       }
       api = (api + 1) % this.apis.length;
       await sleep(this.options.pauseMs ?? 250);

@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
-import { depositCompletedSignal, executionWorkflowId, whitelistBatchWorkflowId, type WhitelistBatchSummary } from '../../workflows/definitions';
+import {
+  depositCompletedSignal,
+  executionWorkflowId,
+  whitelistBatchWorkflowId,
+  type WhitelistBatchSummary,
+} from '../../workflows/definitions';
 import { eventually, newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { request } from '../support/http';
 import { ProcessStack } from '../support/process-stack';
@@ -30,7 +35,8 @@ describe('faults: real processes killed and restarted', function () {
     assert.equal(res.status, 201, res.text);
     return { wallet, intent, executionId };
   }
-  const status = async (e: { wallet: TestWallet; executionId: string }) => (await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`)).body?.result;
+  const status = async (e: { wallet: TestWallet; executionId: string }) =>
+    (await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`)).body?.result;
 
   function changeOwnedBy(index: number, kind: WhitelistChange['kind'] = 'developer'): WhitelistChange {
     const urls = stack.nodes.map((n) => n.url);
@@ -40,15 +46,23 @@ describe('faults: real processes killed and restarted', function () {
     }
   }
   const spread = () => [0, 1, 2].map((i) => changeOwnedBy(i));
-  const holds = async (index: number, change: WhitelistChange) => (await nodeEntries(stack.nodes[index].url, change.kind)).includes(change.entry);
-  const batchResult = (batchId: string) => stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).result() as Promise<WhitelistBatchSummary>;
+  const holds = async (index: number, change: WhitelistChange) =>
+    (await nodeEntries(stack.nodes[index].url, change.kind)).includes(change.entry);
+  const batchResult = (batchId: string) =>
+    stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).result() as Promise<WhitelistBatchSummary>;
 
   it('when the worker is SIGKILLed with executions between states and a batch in flight, then a new worker resumes all of them to the right end state, and the batch is applied once', async () => {
     const a = await prepareOne(); // PREPARED; deposit arrives while no worker runs
     const b = await prepareOne(); // PREPARED with a signature; deposit while no worker runs → SIGNING
     const c = await prepareOne(); // OPERATION_PENDING before the kill; submitted after
-    assert.equal((await api('POST', `/api/v1/executions/${b.wallet.id}/submit`, signedBody(b.wallet, b.executionId, b.intent))).status, 200);
-    assert.equal((await api('POST', `/api/v1/executions/${c.wallet.id}/${c.executionId}/deposit`, { txHash: '0xc' }, stack.token)).status, 200);
+    assert.equal(
+      (await api('POST', `/api/v1/executions/${b.wallet.id}/submit`, signedBody(b.wallet, b.executionId, b.intent))).status,
+      200,
+    );
+    assert.equal(
+      (await api('POST', `/api/v1/executions/${c.wallet.id}/${c.executionId}/deposit`, { txHash: '0xc' }, stack.token)).status,
+      200,
+    );
 
     await setFault(stack.nodes[1].url, { delayMs: 3000 });
     const batch = spread();
@@ -58,13 +72,19 @@ describe('faults: real processes killed and restarted', function () {
     await ProcessStack.kill(stack.worker);
 
     // Chain watchers keep signalling while no worker runs: Temporal holds the signals.
-    for (const e of [a, b]) await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).signal(depositCompletedSignal, { txHash: `0x${e.executionId.slice(3, 11)}` });
+    for (const e of [a, b])
+      await stack.client.workflow
+        .getHandle(executionWorkflowId(e.wallet.id, e.executionId))
+        .signal(depositCompletedSignal, { txHash: `0x${e.executionId.slice(3, 11)}` });
     await setFault(stack.nodes[1].url, { delayMs: 0 });
     await stack.startWorker();
 
     await eventually(async () => (await status(a))?.status === 'OPERATION_PENDING', 20_000);
     await eventually(async () => (await status(b))?.status === 'SIGNING', 20_000);
-    assert.deepEqual((await status(b)).history.map((h: any) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+    assert.deepEqual(
+      (await status(b)).history.map((h: any) => h.status),
+      ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+    );
     const sub = await api('POST', `/api/v1/executions/${c.wallet.id}/submit`, signedBody(c.wallet, c.executionId, c.intent));
     assert.equal(sub.status, 200, sub.text);
     assert.equal(sub.body.result.status, 'SIGNING');
@@ -79,8 +99,15 @@ describe('faults: real processes killed and restarted', function () {
   it('when the Temporal dev server is stopped, then the API answers 503 {error} with Retry-After quickly (no hang, no crash, never 500); after a restart on the same SQLite file every execution is still there with its history', async () => {
     const prepared = await prepareOne();
     const signed = await prepareOne();
-    assert.equal((await api('POST', `/api/v1/executions/${signed.wallet.id}/${signed.executionId}/deposit`, { txHash: '0x1' }, stack.token)).status, 200);
-    assert.equal((await api('POST', `/api/v1/executions/${signed.wallet.id}/submit`, signedBody(signed.wallet, signed.executionId, signed.intent))).status, 200);
+    assert.equal(
+      (await api('POST', `/api/v1/executions/${signed.wallet.id}/${signed.executionId}/deposit`, { txHash: '0x1' }, stack.token)).status,
+      200,
+    );
+    assert.equal(
+      (await api('POST', `/api/v1/executions/${signed.wallet.id}/submit`, signedBody(signed.wallet, signed.executionId, signed.intent)))
+        .status,
+      200,
+    );
 
     await stack.stopTemporal();
     try {
@@ -96,7 +123,11 @@ describe('faults: real processes killed and restarted', function () {
       assert.equal(prep.status, 503);
       assert.equal(prep.headers.get('retry-after'), '1');
       const wlStarted = Date.now();
-      const wl = await request(stack.apiUrl, 'POST', '/chain/whitelists/', { token: stack.token, json: spread(), headers: { timeout: '2000' } });
+      const wl = await request(stack.apiUrl, 'POST', '/chain/whitelists/', {
+        token: stack.token,
+        json: spread(),
+        headers: { timeout: '2000' },
+      });
       assert.equal(wl.status, 503, wl.text);
       assert.equal(wl.body.error, 'Service Unavailable');
       assert.equal(wl.headers.get('retry-after'), '1');
@@ -112,12 +143,22 @@ describe('faults: real processes killed and restarted', function () {
       const r = await status(signed);
       return r?.status === 'SIGNING' && r;
     }, 30_000);
-    assert.deepEqual(back.history.map((h: any) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+    assert.deepEqual(
+      back.history.map((h: any) => h.status),
+      ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+    );
     assert.equal((await status(prepared)).status, 'PREPARED');
     // and the worker came back by itself: a new execution goes all the way
     const fresh = await prepareOne();
-    assert.equal((await api('POST', `/api/v1/executions/${fresh.wallet.id}/${fresh.executionId}/deposit`, { txHash: '0x2' }, stack.token)).status, 200);
-    const sub = await api('POST', `/api/v1/executions/${fresh.wallet.id}/submit`, signedBody(fresh.wallet, fresh.executionId, fresh.intent));
+    assert.equal(
+      (await api('POST', `/api/v1/executions/${fresh.wallet.id}/${fresh.executionId}/deposit`, { txHash: '0x2' }, stack.token)).status,
+      200,
+    );
+    const sub = await api(
+      'POST',
+      `/api/v1/executions/${fresh.wallet.id}/submit`,
+      signedBody(fresh.wallet, fresh.executionId, fresh.intent),
+    );
     assert.equal(sub.body?.result?.status, 'SIGNING', sub.text);
   });
 
@@ -146,7 +187,11 @@ describe('faults: real processes killed and restarted', function () {
     it(`when a node answers with a ${fault} body, then it is 500 and, once the node is healthy again, no node holds any change of the batch`, async () => {
       const batch = spread();
       await setFault(stack.nodes[2].url, { fault });
-      const res = await request(stack.apiUrl, 'POST', '/chain/whitelists/', { token: stack.token, json: batch, headers: { timeout: '30000' } });
+      const res = await request(stack.apiUrl, 'POST', '/chain/whitelists/', {
+        token: stack.token,
+        json: batch,
+        headers: { timeout: '30000' },
+      });
       await setFault(stack.nodes[2].url, { fault: 'none' });
       assert.equal(res.status, 500, res.text);
       assert.equal(res.body.error, 'Internal Server Error');
@@ -156,11 +201,17 @@ describe('faults: real processes killed and restarted', function () {
     });
   }
 
-  it('when the API is SIGKILLed during a submit and restarted, then the client\'s retry with the same signature gets 200, not 409', async () => {
+  it("when the API is SIGKILLed during a submit and restarted, then the client's retry with the same signature gets 200, not 409", async () => {
     const e = await prepareOne();
-    assert.equal((await api('POST', `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`, { txHash: '0x9' }, stack.token)).status, 200);
+    assert.equal(
+      (await api('POST', `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`, { txHash: '0x9' }, stack.token)).status,
+      200,
+    );
     const body = signedBody(e.wallet, e.executionId, e.intent);
-    const inFlight = api('POST', `/api/v1/executions/${e.wallet.id}/submit`, body).then((r) => r.status, (err) => `error: ${err.cause?.code ?? err.message}`);
+    const inFlight = api('POST', `/api/v1/executions/${e.wallet.id}/submit`, body).then(
+      (r) => r.status,
+      (err) => `error: ${err.cause?.code ?? err.message}`,
+    );
     await new Promise((r) => setTimeout(r, 30));
     await ProcessStack.kill(stack.api);
     const first = await inFlight;

@@ -11,7 +11,7 @@ export class Raw {
 export type Value = Raw | unknown;
 export type Entries = Array<[string, Value]>;
 
-const fragment = (v: Value): string => (v instanceof Raw ? v.text : JSON.stringify(v) ?? 'null');
+const fragment = (v: Value): string => (v instanceof Raw ? v.text : (JSON.stringify(v) ?? 'null'));
 /** `{...}` from entries in order, duplicates kept. */
 export const objectText = (entries: Entries): string => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${fragment(v)}`).join(',')}}`;
 
@@ -21,15 +21,34 @@ const protoPayload = new Raw('{"__proto__":{"polluted":"yes"},"constructor":{"pr
 
 /** Nesting `depth` levels deep, closed or not. */
 export const deepText = (depth: number, shape: 'array' | 'object', closed: boolean): string =>
-  shape === 'array' ? '['.repeat(depth) + (closed ? ']'.repeat(depth) : '') : '{"a":'.repeat(depth) + (closed ? '1' + '}'.repeat(depth) : '');
+  shape === 'array'
+    ? '['.repeat(depth) + (closed ? ']'.repeat(depth) : '')
+    : '{"a":'.repeat(depth) + (closed ? '1' + '}'.repeat(depth) : '');
 
 /** Values of the wrong type, of absurd size, with NUL bytes, or that JSON numbers cannot hold. */
 export const hostileValue: fc.Arbitrary<Value> = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
-  fc.constantFrom<Value>(null, true, 0, -1, 1.5, '', [], {}, new Raw('1e400'), new Raw('-0'), new Raw('1.0'), new Raw('18446744073709551616'), new Raw('"\\ud800"'), protoPayload),
+  fc.constantFrom<Value>(
+    null,
+    true,
+    0,
+    -1,
+    1.5,
+    '',
+    [],
+    {},
+    new Raw('1e400'),
+    new Raw('-0'),
+    new Raw('1.0'),
+    new Raw('18446744073709551616'),
+    new Raw('"\\ud800"'),
+    protoPayload,
+  ),
   fc.integer({ min: 129, max: 20_000 }).map((n) => 'A'.repeat(n)),
   fc.string({ maxLength: 40 }).map((s) => `${s}\u0000${s}`),
-  fc.tuple(fc.integer({ min: 20, max: 5_000 }), fc.constantFrom<'array' | 'object'>('array', 'object'), fc.boolean()).map(([d, s, c]) => new Raw(deepText(d, s, c))),
+  fc
+    .tuple(fc.integer({ min: 20, max: 5_000 }), fc.constantFrom<'array' | 'object'>('array', 'object'), fc.boolean())
+    .map(([d, s, c]) => new Raw(deepText(d, s, c))),
 );
 
 export const hostileKey: fc.Arbitrary<string> = fc.oneof(fc.constantFrom(...PROTO_KEYS), fc.string({ maxLength: 20 }), fc.constant(''));
@@ -70,7 +89,9 @@ function mutate(entries: Entries, m: Mutation): Entries {
 
 /** The entries of a valid body, mutated 1–4 times, at the top level or inside one nested object. */
 export function mutatedObject(base: Entries): fc.Arbitrary<string> {
-  const nested = base.map(([k, v], i) => [k, v, i] as const).filter(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Raw));
+  const nested = base
+    .map(([k, v], i) => [k, v, i] as const)
+    .filter(([, v]) => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Raw));
   return fc.tuple(fc.array(mutation, { minLength: 1, maxLength: 4 }), fc.boolean(), fc.nat()).map(([ms, inside, pick]) => {
     if (inside && nested.length > 0) {
       const [key, value, index] = nested[pick % nested.length];
@@ -84,7 +105,15 @@ export function mutatedObject(base: Entries): fc.Arbitrary<string> {
 }
 
 /** Byte sequences that are not UTF-8: a stray continuation byte, an overlong '/', a surrogate, 0xFF, a truncated sequence. */
-export const INVALID_UTF8: readonly number[][] = [[0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff], [0xfe, 0xff], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80]];
+export const INVALID_UTF8: readonly number[][] = [
+  [0x80],
+  [0xc0, 0xaf],
+  [0xed, 0xa0, 0x80],
+  [0xff],
+  [0xfe, 0xff],
+  [0xe2, 0x82],
+  [0xf8, 0x88, 0x80, 0x80, 0x80],
+];
 
 /** Non-UTF-8 bytes: random bytes, or valid text with an invalid sequence spliced in. */
 export function nonUtf8(validText: string): fc.Arbitrary<Buffer> {
@@ -142,16 +171,51 @@ const seg = (text: string, raw = false): Segment => {
 export const hostileSegment: fc.Arbitrary<Segment> = fc.oneof(
   // NUL, escaped and raw
   fc.tuple(fc.stringMatching(/^[A-Za-z0-9]{0,8}$/), fc.stringMatching(/^[A-Za-z0-9]{0,8}$/)).map(([a, b]) => seg(`${a}%00${b}`)),
-  fc.tuple(fc.stringMatching(/^[A-Za-z0-9]{0,8}$/), fc.stringMatching(/^[A-Za-z0-9]{1,8}$/)).map(([a, b]) => ({ text: Buffer.from(`${a}\u0000${b}`, 'latin1'), valid: false, raw: true })),
+  fc
+    .tuple(fc.stringMatching(/^[A-Za-z0-9]{0,8}$/), fc.stringMatching(/^[A-Za-z0-9]{1,8}$/))
+    .map(([a, b]) => ({ text: Buffer.from(`${a}\u0000${b}`, 'latin1'), valid: false, raw: true })),
   // overlong: just past the pattern's 128, up to 12 KiB (still under the 16 KiB header limit)
   fc.integer({ min: 129, max: 12_000 }).map((n) => seg('w'.repeat(n))),
   // non-UTF-8, percent-encoded and raw
   fc.constantFrom(...INVALID_UTF8).map((b) => seg(pctEncode(Uint8Array.from(b)))),
-  fc.uint8Array({ minLength: 1, maxLength: 12 }).map((b) => ({ text: Buffer.concat([Buffer.from([0xff]), Buffer.from(b.map((x) => (x < 0x21 || x === 0x2f || x === 0x3f || x === 0x23 ? 0xfe : x)))]), valid: false, raw: true })),
+  fc
+    .uint8Array({ minLength: 1, maxLength: 12 })
+    .map((b) => ({
+      text: Buffer.concat([
+        Buffer.from([0xff]),
+        Buffer.from(b.map((x) => (x < 0x21 || x === 0x2f || x === 0x3f || x === 0x23 ? 0xfe : x))),
+      ]),
+      valid: false,
+      raw: true,
+    })),
   // malformed percent-encoding, dot segments, prototype names, any Unicode text
-  fc.constantFrom('%', '%G1', '%E0%A4%A', '%%30', '.', '..', '%2e%2e', '...', '%2F', 'a%2Fb', '__proto__', 'constructor', 'prototype', '%5F%5Fproto%5F%5F').map((s) => seg(s)),
+  fc
+    .constantFrom(
+      '%',
+      '%G1',
+      '%E0%A4%A',
+      '%%30',
+      '.',
+      '..',
+      '%2e%2e',
+      '...',
+      '%2F',
+      'a%2Fb',
+      '__proto__',
+      'constructor',
+      'prototype',
+      '%5F%5Fproto%5F%5F',
+    )
+    .map((s) => seg(s)),
   fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }).map((s) => seg(pctEncode(new TextEncoder().encode(s)))),
   fc.stringMatching(/^[A-Za-z0-9._-]{1,128}$/).map((s) => seg(s)),
 );
 
-export const HOSTILE_QUERY = fc.constantFrom('', '?__proto__[polluted]=yes', '?constructor[prototype][polluted]=yes', '?a=%00&a=%FF', '?' + 'q'.repeat(2000), '?%E0%A4%A=1');
+export const HOSTILE_QUERY = fc.constantFrom(
+  '',
+  '?__proto__[polluted]=yes',
+  '?constructor[prototype][polluted]=yes',
+  '?a=%00&a=%FF',
+  '?' + 'q'.repeat(2000),
+  '?%E0%A4%A=1',
+);

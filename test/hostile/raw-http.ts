@@ -35,11 +35,18 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawAnswer>
     throw new Error(`rawRequest is for loopback only, not ${url.hostname}`);
   }
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
-  const lines: Buffer[] = [Buffer.concat([Buffer.from(`${req.method} `, 'latin1'), Buffer.isBuffer(req.target) ? req.target : Buffer.from(req.target, 'latin1'), Buffer.from(' HTTP/1.1')])];
+  const lines: Buffer[] = [
+    Buffer.concat([
+      Buffer.from(`${req.method} `, 'latin1'),
+      Buffer.isBuffer(req.target) ? req.target : Buffer.from(req.target, 'latin1'),
+      Buffer.from(' HTTP/1.1'),
+    ]),
+  ];
   const headers = req.headers ?? [];
   const has = (name: string) => headers.some(([h]) => h.toLowerCase() === name);
   lines.push(Buffer.from(`Host: ${url.host}`));
-  for (const [name, value] of headers) lines.push(Buffer.concat([Buffer.from(`${name}: `, 'latin1'), Buffer.isBuffer(value) ? value : Buffer.from(value, 'latin1')]));
+  for (const [name, value] of headers)
+    lines.push(Buffer.concat([Buffer.from(`${name}: `, 'latin1'), Buffer.isBuffer(value) ? value : Buffer.from(value, 'latin1')]));
   if (!has('connection')) lines.push(Buffer.from('Connection: close'));
   if (body !== undefined) {
     if (req.chunked) lines.push(Buffer.from('Transfer-Encoding: chunked'));
@@ -84,7 +91,11 @@ export function rawRequest(baseUrl: string, req: RawRequest): Promise<RawAnswer>
       for (let at = 0; at < body.length && chunks.length === 0 && !socket.destroyed; at += slice) {
         const part = body.subarray(at, at + slice);
         const framed = req.chunked ? Buffer.concat([Buffer.from(part.length.toString(16) + '\r\n'), part, CRLF]) : part;
-        if (!socket.write(framed)) await new Promise<void>((r) => { socket.once('drain', r); socket.once('close', r); });
+        if (!socket.write(framed))
+          await new Promise<void>((r) => {
+            socket.once('drain', r);
+            socket.once('close', r);
+          });
       }
       if (req.chunked && !socket.destroyed && chunks.length === 0) socket.write('0\r\n\r\n');
     };

@@ -62,7 +62,7 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
       assert.match(res.body.error, /signature does not verify/);
     });
 
-    it('when it is replayed, unchanged, at another wallet\'s path, then it is 400 (address is not the wallet)', async () => {
+    it("when it is replayed, unchanged, at another wallet's path, then it is 400 (address is not the wallet)", async () => {
       const b = await prepared(newWallet(), a.executionId);
       const res = await submit(stack, b.wallet.id, accepted);
       assert.equal(res.status, 400, res.text);
@@ -81,10 +81,16 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
     });
 
     it('when it is replayed with the domain rewritten to another allowed domain, then 400 (signature); to a domain not allowed, then 400 (domain)', async () => {
-      const other = await submit(stack, a.wallet.id, { ...accepted, connectEnvelope: { ...accepted.connectEnvelope, domain: 'app.example' } });
+      const other = await submit(stack, a.wallet.id, {
+        ...accepted,
+        connectEnvelope: { ...accepted.connectEnvelope, domain: 'app.example' },
+      });
       assert.equal(other.status, 400, other.text);
       assert.match(other.body.error, /signature does not verify/);
-      const evil = await submit(stack, a.wallet.id, { ...accepted, connectEnvelope: { ...accepted.connectEnvelope, domain: 'evil.example' } });
+      const evil = await submit(stack, a.wallet.id, {
+        ...accepted,
+        connectEnvelope: { ...accepted.connectEnvelope, domain: 'evil.example' },
+      });
       assert.equal(evil.status, 400);
       assert.match(evil.body.error, /domain is not allowed/);
       // A body honestly signed for the other domain is a different signature: 409, not a replay.
@@ -104,7 +110,10 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
     const MAX_AGE_S = 4;
     let shortApi: RunningApi;
     before(async () => {
-      shortApi = await startApi({ ...stack.config, port: 0, envelopeMaxAgeS: MAX_AGE_S }, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) });
+      shortApi = await startApi(
+        { ...stack.config, port: 0, envelopeMaxAgeS: MAX_AGE_S },
+        { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) },
+      );
     });
     after(async () => {
       await shortApi?.close(1000);
@@ -144,7 +153,11 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
         `localhost asks you to sign execution ${executionId}\nWallet: ${wallet.id}\nIntent: ${record.intentHash}\nTimestamp: ${body.connectEnvelope.timestamp}`,
       );
       assert.equal(nacl.sign.detached.verify(message, Buffer.from(body.signature.slice(2), 'hex'), wallet.publicKey), true);
-      assert.equal(nacl.sign.detached.verify(message, Buffer.from(malleable.slice(2), 'hex'), wallet.publicKey), true, 'tweetnacl accepts S + L');
+      assert.equal(
+        nacl.sign.detached.verify(message, Buffer.from(malleable.slice(2), 'hex'), wallet.publicKey),
+        true,
+        'tweetnacl accepts S + L',
+      );
 
       for (const encoded of [malleable, toBase58(Buffer.from(malleable.slice(2), 'hex'))]) {
         const res = await submit(stack, wallet.id, { ...body, signature: encoded });
@@ -178,7 +191,10 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
           assert.match(res.body.error, /small-order/);
         }
         const wallet = toBase58(key);
-        const asWallet = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet}`, { token: stack.tokens.all, json: { intent: { a: 1 } } });
+        const asWallet = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet}`, {
+          token: stack.tokens.all,
+          json: { intent: { a: 1 } },
+        });
         assert.equal(asWallet.status, 400, `wallet ${wallet}: ${asWallet.text}`);
       }
     });
@@ -187,7 +203,12 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
       const { wallet, executionId } = await prepared();
       const forged = new Uint8Array(64);
       forged[0] = 1;
-      const body = { executionId, publicKey: toHex(SMALL_ORDER[2]), signature: toHex(forged), connectEnvelope: { address: wallet.id, domain: 'localhost', timestamp: nowSeconds() } };
+      const body = {
+        executionId,
+        publicKey: toHex(SMALL_ORDER[2]),
+        signature: toHex(forged),
+        connectEnvelope: { address: wallet.id, domain: 'localhost', timestamp: nowSeconds() },
+      };
       const res = await submit(stack, wallet.id, body);
       assert.equal(res.status, 400, res.text);
       assert.equal((await getExecution(stack, wallet.id, executionId)).body.result.signedPayload, undefined);
@@ -200,12 +221,18 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
       const res = await prepare(stack, newWallet(), { signerPublicKey: toHex(offCurve) });
       assert.equal(res.status, 400, res.text);
       assert.match(res.body.error, /not a point on the curve/);
-      const asWallet = await request(stack.api.url, 'POST', `/api/v1/executions/${toBase58(offCurve)}`, { token: stack.tokens.all, json: { intent: { a: 1 } } });
+      const asWallet = await request(stack.api.url, 'POST', `/api/v1/executions/${toBase58(offCurve)}`, {
+        token: stack.tokens.all,
+        json: { intent: { a: 1 } },
+      });
       assert.equal(asWallet.status, 400);
     });
 
     it('when 32 random bytes are checked, then isCurvePoint agrees with an independent decoding, and every tweetnacl key is a point', () => {
-      fc.assert(fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (bytes) => isCurvePoint(bytes) === isCanonicalPointEncoding(bytes)), { numRuns: 500, seed: 6 });
+      fc.assert(
+        fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), (bytes) => isCurvePoint(bytes) === isCanonicalPointEncoding(bytes)),
+        { numRuns: 500, seed: 6 },
+      );
       for (let i = 0; i < 50; i++) assert.equal(isCurvePoint(nacl.sign.keyPair().publicKey), true);
       for (const key of SMALL_ORDER) assert.equal(isCurvePoint(key), isCanonicalPointEncoding(key));
     });

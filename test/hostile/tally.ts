@@ -20,7 +20,10 @@ export class Tally {
   }
 
   summary(): string {
-    const statuses = [...this.byStatus].sort().map(([s, n]) => `${s}: ${n}`).join(', ');
+    const statuses = [...this.byStatus]
+      .sort()
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
     const properties = [...this.byProperty].map(([p, n]) => `${p} ${n}`).join(', ');
     return [
       `hostile input: ${this.total} requests in ${((Date.now() - this.started) / 1000).toFixed(1)} s`,
@@ -64,11 +67,13 @@ export function assertDocumented(answer: RawAnswer, expect: Expectation, what: s
   if (!/^application\/json/.test(answer.headers['content-type'] ?? '')) fail('an error body that is not JSON');
   const body = jsonOf(answer);
   if (expect.style === 'whitelist') {
-    if (!body || Object.keys(body).sort().join() !== 'error,errorMessage') fail('a whitelist error body that is not { error, errorMessage }');
+    if (!body || Object.keys(body).sort().join() !== 'error,errorMessage')
+      fail('a whitelist error body that is not { error, errorMessage }');
     if (body.error !== STATUS_CODES[answer.status]) fail('error is not the status text');
     if (typeof body.errorMessage !== 'string' || body.errorMessage.length === 0) fail('errorMessage is not a string');
   } else {
-    if (!body || Object.keys(body).join() !== 'error' || typeof body.error !== 'string' || body.error.length === 0) fail('an execution error body that is not { error: string }');
+    if (!body || Object.keys(body).join() !== 'error' || typeof body.error !== 'string' || body.error.length === 0)
+      fail('an execution error body that is not { error: string }');
   }
   if (answer.status === 401 && answer.headers['www-authenticate'] !== 'Bearer') fail('401 without WWW-Authenticate: Bearer');
 }

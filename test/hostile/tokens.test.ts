@@ -25,7 +25,7 @@ describe('tokens: hashed at rest, compared against every record, revoked at once
     used.push(...Object.values(stack.tokens));
   });
 
-  it('when the tokens file is read, then it holds each token\'s SHA-256 and never the token nor its secret part, and only its owner may read it', () => {
+  it("when the tokens file is read, then it holds each token's SHA-256 and never the token nor its secret part, and only its owner may read it", () => {
     const file = stack.config.apiTokensFile;
     const text = readFileSync(file, 'utf8');
     for (const [name, token] of Object.entries(stack.tokens)) {
@@ -47,15 +47,28 @@ describe('tokens: hashed at rest, compared against every record, revoked at once
     const compared: Array<[string, string]> = [];
     // token-store calls crypto.timingSafeEqual through the module object, so the spy sees every call.
     crypto.timingSafeEqual = ((a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
-      compared.push([Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('hex'), Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex')]);
+      compared.push([
+        Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('hex'),
+        Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'),
+      ]);
       return original(a, b);
     }) as typeof crypto.timingSafeEqual;
     try {
-      for (const [presented, expected] of [[tokens[0], 't0'], [tokens[3], 't3'], [tokens[6], 't6'], ['ist_unknown', undefined], ['', undefined], [tokens[6].slice(0, -1), undefined]] as const) {
+      for (const [presented, expected] of [
+        [tokens[0], 't0'],
+        [tokens[3], 't3'],
+        [tokens[6], 't6'],
+        ['ist_unknown', undefined],
+        ['', undefined],
+        [tokens[6].slice(0, -1), undefined],
+      ] as const) {
         compared.length = 0;
         assert.equal(store.authenticate(presented)?.id, expected);
         assert.equal(compared.length, tokens.length, `${expected ?? 'no match'}: one constant-time comparison per record`);
-        assert.ok(compared.every(([a]) => a === sha256Hex(presented)), 'the hash of the presented token is compared, never the token');
+        assert.ok(
+          compared.every(([a]) => a === sha256Hex(presented)),
+          'the hash of the presented token is compared, never the token',
+        );
         assert.deepEqual(compared.map(([, b]) => b).sort(), tokens.map(sha256Hex).sort(), 'against every record');
       }
     } finally {
@@ -71,7 +84,11 @@ describe('tokens: hashed at rest, compared against every record, revoked at once
     used.push(token);
     const before = [await prepare(stack, wallet, {}, token), await postBatch(stack, [], { token })];
     answers.push(...before);
-    assert.deepEqual(before.map((r) => r.status), [201, 400], 'accepted before (400: the empty batch passed authentication)');
+    assert.deepEqual(
+      before.map((r) => r.status),
+      [201, 400],
+      'accepted before (400: the empty batch passed authentication)',
+    );
 
     assert.equal(revokeToken(file, 'hostile-revocable'), true);
     const after = [
@@ -80,7 +97,10 @@ describe('tokens: hashed at rest, compared against every record, revoked at once
       await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/x/deposit`, { token, json: { txHash: '0x1' } }),
     ];
     answers.push(...after);
-    assert.deepEqual(after.map((r) => r.status), [401, 401, 401]);
+    assert.deepEqual(
+      after.map((r) => r.status),
+      [401, 401, 401],
+    );
 
     // Rotation: a new token under the same id; the old one is refused at once, the new one accepted.
     const first = createToken(file, 'hostile-rotated', ['whitelist:*']);
@@ -99,9 +119,21 @@ describe('tokens: hashed at rest, compared against every record, revoked at once
     answers.push(execution, await prepare(stack, wallet, { executionId: 'tokens-echo' }, tokens.all)); // 409
     answers.push(await prepare(stack, wallet, {}, tokens.deposit)); // 403
     answers.push(await prepare(stack, wallet, { extra: tokens.all }, tokens.all)); // 400 naming the unknown field, not its value
-    answers.push(await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { headers: { authorization: `Bearer ${tokens.all} trailing` }, json: { intent: {} } })); // 401
-    answers.push(await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { headers: { authorization: `Token ${tokens.all}` }, json: { intent: {} } })); // 401
-    answers.push(await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/nope/deposit`, { token: tokens.all, json: { txHash: '0x1' } })); // 404
+    answers.push(
+      await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+        headers: { authorization: `Bearer ${tokens.all} trailing` },
+        json: { intent: {} },
+      }),
+    ); // 401
+    answers.push(
+      await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+        headers: { authorization: `Token ${tokens.all}` },
+        json: { intent: {} },
+      }),
+    ); // 401
+    answers.push(
+      await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/nope/deposit`, { token: tokens.all, json: { txHash: '0x1' } }),
+    ); // 404
     answers.push(await postBatch(stack, [{ op_type: 'add_entry', kind: 'user', entry: randomEoa() }], { token: tokens.devAdd })); // 403
     answers.push(await postBatch(stack, [{ op_type: 'add_entry', kind: 'user', entry: 'not-an-eoa' }], { token: tokens.all })); // 400
     answers.push(await postBatch(stack, [], { token: '', headers: { authorization: `Bearer ${tokens.all}.x`, timeout: tokens.all } })); // 401

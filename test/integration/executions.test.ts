@@ -54,7 +54,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       assert.equal(record.wallet, wallet.id);
       assert.match(record.intentHash, /^[0-9a-f]{64}$/);
       assert.equal(record.signerPublicKey, toHex(wallet.publicKey));
-      assert.deepEqual(record.history.map((h: any) => h.status), ['PREPARED']);
+      assert.deepEqual(
+        record.history.map((h: any) => h.status),
+        ['PREPARED'],
+      );
       const read = await getExecution(stack, wallet.id, executionId);
       assert.equal(read.status, 200);
       assert.deepEqual(read.body.result, record);
@@ -62,7 +65,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
 
     it('when no executionId is given, then one is generated', async () => {
       const wallet = newWallet();
-      const res = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { token: stack.tokens.prepare, json: { intent: { a: 1 } } });
+      const res = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+        token: stack.tokens.prepare,
+        json: { intent: { a: 1 } },
+      });
       assert.equal(res.status, 201, res.text);
       assert.match(res.body.result.executionId, /^[A-Za-z0-9._-]{1,128}$/);
     });
@@ -86,7 +92,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       const zero = await prepare(stack, wallet, { signerPublicKey: toHex(new Uint8Array(32)) });
       assert.equal(zero.status, 400);
       assert.match(zero.body.error, /small-order/);
-      const notAKey = await request(stack.api.url, 'POST', '/api/v1/executions/not-a-key', { token: stack.tokens.all, json: { intent: { a: 1 } } });
+      const notAKey = await request(stack.api.url, 'POST', '/api/v1/executions/not-a-key', {
+        token: stack.tokens.all,
+        json: { intent: { a: 1 } },
+      });
       assert.equal(notAKey.status, 400);
       assert.match(notAKey.body.error, /signerPublicKey/);
     });
@@ -116,7 +125,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       assert.deepEqual(res.body, { result: { status: 'SIGNING' } });
       const read = (await getExecution(stack, wallet.id, executionId)).body.result;
       assert.equal(read.status, 'SIGNING');
-      assert.deepEqual(read.history.map((h: any) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+      assert.deepEqual(
+        read.history.map((h: any) => h.status),
+        ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+      );
       assert.ok(read.signedPayload.signature.startsWith('0x'));
       assert.equal(typeof read.signingMessage, 'string');
     });
@@ -133,7 +145,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       const dep = await depositHttp(stack, wallet.id, executionId, { txHash: '0xdef' });
       assert.equal(dep.status, 200, dep.text);
       assert.equal(dep.body.result.status, 'SIGNING');
-      assert.deepEqual(dep.body.result.history.map((h: any) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+      assert.deepEqual(
+        dep.body.result.history.map((h: any) => h.status),
+        ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+      );
     });
 
     it('when no deposit arrives before expiresAt, then the timer moves it to EXPIRED; submit and deposit are then 409 and the deposit is kept for refund', async () => {
@@ -142,7 +157,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
         const r = (await getExecution(stack, wallet.id, executionId)).body.result;
         return r.status === 'EXPIRED' && r;
       }, 15_000);
-      assert.deepEqual(expired.history.map((h: any) => h.status), ['PREPARED', 'EXPIRED']);
+      assert.deepEqual(
+        expired.history.map((h: any) => h.status),
+        ['PREPARED', 'EXPIRED'],
+      );
 
       const res = await submit(stack, wallet.id, signedBody(wallet, executionId, intent));
       assert.equal(res.status, 409);
@@ -161,7 +179,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0x1' })).status, 200);
       const again = await depositHttp(stack, wallet.id, executionId, { txHash: '0x1' });
       assert.equal(again.status, 200);
-      assert.deepEqual(again.body.result.history.map((h: any) => h.status), ['PREPARED', 'OPERATION_PENDING']);
+      assert.deepEqual(
+        again.body.result.history.map((h: any) => h.status),
+        ['PREPARED', 'OPERATION_PENDING'],
+      );
       const other = await depositHttp(stack, wallet.id, executionId, { txHash: '0x2' });
       assert.equal(other.status, 409);
     });
@@ -175,7 +196,16 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
 
     it('when a chain watcher signals depositCompleted through the temporal CLI, then the execution moves to OPERATION_PENDING', async () => {
       const { wallet, executionId } = await prepared();
-      await temporalCli(['workflow', 'signal', '--workflow-id', executionWorkflowId(wallet.id, executionId), '--name', 'depositCompleted', '--input', JSON.stringify({ txHash: '0xcli', chain: 'solana' })]);
+      await temporalCli([
+        'workflow',
+        'signal',
+        '--workflow-id',
+        executionWorkflowId(wallet.id, executionId),
+        '--name',
+        'depositCompleted',
+        '--input',
+        JSON.stringify({ txHash: '0xcli', chain: 'solana' }),
+      ]);
       const record = await eventually(async () => {
         const r = (await getExecution(stack, wallet.id, executionId)).body.result;
         return r.status === 'OPERATION_PENDING' && r;
@@ -189,10 +219,19 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       assert.equal((await submit(stack, wallet.id, signedBody(wallet, executionId, intent))).status, 200);
       const workflowId = executionWorkflowId(wallet.id, executionId);
       await eventually(async () => {
-        const out = await temporalCli(['workflow', 'list', '--query', `ExecutionState='SIGNING' AND ExecutionWallet='${wallet.id}'`, '-o', 'json']);
+        const out = await temporalCli([
+          'workflow',
+          'list',
+          '--query',
+          `ExecutionState='SIGNING' AND ExecutionWallet='${wallet.id}'`,
+          '-o',
+          'json',
+        ]);
         return out.includes(workflowId);
       }, 15_000);
-      const queried = JSON.parse(await temporalCli(['workflow', 'query', '--workflow-id', workflowId, '--type', 'getExecution', '-o', 'json']));
+      const queried = JSON.parse(
+        await temporalCli(['workflow', 'query', '--workflow-id', workflowId, '--type', 'getExecution', '-o', 'json']),
+      );
       assert.equal(JSON.stringify(queried).includes('"status":"SIGNING"'), true, JSON.stringify(queried).slice(0, 300));
     });
   });
@@ -207,13 +246,31 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       const handle = await stack.client.workflow.start('executionWorkflow', {
         workflowId,
         taskQueue: stack.config.temporal.taskQueue,
-        args: [{ executionId, wallet: wallet.id, intent: { a: 1 }, intentHash: '00'.repeat(32), signerPublicKey: toHex(wallet.publicKey), createdAt: new Date(now).toISOString(), expiresAt: new Date(now + 60_000).toISOString(), lingerSeconds: 1 }],
+        args: [
+          {
+            executionId,
+            wallet: wallet.id,
+            intent: { a: 1 },
+            intentHash: '00'.repeat(32),
+            signerPublicKey: toHex(wallet.publicKey),
+            createdAt: new Date(now).toISOString(),
+            expiresAt: new Date(now + 60_000).toISOString(),
+            lingerSeconds: 1,
+          },
+        ],
       });
       await handle.signal(depositCompletedSignal, { txHash: '0xlinger' });
       await new Promise((r) => setTimeout(r, 2500));
       assert.equal((await handle.describe()).status.name, 'RUNNING', 'still open, waiting for its signature');
-      const payload = { signature: '0x' + '11'.repeat(64), publicKey: toHex(wallet.publicKey), connectEnvelope: { address: wallet.id, domain: 'localhost', timestamp: nowSeconds() }, submittedAt: new Date().toISOString() };
-      assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [{ payload, signingMessage: 'm' }] }), { status: 'SIGNING' });
+      const payload = {
+        signature: '0x' + '11'.repeat(64),
+        publicKey: toHex(wallet.publicKey),
+        connectEnvelope: { address: wallet.id, domain: 'localhost', timestamp: nowSeconds() },
+        submittedAt: new Date().toISOString(),
+      };
+      assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [{ payload, signingMessage: 'm' }] }), {
+        status: 'SIGNING',
+      });
       const final = await handle.result();
       assert.equal(final.status, 'SIGNING');
     });
@@ -264,10 +321,19 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       ['the publicKey does not decode to 32 bytes', (b) => ({ json: { ...b, publicKey: '0x1234' } })],
       ['the signature does not decode to 64 bytes', (b) => ({ json: { ...b, signature: toBase58(new Uint8Array(10).fill(7)) } })],
       ['the signature is not hex nor base58', (b) => ({ json: { ...b, signature: 'not/base58!' } })],
-      ['connectEnvelope.address is not the wallet', (b) => ({ json: { ...b, connectEnvelope: { ...b.connectEnvelope, address: newWallet().id } } })],
+      [
+        'connectEnvelope.address is not the wallet',
+        (b) => ({ json: { ...b, connectEnvelope: { ...b.connectEnvelope, address: newWallet().id } } }),
+      ],
       ['the domain is not allowed', (b) => ({ json: { ...b, connectEnvelope: { ...b.connectEnvelope, domain: 'evil.example' } } })],
-      ['the timestamp is older than ENVELOPE_MAX_AGE_S', (b) => ({ json: { ...b, connectEnvelope: { ...b.connectEnvelope, timestamp: nowSeconds() - 301 } } })],
-      ['the timestamp is too far in the future', (b) => ({ json: { ...b, connectEnvelope: { ...b.connectEnvelope, timestamp: nowSeconds() + 301 } } })],
+      [
+        'the timestamp is older than ENVELOPE_MAX_AGE_S',
+        (b) => ({ json: { ...b, connectEnvelope: { ...b.connectEnvelope, timestamp: nowSeconds() - 301 } } }),
+      ],
+      [
+        'the timestamp is too far in the future',
+        (b) => ({ json: { ...b, connectEnvelope: { ...b.connectEnvelope, timestamp: nowSeconds() + 301 } } }),
+      ],
       ['the publicKey is not the signer key', (b) => ({ json: { ...b, publicKey: toHex(newWallet().publicKey) } })],
       ['the wallet path parameter is malformed', (b) => ({ json: b, walletPath: 'bad%20wallet' })],
     ];
@@ -300,12 +366,15 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
 
     it('when the signed message differs by one bit (another timestamp than the one signed), then it is 400', async () => {
       const b = body();
-      const res = await submit(stack, ctx.wallet.id, { ...b, connectEnvelope: { ...b.connectEnvelope, timestamp: b.connectEnvelope.timestamp ^ 1 } });
+      const res = await submit(stack, ctx.wallet.id, {
+        ...b,
+        connectEnvelope: { ...b.connectEnvelope, timestamp: b.connectEnvelope.timestamp ^ 1 },
+      });
       assert.equal(res.status, 400);
       assert.match(res.body.error, /signature does not verify/);
     });
 
-    it('when the intent signed is not the execution\'s intent, then it is 400', async () => {
+    it("when the intent signed is not the execution's intent, then it is 400", async () => {
       const b = signedBody(ctx.wallet, ctx.executionId, { ...(ctx.intent as object), amount: 'more' });
       const res = await submit(stack, ctx.wallet.id, b);
       assert.equal(res.status, 400);

@@ -25,14 +25,18 @@ describe('foundation: the real stack', () => {
   });
 
   it('when the temporal CLI lists workflows on the test server, then it answers (exit 0)', () => {
-    const out = execFileSync(stack.temporalBinary, ['workflow', 'list', '--address', stack.temporal.address, '--limit', '1', '-o', 'json'], {
-      encoding: 'utf8',
-      env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
-    });
+    const out = execFileSync(
+      stack.temporalBinary,
+      ['workflow', 'list', '--address', stack.temporal.address, '--limit', '1', '-o', 'json'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+      },
+    );
     assert.ok(out.trim().startsWith('[') || out.trim() === '', out);
   });
 
-  it('when a known path is called with another method, then the answer is 405 in that operation\'s error style', async () => {
+  it("when a known path is called with another method, then the answer is 405 in that operation's error style", async () => {
     const submit = await request(stack.api.url, 'PUT', '/api/v1/executions/w/submit');
     assert.equal(submit.status, 405);
     assert.deepEqual(Object.keys(submit.body), ['error']);

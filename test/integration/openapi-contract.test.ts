@@ -18,7 +18,8 @@ const SEED = Number(process.env.CONTRACT_SEED ?? 12_004);
  * Other 400s are semantic refusals the document names in descriptions: a signature that does not
  * verify, a key off the curve, a mixed-case EOA with a bad EIP-55 checksum, a stale envelope.
  */
-const SHAPE_REFUSAL = /^(request body|wallet path parameter|executionId path parameter|Timeout header|the batch has|change \d+: entry must be 0x)/;
+const SHAPE_REFUSAL =
+  /^(request body|wallet path parameter|executionId path parameter|Timeout header|the batch has|change \d+: entry must be 0x)/;
 
 interface Operation {
   path: string;
@@ -28,7 +29,8 @@ interface Operation {
 
 function operations(doc: Doc): Operation[] {
   const out: Operation[] = [];
-  for (const [path, item] of Object.entries<Doc>(doc.paths)) for (const [method, op] of Object.entries<Doc>(item)) out.push({ path, method, op });
+  for (const [path, item] of Object.entries<Doc>(doc.paths))
+    for (const [method, op] of Object.entries<Doc>(item)) out.push({ path, method, op });
   return out;
 }
 
@@ -45,7 +47,9 @@ describe('the OpenAPI document is the exact contract: requests generated from /o
 
   /** Path and header parameters drawn from their schemas; `.` and `..` are left out as path segments (URLs normalise them away). */
   function parametersOf(op: Doc): fc.Arbitrary<{ path: Record<string, string>; headers: Record<string, string> }> {
-    const params = (op.parameters ?? []).map((p: Doc) => (p.$ref ? resolve(p.$ref, doc.components) : p)).filter((p: Doc) => p.name !== 'X-Request-Id');
+    const params = (op.parameters ?? [])
+      .map((p: Doc) => (p.$ref ? resolve(p.$ref, doc.components) : p))
+      .filter((p: Doc) => p.name !== 'X-Request-Id');
     const path: Record<string, fc.Arbitrary<string>> = {};
     const headers: Record<string, fc.Arbitrary<string>> = {};
     for (const p of params) {
@@ -57,7 +61,8 @@ describe('the OpenAPI document is the exact contract: requests generated from /o
   }
 
   /** Fills `{name}` in the path template. */
-  const fill = (template: string, values: Record<string, string>) => template.replace(/\{([^}]+)\}/g, (_, name) => encodeURIComponent(values[name]));
+  const fill = (template: string, values: Record<string, string>) =>
+    template.replace(/\{([^}]+)\}/g, (_, name) => encodeURIComponent(values[name]));
 
   async function send(o: Operation, params: { path: Record<string, string>; headers: Record<string, string> }, body: unknown) {
     const headers: Record<string, string> = { ...params.headers };
@@ -67,7 +72,10 @@ describe('the OpenAPI document is the exact contract: requests generated from /o
 
   function checkAnswer(o: Operation, res: Awaited<ReturnType<typeof request>>, what: string): void {
     const documented = Object.keys(o.op.responses);
-    assert.ok(documented.includes(String(res.status)), `${what}: ${res.status} is not documented for ${o.method.toUpperCase()} ${o.path} (${documented.join(', ')}): ${res.text.slice(0, 300)}`);
+    assert.ok(
+      documented.includes(String(res.status)),
+      `${what}: ${res.status} is not documented for ${o.method.toUpperCase()} ${o.path} (${documented.join(', ')}): ${res.text.slice(0, 300)}`,
+    );
     if (res.headers.get('content-type')?.startsWith('application/json')) check(o.path, o.method, res.status, res.body);
   }
 

@@ -48,7 +48,8 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
       if (ownerOf(ownerKey(change), nodes) === node) return change;
     }
   }
-  const batch = (changes: WhitelistChange[], headers: Record<string, string> = {}) => request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: changes, headers });
+  const batch = (changes: WhitelistChange[], headers: Record<string, string> = {}) =>
+    request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: changes, headers });
 
   it('when batches reach a live and a dead node, then the worker endpoint shows latency and failures by node, process metrics and the SDK runtime metrics', async () => {
     const [live, dead] = nodes;
@@ -61,7 +62,10 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     assert.equal(metricSum(samples, 'intent_storage_node_failures_total', { node: live }), 0);
     assert.ok(metricSum(samples, 'process_cpu_user_seconds_total') > 0);
     const sdk = samples.filter((s) => s.name.startsWith('temporal_'));
-    assert.ok(sdk.some((s) => s.labels.task_queue === taskQueue), `SDK metrics for the task queue: ${[...new Set(sdk.map((s) => s.name))].join(', ')}`);
+    assert.ok(
+      sdk.some((s) => s.labels.task_queue === taskQueue),
+      `SDK metrics for the task queue: ${[...new Set(sdk.map((s) => s.name))].join(', ')}`,
+    );
   });
 
   it('when SIGTERM arrives while an activity waits on a slow node, then the worker lets it complete and exits 0', async () => {
@@ -73,7 +77,11 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     // The first round (a local activity) stopped at the deadline; the late node is now retried by
     // a regular activity. Signal once the worker has started it.
     const handle = stack.client.workflow.getHandle(whitelistBatchWorkflowId(res.headers.get('x-batch-id')!));
-    const started = async () => (await handle.describe()).raw.pendingActivities?.some((a) => a.activityType?.name === 'applyToNode' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED);
+    const started = async () =>
+      (await handle.describe()).raw.pendingActivities?.some(
+        (a) =>
+          a.activityType?.name === 'applyToNode' && a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+      );
     await eventually(started, 10_000, 50); // the retry activity started within 10 s
     const signalled = Date.now();
     worker.child.kill('SIGTERM');
@@ -97,7 +105,10 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
       const answer = batch([ownedBy(live)], { timeout: '9000' });
       // Signal once the first round runs: the precheck (the batch's first local activity) is done
       // when Core has timed it, and the apply starts right after it.
-      const prechecked = async () => metricSum(await scrape(second.url), 'temporal_local_activity_execution_latency_seconds_count', { activity_type: 'authorizeBatch' }) >= 1;
+      const prechecked = async () =>
+        metricSum(await scrape(second.url), 'temporal_local_activity_execution_latency_seconds_count', {
+          activity_type: 'authorizeBatch',
+        }) >= 1;
       await eventually(prechecked, 5000, 50); // the precheck ran within 5 s
       await new Promise((r) => setTimeout(r, 300));
       second.child.kill('SIGTERM');
@@ -106,7 +117,11 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
       assert.equal(await second.exited, 0);
       const history = await stack.client.workflow.getHandle(whitelistBatchWorkflowId(res.headers.get('x-batch-id')!)).fetchHistory();
       const types = (history.events ?? []).map((e) => e.eventType);
-      assert.equal(types.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length, 1, 'one workflow task, not retried elsewhere');
+      assert.equal(
+        types.filter((t) => t === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length,
+        1,
+        'one workflow task, not retried elsewhere',
+      );
       assert.ok(types.includes(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED));
     } finally {
       await setFault(live, { delayMs: 0 });

@@ -24,7 +24,8 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
     doc = (await request(stack.api.url, 'GET', '/openapi.json')).body;
   });
   afterEach(async () => {
-    for (const node of stack.nodes) if (node.child.exitCode === null && node.child.signalCode === null) await setFault(node.url, { delayMs: 0, fault: 'none' });
+    for (const node of stack.nodes)
+      if (node.child.exitCode === null && node.child.signalCode === null) await setFault(node.url, { delayMs: 0, fault: 'none' });
   });
 
   describe('GET /openapi.json', () => {
@@ -44,7 +45,8 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         for (const method of layer.methods) if (method !== 'HEAD') registered.add(`${method} ${openApiPath(String(layer.path))}`);
       }
       const documented = new Set<string>();
-      for (const [p, item] of Object.entries<Record<string, unknown>>(doc.paths)) for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${p}`);
+      for (const [p, item] of Object.entries<Record<string, unknown>>(doc.paths))
+        for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${p}`);
       assert.ok(registered.size >= 10, [...registered].join(', '));
       assert.deepEqual([...documented].sort(), [...registered].sort());
     });
@@ -66,10 +68,23 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       const statuses = (p: string, m: string) => Object.keys(doc.paths[p][m].responses).sort();
       assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'post'), ['201', '400', '401', '403', '409', '413', '429', '500', '503']);
       assert.deepEqual(statuses('/api/v1/executions/{wallet}/submit', 'post'), ['200', '400', '404', '409', '413', '429', '500', '503']);
-      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/deposit', 'post'), ['200', '400', '401', '403', '404', '409', '413', '429', '500', '503']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/deposit', 'post'), [
+        '200',
+        '400',
+        '401',
+        '403',
+        '404',
+        '409',
+        '413',
+        '429',
+        '500',
+        '503',
+      ]);
       assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}', 'get'), ['200', '400', '404', '429', '500', '503']);
-      for (const p of ['/chain/whitelists/', '/chain/whitelists']) assert.deepEqual(statuses(p, 'post'), ['200', '400', '401', '403', '408', '413', '429', '500', '503']);
-      for (const s of ['429', '503']) assert.ok(doc.paths['/api/v1/executions/{wallet}/submit'].post.responses[s].headers['Retry-After'], `${s} documents Retry-After`);
+      for (const p of ['/chain/whitelists/', '/chain/whitelists'])
+        assert.deepEqual(statuses(p, 'post'), ['200', '400', '401', '403', '408', '413', '429', '500', '503']);
+      for (const s of ['429', '503'])
+        assert.ok(doc.paths['/api/v1/executions/{wallet}/submit'].post.responses[s].headers['Retry-After'], `${s} documents Retry-After`);
       const links = doc.paths['/api/v1/executions/{wallet}'].post.responses['201'].links;
       assert.deepEqual(Object.keys(links).sort(), ['depositExecution', 'getExecution', 'submitExecution']);
       assert.equal(links.getExecution.parameters.executionId, '$response.body#/result/executionId');
@@ -86,12 +101,24 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       check('/api/v1/executions/{wallet}', 'post', prepared.status, prepared.body);
       check('/api/v1/executions/{wallet}', 'post', 401, (await prepare(stack, wallet, {}, 'nope')).body);
       check('/api/v1/executions/{wallet}', 'post', 403, (await prepare(stack, wallet, {}, stack.tokens.deposit)).body);
-      const big = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { token: stack.tokens.all, json: { intent: { pad: 'x'.repeat(70_000) } } });
+      const big = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+        token: stack.tokens.all,
+        json: { intent: { pad: 'x'.repeat(70_000) } },
+      });
       check('/api/v1/executions/{wallet}', 'post', big.status, big.body);
       const submitted = await submit(stack, wallet.id, signedBody(wallet, executionId, intent));
       check('/api/v1/executions/{wallet}/submit', 'post', submitted.status, submitted.body);
-      check('/api/v1/executions/{wallet}/submit', 'post', 404, (await submit(stack, wallet.id, signedBody(wallet, 'no-such', intent))).body);
-      const deposited = await depositHttp(stack, wallet.id, executionId, { txHash: `0x${randomUUID().replace(/-/g, '')}`, chain: 'solana', amount: '10' });
+      check(
+        '/api/v1/executions/{wallet}/submit',
+        'post',
+        404,
+        (await submit(stack, wallet.id, signedBody(wallet, 'no-such', intent))).body,
+      );
+      const deposited = await depositHttp(stack, wallet.id, executionId, {
+        txHash: `0x${randomUUID().replace(/-/g, '')}`,
+        chain: 'solana',
+        amount: '10',
+      });
       check('/api/v1/executions/{wallet}/{executionId}/deposit', 'post', deposited.status, deposited.body);
       assert.equal(deposited.body.result.status, 'SIGNING');
       const read = await getExecution(stack, wallet.id, executionId);
@@ -102,10 +129,17 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       check('/chain/whitelists/', 'post', ok.status, ok.body);
       check('/chain/whitelists/', 'post', 400, (await postBatch(stack, [])).body);
       check('/chain/whitelists/', 'post', 401, (await postBatch(stack, [], { token: 'nope' })).body);
-      check('/chain/whitelists/', 'post', 403, (await postBatch(stack, [changeOwnedBy(stack, stack.nodes[0].url, 'add_entry', 'user')], { token: stack.tokens.devAdd })).body);
+      check(
+        '/chain/whitelists/',
+        'post',
+        403,
+        (await postBatch(stack, [changeOwnedBy(stack, stack.nodes[0].url, 'add_entry', 'user')], { token: stack.tokens.devAdd })).body,
+      );
       // A deadline a loaded machine can still start the workflow in (a start that misses it is a 500).
       await setFault(stack.nodes[1].url, { delayMs: 3000 });
-      const late = await postBatch(stack, [changeOwnedBy(stack, stack.nodes[0].url), changeOwnedBy(stack, stack.nodes[1].url)], { headers: { timeout: '1000' } });
+      const late = await postBatch(stack, [changeOwnedBy(stack, stack.nodes[0].url), changeOwnedBy(stack, stack.nodes[1].url)], {
+        headers: { timeout: '1000' },
+      });
       assert.equal(late.status, 408, late.text);
       check('/chain/whitelists/', 'post', 408, late.body);
       assert.equal(late.body.result.length, 1);
@@ -130,7 +164,11 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       const after = parseMetrics(res.text);
       const labels = { route: '/api/v1/executions/:wallet/:executionId', method: 'GET', status: '404' };
       assert.equal(metricSum(after, 'intent_http_requests_total', labels) - metricSum(before, 'intent_http_requests_total', labels), 2);
-      assert.equal(metricSum(after, 'intent_http_request_duration_seconds_count', labels) - metricSum(before, 'intent_http_request_duration_seconds_count', labels), 2);
+      assert.equal(
+        metricSum(after, 'intent_http_request_duration_seconds_count', labels) -
+          metricSum(before, 'intent_http_request_duration_seconds_count', labels),
+        2,
+      );
       assert.ok(!res.text.includes(missing), 'a raw path leaked into a label');
       assert.ok(!res.text.includes(wallet.id), 'a wallet leaked into a label');
       assert.ok(metricSum(after, 'process_cpu_user_seconds_total') > 0, 'Node.js process metrics are collected');
@@ -146,7 +184,10 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       assert.equal((await submit(stack, wallet.id, signedBody(wallet, executionId, intent))).status, 200);
       assert.equal((await submit(stack, wallet.id, signedBody(wallet, 'no-such', intent))).status, 404);
       assert.equal((await postBatch(stack, [changeOwnedBy(stack, stack.nodes[2].url)])).status, 200);
-      assert.equal((await postBatch(stack, [changeOwnedBy(stack, stack.nodes[2].url, 'remove_entry')], { token: stack.tokens.devAdd })).status, 403);
+      assert.equal(
+        (await postBatch(stack, [changeOwnedBy(stack, stack.nodes[2].url, 'remove_entry')], { token: stack.tokens.devAdd })).status,
+        403,
+      );
       assert.equal((await postBatch(stack, [], {})).status, 400);
       const after = await scrape(`${stack.api.url}/metrics`);
       const delta = (name: string, labels: Record<string, string>) => metricSum(after, name, labels) - metricSum(before, name, labels);
@@ -166,13 +207,23 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       const prepareId = `op-${randomUUID()}`;
       const submitId = `op-${randomUUID()}`;
       const token = stack.tokens.all;
-      const prepared = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { token, json: { executionId, intent }, headers: { 'x-request-id': prepareId } });
+      const prepared = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+        token,
+        json: { executionId, intent },
+        headers: { 'x-request-id': prepareId },
+      });
       assert.equal(prepared.status, 201);
       assert.equal(prepared.headers.get('x-request-id'), prepareId);
       const body = signedBody(wallet, executionId, intent);
-      const submitted = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/submit`, { json: body, headers: { 'x-request-id': submitId, authorization: `Bearer ${token}` } });
+      const submitted = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/submit`, {
+        json: body,
+        headers: { 'x-request-id': submitId, authorization: `Bearer ${token}` },
+      });
       assert.equal(submitted.status, 200);
-      const bad = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/submit`, { json: { ...body, timestamp: 1 }, token });
+      const bad = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}/submit`, {
+        json: { ...body, timestamp: 1 },
+        token,
+      });
       assert.equal(bad.status, 400);
 
       const lines = stack.apiLog.filter((l) => l.reqId === submitId);
@@ -188,7 +239,8 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       assert.equal(stack.apiLog.filter((l) => l.reqId === prepareId).length, 1);
 
       const all = stack.apiLog.map((l) => JSON.stringify(l)).join('\n');
-      for (const secret of [token, body.signature, Buffer.from(wallet.secretKey).toString('hex')]) assert.ok(!all.includes(secret), `a log line holds ${secret.slice(0, 12)}…`);
+      for (const secret of [token, body.signature, Buffer.from(wallet.secretKey).toString('hex')])
+        assert.ok(!all.includes(secret), `a log line holds ${secret.slice(0, 12)}…`);
       for (const other of Object.values(stack.tokens)) assert.ok(!all.includes(other), 'a token is in the log');
     });
 
@@ -205,7 +257,11 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
 
     it('when one storage node is down, then the API stays ready (200) and names the node down in storageNodes and in intent_storage_node_up', async () => {
       const dead = `http://127.0.0.1:${await freePort()}`;
-      const api = await startApi(stack.config, { temporalAddress: stack.temporal.address, storageNodes: [stack.nodes[0].url, dead], logger: quiet });
+      const api = await startApi(stack.config, {
+        temporalAddress: stack.temporal.address,
+        storageNodes: [stack.nodes[0].url, dead],
+        logger: quiet,
+      });
       try {
         const res = await request(api.url, 'GET', '/readyz');
         assert.equal(res.status, 200, res.text);
@@ -239,7 +295,11 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
     });
 
     it('when Temporal is unreachable, then it is 503 naming temporal', async () => {
-      const api = await startApi(stack.config, { temporalAddress: `127.0.0.1:${await freePort()}`, storageNodes: [stack.nodes[0].url], logger: quiet });
+      const api = await startApi(stack.config, {
+        temporalAddress: `127.0.0.1:${await freePort()}`,
+        storageNodes: [stack.nodes[0].url],
+        logger: quiet,
+      });
       try {
         const res = await request(api.url, 'GET', '/readyz');
         assert.equal(res.status, 503, res.text);
@@ -260,7 +320,11 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         await setFault(slow, { delayMs: 3000 });
         const change = changeOwnedBy(stack, slow);
         const started = Date.now();
-        const inFlight = request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: [change], headers: { 'x-request-id': 'sigterm-batch', timeout: '20000' } });
+        const inFlight = request(api.url, 'POST', '/chain/whitelists/', {
+          token: stack.tokens.all,
+          json: [change],
+          headers: { 'x-request-id': 'sigterm-batch', timeout: '20000' },
+        });
         // SIGTERM once the batch is in flight (the slow node applies durably, then waits 3 s to
         // answer), and the next connection only once the API says it is shutting down: fixed
         // sleeps here raced with a loaded machine.

@@ -12,7 +12,12 @@ interface Answer {
 }
 
 /** One request over real HTTP from a chosen local address (127.0.0.0/8 is all loopback on Linux). */
-function send(url: string, method: string, path: string, options: { from?: string; headers?: Record<string, string>; json?: unknown } = {}): Promise<Answer> {
+function send(
+  url: string,
+  method: string,
+  path: string,
+  options: { from?: string; headers?: Record<string, string>; json?: unknown } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const body = options.json === undefined ? undefined : JSON.stringify(options.json);
     const req = http.request(
@@ -58,7 +63,10 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
 
   /** An API process of its own with these limits (the shared stack runs without limits). */
   async function apiWith(rateLimits: Config['rateLimits'], trustProxy: string[] = []): Promise<string> {
-    const api = await startApi({ ...stack.config, rateLimits, trustProxy }, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: stack.logger });
+    const api = await startApi(
+      { ...stack.config, rateLimits, trustProxy },
+      { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: stack.logger },
+    );
     apis.push(api);
     return api.url;
   }
@@ -81,7 +89,9 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
   it('when TRUST_PROXY is not set, then a spoofed X-Forwarded-For changes nothing: the socket address is the key', async () => {
     const url = await apiWith({ windowS: 60, perIp: 5, perWallet: 0, perToken: 0 });
     const path = `/api/v1/executions/${newWallet().id}/missing`;
-    const answers = await times(8, (i) => send(url, 'GET', path, { from: '127.0.0.3', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` } }));
+    const answers = await times(8, (i) =>
+      send(url, 'GET', path, { from: '127.0.0.3', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` } }),
+    );
     assert.deepEqual(statuses(answers), [404, 404, 404, 404, 404, 429, 429, 429]);
   });
 
@@ -99,7 +109,11 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
     const hot = newWallet().id;
     const answers = await times(6, () => send(url, 'GET', `/api/v1/executions/${hot}/missing`));
     assert.deepEqual(statuses(answers), [404, 404, 404, 404, 429, 429]);
-    assert.equal((await send(url, 'POST', `/api/v1/executions/${hot}/submit`, { json: {} })).status, 429, 'submit shares the wallet budget');
+    assert.equal(
+      (await send(url, 'POST', `/api/v1/executions/${hot}/submit`, { json: {} })).status,
+      429,
+      'submit shares the wallet budget',
+    );
     assert.equal((await send(url, 'GET', `/api/v1/executions/${newWallet().id}/missing`)).status, 404);
   });
 
@@ -107,14 +121,19 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
     const url = await apiWith({ windowS: 60, perIp: 0, perWallet: 0, perToken: 3 });
     const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
     // Off-schema bodies: each is a cheap 400 after the token was counted.
-    const answers = await times(3, () => send(url, 'POST', `/api/v1/executions/${newWallet().id}`, { headers: bearer(stack.tokens.all), json: {} }));
+    const answers = await times(3, () =>
+      send(url, 'POST', `/api/v1/executions/${newWallet().id}`, { headers: bearer(stack.tokens.all), json: {} }),
+    );
     assert.deepEqual(statuses(answers), [400, 400, 400]);
     const limited = await send(url, 'POST', '/chain/whitelists/', { headers: bearer(stack.tokens.all), json: [] });
     assert.equal(limited.status, 429);
     assert.equal(limited.body.error, 'Too Many Requests', 'whitelist routes keep their error style');
     assert.equal(typeof limited.body.errorMessage, 'string');
     assert.ok(Number(limited.retryAfter) >= 1);
-    assert.equal((await send(url, 'POST', `/api/v1/executions/${newWallet().id}`, { headers: bearer(stack.tokens.prepare), json: {} })).status, 400);
+    assert.equal(
+      (await send(url, 'POST', `/api/v1/executions/${newWallet().id}`, { headers: bearer(stack.tokens.prepare), json: {} })).status,
+      400,
+    );
     // An unknown token is still 401 (it has no id to count).
     assert.equal((await send(url, 'POST', `/api/v1/executions/${newWallet().id}`, { headers: bearer('nope'), json: {} })).status, 401);
   });

@@ -79,7 +79,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
     made = await makeHistories(stack);
   });
 
-  it('when every history on the test task queue (this file\'s, and whatever ran before) is replayed with the current workflow code, then none fails', async function () {
+  it("when every history on the test task queue (this file's, and whatever ran before) is replayed with the current workflow code, then none fails", async function () {
     this.timeout(120_000);
     const histories = stack.client.workflow.list({ query: `TaskQueue='${stack.config.temporal.taskQueue}'` }).intoHistories();
     const seen = new Map<string, number>();
@@ -98,7 +98,10 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
           if (!recorded.has(key)) {
             recorded.add(key);
             mkdirSync(FIXTURES, { recursive: true });
-            writeFileSync(path.join(FIXTURES, `${key}.json`), JSON.stringify({ workflowId: h.workflowId, history: JSON.parse(historyToJSON(history)) }));
+            writeFileSync(
+              path.join(FIXTURES, `${key}.json`),
+              JSON.stringify({ workflowId: h.workflowId, history: JSON.parse(historyToJSON(history)) }),
+            );
           }
         }
         yield h;

@@ -9,7 +9,11 @@ import { request, type HttpAnswer } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 
 /** Sends `count` requests, `concurrency` at a time, and tallies the answers by status. */
-async function flood(count: number, concurrency: number, send: () => Promise<HttpAnswer>): Promise<{ byStatus: Map<number, number>; answers: HttpAnswer[] }> {
+async function flood(
+  count: number,
+  concurrency: number,
+  send: () => Promise<HttpAnswer>,
+): Promise<{ byStatus: Map<number, number>; answers: HttpAnswer[] }> {
   const answers: HttpAnswer[] = [];
   let next = 0;
   await Promise.all(
@@ -35,7 +39,11 @@ describe('replays of accepted requests write nothing to the workflow history', f
     stack = await getStack();
     // A second API process of its own (no cache shared with the first): its replays reach the
     // workflow's Update validator, the path a fleet of APIs takes.
-    secondApi = await startApi(stack.config, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: stack.logger });
+    secondApi = await startApi(stack.config, {
+      temporalAddress: stack.temporal.address,
+      storageNodes: stack.nodes.map((n) => n.url),
+      logger: stack.logger,
+    });
   });
   after(async () => {
     await secondApi?.close(1000);
@@ -43,11 +51,15 @@ describe('replays of accepted requests write nothing to the workflow history', f
 
   /** The number of events in the execution's history, as `temporal workflow show` prints them. */
   async function historyLength(workflowId: string): Promise<number> {
-    const { stdout } = await promisify(execFile)(stack.temporalBinary, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address], {
-      encoding: 'utf8',
-      env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const { stdout } = await promisify(execFile)(
+      stack.temporalBinary,
+      ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     return JSON.parse(stdout).events.length;
   }
 
@@ -65,7 +77,9 @@ describe('replays of accepted requests write nothing to the workflow history', f
     const before = await historyLength(workflowId);
 
     let i = 0;
-    const { byStatus, answers } = await flood(1000, 50, () => request(i++ % 2 === 0 ? stack.api.url : secondApi.url, 'POST', path, { json: body }));
+    const { byStatus, answers } = await flood(1000, 50, () =>
+      request(i++ % 2 === 0 ? stack.api.url : secondApi.url, 'POST', path, { json: body }),
+    );
     for (const a of answers) {
       if (a.status === 200) assert.deepEqual(a.body, { result: { status: 'PREPARED' } });
       else {
@@ -85,12 +99,21 @@ describe('replays of accepted requests write nothing to the workflow history', f
 
     // The same signature after SIGNING, and the deposit again: 200 with the current state, no event.
     const again = await flood(100, 20, () => request(secondApi.url, 'POST', path, { json: body }));
-    assert.deepEqual([...again.byStatus.keys()].filter((s) => s !== 503), [200]);
+    assert.deepEqual(
+      [...again.byStatus.keys()].filter((s) => s !== 503),
+      [200],
+    );
     for (const a of again.answers.filter((x) => x.status === 200)) assert.deepEqual(a.body, { result: { status: 'SIGNING' } });
     const depositReplays = await flood(100, 20, () =>
-      request(secondApi.url, 'POST', `/api/v1/executions/${wallet.id}/${executionId}/deposit`, { token: stack.tokens.all, json: dep.body.result.deposit }),
+      request(secondApi.url, 'POST', `/api/v1/executions/${wallet.id}/${executionId}/deposit`, {
+        token: stack.tokens.all,
+        json: dep.body.result.deposit,
+      }),
     );
-    assert.deepEqual([...depositReplays.byStatus.keys()].filter((s) => s !== 503), [200]);
+    assert.deepEqual(
+      [...depositReplays.byStatus.keys()].filter((s) => s !== 503),
+      [200],
+    );
     for (const a of depositReplays.answers.filter((x) => x.status === 200)) {
       assert.equal(a.body.result.status, 'SIGNING');
       assert.deepEqual(a.body.result.deposit, dep.body.result.deposit);
@@ -114,6 +137,9 @@ describe('replays of accepted requests write nothing to the workflow history', f
     }
     assert.equal(await historyLength(workflowId), before);
     const read = await request(stack.api.url, 'GET', `/api/v1/executions/${wallet.id}/${executionId}`);
-    assert.deepEqual(read.body.result.refusedDeposits.map((r: { txHash: string }) => r.txHash), ['0xother']);
+    assert.deepEqual(
+      read.body.result.refusedDeposits.map((r: { txHash: string }) => r.txHash),
+      ['0xother'],
+    );
   });
 });

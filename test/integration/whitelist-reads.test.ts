@@ -43,17 +43,25 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
     tokens.executions = createToken(file, 'reads-executions', ['executions:prepare']);
   });
   afterEach(async () => {
-    for (const node of stack.nodes) if (node.child.exitCode === null && node.child.signalCode === null) await setFault(node.url, { delayMs: 0, fault: 'none' });
+    for (const node of stack.nodes)
+      if (node.child.exitCode === null && node.child.signalCode === null) await setFault(node.url, { delayMs: 0, fault: 'none' });
   });
 
-  const spread = (op: WhitelistChange['op_type'] = 'add_entry', kind: WhitelistChange['kind'] = 'developer') => stack.nodes.map((n) => changeOwnedBy(stack, n.url, op, kind));
-  const owner = (change: WhitelistChange) => ownerOf(ownerKey(change), stack.nodes.map((n) => n.url));
+  const spread = (op: WhitelistChange['op_type'] = 'add_entry', kind: WhitelistChange['kind'] = 'developer') =>
+    stack.nodes.map((n) => changeOwnedBy(stack, n.url, op, kind));
+  const owner = (change: WhitelistChange) =>
+    ownerOf(
+      ownerKey(change),
+      stack.nodes.map((n) => n.url),
+    );
 
   describe('GET /chain/whitelists/{kind}', () => {
-    it('when the list is read in pages of 7, then the pages together are exactly every node\'s entries, merged, sorted, EIP-55, without repeats', async () => {
+    it("when the list is read in pages of 7, then the pages together are exactly every node's entries, merged, sorted, EIP-55, without repeats", async () => {
       const added = spread('add_entry', 'user');
       assert.equal((await postBatch(stack, added)).status, 200);
-      const expected = (await Promise.all(stack.nodes.map((n) => nodeEntries(n.url, 'user')))).flat().sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
+      const expected = (await Promise.all(stack.nodes.map((n) => nodeEntries(n.url, 'user'))))
+        .flat()
+        .sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
       const paged: string[] = [];
       let pageToken: string | undefined;
       let pages = 0;
@@ -123,7 +131,12 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
   describe('scopes (401 and 403 as for writes)', () => {
     const entry = () => randomEoa();
     it('when there is no token or an unknown one, then every read route is 401 with WWW-Authenticate: Bearer', async () => {
-      for (const path of ['/chain/whitelists/user', `/chain/whitelists/user/${entry()}`, `/chain/whitelists/batches/${randomUUID()}`, '/chain/whitelists/audit']) {
+      for (const path of [
+        '/chain/whitelists/user',
+        `/chain/whitelists/user/${entry()}`,
+        `/chain/whitelists/batches/${randomUUID()}`,
+        '/chain/whitelists/audit',
+      ]) {
         for (const token of [undefined, 'ist_not-a-real-token']) {
           const res = await get(path, token);
           assert.equal(res.status, 401, `${path}: ${res.text}`);
@@ -157,7 +170,7 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
   });
 
   describe('GET /chain/whitelists/batches/{batchId}', () => {
-    it('when a batch answered 200, then its status shows the outcome, the token id, its times and each change applied with the node\'s changed flag', async () => {
+    it("when a batch answered 200, then its status shows the outcome, the token id, its times and each change applied with the node's changed flag", async () => {
       const first = spread();
       assert.equal((await postBatch(stack, first)).status, 200);
       const batch = [first[0], ...spread().slice(1)]; // first[0] is already present: changed false
@@ -192,35 +205,52 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
       assert.equal(early.body.result.workflowStatus, 'running');
       assert.equal(early.body.result.outcome.status, 408);
       assert.equal(typeof early.body.result.outcome.errorMessage, 'string');
-      assert.deepEqual(early.body.result.changes.map((c: { state: string }) => c.state), ['applied', 'pending', 'applied']);
+      assert.deepEqual(
+        early.body.result.changes.map((c: { state: string }) => c.state),
+        ['applied', 'pending', 'applied'],
+      );
       assert.equal(early.body.result.changes[1].changed, undefined, 'no answer from the late node yet');
       await setFault(stack.nodes[1].url, { delayMs: 0 });
-      const done = await eventually(async () => {
-        const answer = await get(`/chain/whitelists/batches/${batchId}`, tokens.read);
-        return answer.body.result.workflowStatus === 'completed' && answer.body.result;
-      }, 30_000, 250);
-      assert.deepEqual(done.changes, batch.map((c) => ({ ...c, node: owner(c), state: 'applied', changed: true })));
+      const done = await eventually(
+        async () => {
+          const answer = await get(`/chain/whitelists/batches/${batchId}`, tokens.read);
+          return answer.body.result.workflowStatus === 'completed' && answer.body.result;
+        },
+        30_000,
+        250,
+      );
+      assert.deepEqual(
+        done.changes,
+        batch.map((c) => ({ ...c, node: owner(c), state: 'applied', changed: true })),
+      );
       assert.equal(done.outcome.status, 408, 'the outcome stays what the client was answered');
     });
 
-    it('when a batch answered 500, then the status shows the refusing node\'s change not applied and the others reverted, and names no node in the message', async function () {
+    it("when a batch answered 500, then the status shows the refusing node's change not applied and the others reverted, and names no node in the message", async function () {
       this.timeout(60_000);
       const batch = spread();
       await setFault(stack.nodes[0].url, { fault: 'http500' });
       const res = await postBatch(stack, batch, { headers: LONG_DEADLINE });
       assert.equal(res.status, 500, res.text);
       const batchId = res.headers.get('x-batch-id')!;
-      const done = await eventually(async () => {
-        const answer = await get(`/chain/whitelists/batches/${batchId}`, tokens.read);
-        return answer.body.result.workflowStatus === 'completed' && answer.body.result;
-      }, 30_000, 250);
+      const done = await eventually(
+        async () => {
+          const answer = await get(`/chain/whitelists/batches/${batchId}`, tokens.read);
+          return answer.body.result.workflowStatus === 'completed' && answer.body.result;
+        },
+        30_000,
+        250,
+      );
       assert.equal(done.outcome.status, 500);
       assert.ok(!done.outcome.errorMessage.includes('127.0.0.1'), done.outcome.errorMessage);
-      assert.deepEqual(done.changes.map((c: { state: string; changed?: boolean }) => [c.state, c.changed]), [
-        ['not-applied', undefined],
-        ['reverted', true],
-        ['reverted', true],
-      ]);
+      assert.deepEqual(
+        done.changes.map((c: { state: string; changed?: boolean }) => [c.state, c.changed]),
+        [
+          ['not-applied', undefined],
+          ['reverted', true],
+          ['reverted', true],
+        ],
+      );
     });
 
     it('when the batch id is unknown, then it is 404; when it is not a UUID, then it is 400', async () => {
@@ -257,7 +287,11 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
       const failRes = await postBatch(stack, failing, { token, headers: LONG_DEADLINE });
       assert.equal(failRes.status, 500, failRes.text);
       const failId = failRes.headers.get('x-batch-id')!;
-      await eventually(async () => (await get(`/chain/whitelists/batches/${failId}`, token)).body.result.workflowStatus === 'completed', 30_000, 250);
+      await eventually(
+        async () => (await get(`/chain/whitelists/batches/${failId}`, token)).body.result.workflowStatus === 'completed',
+        30_000,
+        250,
+      );
       await setFault(stack.nodes[0].url, { fault: 'none' });
 
       const late = spread();
@@ -265,7 +299,11 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
       const lateRes = await postBatch(stack, late, { token, headers: { timeout: '500' } });
       assert.equal(lateRes.status, 408, lateRes.text);
       const lateId = lateRes.headers.get('x-batch-id')!;
-      await eventually(async () => (await get(`/chain/whitelists/batches/${lateId}`, token)).body.result.workflowStatus === 'completed', 30_000, 250);
+      await eventually(
+        async () => (await get(`/chain/whitelists/batches/${lateId}`, token)).body.result.workflowStatus === 'completed',
+        30_000,
+        250,
+      );
 
       const okId = okRes.headers.get('x-batch-id')!;
       const all = await get(`/chain/whitelists/audit?tokenId=${tokenId}&pageSize=100`, token);
@@ -279,7 +317,12 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
       const expected = new Set([
         ...adds.map((c) => `${okId} add_entry ${c.entry} changed=true on ${owner(c)}`),
         // The refusing node (0) applied nothing; nodes 1 and 2 applied, then undid their change.
-        ...failing.slice(1).flatMap((c) => [`${failId} add_entry ${c.entry} changed=true on ${owner(c)}`, `${failId} revert remove_entry ${c.entry} changed=true on ${owner(c)}`]),
+        ...failing
+          .slice(1)
+          .flatMap((c) => [
+            `${failId} add_entry ${c.entry} changed=true on ${owner(c)}`,
+            `${failId} revert remove_entry ${c.entry} changed=true on ${owner(c)}`,
+          ]),
         ...late.map((c) => `${lateId} add_entry ${c.entry} changed=true on ${owner(c)}`),
       ]);
       assert.deepEqual(new Set(records.map(line)), expected);
@@ -288,17 +331,28 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
 
       // Per entry: the 500 batch's change on a node that applied it shows the add, then (newer) its revert.
       const reverted = await get(`/chain/whitelists/audit?entry=${failing[1].entry.toLowerCase()}`, tokens.audit);
-      assert.deepEqual(reverted.body.result.map(line), [`${failId} revert remove_entry ${failing[1].entry} changed=true on ${owner(failing[1])}`, `${failId} add_entry ${failing[1].entry} changed=true on ${owner(failing[1])}`]);
+      assert.deepEqual(reverted.body.result.map(line), [
+        `${failId} revert remove_entry ${failing[1].entry} changed=true on ${owner(failing[1])}`,
+        `${failId} add_entry ${failing[1].entry} changed=true on ${owner(failing[1])}`,
+      ]);
       assert.deepEqual((await get(`/chain/whitelists/audit?entry=${failing[0].entry}`, tokens.audit)).body.result, []);
-      assert.deepEqual((await get(`/chain/whitelists/audit?entry=${late[2].entry}&kind=developer`, tokens.audit)).body.result.map(line), [`${lateId} add_entry ${late[2].entry} changed=true on ${owner(late[2])}`]);
+      assert.deepEqual((await get(`/chain/whitelists/audit?entry=${late[2].entry}&kind=developer`, tokens.audit)).body.result.map(line), [
+        `${lateId} add_entry ${late[2].entry} changed=true on ${owner(late[2])}`,
+      ]);
       assert.deepEqual((await get(`/chain/whitelists/audit?entry=${late[2].entry}&kind=user`, tokens.audit)).body.result, []);
-      const since = await get(`/chain/whitelists/audit?tokenId=${tokenId}&since=${encodeURIComponent(records[0].appliedAt!)}`, tokens.audit);
+      const since = await get(
+        `/chain/whitelists/audit?tokenId=${tokenId}&since=${encodeURIComponent(records[0].appliedAt!)}`,
+        tokens.audit,
+      );
       assert.deepEqual(since.body.result.map(line), records.filter((r) => r.appliedAt! >= records[0].appliedAt!).map(line));
 
       const paged: AuditRecord[] = [];
       let pageToken: string | undefined;
       do {
-        const res = await get(`/chain/whitelists/audit?tokenId=${tokenId}&pageSize=2${pageToken ? `&pageToken=${pageToken}` : ''}`, tokens.audit);
+        const res = await get(
+          `/chain/whitelists/audit?tokenId=${tokenId}&pageSize=2${pageToken ? `&pageToken=${pageToken}` : ''}`,
+          tokens.audit,
+        );
         assert.equal(res.status, 200, res.text);
         assert.ok(res.body.result.length <= 2);
         paged.push(...res.body.result);

@@ -15,11 +15,13 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
     stack = await getStack();
   });
   afterEach(async () => {
-    for (const node of stack.nodes) if (node.child.exitCode === null && node.child.signalCode === null) await setFault(node.url, { delayMs: 0, fault: 'none' });
+    for (const node of stack.nodes)
+      if (node.child.exitCode === null && node.child.signalCode === null) await setFault(node.url, { delayMs: 0, fault: 'none' });
   });
 
   /** One add per node, in node order, so every batch touches all three. */
-  const spread = (op: WhitelistChange['op_type'] = 'add_entry', kind: WhitelistChange['kind'] = 'developer') => stack.nodes.map((n) => changeOwnedBy(stack, n.url, op, kind));
+  const spread = (op: WhitelistChange['op_type'] = 'add_entry', kind: WhitelistChange['kind'] = 'developer') =>
+    stack.nodes.map((n) => changeOwnedBy(stack, n.url, op, kind));
 
   async function holds(nodeIndex: number, change: WhitelistChange): Promise<boolean> {
     return (await nodeEntries(stack.nodes[nodeIndex].url, change.kind)).includes(change.entry);
@@ -62,7 +64,11 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
 
   it('when the path has no trailing slash, then it answers the same', async () => {
     const change = changeOwnedBy(stack, stack.nodes[0].url);
-    const res = await fetch(`${stack.api.url}/chain/whitelists`, { method: 'POST', headers: { authorization: `Bearer ${stack.tokens.all}`, 'content-type': 'application/json' }, body: JSON.stringify([change]) });
+    const res = await fetch(`${stack.api.url}/chain/whitelists`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.tokens.all}`, 'content-type': 'application/json' },
+      body: JSON.stringify([change]),
+    });
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), [confirmationMessage(change)]);
   });
@@ -120,7 +126,9 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
 
     it('when a batch has exactly MaxBatchLen changes, then it is 200; with MaxBatchLen + 1 it is 400', async () => {
       const max = stack.config.request.maxBatchLen;
-      const batch = Array.from({ length: max }, (_, i) => changeOwnedBy(stack, stack.nodes[i % 3].url, 'add_entry', i % 2 ? 'user' : 'developer'));
+      const batch = Array.from({ length: max }, (_, i) =>
+        changeOwnedBy(stack, stack.nodes[i % 3].url, 'add_entry', i % 2 ? 'user' : 'developer'),
+      );
       const ok = await postBatch(stack, batch);
       assert.equal(ok.status, 200, ok.text);
       assert.equal(ok.body.length, max);
@@ -143,7 +151,7 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
     assert.equal(alone.status, 200, 'the same token may make the change it is scoped for');
   });
 
-  it('when one node answers slower than a 500 ms Timeout header, then it is 408 listing exactly the other nodes\' changes, and the late change is applied later', async function () {
+  it("when one node answers slower than a 500 ms Timeout header, then it is 408 listing exactly the other nodes' changes, and the late change is applied later", async function () {
     this.timeout(30_000);
     const batch = spread();
     await setFault(stack.nodes[1].url, { delayMs: 2000 });
@@ -185,7 +193,7 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
     assert.equal(await holds(0, batch[0]), false, 'the refusing node applied nothing');
   });
 
-  it('when a node answers non-JSON, then it is 500 and the other nodes\' changes are reverted', async function () {
+  it("when a node answers non-JSON, then it is 500 and the other nodes' changes are reverted", async function () {
     this.timeout(30_000);
     const batch = spread();
     await setFault(stack.nodes[2].url, { fault: 'garbage' });
@@ -197,7 +205,7 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
     await eventually(async () => !(await holds(0, batch[0])) && !(await holds(1, batch[1])), 10_000);
   });
 
-  it('when a node answers HTTP 500, then it is 500 and the other nodes\' changes are reverted', async function () {
+  it("when a node answers HTTP 500, then it is 500 and the other nodes' changes are reverted", async function () {
     this.timeout(30_000);
     const batch = spread();
     await setFault(stack.nodes[0].url, { fault: 'http500' });
@@ -208,7 +216,7 @@ describe('whitelists: POST /chain/whitelists/ against real storage-node processe
     assert.equal(await holds(0, batch[0]), false, 'the refusing node applied nothing');
   });
 
-  it('when a node is down, then it is 500 and the other nodes\' changes are reverted; after a restart the node holds nothing of the batch', async function () {
+  it("when a node is down, then it is 500 and the other nodes' changes are reverted; after a restart the node holds nothing of the batch", async function () {
     this.timeout(60_000);
     const batch = spread();
     stack.nodes[1].child.kill('SIGKILL');

@@ -17,14 +17,22 @@ import { nodeEntries } from '../support/whitelists';
 describe('load: a whitelist batch whose workflow cannot answer by its deadline', function () {
   this.timeout(90_000);
 
-  it('when no worker polls the batch\'s task queue by the deadline, then the API answers 408 with X-Batch-Id and an empty result, and the change is applied once a worker polls', async () => {
+  it("when no worker polls the batch's task queue by the deadline, then the API answers 408 with X-Batch-Id and an empty result, and the change is applied once a worker polls", async () => {
     const stack = await getStack();
     const taskQueue = `no-worker-${process.pid}-${randomBytes(4).toString('hex')}`;
     const config = { ...stack.config, port: 0, temporal: { ...stack.config.temporal, taskQueue } };
-    const api = await startApi(config, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) });
+    const api = await startApi(config, {
+      temporalAddress: stack.temporal.address,
+      storageNodes: stack.nodes.map((n) => n.url),
+      logger: pino({ level: 'silent' }),
+    });
     const entry = '0x' + randomBytes(20).toString('hex');
     try {
-      const res = await request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: [{ op_type: 'add_entry', kind: 'user', entry }], headers: { timeout: '1000' } });
+      const res = await request(api.url, 'POST', '/chain/whitelists/', {
+        token: stack.tokens.all,
+        json: [{ op_type: 'add_entry', kind: 'user', entry }],
+        headers: { timeout: '1000' },
+      });
       assert.equal(res.status, 408, res.text);
       assert.deepEqual(res.body.result, []);
       assert.match(res.headers.get('x-batch-id') ?? '', /^[0-9a-f-]{36}$/);
@@ -33,7 +41,10 @@ describe('load: a whitelist batch whose workflow cannot answer by its deadline',
     }
     const worker = await startWorker(config, stack.temporal.address);
     try {
-      await eventually(async () => (await Promise.all(stack.nodes.map((n) => nodeEntries(n.url, 'user')))).flat().some((e) => e.toLowerCase() === entry), 30_000);
+      await eventually(
+        async () => (await Promise.all(stack.nodes.map((n) => nodeEntries(n.url, 'user')))).flat().some((e) => e.toLowerCase() === entry),
+        30_000,
+      );
     } finally {
       await worker.shutdown();
     }

@@ -28,9 +28,15 @@ export interface LoadResult<T extends LoadRequest = LoadRequest> {
  * request from one queue, send it over a keep-alive connection of their own and wait for the
  * answer, until the queue is empty. Every request is sent once (no retries), so every outcome counts.
  */
-export async function runLoad<T extends LoadRequest>(baseUrl: string, requests: readonly T[], concurrency: number, timeoutMs = 90_000): Promise<{ results: LoadResult<T>[]; seconds: number }> {
+export async function runLoad<T extends LoadRequest>(
+  baseUrl: string,
+  requests: readonly T[],
+  concurrency: number,
+  timeoutMs = 90_000,
+): Promise<{ results: LoadResult<T>[]; seconds: number }> {
   const url = new URL(baseUrl);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`the load client is for loopback only, not ${url.hostname}`);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+    throw new Error(`the load client is for loopback only, not ${url.hostname}`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const results: LoadResult<T>[] = new Array(requests.length);
   let next = 0;
@@ -61,7 +67,10 @@ function send<T extends LoadRequest>(agent: http.Agent, base: URL, request: T, t
         port: base.port,
         method: request.method,
         path: request.path,
-        headers: { ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}), ...(request.headers ?? {}) },
+        headers: {
+          ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+          ...(request.headers ?? {}),
+        },
         timeout: timeoutMs,
       },
       (res) =>
@@ -86,9 +95,16 @@ function send<T extends LoadRequest>(agent: http.Agent, base: URL, request: T, t
  * safely"): each is sent again after its Retry-After, up to `maxAttempts` in all, as a client
  * would; `ms` then spans the first send to the last answer, and `unavailable` counts the 503s.
  */
-export async function runOpenLoop<T extends LoadRequest>(baseUrl: string, requests: readonly T[], perSecond: number, maxAttempts = 30, timeoutMs = 90_000): Promise<{ results: LoadResult<T>[]; seconds: number }> {
+export async function runOpenLoop<T extends LoadRequest>(
+  baseUrl: string,
+  requests: readonly T[],
+  perSecond: number,
+  maxAttempts = 30,
+  timeoutMs = 90_000,
+): Promise<{ results: LoadResult<T>[]; seconds: number }> {
   const url = new URL(baseUrl);
-  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`the load client is for loopback only, not ${url.hostname}`);
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname))
+    throw new Error(`the load client is for loopback only, not ${url.hostname}`);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
   const started = process.hrtime.bigint();
   const sinceStart = () => Number(process.hrtime.bigint() - started) / 1e6;
@@ -127,7 +143,10 @@ export function figures(results: readonly LoadResult[]): string[] {
     const statuses = new Map<string, number>();
     for (const r of of) statuses.set(r.error ? 'error' : String(r.status), (statuses.get(r.error ? 'error' : String(r.status)) ?? 0) + 1);
     const ms = of.map((r) => r.ms);
-    const byStatus = [...statuses].sort().map(([s, n]) => `${s}: ${n}`).join(', ');
+    const byStatus = [...statuses]
+      .sort()
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
     return `${kind.padEnd(16)} ${String(of.length).padStart(5)} requests  {${byStatus}}  p50 ${percentile(ms, 50).toFixed(0)} ms  p99 ${percentile(ms, 99).toFixed(0)} ms  max ${Math.max(...ms).toFixed(0)} ms`;
   });
 }

@@ -60,42 +60,94 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
       const intent = sampleIntent();
       return { wallet, executionId, intent, deposited: i % 2 === 0, winner: signedBody(wallet, executionId, intent) };
     });
-    const prepared = await untilDone(stack.api.url, executions.map((e) => ({ kind: 'prepare', method: 'POST' as const, path: `/api/v1/executions/${e.wallet.id}`, headers: auth, body: { executionId: e.executionId, intent: e.intent, ttlSeconds: 3600 } })), [201, 409]);
-    const deposited = await untilDone(stack.api.url, executions.filter((e) => e.deposited).map((e) => ({ kind: 'deposit', method: 'POST' as const, path: `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`, headers: auth, body: { txHash: `0x${e.executionId}` } })), [200]);
+    const prepared = await untilDone(
+      stack.api.url,
+      executions.map((e) => ({
+        kind: 'prepare',
+        method: 'POST' as const,
+        path: `/api/v1/executions/${e.wallet.id}`,
+        headers: auth,
+        body: { executionId: e.executionId, intent: e.intent, ttlSeconds: 3600 },
+      })),
+      [201, 409],
+    );
+    const deposited = await untilDone(
+      stack.api.url,
+      executions
+        .filter((e) => e.deposited)
+        .map((e) => ({
+          kind: 'deposit',
+          method: 'POST' as const,
+          path: `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`,
+          headers: auth,
+          body: { txHash: `0x${e.executionId}` },
+        })),
+      [200],
+    );
     const setupSeconds = (Date.now() - setupStarted) / 1000;
 
     // Phase 1: first submits and adds, interleaved.
-    const submitOf = (e: Execution, body: unknown, expect: Req['expect']): Req => ({ kind: 'submit', method: 'POST', path: `/api/v1/executions/${e.wallet.id}/submit`, body, execution: e, expect });
+    const submitOf = (e: Execution, body: unknown, expect: Req['expect']): Req => ({
+      kind: 'submit',
+      method: 'POST',
+      path: `/api/v1/executions/${e.wallet.id}/submit`,
+      body,
+      execution: e,
+      expect,
+    });
     // Timeout: 60000, the documented header at its cap: the load measures throughput and what is
     // kept, not the 5 s default deadline, which 50 clients on 2 shared cores overrun (→ 408).
-    const batchOf = (kind: string, changes: WhitelistChange[]): Req => ({ kind, method: 'POST', path: '/chain/whitelists/', headers: { ...auth, timeout: BATCH_TIMEOUT_MS }, body: changes, changes });
-    const freshChange = (): WhitelistChange => ({ op_type: 'add_entry', kind: randomBytes(1)[0] % 2 ? 'developer' : 'user', entry: toChecksumAddress('0x' + randomBytes(20).toString('hex')) });
+    const batchOf = (kind: string, changes: WhitelistChange[]): Req => ({
+      kind,
+      method: 'POST',
+      path: '/chain/whitelists/',
+      headers: { ...auth, timeout: BATCH_TIMEOUT_MS },
+      body: changes,
+      changes,
+    });
+    const freshChange = (): WhitelistChange => ({
+      op_type: 'add_entry',
+      kind: randomBytes(1)[0] % 2 ? 'developer' : 'user',
+      entry: toChecksumAddress('0x' + randomBytes(20).toString('hex')),
+    });
     const phase1: Req[] = shuffle(
       [
         ...executions.map((e) => submitOf(e, e.winner, 'winner')),
-        ...Array.from({ length: ADD_BATCHES }, () => batchOf('whitelist add', Array.from({ length: 1 + (randomBytes(1)[0] % 5) }, freshChange))),
+        ...Array.from({ length: ADD_BATCHES }, () =>
+          batchOf('whitelist add', Array.from({ length: 1 + (randomBytes(1)[0] % 5) }, freshChange)),
+        ),
       ],
       SEED,
     );
     const one = await runLoad(stack.api.url, phase1, CLIENTS);
     let retriedAfter503 = await retry503(stack.api.url, one.results);
-    console.log(`  phase 1: ${phase1.length} requests in ${one.seconds.toFixed(1)} s\n${figures(one.results).map((l) => `    ${l}`).join('\n')}`);
+    console.log(
+      `  phase 1: ${phase1.length} requests in ${one.seconds.toFixed(1)} s\n${figures(one.results)
+        .map((l) => `    ${l}`)
+        .join('\n')}`,
+    );
 
     // Phase 2: retries and conflicting signatures, and removals of entries phase 1 confirmed (in a
     // 200, or in the result of a 408: their node applied them).
     const confirmedAdds = one.results
       .filter((r) => r.request.changes && (r.status === 200 || r.status === 408))
-      .flatMap((r) => r.request.changes!.filter((c) => (r.status === 200 ? r.body : r.body?.result ?? []).includes(confirmationMessage(c))));
+      .flatMap((r) =>
+        r.request.changes!.filter((c) => (r.status === 200 ? r.body : (r.body?.result ?? [])).includes(confirmationMessage(c))),
+      );
     assert.ok(confirmedAdds.length >= REMOVE_BATCHES * 3, `enough confirmed adds to remove (${confirmedAdds.length})`);
     const removable = shuffle([...confirmedAdds], SEED + 1);
-    const removals = Array.from({ length: REMOVE_BATCHES }, (_, i) => removable.slice(i * 3, i * 3 + 1 + (i % 3)).map((c) => ({ ...c, op_type: 'remove_entry' as const })));
+    const removals = Array.from({ length: REMOVE_BATCHES }, (_, i) =>
+      removable.slice(i * 3, i * 3 + 1 + (i % 3)).map((c) => ({ ...c, op_type: 'remove_entry' as const })),
+    );
     const now = nowSeconds();
     const phase2: Req[] = shuffle(
       [
         ...executions.flatMap((e) => [
           ...Array.from({ length: RETRIES }, () => submitOf(e, e.winner, 'retry')),
           // Valid signatures of the same execution at other timestamps: a different signature each.
-          ...Array.from({ length: CONFLICTS }, (_, k) => submitOf(e, signedBody(e.wallet, e.executionId, e.intent, { timestamp: now - 1 - k }), 'conflict')),
+          ...Array.from({ length: CONFLICTS }, (_, k) =>
+            submitOf(e, signedBody(e.wallet, e.executionId, e.intent, { timestamp: now - 1 - k }), 'conflict'),
+          ),
         ]),
         ...removals.map((changes) => batchOf('whitelist remove', changes)),
       ],
@@ -112,7 +164,10 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
       const req = r.request;
       if (req.execution) {
         const status = req.execution.deposited ? 'SIGNING' : 'PREPARED';
-        const ok = req.expect === 'conflict' ? r.status === 409 && /different signature/.test(r.body?.error) : r.status === 200 && r.body?.result?.status === status;
+        const ok =
+          req.expect === 'conflict'
+            ? r.status === 409 && /different signature/.test(r.body?.error)
+            : r.status === 200 && r.body?.result?.status === status;
         if (!ok) wrong.push(`${req.expect} ${req.execution.executionId}: ${r.status} ${JSON.stringify(r.body ?? r.error)}`);
       } else if (![200, 408].includes(r.status)) {
         wrong.push(`${req.kind}: ${r.status} ${JSON.stringify(r.body ?? r.error)}`);
@@ -122,7 +177,11 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
     }
 
     // The final state of every execution (GET) against what was acknowledged.
-    const reads = await runLoad(stack.api.url, executions.map((e) => ({ kind: 'get', method: 'GET' as const, path: `/api/v1/executions/${e.wallet.id}/${e.executionId}` })), CLIENTS);
+    const reads = await runLoad(
+      stack.api.url,
+      executions.map((e) => ({ kind: 'get', method: 'GET' as const, path: `/api/v1/executions/${e.wallet.id}/${e.executionId}` })),
+      CLIENTS,
+    );
     let lostExecutions = 0;
     for (const read of reads.results) {
       const e = executions.find((x) => read.request.path.endsWith(`/${x.executionId}`))!;
@@ -136,7 +195,10 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
         (!e.deposited || record.deposit?.txHash === `0x${e.executionId}`);
       if (!ok) {
         lostExecutions++;
-        if (lostExecutions <= 3) console.log(`  not as acknowledged: ${e.executionId} (deposited ${e.deposited}): ${read.status} ${JSON.stringify(record ?? read.body).slice(0, 600)}`);
+        if (lostExecutions <= 3)
+          console.log(
+            `  not as acknowledged: ${e.executionId} (deposited ${e.deposited}): ${read.status} ${JSON.stringify(record ?? read.body).slice(0, 600)}`,
+          );
       }
     }
 
@@ -145,27 +207,36 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
     const expected = new Map<string, boolean>(); // `${kind}:${lowercase entry}` → present?
     const acknowledged = new Set<string>();
     for (const r of results.filter((x) => x.request.changes)) {
-      const confirmations = r.status === 200 ? r.body : r.status === 408 ? r.body?.result ?? [] : [];
+      const confirmations = r.status === 200 ? r.body : r.status === 408 ? (r.body?.result ?? []) : [];
       for (const change of r.request.changes!) {
         const key = `${change.kind}:${change.entry.toLowerCase()}`;
         expected.set(key, change.op_type === 'add_entry'); // 200, or 408: applied now or later
         if (confirmations.includes(confirmationMessage(change))) acknowledged.add(key);
       }
     }
-    const owners = new Map([...expected.keys()].map((key) => [key, ownerOf(ownerKey({ kind: key.split(':')[0] as WhitelistChange['kind'], entry: key.split(':')[1] }), nodes)]));
+    const owners = new Map(
+      [...expected.keys()].map((key) => [
+        key,
+        ownerOf(ownerKey({ kind: key.split(':')[0] as WhitelistChange['kind'], entry: key.split(':')[1] }), nodes),
+      ]),
+    );
     let mismatched: string[] = [];
     const settleStarted = Date.now();
     do {
       const held = new Map<string, Set<string>>(); // node → `${kind}:${lowercase entry}`
       for (const node of nodes) {
-        const lists = await Promise.all((['developer', 'user'] as const).map(async (kind) => (await nodeEntries(node, kind)).map((e) => `${kind}:${e.toLowerCase()}`)));
+        const lists = await Promise.all(
+          (['developer', 'user'] as const).map(async (kind) => (await nodeEntries(node, kind)).map((e) => `${kind}:${e.toLowerCase()}`)),
+        );
         held.set(node, new Set(lists.flat()));
       }
-      mismatched = [...expected].filter(([key, present]) => {
-        const onOwner = held.get(owners.get(key)!)!.has(key);
-        const elsewhere = nodes.some((n) => n !== owners.get(key) && held.get(n)!.has(key));
-        return onOwner !== present || elsewhere;
-      }).map(([key]) => key);
+      mismatched = [...expected]
+        .filter(([key, present]) => {
+          const onOwner = held.get(owners.get(key)!)!.has(key);
+          const elsewhere = nodes.some((n) => n !== owners.get(key) && held.get(n)!.has(key));
+          return onOwner !== present || elsewhere;
+        })
+        .map(([key]) => key);
       if (mismatched.length === 0) break;
       await new Promise((r) => setTimeout(r, 1000));
     } while (Date.now() - settleStarted < 60_000);
@@ -177,7 +248,13 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
       `load: ${results.length} requests (${submits.length} submits over ${EXECUTIONS} executions, ${batches.length} whitelist batches with ${batches.reduce((n, r) => n + r.request.changes!.length, 0)} changes) from ${CLIENTS} concurrent clients in ${seconds.toFixed(1)} s = ${(results.length / seconds).toFixed(0)} req/s`,
       `  setup: ${EXECUTIONS} prepares + ${EXECUTIONS / 2} deposits in ${setupSeconds.toFixed(1)} s (${prepared.retried + deposited.retried} retried after a 503)`,
       ...figures(results).map((l) => `  ${l}`),
-      `  all requests: p50 ${percentile(results.map((r) => r.ms), 50).toFixed(0)} ms  p99 ${percentile(results.map((r) => r.ms), 99).toFixed(0)} ms`,
+      `  all requests: p50 ${percentile(
+        results.map((r) => r.ms),
+        50,
+      ).toFixed(0)} ms  p99 ${percentile(
+        results.map((r) => r.ms),
+        99,
+      ).toFixed(0)} ms`,
       `  undesigned or undocumented answers: ${wrong.length}; requests answered 503 under load and retried with the same body: ${retriedAfter503}`,
       `  final state: ${EXECUTIONS - lostExecutions}/${EXECUTIONS} executions as acknowledged; ${expected.size - mismatched.length}/${expected.size} whitelist entries as acknowledged (${acknowledged.size} confirmed to the client); settled after ${((Date.now() - settleStarted) / 1000).toFixed(1)} s`,
       `  API errors logged: ${JSON.stringify(errorTypes(stack.apiLog.slice(logFrom)))}`,
@@ -185,7 +262,9 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
     ];
     for (const key of mismatched.slice(0, 5)) {
       const touched = results.filter((r) => r.request.changes?.some((c) => `${c.kind}:${c.entry.toLowerCase()}` === key));
-      lines.push(`  not as acknowledged: ${key} after ${touched.map((r) => `${r.request.kind} ${r.status} (batch ${r.body?.errorMessage ?? ''})`).join(', ')}`);
+      lines.push(
+        `  not as acknowledged: ${key} after ${touched.map((r) => `${r.request.kind} ${r.status} (batch ${r.body?.errorMessage ?? ''})`).join(', ')}`,
+      );
     }
     console.log(lines.join('\n'));
 
@@ -209,7 +288,11 @@ async function retry503(base: string, results: LoadResult<Req>[]): Promise<numbe
     if (failed.length === 0) break;
     retried += failed.length;
     await new Promise((r) => setTimeout(r, 1000));
-    const again = await runLoad(base, failed.map(([r]) => r.request), 1);
+    const again = await runLoad(
+      base,
+      failed.map(([r]) => r.request),
+      1,
+    );
     failed.forEach(([, i], k) => (results[i] = again.results[k]));
   }
   return retried;
@@ -218,7 +301,8 @@ async function retry503(base: string, results: LoadResult<Req>[]): Promise<numbe
 /** Counts of the error types behind the API's 5xx log lines (e.g. a Temporal deadline under load). */
 function errorTypes(lines: ReadonlyArray<Record<string, any>>): Record<string, number | string> {
   const out: Record<string, number | string> = {};
-  const route = (p = '') => (p.startsWith('/chain/') ? 'whitelists' : p.endsWith('/submit') ? 'submit' : p.endsWith('/deposit') ? 'deposit' : 'prepare or get');
+  const route = (p = '') =>
+    p.startsWith('/chain/') ? 'whitelists' : p.endsWith('/submit') ? 'submit' : p.endsWith('/deposit') ? 'deposit' : 'prepare or get';
   for (const line of lines) {
     if (line.level < 50) continue;
     const type = `${route(line.path)}: ${line.err?.type ?? line.msg}`;
@@ -239,7 +323,11 @@ async function untilDone(base: string, requests: LoadRequest[], done: number[]):
     const { results } = await runLoad(base, pending, CLIENTS);
     const failed = results.filter((r) => !done.includes(r.status));
     const refused = failed.filter((r) => r.status !== 503);
-    assert.deepEqual(refused.map((r) => `${r.request.kind} ${r.status} ${JSON.stringify(r.body ?? r.error)}`), [], 'setup request refused');
+    assert.deepEqual(
+      refused.map((r) => `${r.request.kind} ${r.status} ${JSON.stringify(r.body ?? r.error)}`),
+      [],
+      'setup request refused',
+    );
     if (attempt === 3 && failed.length > 0) assert.fail(`${failed.length} ${failed[0].request.kind}s still 503 after 3 attempts`);
     pending = failed.map((r) => r.request);
     retried += pending.length;

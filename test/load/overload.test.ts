@@ -44,23 +44,52 @@ describe('overload: the same mix at twice the rate that saturates this machine (
         const wallet = newWallet();
         const executionId = `overload-${i}-${randomUUID()}`;
         const intent = sampleIntent();
-        return { wallet, executionId, intent, txHash: `0x${randomBytes(16).toString('hex')}`, body: signedBody(wallet, executionId, intent) };
+        return {
+          wallet,
+          executionId,
+          intent,
+          txHash: `0x${randomBytes(16).toString('hex')}`,
+          body: signedBody(wallet, executionId, intent),
+        };
       });
     const saturating = executions(SATURATE_EXECUTIONS);
     const overloading = executions(OVERLOAD_EXECUTIONS);
 
     // Setup, not measured: every prepare, 503s retried as a client would.
-    const prepares = [...saturating, ...overloading].map<Req>((e) => ({ kind: 'prepare', method: 'POST', path: `/api/v1/executions/${e.wallet.id}`, headers: auth, body: { executionId: e.executionId, intent: e.intent, ttlSeconds: 3600 } }));
+    const prepares = [...saturating, ...overloading].map<Req>((e) => ({
+      kind: 'prepare',
+      method: 'POST',
+      path: `/api/v1/executions/${e.wallet.id}`,
+      headers: auth,
+      body: { executionId: e.executionId, intent: e.intent, ttlSeconds: 3600 },
+    }));
     const setup = await runOpenLoop(stack.api.url, prepares, 1_000);
-    const setupWrong = setup.results.filter((r) => !(r.status === 201 || r.status === 200 || (r.status === 409 && (r.unavailable ?? 0) > 0)));
-    assert.deepEqual(setupWrong.map((r) => `${r.status} ${JSON.stringify(r.body)}`), [], 'every prepare done');
+    const setupWrong = setup.results.filter(
+      (r) => !(r.status === 201 || r.status === 200 || (r.status === 409 && (r.unavailable ?? 0) > 0)),
+    );
+    assert.deepEqual(
+      setupWrong.map((r) => `${r.status} ${JSON.stringify(r.body)}`),
+      [],
+      'every prepare done',
+    );
 
-    const freshAdd = (): WhitelistChange => ({ op_type: 'add_entry', kind: randomBytes(1)[0] % 2 ? 'developer' : 'user', entry: toChecksumAddress('0x' + randomBytes(20).toString('hex')) });
+    const freshAdd = (): WhitelistChange => ({
+      op_type: 'add_entry',
+      kind: randomBytes(1)[0] % 2 ? 'developer' : 'user',
+      entry: toChecksumAddress('0x' + randomBytes(20).toString('hex')),
+    });
     const mix = (list: Execution[], seed: number): Req[] =>
       shuffle(
         [
           ...list.flatMap<Req>((e) => [
-            { kind: 'deposit', method: 'POST', path: `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`, headers: auth, body: { txHash: e.txHash }, execution: e },
+            {
+              kind: 'deposit',
+              method: 'POST',
+              path: `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`,
+              headers: auth,
+              body: { txHash: e.txHash },
+              execution: e,
+            },
             { kind: 'submit', method: 'POST', path: `/api/v1/executions/${e.wallet.id}/submit`, body: e.body, execution: e },
             { kind: 'get', method: 'GET', path: `/api/v1/executions/${e.wallet.id}/${e.executionId}`, execution: e },
           ]),
@@ -87,16 +116,29 @@ describe('overload: the same mix at twice the rate that saturates this machine (
     for (const r of results) {
       const req = r.request;
       const ok =
-        req.kind === 'deposit' ? r.status === 200 && r.body?.result?.deposit?.txHash === req.execution!.txHash
-        : req.kind === 'submit' ? r.status === 200 && ['PREPARED', 'SIGNING'].includes(r.body?.result?.status)
-        : req.kind === 'get' ? r.status === 200 && r.body?.result?.executionId === req.execution!.executionId
-        : r.status === 200 ? JSON.stringify(r.body) === JSON.stringify(req.changes!.map(confirmationMessage))
-        : r.status === 408 && Array.isArray(r.body?.result);
+        req.kind === 'deposit'
+          ? r.status === 200 && r.body?.result?.deposit?.txHash === req.execution!.txHash
+          : req.kind === 'submit'
+            ? r.status === 200 && ['PREPARED', 'SIGNING'].includes(r.body?.result?.status)
+            : req.kind === 'get'
+              ? r.status === 200 && r.body?.result?.executionId === req.execution!.executionId
+              : r.status === 200
+                ? JSON.stringify(r.body) === JSON.stringify(req.changes!.map(confirmationMessage))
+                : r.status === 408 && Array.isArray(r.body?.result);
       if (!ok) wrong.push(`${req.kind}: ${r.status} ${JSON.stringify(r.body ?? r.error).slice(0, 200)}`);
     }
 
     // Final state: every execution SIGNING with its deposit and signature; every batch's entries on their owner.
-    const reads = await runLoad(stack.api.url, [...saturating, ...overloading].map<Req>((e) => ({ kind: 'get', method: 'GET', path: `/api/v1/executions/${e.wallet.id}/${e.executionId}`, execution: e })), CLIENTS);
+    const reads = await runLoad(
+      stack.api.url,
+      [...saturating, ...overloading].map<Req>((e) => ({
+        kind: 'get',
+        method: 'GET',
+        path: `/api/v1/executions/${e.wallet.id}/${e.executionId}`,
+        execution: e,
+      })),
+      CLIENTS,
+    );
     await retry503(stack.api.url, reads.results);
     const lostExecutions = reads.results.filter((read) => {
       const e = read.request.execution!;
@@ -106,7 +148,8 @@ describe('overload: the same mix at twice the rate that saturates this machine (
         record.status === 'SIGNING' &&
         record.deposit?.txHash === e.txHash &&
         record.signedPayload?.signature === e.body.signature &&
-        JSON.stringify(record.history.map((h: { status: string }) => h.status)) === JSON.stringify(['PREPARED', 'OPERATION_PENDING', 'SIGNING'])
+        JSON.stringify(record.history.map((h: { status: string }) => h.status)) ===
+          JSON.stringify(['PREPARED', 'OPERATION_PENDING', 'SIGNING'])
       );
     });
     const accepted = results.filter((r) => r.request.changes && (r.status === 200 || r.status === 408)).flatMap((r) => r.request.changes!);
@@ -115,7 +158,9 @@ describe('overload: the same mix at twice the rate that saturates this machine (
     do {
       const held = new Map<string, Set<string>>();
       for (const node of nodes) {
-        const lists = await Promise.all((['developer', 'user'] as const).map(async (kind) => (await nodeEntries(node, kind)).map((e) => `${kind}:${e}`)));
+        const lists = await Promise.all(
+          (['developer', 'user'] as const).map(async (kind) => (await nodeEntries(node, kind)).map((e) => `${kind}:${e}`)),
+        );
         held.set(node, new Set(lists.flat()));
       }
       missing = accepted.filter((c) => !held.get(ownerOf(ownerKey(c), nodes))!.has(`${c.kind}:${c.entry}`));
@@ -138,7 +183,14 @@ describe('overload: the same mix at twice the rate that saturates this machine (
 
     assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} answers were not the designed ones`);
     assert.equal(results.filter((r) => r.status === 500).length, 0, 'no 500 under overload');
-    assert.equal(lostExecutions.length, 0, `executions not as acknowledged: ${lostExecutions.slice(0, 3).map((r) => JSON.stringify(r.body).slice(0, 300)).join('\n')}`);
+    assert.equal(
+      lostExecutions.length,
+      0,
+      `executions not as acknowledged: ${lostExecutions
+        .slice(0, 3)
+        .map((r) => JSON.stringify(r.body).slice(0, 300))
+        .join('\n')}`,
+    );
     assert.deepEqual(missing.slice(0, 5), [], `${missing.length} accepted whitelist changes missing`);
   });
 });
@@ -151,7 +203,11 @@ async function retry503(base: string, results: LoadResult<Req>[]): Promise<numbe
     if (failed.length === 0) break;
     retried += failed.length;
     await new Promise((r) => setTimeout(r, 1000));
-    const again = await runLoad(base, failed.map(([r]) => r.request), 1);
+    const again = await runLoad(
+      base,
+      failed.map(([r]) => r.request),
+      1,
+    );
     failed.forEach(([, i], k) => (results[i] = again.results[k]));
   }
   return retried;

@@ -99,7 +99,7 @@ export function apply(node: NodeProcess, body: ApplyRequest | unknown): Promise<
 /** Every entry of `GET /v1/whitelists/{kind}`, following `next` page by page. */
 export async function list(node: NodeProcess, kind: string): Promise<string[]> {
   const entries: string[] = [];
-  for (let after: string | undefined; ; ) {
+  for (let after: string | undefined; ;) {
     const answer = await request(`${node.url}/v1/whitelists/${kind}${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`);
     if (answer.status !== 200) throw new Error(`list ${kind}: ${answer.status} ${answer.text}`);
     const page = answer.json() as ListResponse;

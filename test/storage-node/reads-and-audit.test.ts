@@ -21,7 +21,10 @@ async function read<T>(url: string, check: (v: unknown) => { ok: true; value: T 
 
 const audit = (node: NodeProcess, query = '') => read(`${node.url}/v1/whitelists/audit${query ? `?${query}` : ''}`, checkAuditResponse);
 /** What happened, newest first, without the times (checked apart). */
-const story = (records: AuditRecord[]) => records.map((r) => `${r.batchId}${r.revert ? ' (revert)' : ''} ${r.op_type} ${r.kind} ${r.entry} changed=${r.changed} by ${r.tokenId ?? '-'}`);
+const story = (records: AuditRecord[]) =>
+  records.map(
+    (r) => `${r.batchId}${r.revert ? ' (revert)' : ''} ${r.op_type} ${r.kind} ${r.entry} changed=${r.changed} by ${r.tokenId ?? '-'}`,
+  );
 
 describe('storage node reads: paginated list, membership, audit trail (real node processes)', function () {
   this.timeout(30_000);
@@ -45,7 +48,10 @@ describe('storage node reads: paginated list, membership, audit trail (real node
     const third = await read(`${node.url}/v1/whitelists/user?limit=2&after=${encodeURIComponent(second.next!)}`, checkListResponse);
     assert.equal(third.next, undefined);
     const paged = [...first.entries, ...second.entries, ...third.entries];
-    assert.deepEqual(paged, [...entries].sort((x, y) => (x.toLowerCase() < y.toLowerCase() ? -1 : 1)));
+    assert.deepEqual(
+      paged,
+      [...entries].sort((x, y) => (x.toLowerCase() < y.toLowerCase() ? -1 : 1)),
+    );
     assert.deepEqual(await list(node, 'user'), paged);
     for (const query of ['limit=0', 'limit=1001', 'limit=x', 'limit=1&limit=2', 'other=1', `after=${'a'.repeat(257)}`]) {
       const answer = await request(`${node.url}/v1/whitelists/user?${query}`);
@@ -57,9 +63,17 @@ describe('storage node reads: paginated list, membership, audit trail (real node
   it('when one entry is checked, then membership is exact and costs no list', async () => {
     const node = await startNode(dir);
     await apply(node, { batchId: 'b1', changes: [add('developer', A)] });
-    assert.deepEqual(await read(`${node.url}/v1/whitelists/developer/${A}`, checkMembershipResponse), { kind: 'developer', entry: A, listed: true });
+    assert.deepEqual(await read(`${node.url}/v1/whitelists/developer/${A}`, checkMembershipResponse), {
+      kind: 'developer',
+      entry: A,
+      listed: true,
+    });
     assert.deepEqual(await read(`${node.url}/v1/whitelists/user/${A}`, checkMembershipResponse), { kind: 'user', entry: A, listed: false });
-    assert.equal((await read(`${node.url}/v1/whitelists/developer/${A.toLowerCase()}`, checkMembershipResponse)).listed, false, 'the node compares exact text; the API sends EIP-55');
+    assert.equal(
+      (await read(`${node.url}/v1/whitelists/developer/${A.toLowerCase()}`, checkMembershipResponse)).listed,
+      false,
+      'the node compares exact text; the API sends EIP-55',
+    );
     assert.equal((await request(`${node.url}/v1/whitelists/developer/${A}`, { method: 'POST', body: '{}' })).status, 405);
   });
 
@@ -67,7 +81,11 @@ describe('storage node reads: paginated list, membership, audit trail (real node
     const node = await startNode(dir);
     const before = new Date().toISOString();
     assert.equal((await apply(node, { batchId: 'b1', tokenId: 'alice', changes: [add('developer', A), add('developer', B)] })).status, 200);
-    assert.equal((await apply(node, { batchId: 'b1', tokenId: 'alice', changes: [add('developer', A), add('developer', B)] })).status, 200, 'a repeat');
+    assert.equal(
+      (await apply(node, { batchId: 'b1', tokenId: 'alice', changes: [add('developer', A), add('developer', B)] })).status,
+      200,
+      'a repeat',
+    );
     assert.equal((await apply(node, { batchId: 'b2', tokenId: 'bob', changes: [add('developer', A), add('user', C)] })).status, 200);
     assert.equal((await apply(node, { batchId: 'b2:revert', tokenId: 'bob', revertOf: 'b2', changes: [remove('user', C)] })).status, 200);
     const all = await audit(node);
@@ -107,18 +125,38 @@ describe('storage node reads: paginated list, membership, audit trail (real node
     await kill9(node);
     node = await startNode(dir, ['--compact-after-batches', '2']);
     const records = (await audit(node)).records;
-    assert.deepEqual(records.map((r) => r.batchId), ['b4', 'b3', 'b2', 'b1', 'b0']);
-    assert.deepEqual(records.map((r) => r.seq), [5, 4, 3, 2, 1]);
+    assert.deepEqual(
+      records.map((r) => r.batchId),
+      ['b4', 'b3', 'b2', 'b1', 'b0'],
+    );
+    assert.deepEqual(
+      records.map((r) => r.seq),
+      [5, 4, 3, 2, 1],
+    );
     assert.equal((await apply(node, { batchId: 'b5', changes: [remove('user', A)] })).status, 200);
-    assert.deepEqual((await audit(node, 'limit=1')).records.map((r) => [r.batchId, r.seq, r.tokenId]), [['b5', 6, undefined]]);
+    assert.deepEqual(
+      (await audit(node, 'limit=1')).records.map((r) => [r.batchId, r.seq, r.tokenId]),
+      [['b5', 6, undefined]],
+    );
   });
 
   it('when the data folder holds a log and a version-1 snapshot written before audit fields existed, then the node starts, lists and audits them', async () => {
-    fs.writeFileSync(path.join(dir, SNAPSHOT_FILE), JSON.stringify({ version: 1, lastSeq: 1, entries: { developer: [A], user: [] }, batches: [{ batchId: 'old0', changes: [add('developer', A)], changed: [true] }] }));
-    const line = (seq: number, batchId: string, changes: unknown[], changed: boolean[]) => `${JSON.stringify({ seq, batchId, changes, changed })}\n`;
+    fs.writeFileSync(
+      path.join(dir, SNAPSHOT_FILE),
+      JSON.stringify({
+        version: 1,
+        lastSeq: 1,
+        entries: { developer: [A], user: [] },
+        batches: [{ batchId: 'old0', changes: [add('developer', A)], changed: [true] }],
+      }),
+    );
+    const line = (seq: number, batchId: string, changes: unknown[], changed: boolean[]) =>
+      `${JSON.stringify({ seq, batchId, changes, changed })}\n`;
     fs.writeFileSync(
       path.join(dir, LOG_FILE),
-      line(2, 'old1', [add('developer', B)], [true]) + line(3, 'old2', [add('user', C)], [true]) + line(4, 'old2:revert', [remove('user', C)], [true]),
+      line(2, 'old1', [add('developer', B)], [true]) +
+        line(3, 'old2', [add('user', C)], [true]) +
+        line(4, 'old2:revert', [remove('user', C)], [true]),
     );
     const node = await startNode(dir, ['--compact-after-batches', '4']);
     assert.deepEqual(await list(node, 'developer'), [A, B]);
@@ -137,6 +175,9 @@ describe('storage node reads: paginated list, membership, audit trail (real node
     assert.equal((await apply(node, { batchId: 'new', tokenId: 't', changes: [add('user', D)] })).status, 200);
     assert.equal(JSON.parse(fs.readFileSync(path.join(dir, SNAPSHOT_FILE), 'utf8')).version, 2);
     assert.equal(fs.readFileSync(path.join(dir, LOG_FILE), 'utf8'), '');
-    assert.deepEqual((await audit(node)).records.map((r) => r.batchId), ['new', 'old2', 'old2', 'old1']);
+    assert.deepEqual(
+      (await audit(node)).records.map((r) => r.batchId),
+      ['new', 'old2', 'old2', 'old1'],
+    );
   });
 });

@@ -2,19 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import {
-  add,
-  apply,
-  kill9,
-  killAll,
-  list,
-  MAIN_JS,
-  remove,
-  request,
-  startNode,
-  tempDataDir,
-  type NodeProcess,
-} from './node-process';
+import { add, apply, kill9, killAll, list, MAIN_JS, remove, request, startNode, tempDataDir, type NodeProcess } from './node-process';
 
 const A = '0x52908400098527886E0F7030069857D2E4169EE7';
 const B = '0x8617E340B3D01FA5F11F306F4090FD50E238070D';
@@ -250,7 +238,10 @@ describe('storage node process', function () {
     it('when started with --delay-ms, then apply is durable at once but answered late', async () => {
       const node = await startNode(dir, ['--delay-ms', '10000']);
       // Settled into a value at once, so that its rejection (the kill) is never unhandled.
-      const answer = apply(node, { batchId: 'd1', changes: [add('user', A)] }).then(() => 'answered', () => 'no answer');
+      const answer = apply(node, { batchId: 'd1', changes: [add('user', A)] }).then(
+        () => 'answered',
+        () => 'no answer',
+      );
       for (let i = 0; i < 100 && (await list(node, 'user')).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
       assert.deepEqual(await list(node, 'user'), [A], 'applied before the answer');
       await kill9(node);
@@ -283,7 +274,12 @@ describe('storage node process', function () {
     });
 
     it('when an argument is unknown or missing, then the node exits 2 with a usage message', () => {
-      for (const args of [['--port', '0'], ['--port', 'x', '--data', dir], ['--port', '0', '--data', dir, '--fault', 'boom'], ['--bogus']]) {
+      for (const args of [
+        ['--port', '0'],
+        ['--port', 'x', '--data', dir],
+        ['--port', '0', '--data', dir, '--fault', 'boom'],
+        ['--bogus'],
+      ]) {
         const run = spawnSync(process.execPath, [MAIN_JS, ...args], { encoding: 'utf8' });
         assert.equal(run.status, 2, `args ${args.join(' ')}`);
         assert.match(run.stderr, /usage: storage-node/);

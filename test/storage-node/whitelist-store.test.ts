@@ -65,7 +65,10 @@ describe('storage node store on disk (in-process)', () => {
     for (const id of ['b1', 'b2', 'b3', 'b4']) store.apply({ batchId: id, changes: [add('user', id)] });
     store.close();
     const snapshot = JSON.parse(fs.readFileSync(path.join(dir, SNAPSHOT_FILE), 'utf8'));
-    assert.deepEqual(snapshot.batches.map((batch: { batchId: string }) => batch.batchId), ['b3', 'b4']);
+    assert.deepEqual(
+      snapshot.batches.map((batch: { batchId: string }) => batch.batchId),
+      ['b3', 'b4'],
+    );
 
     store = open({ maxRememberedBatches: 2 });
     assert.deepEqual(store.list('user'), ['b1', 'b2', 'b3', 'b4']);

@@ -35,7 +35,9 @@ export class ClusterStack {
   async start(): Promise<this> {
     try {
       this.cluster = await testCluster();
-      this.nodes = await Promise.all([1, 2, 3].map((i) => startStorageNode(`cluster-node-${i}`, { port: 0, dataDir: path.join(this.tmpDir, `node-${i}`), echo: false })));
+      this.nodes = await Promise.all(
+        [1, 2, 3].map((i) => startStorageNode(`cluster-node-${i}`, { port: 0, dataDir: path.join(this.tmpDir, `node-${i}`), echo: false })),
+      );
       this.apiPorts = [await freePort(), await freePort()];
       await Promise.all([0, 1].map((i) => this.startWorker(i)));
       await Promise.all([0, 1].map((i) => this.startApi(i)));
@@ -66,11 +68,16 @@ export class ClusterStack {
   }
 
   async startWorker(i: number): Promise<void> {
-    this.workers[i] = startChildService(`cluster-worker-${i + 1}`, process.execPath, [...WORKER_NODE_ARGS, path.join(projectRoot, 'dist', 'worker', 'main.js')], {
-      readyPattern: /worker polling task queue/,
-      env: { ...this.env(), ...WORKER_PROCESS_ENV },
-      echo: false,
-    });
+    this.workers[i] = startChildService(
+      `cluster-worker-${i + 1}`,
+      process.execPath,
+      [...WORKER_NODE_ARGS, path.join(projectRoot, 'dist', 'worker', 'main.js')],
+      {
+        readyPattern: /worker polling task queue/,
+        env: { ...this.env(), ...WORKER_PROCESS_ENV },
+        echo: false,
+      },
+    );
     await this.workers[i].ready;
   }
 

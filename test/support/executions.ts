@@ -19,7 +19,12 @@ export function newWallet(): TestWallet {
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-export const sampleIntent = () => ({ action: 'swap', from: { chain: 'solana', token: 'USDC', amount: '125.50' }, to: { chain: 'base', token: 'ETH' }, nonce: randomUUID() });
+export const sampleIntent = () => ({
+  action: 'swap',
+  from: { chain: 'solana', token: 'USDC', amount: '125.50' },
+  to: { chain: 'base', token: 'ETH' },
+  nonce: randomUUID(),
+});
 
 /** POST prepare with the all-scopes token; returns the HTTP answer. */
 export function prepare(stack: Stack, wallet: TestWallet, body: Record<string, unknown> = {}, token = stack.tokens.all) {
@@ -30,7 +35,12 @@ export function prepare(stack: Stack, wallet: TestWallet, body: Record<string, u
 }
 
 /** A valid submit body for an execution, signed with tweetnacl as a frontend would. */
-export function signedBody(wallet: TestWallet, executionId: string, intent: unknown, options: { domain?: string; timestamp?: number; encoding?: 'hex' | 'base58' } = {}) {
+export function signedBody(
+  wallet: TestWallet,
+  executionId: string,
+  intent: unknown,
+  options: { domain?: string; timestamp?: number; encoding?: 'hex' | 'base58' } = {},
+) {
   return signSubmitBody({
     secretKey: wallet.secretKey,
     wallet: wallet.id,

@@ -1,6 +1,9 @@
 import { Ajv2020 } from 'ajv/dist/2020';
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>; components: object };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>;
+  components: object;
+};
 
 /**
  * Checks real answers against an OpenAPI 3.1 document: the JSON schema the document gives for
@@ -15,7 +18,10 @@ export function answerChecker(doc: Doc) {
     const schema = response.content?.['application/json']?.schema;
     if (!schema) throw new Error(`the document has no JSON body for ${status} of ${method} ${pathTemplate}`);
     const validate = ajv.compile({ ...schema, components: doc.components });
-    if (!validate(body)) throw new Error(`${status} of ${method} ${pathTemplate} does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body)}`);
+    if (!validate(body))
+      throw new Error(
+        `${status} of ${method} ${pathTemplate} does not match the document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body)}`,
+      );
   };
 }
 

@@ -50,7 +50,12 @@ export class ProcessStack {
       this.cluster = await testCluster();
       this.temporal = { address: this.cluster.address, stop: async () => undefined };
     } else {
-      this.settings = readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(this.tmpDir, 'temporal.sqlite'), logLevel: 'error' });
+      this.settings = readDevServerSettings({
+        port: await freePort(),
+        headless: true,
+        dbFilename: path.join(this.tmpDir, 'temporal.sqlite'),
+        logLevel: 'error',
+      });
       this.temporal = await startDevServer(temporalBinary(), this.settings);
     }
     this.nodes = await Promise.all([1, 2, 3].map((i) => this.startNode(i - 1, 0)));
@@ -82,7 +87,12 @@ export class ProcessStack {
   }
 
   private async startNode(index: number, port: number): Promise<StorageNodeProcess> {
-    return startStorageNode(`fault-node-${index + 1}`, { port, dataDir: path.join(this.tmpDir, `node-${index + 1}`), echo: false, extraArgs: ['--enable-fault-api'] });
+    return startStorageNode(`fault-node-${index + 1}`, {
+      port,
+      dataDir: path.join(this.tmpDir, `node-${index + 1}`),
+      echo: false,
+      extraArgs: ['--enable-fault-api'],
+    });
   }
 
   /** Restarts node `index` on its port and data folder (after a kill). */

@@ -22,7 +22,10 @@ export function valueOf(schema: Schema, components: Schema): fc.Arbitrary<unknow
     case 'boolean':
       return fc.boolean();
     case 'array':
-      return fc.array(valueOf(schema.items ?? {}, components), { minLength: schema.minItems ?? 0, maxLength: Math.min(schema.maxItems ?? 5, 5) });
+      return fc.array(valueOf(schema.items ?? {}, components), {
+        minLength: schema.minItems ?? 0,
+        maxLength: Math.min(schema.maxItems ?? 5, 5),
+      });
     case 'object': {
       const properties: Schema = schema.properties ?? {};
       const names = Object.keys(properties);
@@ -55,7 +58,9 @@ export function invalidValueOf(schema: Schema, components: Schema): fc.Arbitrary
     const mutations: fc.Arbitrary<unknown>[] = [fc.constant({ ...base, unknownField: true }), fc.constant([base])];
     if (required.length > 0) {
       mutations.push(fc.constantFrom(...required).map((name) => Object.fromEntries(Object.entries(base).filter(([k]) => k !== name))));
-      mutations.push(fc.constantFrom(...required).map((name) => ({ ...base, [name]: typeof base[name] === 'number' ? 'not-a-number' : 12345 })));
+      mutations.push(
+        fc.constantFrom(...required).map((name) => ({ ...base, [name]: typeof base[name] === 'number' ? 'not-a-number' : 12345 })),
+      );
     }
     return fc.oneof(...mutations);
   });

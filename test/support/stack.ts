@@ -58,10 +58,20 @@ async function startStack(): Promise<Stack> {
     TEST_TEMPORAL === 'cluster'
       ? // the run's one cluster, shared with other stacks; the root hook stops it
         { address: (await testCluster()).address, stop: async () => undefined }
-      : await startDevServer(binary, readDevServerSettings({ port: await freePort(), headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' }));
+      : await startDevServer(
+          binary,
+          readDevServerSettings({
+            port: await freePort(),
+            headless: true,
+            dbFilename: path.join(tmpDir, 'temporal.sqlite'),
+            logLevel: 'error',
+          }),
+        );
 
   const nodes = await Promise.all(
-    [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false, extraArgs: ['--enable-fault-api'] })),
+    [1, 2, 3].map((i) =>
+      startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false, extraArgs: ['--enable-fault-api'] }),
+    ),
   );
   const tokensFile = path.join(tmpDir, 'tokens.json');
   const config = loadConfig({

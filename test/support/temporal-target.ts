@@ -44,7 +44,9 @@ async function startTestCluster(): Promise<{ cluster: RunningTemporalCluster; tm
     if (!membership.includes(port)) membership.push(port);
   }
   const postgres: ClusterSettings['postgres'] =
-    shipped.postgres.kind === 'external' ? shipped.postgres : { ...shipped.postgres, dataDir: path.join(tmpDir, 'pg'), port: await freePort() };
+    shipped.postgres.kind === 'external'
+      ? shipped.postgres
+      : { ...shipped.postgres, dataDir: path.join(tmpDir, 'pg'), port: await freePort() };
   const suffix = shipped.postgres.kind === 'external' ? `_test_${process.pid}` : '';
   const settings: ClusterSettings = {
     ...shipped,
@@ -73,7 +75,9 @@ async function startTestCluster(): Promise<{ cluster: RunningTemporalCluster; tm
     rmSync(tmpDir, { recursive: true, force: true });
     throw err;
   });
-  console.log(`  [test cluster] Temporal server v1.29.1 on PostgreSQL at ${cluster.address}, ${settings.temporal.historyShards} history shards, up in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(
+    `  [test cluster] Temporal server v1.29.1 on PostgreSQL at ${cluster.address}, ${settings.temporal.historyShards} history shards, up in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
   return { cluster, tmpDir };
 }
 

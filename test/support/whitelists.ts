@@ -11,7 +11,12 @@ import type { Stack } from './stack';
 export const randomEoa = () => '0x' + randomBytes(20).toString('hex');
 
 /** A change whose entry is owned by `node` (rendezvous hashing over the stack's nodes). */
-export function changeOwnedBy(stack: Stack, node: string, op_type: WhitelistChange['op_type'] = 'add_entry', kind: WhitelistKind = 'developer'): WhitelistChange {
+export function changeOwnedBy(
+  stack: Stack,
+  node: string,
+  op_type: WhitelistChange['op_type'] = 'add_entry',
+  kind: WhitelistKind = 'developer',
+): WhitelistChange {
   const urls = stack.nodes.map((n) => n.url);
   for (;;) {
     const entry = toChecksumAddress(randomEoa());
@@ -32,7 +37,7 @@ export function postBatch(stack: Stack, body: unknown, options: { token?: string
 /** The entries one storage node holds for a kind, read through its own paginated GET. */
 export async function nodeEntries(node: string, kind: WhitelistKind): Promise<string[]> {
   const entries: string[] = [];
-  for (let after: string | undefined; ; ) {
+  for (let after: string | undefined; ;) {
     const res = await fetch(`${node}/v1/whitelists/${kind}${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`);
     if (!res.ok) throw new Error(`${node} answered ${res.status}`);
     const page = (await res.json()) as ListResponse;
@@ -42,8 +47,15 @@ export async function nodeEntries(node: string, kind: WhitelistKind): Promise<st
   }
 }
 
-export async function setFault(node: string, settings: { delayMs?: number; fault?: 'none' | 'garbage' | 'http500' | 'truncated' | 'wrong-shape' }): Promise<void> {
-  const res = await fetch(`${node}/v1/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(settings) });
+export async function setFault(
+  node: string,
+  settings: { delayMs?: number; fault?: 'none' | 'garbage' | 'http500' | 'truncated' | 'wrong-shape' },
+): Promise<void> {
+  const res = await fetch(`${node}/v1/faults`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(settings),
+  });
   if (!res.ok) throw new Error(`fault API of ${node} answered ${res.status}`);
 }
 
@@ -52,5 +64,10 @@ export async function restartNode(stack: Stack, index: number): Promise<void> {
   const old = stack.nodes[index];
   await old.stop(2000);
   const port = Number(new URL(old.url).port);
-  stack.nodes[index] = await startStorageNode(old.name, { port, dataDir: path.join(stack.tmpDir, `node-${index + 1}`), echo: false, extraArgs: ['--enable-fault-api'] });
+  stack.nodes[index] = await startStorageNode(old.name, {
+    port,
+    dataDir: path.join(stack.tmpDir, `node-${index + 1}`),
+    echo: false,
+    extraArgs: ['--enable-fault-api'],
+  });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { changeState, type NodeProgress } from '../../domain/batch-status';
 
-describe('unit: the state of a batch\'s change (domain/batch-status.ts)', () => {
+describe("unit: the state of a batch's change (domain/batch-status.ts)", () => {
   const table: Array<[NodeProgress, number | undefined, boolean, string]> = [
     ['applied', undefined, true, 'applied'],
     ['pending', undefined, true, 'pending'],

@@ -55,7 +55,10 @@ describe('domain/eoa', () => {
       const parsed = parseEoa(s);
       assert.equal(parsed.ok, false, String(s));
       assert.match((parsed as { reason: string }).reason, /40 hex digits/);
-      assert.throws(() => toChecksumAddress(s as string), (e: unknown) => e instanceof ServiceError && e.status === 400);
+      assert.throws(
+        () => toChecksumAddress(s as string),
+        (e: unknown) => e instanceof ServiceError && e.status === 400,
+      );
     }
   });
 });

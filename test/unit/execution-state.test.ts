@@ -117,7 +117,10 @@ describe('domain/execution-state', () => {
       assert.equal(next.status, 'SIGNING');
       assert.deepEqual(next.signedPayload, payload(SIG_A, T2));
       assert.deepEqual(next.deposit, deposit);
-      assert.deepEqual(next.history.map((h) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+      assert.deepEqual(
+        next.history.map((h) => h.status),
+        ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+      );
       assert.equal(next.history[2].at, T2);
     });
 

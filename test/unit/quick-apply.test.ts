@@ -8,7 +8,15 @@ const change = { op_type: 'add_entry', kind: 'user', entry: '0x52908400098527886
 const applied: NodeResult[] = [{ ...change, changed: true }];
 
 function input(overrides: Partial<QuickApplyInput> = {}): QuickApplyInput {
-  return { node: 'http://node-a', batchId: 'b1', changes: [change], deadlineAt: Date.now() + 2000, attempts: 3, backoffMs: 10, ...overrides };
+  return {
+    node: 'http://node-a',
+    batchId: 'b1',
+    changes: [change],
+    deadlineAt: Date.now() + 2000,
+    attempts: 3,
+    backoffMs: 10,
+    ...overrides,
+  };
 }
 
 /** A node that answers with these outcomes in turn (an ApplicationFailure type, or 'ok'), recording each call's timeout. */
@@ -18,7 +26,10 @@ function node(...answers: string[]) {
     timeouts.push(timeoutMs);
     const answer = answers[Math.min(timeouts.length - 1, answers.length - 1)];
     if (answer === 'ok') return applied;
-    if (answer === 'hang') return new Promise<NodeResult[]>((_, reject) => setTimeout(() => reject(ApplicationFailure.create({ type: NodeFailure.timeout, message: 'no answer' })), timeoutMs));
+    if (answer === 'hang')
+      return new Promise<NodeResult[]>((_, reject) =>
+        setTimeout(() => reject(ApplicationFailure.create({ type: NodeFailure.timeout, message: 'no answer' })), timeoutMs),
+      );
     throw ApplicationFailure.create({ type: answer, message: `failed with ${answer}` });
   };
   return { post, timeouts };
@@ -40,7 +51,12 @@ describe('unit: the first round at one node (applyQuickly)', () => {
   it('when the node stays unreachable, then it fails after the attempts, and nothing may have been applied', async () => {
     const n = node(NodeFailure.unreachable);
     const answer = await applyQuickly(input(), { requestTimeoutMs: 10_000, post: n.post });
-    assert.deepEqual(answer, { status: 'failed', type: NodeFailure.unreachable, message: 'http://node-a: failed with NodeUnreachable', maybeApplied: false });
+    assert.deepEqual(answer, {
+      status: 'failed',
+      type: NodeFailure.unreachable,
+      message: 'http://node-a: failed with NodeUnreachable',
+      maybeApplied: false,
+    });
     assert.equal(n.timeouts.length, 3);
   });
 
@@ -55,7 +71,12 @@ describe('unit: the first round at one node (applyQuickly)', () => {
     it(`when the node's answer is ${type}, then it fails at once (no retry), maybe applied: ${type === NodeFailure.badResponse}`, async () => {
       const n = node(type, 'ok');
       const answer = await applyQuickly(input(), { requestTimeoutMs: 10_000, post: n.post });
-      assert.deepEqual(answer, { status: 'failed', type, message: `http://node-a: failed with ${type}`, maybeApplied: type === NodeFailure.badResponse });
+      assert.deepEqual(answer, {
+        status: 'failed',
+        type,
+        message: `http://node-a: failed with ${type}`,
+        maybeApplied: type === NodeFailure.badResponse,
+      });
       assert.equal(n.timeouts.length, 1);
     });
   }

@@ -61,15 +61,29 @@ describe('domain/rendezvous', () => {
         seen.push(index);
       }
       const indexes = list.map((e) => e.index);
-      assert.deepEqual(indexes, [...indexes].sort((a, b) => a - b), 'request order within a node');
+      assert.deepEqual(
+        indexes,
+        [...indexes].sort((a, b) => a - b),
+        'request order within a node',
+      );
     }
-    assert.deepEqual(seen.sort((a, b) => a - b), items.map((_, i) => i));
-    assert.deepEqual([...groups.keys()], NODES.filter((n) => groups.has(n)), 'nodes in configured order');
+    assert.deepEqual(
+      seen.sort((a, b) => a - b),
+      items.map((_, i) => i),
+    );
+    assert.deepEqual(
+      [...groups.keys()],
+      NODES.filter((n) => groups.has(n)),
+      'nodes in configured order',
+    );
   });
 
   it('when there is one node, then it owns everything; when there are none, then ownerOf throws a 500', () => {
     assert.equal(ownerOf('user:0xabc', ['only']), 'only');
-    assert.throws(() => ownerOf('user:0xabc', []), (e: unknown) => e instanceof ServiceError && e.status === 500);
+    assert.throws(
+      () => ownerOf('user:0xabc', []),
+      (e: unknown) => e instanceof ServiceError && e.status === 500,
+    );
     assert.equal(groupByOwner([], (s: string) => s, []).size, 0);
   });
 
@@ -81,7 +95,10 @@ describe('domain/rendezvous', () => {
   it('when the owners are given, then groupByGivenOwners groups exactly as groupByOwner does', () => {
     const items = keys.slice(0, 300);
     const owners = items.map((k) => ownerOf(k, NODES));
-    assert.deepEqual(groupByGivenOwners(items, owners, NODES), groupByOwner(items, (k) => k, NODES));
+    assert.deepEqual(
+      groupByGivenOwners(items, owners, NODES),
+      groupByOwner(items, (k) => k, NODES),
+    );
   });
 
   it('when the given owners do not fit (another length, a node not in the list), then groupByGivenOwners answers undefined', () => {

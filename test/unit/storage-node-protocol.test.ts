@@ -14,7 +14,12 @@ describe('unit: the storage-node wire contract is one module (storage-node/proto
     const answer = JSON.stringify(toApplyResponse(plan.record));
     const request = { node: 'http://n', batchId: 'b1', changes: [change], tokenId: 't' };
     assert.deepEqual(parseApplyAnswer(answer, request), [{ ...change, changed: true }]);
-    for (const bad of ['{"ok":true}', '{"batchId":"b1","results":[{"kind":"user","entry":"x","op_type":"add_entry","changed":"yes"}]}', '{"batchId":"b2","results":[]}', 'nope']) {
+    for (const bad of [
+      '{"ok":true}',
+      '{"batchId":"b1","results":[{"kind":"user","entry":"x","op_type":"add_entry","changed":"yes"}]}',
+      '{"batchId":"b2","results":[]}',
+      'nope',
+    ]) {
       assert.throws(() => parseApplyAnswer(bad, request), Error, bad);
     }
   });
@@ -26,9 +31,23 @@ describe('unit: the storage-node wire contract is one module (storage-node/proto
 
   it('when a logged revert batch (new or legacy) becomes audit records, then each names the batch it undid and passes the contract', () => {
     const legacy = auditRecordsOf({ seq: 4, batchId: 'x:revert', changes: [change], changed: [true] });
-    const current = auditRecordsOf({ seq: 5, batchId: 'y:revert', revertOf: 'y', tokenId: 't', appliedAt: '2024-01-01T00:00:00.000Z', changes: [change], changed: [false] });
-    assert.deepEqual(legacy.map((r) => [r.batchId, r.revert, r.tokenId]), [['x', true, undefined]]);
-    assert.deepEqual(current.map((r) => [r.batchId, r.revert, r.tokenId, r.changed]), [['y', true, 't', false]]);
+    const current = auditRecordsOf({
+      seq: 5,
+      batchId: 'y:revert',
+      revertOf: 'y',
+      tokenId: 't',
+      appliedAt: '2024-01-01T00:00:00.000Z',
+      changes: [change],
+      changed: [false],
+    });
+    assert.deepEqual(
+      legacy.map((r) => [r.batchId, r.revert, r.tokenId]),
+      [['x', true, undefined]],
+    );
+    assert.deepEqual(
+      current.map((r) => [r.batchId, r.revert, r.tokenId, r.changed]),
+      [['y', true, 't', false]],
+    );
     assert.equal(checkAuditResponse({ records: [...current, ...legacy] }).ok, true);
   });
 });

@@ -58,13 +58,21 @@ describe('storage node whitelist state', () => {
 
   it('when entries are listed, then they come sorted case-insensitively, exact text breaking ties', () => {
     const state = new WhitelistState();
-    applyNew(state, 'b1', ['c', 'a', 'B', 'b'].map((entry) => add('user', entry)));
+    applyNew(
+      state,
+      'b1',
+      ['c', 'a', 'B', 'b'].map((entry) => add('user', entry)),
+    );
     assert.deepEqual(state.entries('user'), ['a', 'B', 'b', 'c']);
   });
 
   it('when a page is asked after an entry, then it starts past that entry (present or not) and says whether more follow', () => {
     const state = new WhitelistState();
-    applyNew(state, 'b1', ['0x05', '0x01', '0x0A', '0x03', '0x0b'].map((entry) => add('user', entry)));
+    applyNew(
+      state,
+      'b1',
+      ['0x05', '0x01', '0x0A', '0x03', '0x0b'].map((entry) => add('user', entry)),
+    );
     assert.deepEqual(state.page('user', undefined, 2), { entries: ['0x01', '0x03'], more: true });
     assert.deepEqual(state.page('user', '0x03', 2), { entries: ['0x05', '0x0A'], more: true });
     assert.deepEqual(state.page('user', '0x04', 2), { entries: ['0x05', '0x0A'], more: true });
@@ -92,7 +100,12 @@ describe('storage node whitelist state', () => {
   it('when a batchId repeats with other changes, then the plan is a conflict', () => {
     const state = new WhitelistState();
     applyNew(state, 'b1', [add('user', 'a'), add('user', 'b')]);
-    for (const changes of [[add('user', 'b'), add('user', 'a')], [add('user', 'a')], [add('user', 'a'), add('developer', 'b')], [add('user', 'a'), remove('user', 'b')]]) {
+    for (const changes of [
+      [add('user', 'b'), add('user', 'a')],
+      [add('user', 'a')],
+      [add('user', 'a'), add('developer', 'b')],
+      [add('user', 'a'), remove('user', 'b')],
+    ]) {
       assert.equal(state.plan('b1', changes).type, 'conflict');
     }
   });
@@ -102,7 +115,10 @@ describe('storage node whitelist state', () => {
     applyNew(state, 'b1', [add('user', 'a')]);
     applyNew(state, 'b2', [add('user', 'b')]);
     applyNew(state, 'b3', [add('user', 'c')]);
-    assert.deepEqual(['b1', 'b2', 'b3'].map((id) => state.remembers(id)), [false, true, true]);
+    assert.deepEqual(
+      ['b1', 'b2', 'b3'].map((id) => state.remembers(id)),
+      [false, true, true],
+    );
     assert.equal(state.plan('b1', [add('user', 'a')]).type, 'new');
   });
 
@@ -119,7 +135,10 @@ describe('storage node whitelist state', () => {
     const state = new WhitelistState();
     for (const id of ['b1', 'b2', 'b3']) applyNew(state, id, [add('user', id)]);
     const copy = WhitelistState.fromImage(state.toImage(), 2);
-    assert.deepEqual(copy.toImage().batches.map((batch) => batch.batchId), ['b2', 'b3']);
+    assert.deepEqual(
+      copy.toImage().batches.map((batch) => batch.batchId),
+      ['b2', 'b3'],
+    );
   });
 
   it('when the remembered-batch bound is not a positive integer, then construction fails', () => {

@@ -23,7 +23,7 @@ function nodePage(node: string, trail: AuditRecord[], cursor: string | undefined
   return { node, records, ...(rest.length > limit ? { next: `${records.at(-1)!.seq}:${records.at(-1)!.index}` } : {}) };
 }
 
-describe('unit: merging the storage nodes\' pages (api/whitelist-merge.ts)', () => {
+describe("unit: merging the storage nodes' pages (api/whitelist-merge.ts)", () => {
   it('when entry pages overlap and sort across nodes, then the merge is the first pageSize of their sorted union, with `after` only when more follow', () => {
     const a = { kind: 'user' as const, entries: ['0x01', '0x0C'], next: '0x0C' };
     const b = { kind: 'user' as const, entries: ['0x0b', '0x0C', '0x0d'] };
@@ -40,16 +40,20 @@ describe('unit: merging the storage nodes\' pages (api/whitelist-merge.ts)', () 
       { node: 'http://a', records: [record(9, 1, '2024-01-01T00:00:03.000Z'), record(9, 0, '2024-01-01T00:00:02.000Z')] },
     ];
     const page = mergeAuditPages(pages, 10);
-    assert.deepEqual(page.records.map((r) => `${r.node} ${r.entry}`), ['http://a e9.1', 'http://b e3.0', 'http://a e9.0', 'http://b e1.0']);
+    assert.deepEqual(
+      page.records.map((r) => `${r.node} ${r.entry}`),
+      ['http://a e9.1', 'http://b e3.0', 'http://a e9.0', 'http://b e1.0'],
+    );
     assert.equal(page.cursors, undefined, 'every node is done');
   });
 
-  it('when any trails are paged with any page size, then the pages together are every record once, each node\'s in its own order (even when a clock stepped back)', () => {
+  it("when any trails are paged with any page size, then the pages together are every record once, each node's in its own order (even when a clock stepped back)", () => {
     const trail = fc.array(fc.tuple(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 1, max: 3 })), { maxLength: 12 }).map((batches) => {
       // Newest first; times mostly fall with seq but may jump (a clock stepping back).
       const records: AuditRecord[] = [];
       batches.forEach(([second, size], i) => {
-        for (let index = 0; index < size; index++) records.push(record(i + 1, index, `2024-01-01T00:00:${String(second).padStart(2, '0')}.000Z`));
+        for (let index = 0; index < size; index++)
+          records.push(record(i + 1, index, `2024-01-01T00:00:${String(second).padStart(2, '0')}.000Z`));
       });
       return records.reverse();
     });
@@ -60,7 +64,9 @@ describe('unit: merging the storage nodes\' pages (api/whitelist-merge.ts)', () 
         let cursors: AuditCursors | undefined = {};
         for (let guard = 0; cursors && guard < 200; guard++) {
           const current: AuditCursors = cursors;
-          const pages = nodes.filter((n) => current[n] !== null).map((n, _i) => nodePage(n, trails[nodes.indexOf(n)], current[n] ?? undefined, pageSize));
+          const pages = nodes
+            .filter((n) => current[n] !== null)
+            .map((n, _i) => nodePage(n, trails[nodes.indexOf(n)], current[n] ?? undefined, pageSize));
           const page = mergeAuditPages(pages, pageSize, current);
           assert.ok(page.records.length <= pageSize);
           if (page.cursors) assert.ok(page.records.length === pageSize, 'only a full page says more follow');
@@ -71,7 +77,10 @@ describe('unit: merging the storage nodes\' pages (api/whitelist-merge.ts)', () 
         const expected = trails.flatMap((t, i) => t.map((r) => `${nodes[i]} ${r.entry}`));
         assert.deepEqual([...seen].sort(), [...expected].sort());
         for (const [i, t] of trails.entries()) {
-          assert.deepEqual(seen.filter((s) => s.startsWith(`${nodes[i]} `)), t.map((r) => `${nodes[i]} ${r.entry}`));
+          assert.deepEqual(
+            seen.filter((s) => s.startsWith(`${nodes[i]} `)),
+            t.map((r) => `${nodes[i]} ${r.entry}`),
+          );
         }
       }),
     );

@@ -1,5 +1,13 @@
 import assert from 'node:assert/strict';
-import { confirmationMessage, confirmationOfChecksummed, hasScopeFor, ownerKey, ownerKeyOfChecksummed, requiredScopes, type WhitelistChange } from '../../domain/whitelist-messages';
+import {
+  confirmationMessage,
+  confirmationOfChecksummed,
+  hasScopeFor,
+  ownerKey,
+  ownerKeyOfChecksummed,
+  requiredScopes,
+  type WhitelistChange,
+} from '../../domain/whitelist-messages';
 import { toChecksumAddress } from '../../domain/eoa';
 
 const ENTRY = '0x52908400098527886E0F7030069857D2E4169EE7';
@@ -32,7 +40,11 @@ describe('domain/whitelist-messages', () => {
       'whitelist:developer:*',
       'whitelist:developer:add',
     ]);
-    assert.deepEqual(requiredScopes({ op_type: 'remove_entry', kind: 'user' }), ['whitelist:*', 'whitelist:user:*', 'whitelist:user:remove']);
+    assert.deepEqual(requiredScopes({ op_type: 'remove_entry', kind: 'user' }), [
+      'whitelist:*',
+      'whitelist:user:*',
+      'whitelist:user:remove',
+    ]);
   });
 
   const add: WhitelistChange = { op_type: 'add_entry', kind: 'developer', entry: ENTRY };

@@ -6,7 +6,7 @@ import { projectRoot } from '../../config/config';
 import { checkWorkflowImports, valueImports } from '../../scripts/lib/workflow-imports';
 
 describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
-  it('when the project\'s workflows/ is checked, then no value import reaches a Node built-in or an I/O folder', () => {
+  it("when the project's workflows/ is checked, then no value import reaches a Node built-in or an I/O folder", () => {
     assert.deepEqual(checkWorkflowImports(projectRoot), []);
   });
 
@@ -14,7 +14,10 @@ describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'wf-imports-'));
     try {
       for (const dir of ['workflows', 'domain', 'activities']) mkdirSync(path.join(root, dir));
-      writeFileSync(path.join(root, 'workflows', 'a.ts'), "import { readFileSync } from 'node:fs';\nimport { createActivities } from '../activities';\nimport type { X } from '../activities';\nimport { pure } from '../domain/pure';\n");
+      writeFileSync(
+        path.join(root, 'workflows', 'a.ts'),
+        "import { readFileSync } from 'node:fs';\nimport { createActivities } from '../activities';\nimport type { X } from '../activities';\nimport { pure } from '../domain/pure';\n",
+      );
       writeFileSync(path.join(root, 'activities', 'index.ts'), 'export const createActivities = 1;\n');
       writeFileSync(path.join(root, 'domain', 'pure.ts'), "import {\n  createHash,\n} from 'crypto';\nexport const pure = 1;\n");
       assert.deepEqual(checkWorkflowImports(root).sort(), [
@@ -40,6 +43,11 @@ describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
   });
 
   it('when a source mixes value, type-only and re-export imports, then valueImports lists only the value ones', () => {
-    assert.deepEqual(valueImports("import a from 'x';\nimport type { B } from 'y';\nexport { c } from './z';\nexport type { D } from './w';\nimport 'side';"), ['x', './z', 'side']);
+    assert.deepEqual(
+      valueImports(
+        "import a from 'x';\nimport type { B } from 'y';\nexport { c } from './z';\nexport type { D } from './w';\nimport 'side';",
+      ),
+      ['x', './z', 'side'],
+    );
   });
 });

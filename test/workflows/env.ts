@@ -34,7 +34,11 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 let runtimeInstalled = false;
 
 /** A worker for the service's workflows with the given (mocked) activities; run it for the file's tests. */
-export async function workflowWorker(env: TestWorkflowEnvironment, taskQueue: string, activities: object): Promise<{ worker: Worker; stop: () => Promise<void> }> {
+export async function workflowWorker(
+  env: TestWorkflowEnvironment,
+  taskQueue: string,
+  activities: object,
+): Promise<{ worker: Worker; stop: () => Promise<void> }> {
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,

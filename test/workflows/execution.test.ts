@@ -54,7 +54,12 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
   }
 
   const submitArgs = (signature = `0x${'a'.repeat(128)}`): SubmitSignatureArgs => ({
-    payload: { signature, publicKey: `0x${'1'.repeat(64)}`, connectEnvelope: { address: 'wallet', domain: 'localhost', timestamp: 1 }, submittedAt: '2026-11-23T00:00:00.000Z' },
+    payload: {
+      signature,
+      publicKey: `0x${'1'.repeat(64)}`,
+      connectEnvelope: { address: 'wallet', domain: 'localhost', timestamp: 1 },
+      submittedAt: '2026-11-23T00:00:00.000Z',
+    },
     signingMessage: 'message',
   });
 
@@ -73,7 +78,10 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     const { handle } = await start();
     const record = await handle.query(getExecutionQuery);
     assert.equal(record.status, 'PREPARED');
-    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED']);
+    assert.deepEqual(
+      record.history.map((h) => h.status),
+      ['PREPARED'],
+    );
   });
 
   it('when the deposit signal comes, then PREPARED → OPERATION_PENDING; a submit then moves it to SIGNING', async () => {
@@ -82,7 +90,10 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     assert.equal((await handle.query(getExecutionQuery)).status, 'OPERATION_PENDING');
     assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
     const record = await handle.query(getExecutionQuery);
-    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+    assert.deepEqual(
+      record.history.map((h) => h.status),
+      ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+    );
     assert.equal(record.signingMessage, 'message');
   });
 
@@ -91,7 +102,10 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'PREPARED' });
     const record = await handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x2', amount: '5' }] });
     assert.equal(record.status, 'SIGNING');
-    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
+    assert.deepEqual(
+      record.history.map((h) => h.status),
+      ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+    );
     assert.deepEqual(record.deposit, { txHash: '0x2', amount: '5' });
   });
 
@@ -112,17 +126,29 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
   it('when another signature comes after one was stored, then the validator rejects it as SignatureConflict', async () => {
     const { handle } = await start();
     await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] });
-    assert.equal((await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(`0x${'b'.repeat(128)}`)] }))).type, ExecutionFailure.signatureConflict);
+    assert.equal(
+      (await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(`0x${'b'.repeat(128)}`)] }))).type,
+      ExecutionFailure.signatureConflict,
+    );
   });
 
   it('when another txHash comes after a deposit, then it is refused and recorded for refund once; sent again, it is refused with no Update recorded', async () => {
     const { handle, workflowId } = await start();
     await handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x4' }] });
-    assert.equal((await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x5' }] }))).type, ExecutionFailure.depositRefused);
+    assert.equal(
+      (await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x5' }] }))).type,
+      ExecutionFailure.depositRefused,
+    );
     const before = await eventTypes(env, workflowId);
-    assert.equal((await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x5' }] }))).type, ExecutionFailure.depositRefused);
+    assert.equal(
+      (await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x5' }] }))).type,
+      ExecutionFailure.depositRefused,
+    );
     assert.deepEqual(updateEvents(await eventTypes(env, workflowId)), updateEvents(before));
-    assert.deepEqual((await handle.query(getExecutionQuery)).refusedDeposits.map((r) => [r.txHash, r.reason]), [['0x5', 'other-tx']]);
+    assert.deepEqual(
+      (await handle.query(getExecutionQuery)).refusedDeposits.map((r) => [r.txHash, r.reason]),
+      [['0x5', 'other-tx']],
+    );
   });
 
   it('when no deposit comes before expiresAt, then it is EXPIRED (in skipped time), a submit is refused as ExecutionExpired, and a late deposit is refused and recorded for refund', async () => {
@@ -130,10 +156,19 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     await env.sleep(DAY + HOUR);
     const record = await handle.query(getExecutionQuery);
     assert.equal(record.status, 'EXPIRED');
-    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED', 'EXPIRED']);
+    assert.deepEqual(
+      record.history.map((h) => h.status),
+      ['PREPARED', 'EXPIRED'],
+    );
     assert.equal((await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }))).type, ExecutionFailure.expired);
-    assert.equal((await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x6' }] }))).type, ExecutionFailure.depositRefused);
-    assert.deepEqual((await handle.query(getExecutionQuery)).refusedDeposits.map((r) => r.reason), ['expired']);
+    assert.equal(
+      (await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x6' }] }))).type,
+      ExecutionFailure.depositRefused,
+    );
+    assert.deepEqual(
+      (await handle.query(getExecutionQuery)).refusedDeposits.map((r) => r.reason),
+      ['expired'],
+    );
   });
 
   it('when the deposit is in but no signature comes, then it stays OPERATION_PENDING past expiresAt (never EXPIRED) and still signs', async () => {

@@ -45,7 +45,8 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   const activities: Pick<Activities, 'authorizeBatch' | 'applyToNode' | 'applyToNodeQuickly'> = {
     async authorizeBatch({ tokenId, changes }) {
       calls.push({ activity: 'authorizeBatch', batchId: tokenId, changes });
-      if (tokenId === 'revoked') throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: 'token was revoked', nonRetryable: true });
+      if (tokenId === 'revoked')
+        throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: 'token was revoked', nonRetryable: true });
     },
     async applyToNodeQuickly(input) {
       calls.push({ activity: 'applyToNodeQuickly', batchId: input.batchId, node: input.node, changes: input.changes });
@@ -54,7 +55,10 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     async applyToNode(request) {
       const { attempt, currentAttemptScheduledTimestampMs } = Context.current().info;
       calls.push({ activity: 'applyToNode', batchId: request.batchId, node: request.node, changes: request.changes, attempt });
-      return scriptOf(request.batchId, request.node).apply?.(request.changes, attempt, currentAttemptScheduledTimestampMs) ?? applied(request.changes);
+      return (
+        scriptOf(request.batchId, request.node).apply?.(request.changes, attempt, currentAttemptScheduledTimestampMs) ??
+        applied(request.changes)
+      );
     },
   };
 
@@ -67,7 +71,11 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     await env?.teardown();
   });
 
-  const change = (i: number, op: WhitelistChange['op_type'] = 'add_entry'): WhitelistChange => ({ op_type: op, kind: i % 2 ? 'user' : 'developer', entry: `0x${String(i).padStart(40, '0')}` });
+  const change = (i: number, op: WhitelistChange['op_type'] = 'add_entry'): WhitelistChange => ({
+    op_type: op,
+    kind: i % 2 ? 'user' : 'developer',
+    entry: `0x${String(i).padStart(40, '0')}`,
+  });
 
   /**
    * Starts a batch of six changes, two per node (change i on node i % 3), and reads its HTTP
@@ -81,7 +89,14 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     const batchId = randomUUID();
     scripts.set(batchId, nodeScripts);
     const changes = [0, 1, 2, 3, 4, 5].map((i) => change(i));
-    const input: WhitelistBatchInput = { batchId, tokenId, changes, nodes: NODES, owners: changes.map((_, i) => NODES[i % 3]), deadlineMs: 5_000 };
+    const input: WhitelistBatchInput = {
+      batchId,
+      tokenId,
+      changes,
+      nodes: NODES,
+      owners: changes.map((_, i) => NODES[i % 3]),
+      deadlineMs: 5_000,
+    };
     const workflowId = `whitelist-batch:${batchId}`;
     const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
     const outcome = options.goesOn ? await handle.executeUpdate(batchOutcomeUpdate) : (await handle.result()).outcome!;
@@ -106,46 +121,73 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   });
 
   it('when a node refuses (non-2xx), then the outcome is 500 and what the other nodes applied is reverted with the inverse changes', async () => {
-    const { handle, outcome, batchId, callsOf } = await runBatch({
-      [NODES[1]]: { quick: (i) => ({ status: 'failed', type: NodeFailure.rejected, message: `${i.node}: answered HTTP 500`, maybeApplied: false }) },
-    }, { goesOn: true });
+    const { handle, outcome, batchId, callsOf } = await runBatch(
+      {
+        [NODES[1]]: {
+          quick: (i) => ({ status: 'failed', type: NodeFailure.rejected, message: `${i.node}: answered HTTP 500`, maybeApplied: false }),
+        },
+      },
+      { goesOn: true },
+    );
     assert.equal(outcome.status, 500);
     const summary = await handle.result();
     assert.deepEqual(summary.nodes, { [NODES[0]]: 'reverted', [NODES[1]]: 'not-applied', [NODES[2]]: 'reverted' });
     const reverts = callsOf('applyToNode', `${batchId}:revert`);
     assert.deepEqual(reverts.map((r) => r.node).sort(), [NODES[0], NODES[2]]);
-    for (const r of reverts) assert.ok(r.changes!.every((c) => c.op_type === 'remove_entry'), 'adds are undone by removes');
+    for (const r of reverts)
+      assert.ok(
+        r.changes!.every((c) => c.op_type === 'remove_entry'),
+        'adds are undone by removes',
+      );
   });
 
   it('when a node answers garbage (it may have applied), then the outcome is 500, the node is asked again to learn what it changed, and that is reverted too', async () => {
-    const { handle, outcome, batchId, callsOf } = await runBatch({
-      [NODES[2]]: { quick: (i) => ({ status: 'failed', type: NodeFailure.badResponse, message: `${i.node}: answer is not JSON`, maybeApplied: true }) },
-    }, { goesOn: true });
+    const { handle, outcome, batchId, callsOf } = await runBatch(
+      {
+        [NODES[2]]: {
+          quick: (i) => ({ status: 'failed', type: NodeFailure.badResponse, message: `${i.node}: answer is not JSON`, maybeApplied: true }),
+        },
+      },
+      { goesOn: true },
+    );
     assert.equal(outcome.status, 500);
     assert.deepEqual(Object.values((await handle.result()).nodes), ['reverted', 'reverted', 'reverted']);
-    assert.deepEqual(callsOf('applyToNode').map((c) => c.node), [NODES[2]], 'the unreadable node is asked again under the same batchId');
+    assert.deepEqual(
+      callsOf('applyToNode').map((c) => c.node),
+      [NODES[2]],
+      'the unreadable node is asked again under the same batchId',
+    );
     assert.equal(callsOf('applyToNode', `${batchId}:revert`).length, 3);
   });
 
   it('when a node is late at the deadline, then the outcome is 408 with the confirmations of the other nodes in request order, and the late node is applied afterwards', async () => {
-    const { changes, handle, outcome, callsOf } = await runBatch({ [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } }, { goesOn: true });
+    const { changes, handle, outcome, callsOf } = await runBatch(
+      { [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } },
+      { goesOn: true },
+    );
     assert.equal(outcome.status, 408);
     assert.deepEqual(outcome.confirmations, changes.filter((_, i) => i % 3 !== 2).map(confirmationOfChecksummed));
     assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
-    assert.deepEqual(callsOf('applyToNode').map((c) => c.node), [NODES[2]]);
+    assert.deepEqual(
+      callsOf('applyToNode').map((c) => c.node),
+      [NODES[2]],
+    );
   });
 
   it('when the late node is down for 7 days after a 408, then Temporal retries it server side (one activity in the history, no event per attempt) and the batch converges once it is back', async () => {
     const downUntil = (await env.currentTimeMs()) + 7 * DAY;
-    const { handle, outcome, workflowId, callsOf } = await runBatch({
-      [NODES[1]]: {
-        quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }),
-        apply: (changes, _attempt, scheduledAt) => {
-          if (scheduledAt < downUntil) throw refuse(NodeFailure.unreachable, `${NODES[1]} unreachable (ECONNREFUSED)`);
-          return applied(changes);
+    const { handle, outcome, workflowId, callsOf } = await runBatch(
+      {
+        [NODES[1]]: {
+          quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }),
+          apply: (changes, _attempt, scheduledAt) => {
+            if (scheduledAt < downUntil) throw refuse(NodeFailure.unreachable, `${NODES[1]} unreachable (ECONNREFUSED)`);
+            return applied(changes);
+          },
         },
       },
-    }, { goesOn: true });
+      { goesOn: true },
+    );
     assert.equal(outcome.status, 408);
     const summary = await handle.result(); // skips time through every retry backoff
     assert.deepEqual(Object.values(summary.nodes), ['applied', 'applied', 'applied']);

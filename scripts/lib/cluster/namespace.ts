@@ -18,7 +18,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * server creates no namespace, and the server's namespace cache takes seconds to see a new one,
  * so attribute registration is retried on NotFound.
  */
-export async function ensureNamespace(address: string, namespace: string, retentionDays: number, searchAttributes: Record<string, string>, timeoutMs = 60_000): Promise<'created' | 'updated' | 'unchanged'> {
+export async function ensureNamespace(
+  address: string,
+  namespace: string,
+  retentionDays: number,
+  searchAttributes: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<'created' | 'updated' | 'unchanged'> {
   const connection = await Connection.connect({ address });
   const deadline = Date.now() + timeoutMs;
   const retentionSeconds = retentionDays * 86_400;
@@ -26,7 +32,11 @@ export async function ensureNamespace(address: string, namespace: string, retent
   try {
     let outcome: 'created' | 'updated' | 'unchanged' = 'created';
     try {
-      await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: retention, description: 'intent-service' });
+      await connection.workflowService.registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: retention,
+        description: 'intent-service',
+      });
     } catch (err) {
       if ((err as { code?: number }).code !== GRPC_ALREADY_EXISTS) throw err;
       const described = await connection.workflowService.describeNamespace({ namespace });

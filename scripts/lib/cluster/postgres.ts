@@ -49,7 +49,10 @@ export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string {
   }
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
-    for (const v of readdirSync(debian).filter((d) => /^\d+$/.test(d)).sort((a, b) => Number(b) - Number(a))) candidates.push(path.join(debian, v, 'bin'));
+    for (const v of readdirSync(debian)
+      .filter((d) => /^\d+$/.test(d))
+      .sort((a, b) => Number(b) - Number(a)))
+      candidates.push(path.join(debian, v, 'bin'));
   }
   const found = candidates.find((dir) => existsSync(path.join(dir, 'initdb')) && existsSync(path.join(dir, 'postgres')));
   if (!found) throw new PostgresMissingError();
@@ -64,7 +67,9 @@ function runAs(): { uid: number; gid: number } | undefined {
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
     return { uid, gid };
   } catch {
-    throw new Error('running as root, and there is no `postgres` user to run PostgreSQL as (initdb and postgres refuse root): create one, or run as another user');
+    throw new Error(
+      'running as root, and there is no `postgres` user to run PostgreSQL as (initdb and postgres refuse root): create one, or run as another user',
+    );
   }
 }
 
@@ -72,7 +77,11 @@ function runAs(): { uid: number; gid: number } | undefined {
  * Starts the PostgreSQL server of `target` (initdb on first use, with a random password kept in
  * `passwordFile`), or returns the endpoint of an existing server. Resolves once it accepts connections.
  */
-export async function startPostgres(target: PostgresTarget, passwordFile: string, options: { echo?: boolean; log?: (line: string) => void } = {}): Promise<RunningPostgres> {
+export async function startPostgres(
+  target: PostgresTarget,
+  passwordFile: string,
+  options: { echo?: boolean; log?: (line: string) => void } = {},
+): Promise<RunningPostgres> {
   if (target.kind === 'external') {
     const endpoint = { host: target.host, port: target.port, user: target.user, password: target.password };
     return { endpoint, stop: async () => undefined, restart: async () => undefined };
@@ -105,7 +114,14 @@ function ensurePassword(file: string): string {
   return password;
 }
 
-function initdb(bin: string, dataDir: string, user: string, password: string, owner: { uid: number; gid: number } | undefined, log?: (line: string) => void): void {
+function initdb(
+  bin: string,
+  dataDir: string,
+  user: string,
+  password: string,
+  owner: { uid: number; gid: number } | undefined,
+  log?: (line: string) => void,
+): void {
   log?.(`initdb ${dataDir} (first run)`);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   chmodSync(dataDir, 0o700);
@@ -119,7 +135,18 @@ function initdb(bin: string, dataDir: string, user: string, password: string, ow
     }
     execFileSync(
       path.join(bin, 'initdb'),
-      ['-D', dataDir, '--username', user, '--pwfile', pwfile, '--auth-local=scram-sha-256', '--auth-host=scram-sha-256', '--encoding=UTF8', '--locale=C'],
+      [
+        '-D',
+        dataDir,
+        '--username',
+        user,
+        '--pwfile',
+        pwfile,
+        '--auth-local=scram-sha-256',
+        '--auth-host=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'], ...(owner ?? {}) },
     );
   } catch (err) {
@@ -131,10 +158,26 @@ function initdb(bin: string, dataDir: string, user: string, password: string, ow
   }
 }
 
-async function launch(bin: string, target: Extract<PostgresTarget, { kind: 'local' }>, owner: { uid: number; gid: number } | undefined, echo: boolean): Promise<ChildService> {
+async function launch(
+  bin: string,
+  target: Extract<PostgresTarget, { kind: 'local' }>,
+  owner: { uid: number; gid: number } | undefined,
+  echo: boolean,
+): Promise<ChildService> {
   // TCP on the bind address only, no Unix socket (its folder would need to exist and be writable).
   // Connections: each Temporal server process pools up to 30, each API/worker pools its own.
-  const args = ['-D', target.dataDir, '-p', String(target.port), '-c', `listen_addresses=${target.host}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=200'];
+  const args = [
+    '-D',
+    target.dataDir,
+    '-p',
+    String(target.port),
+    '-c',
+    `listen_addresses=${target.host}`,
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=200',
+  ];
   const service = startChildService('postgres', path.join(bin, 'postgres'), args, {
     readyPattern: /database system is ready to accept connections/,
     echo,

@@ -43,8 +43,15 @@ export async function createDatabase(binDir: string, endpoint: PostgresEndpoint,
  * create each if missing, add the version tables (`setup-schema -v 0.0`, a no-op when present),
  * then `update-schema` to the newest version (a no-op when there). Safe to run on every start.
  */
-export async function setupTemporalSchemas(binDir: string, endpoint: PostgresEndpoint, databases: { temporal: string; visibility: string }): Promise<void> {
-  for (const [key, db] of [['temporal', databases.temporal], ['visibility', databases.visibility]] as const) {
+export async function setupTemporalSchemas(
+  binDir: string,
+  endpoint: PostgresEndpoint,
+  databases: { temporal: string; visibility: string },
+): Promise<void> {
+  for (const [key, db] of [
+    ['temporal', databases.temporal],
+    ['visibility', databases.visibility],
+  ] as const) {
     await createDatabase(binDir, endpoint, db);
     await sqlTool(binDir, endpoint, ['--db', db, 'setup-schema', '-v', '0.0']);
     await sqlTool(binDir, endpoint, ['--db', db, 'update-schema', '-s', SCHEMAS[key]]);

@@ -62,13 +62,22 @@ export function parsePostgresUrl(raw: string): PostgresTarget {
 }
 
 /** Reads temporal-cluster/cluster.yaml; `CLUSTER_POSTGRES_URL` in `env` replaces the local server. */
-export function readClusterSettings(env: NodeJS.ProcessEnv = process.env, file = path.join(projectRoot, 'temporal-cluster', 'cluster.yaml')): ClusterSettings {
+export function readClusterSettings(
+  env: NodeJS.ProcessEnv = process.env,
+  file = path.join(projectRoot, 'temporal-cluster', 'cluster.yaml'),
+): ClusterSettings {
   const raw = parse(readFileSync(file, 'utf8')) ?? {};
   const dataDir = path.resolve(projectRoot, path.dirname(raw.postgres?.dataDir ?? 'data/cluster/pg'));
   const bindIp: string = raw.bindIp ?? '127.0.0.1';
   const postgres: PostgresTarget = env.CLUSTER_POSTGRES_URL
     ? parsePostgresUrl(env.CLUSTER_POSTGRES_URL)
-    : { kind: 'local', dataDir: path.resolve(projectRoot, raw.postgres?.dataDir ?? 'data/cluster/pg'), port: raw.postgres?.port ?? 5442, user: raw.postgres?.user ?? 'temporal', host: bindIp };
+    : {
+        kind: 'local',
+        dataDir: path.resolve(projectRoot, raw.postgres?.dataDir ?? 'data/cluster/pg'),
+        port: raw.postgres?.port ?? 5442,
+        user: raw.postgres?.user ?? 'temporal',
+        host: bindIp,
+      };
   const t = raw.temporal ?? {};
   const settings: ClusterSettings = {
     bindIp,
@@ -109,13 +118,22 @@ export function checkSettings(s: ClusterSettings, source = 'cluster settings'): 
     'temporal.metricsPort': s.temporal.metricsPort,
     ...Object.fromEntries((s.temporal.membershipPorts ?? []).map((p, i) => [`temporal.membershipPorts[${i}]`, p])),
   };
-  for (const [key, value] of Object.entries(ports)) if (!isPort(value)) throw new ClusterSettingsError(`${source}: ${key} must be a port, got ${value}`);
+  for (const [key, value] of Object.entries(ports))
+    if (!isPort(value)) throw new ClusterSettingsError(`${source}: ${key} must be a port, got ${value}`);
   // cluster_membership.rpc_port is a PostgreSQL smallint: the server dies at start on a higher port.
-  for (const p of s.temporal.membershipPorts ?? []) if (p > 32767) throw new ClusterSettingsError(`${source}: temporal.membershipPorts must be below 32768 (the server keeps them in a smallint), got ${p}`);
-  if (s.temporal.membershipPorts?.length !== 4) throw new ClusterSettingsError(`${source}: temporal.membershipPorts needs 4 ports (frontend, history, matching, worker)`);
-  if (!Number.isInteger(s.temporal.historyShards) || s.temporal.historyShards < 1) throw new ClusterSettingsError(`${source}: temporal.historyShards must be a positive integer`);
-  if (!Number.isInteger(s.temporal.retentionDays) || s.temporal.retentionDays < 1) throw new ClusterSettingsError(`${source}: temporal.retentionDays must be a positive integer of days`);
-  for (const p of [...s.apiPorts, ...s.workerMetricsPorts, ...s.storageNodePorts]) if (!isPort(p)) throw new ClusterSettingsError(`${source}: ${p} is not a port`);
+  for (const p of s.temporal.membershipPorts ?? [])
+    if (p > 32767)
+      throw new ClusterSettingsError(
+        `${source}: temporal.membershipPorts must be below 32768 (the server keeps them in a smallint), got ${p}`,
+      );
+  if (s.temporal.membershipPorts?.length !== 4)
+    throw new ClusterSettingsError(`${source}: temporal.membershipPorts needs 4 ports (frontend, history, matching, worker)`);
+  if (!Number.isInteger(s.temporal.historyShards) || s.temporal.historyShards < 1)
+    throw new ClusterSettingsError(`${source}: temporal.historyShards must be a positive integer`);
+  if (!Number.isInteger(s.temporal.retentionDays) || s.temporal.retentionDays < 1)
+    throw new ClusterSettingsError(`${source}: temporal.retentionDays must be a positive integer of days`);
+  for (const p of [...s.apiPorts, ...s.workerMetricsPorts, ...s.storageNodePorts])
+    if (!isPort(p)) throw new ClusterSettingsError(`${source}: ${p} is not a port`);
   if (s.uiPort !== undefined && !isPort(s.uiPort)) throw new ClusterSettingsError(`${source}: uiPort must be a port, got ${s.uiPort}`);
 }
 
@@ -125,6 +143,8 @@ export function checkSettings(s: ClusterSettings, source = 'cluster settings'): 
  */
 export function checkRetention(retentionDays: number, lingerSeconds: number): void {
   if (retentionDays * 86_400 < lingerSeconds) {
-    throw new ClusterSettingsError(`temporal.retentionDays (${retentionDays}) must cover executionLingerSeconds (${lingerSeconds} s = ${(lingerSeconds / 86_400).toFixed(1)} days)`);
+    throw new ClusterSettingsError(
+      `temporal.retentionDays (${retentionDays}) must cover executionLingerSeconds (${lingerSeconds} s = ${(lingerSeconds / 86_400).toFixed(1)} days)`,
+    );
   }
 }

@@ -54,7 +54,11 @@ export async function startTemporalCluster(
     for (const stop of started.reverse()) await stop().catch(() => undefined);
   };
   try {
-    log(settings.postgres.kind === 'local' ? `starting PostgreSQL on ${settings.postgres.host}:${settings.postgres.port} (data ${path.relative(projectRoot, settings.postgres.dataDir) || settings.postgres.dataDir})` : `using PostgreSQL at ${settings.postgres.host}:${settings.postgres.port}`);
+    log(
+      settings.postgres.kind === 'local'
+        ? `starting PostgreSQL on ${settings.postgres.host}:${settings.postgres.port} (data ${path.relative(projectRoot, settings.postgres.dataDir) || settings.postgres.dataDir})`
+        : `using PostgreSQL at ${settings.postgres.host}:${settings.postgres.port}`,
+    );
     const postgres = await startPostgres(settings.postgres, path.join(settings.dataDir, 'pg-password'), { echo: options.echo, log });
     started.push(() => postgres.stop());
 
@@ -63,13 +67,17 @@ export async function startTemporalCluster(
     const serviceDb = await createDatabase(binDir, postgres.endpoint, settings.databases.service);
     log(`service database ${settings.databases.service}: ${serviceDb}`);
 
-    log(`starting Temporal server v1.29.1 (frontend ${settings.bindIp}:${settings.temporal.frontendPort}, ${settings.temporal.historyShards} history shards)`);
+    log(
+      `starting Temporal server v1.29.1 (frontend ${settings.bindIp}:${settings.temporal.frontendPort}, ${settings.temporal.historyShards} history shards)`,
+    );
     let server = await startTemporalServer(binDir, settings, postgres.endpoint, { echo: options.echo });
     started.push(() => server.stop(15_000));
     const address = `${settings.bindIp}:${settings.temporal.frontendPort}`;
     const dev = readDevServerSettings();
     const ns = await ensureNamespace(address, settings.temporal.namespace, settings.temporal.retentionDays, dev.searchAttributes);
-    log(`namespace ${settings.temporal.namespace}: ${ns} (retention ${settings.temporal.retentionDays} d; search attributes ${Object.keys(dev.searchAttributes).join(', ')})`);
+    log(
+      `namespace ${settings.temporal.namespace}: ${ns} (retention ${settings.temporal.retentionDays} d; search attributes ${Object.keys(dev.searchAttributes).join(', ')})`,
+    );
 
     let ui: ChildService | undefined;
     if (settings.uiPort !== undefined) {
@@ -104,11 +112,16 @@ export async function startTemporalCluster(
 }
 
 function startUi(binDir: string, settings: ClusterSettings, pg: PostgresEndpoint, echo: boolean): ChildService {
-  return startChildService('temporal-ui', path.join(binDir, 'temporal-ui-server'), ['--root', projectRoot, '--config', path.join('temporal-cluster', 'ui'), '--env', 'production', 'start'], {
-    // ui-server v2.42.1 prints Echo's banner with the address once it listens.
-    readyPattern: /http server started on/,
-    env: { ...process.env, ...clusterTemplateEnv(settings, pg) },
-    echo,
-    readyTimeoutMs: 30_000,
-  });
+  return startChildService(
+    'temporal-ui',
+    path.join(binDir, 'temporal-ui-server'),
+    ['--root', projectRoot, '--config', path.join('temporal-cluster', 'ui'), '--env', 'production', 'start'],
+    {
+      // ui-server v2.42.1 prints Echo's banner with the address once it listens.
+      readyPattern: /http server started on/,
+      env: { ...process.env, ...clusterTemplateEnv(settings, pg) },
+      echo,
+      readyTimeoutMs: 30_000,
+    },
+  );
 }

@@ -38,8 +38,22 @@ export function clusterTemplateEnv(s: ClusterSettings, pg: PostgresEndpoint): Re
  * Starts the Temporal server (all four services in one process) on the rendered config and
  * resolves once its frontend answers GetSystemInfo (about 15 s from cold here).
  */
-export async function startTemporalServer(binDir: string, s: ClusterSettings, pg: PostgresEndpoint, options: { echo?: boolean; readyTimeoutMs?: number } = {}): Promise<ChildService> {
-  const args = ['--root', projectRoot, '--config', path.join('temporal-cluster', 'server'), '--env', 'production', '--allow-no-auth', 'start'];
+export async function startTemporalServer(
+  binDir: string,
+  s: ClusterSettings,
+  pg: PostgresEndpoint,
+  options: { echo?: boolean; readyTimeoutMs?: number } = {},
+): Promise<ChildService> {
+  const args = [
+    '--root',
+    projectRoot,
+    '--config',
+    path.join('temporal-cluster', 'server'),
+    '--env',
+    'production',
+    '--allow-no-auth',
+    'start',
+  ];
   const service = startChildService('temporal-server', path.join(binDir, 'temporal-server'), args, {
     // No line the server prints means "ready" (it logs at warn): readiness is polled below.
     // `ready` never resolves; it rejects with the output's last lines if the server exits first.
@@ -50,10 +64,17 @@ export async function startTemporalServer(binDir: string, s: ClusterSettings, pg
   });
   const address = `${s.bindIp}:${s.temporal.frontendPort}`;
   try {
-    await waitForFrontend(address, options.readyTimeoutMs ?? 90_000, () => service.child.exitCode !== null || service.child.signalCode !== null);
+    await waitForFrontend(
+      address,
+      options.readyTimeoutMs ?? 90_000,
+      () => service.child.exitCode !== null || service.child.signalCode !== null,
+    );
   } catch (err) {
     await service.stop(5000);
-    const exited = await service.ready.then(() => '', (e: Error) => e.message);
+    const exited = await service.ready.then(
+      () => '',
+      (e: Error) => e.message,
+    );
     throw new Error(exited.includes('exited') ? exited : (err as Error).message);
   }
   return service;
