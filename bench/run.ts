@@ -10,10 +10,10 @@ import { BATCH_SIZES, CONCURRENCIES, runPhase } from './phase';
 import type { BenchResults, PhaseResult } from './results';
 import { startBenchStack, type BenchStack } from './stack';
 import { round } from './stats';
-import { writeReadmeTables } from './readme';
+import { writeBenchTables } from './docs-tables';
 import { renderTables } from './table';
 
-const USAGE = `npm run bench [-- --submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--readme]
+const USAGE = `npm run bench [-- --submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--docs]
   --submits  submits per side per concurrency level (default 120)
   --batches  whitelist batches per side per size (default 30)
   --workers  worker process counts to run the cases with (default 1,2)
@@ -21,7 +21,7 @@ const USAGE = `npm run bench [-- --submits N] [--batches N] [--workers 1,2] [--p
   --server-config  a dev server dynamic config value on top of temporal-dev.yaml's, to try one
              (e.g. system.enableActivityEagerExecution=true)
   --out      results file (default bench/results.json)
-  --readme   also put the tables into README.md (between its bench-table markers)`;
+  --docs     also put the tables into docs/performance.md (between its bench-table markers)`;
 
 const t0 = Date.now();
 const say = (line: string) => process.stderr.write(`[bench ${String(Math.round((Date.now() - t0) / 1000)).padStart(3)} s] ${line}\n`);
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
       profile: { type: 'boolean', default: false },
       'server-config': { type: 'string', multiple: true, default: [] },
       out: { type: 'string', default: path.join(projectRoot, 'bench', 'results.json') },
-      readme: { type: 'boolean', default: false },
+      docs: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -118,9 +118,9 @@ async function main(): Promise<void> {
     const tables = renderTables(results);
     console.log(tables);
     say(`results written to ${path.relative(process.cwd(), values.out)}`);
-    if (values.readme) {
-      const readme = path.join(projectRoot, 'README.md');
-      say(writeReadmeTables(readme, tables) ? 'tables written to README.md' : 'README.md has no bench-table markers; left as it was');
+    if (values.docs) {
+      const page = path.join(projectRoot, 'docs', 'performance.md');
+      say(writeBenchTables(page, tables) ? 'tables written to docs/performance.md' : 'docs/performance.md has no bench-table markers; left as it was');
     }
   } catch (err) {
     if (interrupted) return;

@@ -1,7 +1,7 @@
 import type { BenchResults, PhaseResult } from './results';
 import { ratio } from './stats';
 
-// Renders BenchResults as Markdown tables: readable in a terminal and pasted as-is into the README.
+// Renders BenchResults as Markdown tables: readable in a terminal and pasted as-is into docs/performance.md.
 
 /** The goals of issue #7; the table marks each figure ok / MISS against them. */
 export const TARGETS = {

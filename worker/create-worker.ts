@@ -15,7 +15,7 @@ export interface RunningWorker {
 }
 
 /**
- * Worker tuning, measured with `npm run bench` (README "Performance").
+ * Worker tuning, measured with `npm run bench` (docs/performance.md).
  * - maxCachedWorkflows: executions stay open for days (they linger after SIGNING), so the SDK's
  *   default sticky cache (sized from the heap limit: over 2,000 on a machine with 24 GB) fills
  *   up with workflows that will see no task for days and grows the worker by about 0.2 MB each.

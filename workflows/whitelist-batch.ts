@@ -68,7 +68,7 @@ const authorizeLocally = proxyLocalActivities<Activities>({
 /**
  * Batches started from this version on run their precheck and their first round (a few quick tries
  * per node, until the deadline) as local activities: the whole happy path is one workflow task,
- * instead of three workflow tasks and two trips through the task queue (README "Performance").
+ * instead of three workflow tasks and two trips through the task queue (docs/performance.md).
  */
 const LOCAL_FIRST_ROUND = 'whitelist-local-first-round';
 /** How long past the deadline a first-round local activity may run before Temporal times it out (it stops itself at the deadline). */

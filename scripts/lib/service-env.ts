@@ -15,7 +15,7 @@ export const SERVICE_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_AR
  * dynamically as the process frees large blocks, after which freed memory stays in the heap
  * instead of going back to the OS. Fixing them keeps the worker's RSS close to what it uses: in
  * back-to-back `npm run bench` runs the worker's peaks went from 298–364 MB to 242–268 MB, with
- * submit and batch figures within the run-to-run noise (README "Performance").
+ * submit and batch figures within the run-to-run noise (docs/performance.md).
  */
 export const WORKER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_TRIM_THRESHOLD_: '131072', MALLOC_MMAP_THRESHOLD_: '131072' };
 
@@ -26,6 +26,6 @@ export const WORKER_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_TRI
  * main thread and the workflow thread), may otherwise grow to 3 × 16 MB under load and stay
  * resident. The worker allocates in small, short-lived pieces (activations), so the smaller
  * nursery costs it more frequent but cheap scavenges: npm run bench measured the peak RSS
- * 367 → 331 MB with the same throughput (README "Performance").
+ * 367 → 331 MB with the same throughput (docs/performance.md).
  */
 export const WORKER_NODE_ARGS: readonly string[] = ['--max-semi-space-size=2'];

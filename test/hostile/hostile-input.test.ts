@@ -140,7 +140,7 @@ describe('hostile input: generated malformed bodies, headers and paths at every 
   });
 
   after(() => {
-    // The figures README's "Hostile input" quotes.
+    // The figures docs/reliability.md "Hostile input" quotes.
     console.log(tally.summary());
   });
 

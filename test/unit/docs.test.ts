@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { buildOpenApiDocument } from '../../api/openapi';
+import { loadConfig, projectRoot } from '../../config/config';
+
+const read = (file: string) => readFileSync(path.join(projectRoot, file), 'utf8');
+const pages = () => ['README.md', ...readdirSync(path.join(projectRoot, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), ...readdirSync(path.join(projectRoot, 'docs', 'decisions')).map((f) => `docs/decisions/${f}`)];
+
+// The docs are kept true where that is cheap to check.
+describe('docs: the pages match what exists', () => {
+  it('when the OpenAPI document lists an operation, then docs/api.md names it (METHOD path)', () => {
+    const doc = buildOpenApiDocument(loadConfig({})) as { paths: Record<string, Record<string, unknown>> };
+    const api = read('docs/api.md');
+    const missing: string[] = [];
+    for (const [p, item] of Object.entries(doc.paths)) for (const method of Object.keys(item)) if (!api.includes(`${method.toUpperCase()} ${p}`)) missing.push(`${method.toUpperCase()} ${p}`);
+    assert.deepEqual(missing, []);
+  });
+
+  it('when the README shows an npm command, then package.json has that script', () => {
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    const builtins = new Set(['install', 'ci', 'test', 'start']);
+    const used = [...read('README.md').matchAll(/npm (?:run (?:--silent )?)?([a-z][a-z:-]*)/g)].map((m) => m[1]);
+    assert.ok(used.includes('start') && used.includes('test'), `the README shows npm start and npm test: ${used.join(', ')}`);
+    assert.deepEqual(used.filter((s) => !builtins.has(s) && !(s in scripts)), []);
+    for (const s of ['start', 'test']) assert.ok(s in scripts);
+    assert.match(read('.ci/run'), /^npm ci && npm test$/m, '.ci/run runs the README\'s test command');
+    assert.match(read('README.md'), /^npm ci && npm test /m);
+  });
+
+  it('when a page links to a relative path, then that file or folder exists', () => {
+    const broken: string[] = [];
+    for (const page of pages()) {
+      const text = read(page);
+      for (const m of text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+        const target = m[1];
+        if (/^[a-z]+:/.test(target)) continue; // http:, https:, mailto:
+        if (!existsSync(path.join(projectRoot, path.dirname(page), target))) broken.push(`${page}: ${target}`);
+      }
+    }
+    assert.deepEqual(broken, []);
+  });
+
+  it('when the README is read, then it is the front page: at most 150 lines', () => {
+    assert.ok(read('README.md').split('\n').length <= 150);
+  });
+});
