@@ -120,7 +120,11 @@ async function main(): Promise<void> {
     say(`results written to ${path.relative(process.cwd(), values.out)}`);
     if (values.docs) {
       const page = path.join(projectRoot, 'docs', 'performance.md');
-      say(writeBenchTables(page, tables) ? 'tables written to docs/performance.md' : 'docs/performance.md has no bench-table markers; left as it was');
+      say(
+        writeBenchTables(page, tables)
+          ? 'tables written to docs/performance.md'
+          : 'docs/performance.md has no bench-table markers; left as it was',
+      );
     }
   } catch (err) {
     if (interrupted) return;

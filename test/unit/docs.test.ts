@@ -5,7 +5,13 @@ import { buildOpenApiDocument } from '../../api/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
 
 const read = (file: string) => readFileSync(path.join(projectRoot, file), 'utf8');
-const pages = () => ['README.md', ...readdirSync(path.join(projectRoot, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), ...readdirSync(path.join(projectRoot, 'docs', 'decisions')).map((f) => `docs/decisions/${f}`)];
+const pages = () => [
+  'README.md',
+  ...readdirSync(path.join(projectRoot, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+  ...readdirSync(path.join(projectRoot, 'docs', 'decisions')).map((f) => `docs/decisions/${f}`),
+];
 
 // The docs are kept true where that is cheap to check.
 describe('docs: the pages match what exists', () => {
@@ -13,7 +19,9 @@ describe('docs: the pages match what exists', () => {
     const doc = buildOpenApiDocument(loadConfig({})) as { paths: Record<string, Record<string, unknown>> };
     const api = read('docs/api.md');
     const missing: string[] = [];
-    for (const [p, item] of Object.entries(doc.paths)) for (const method of Object.keys(item)) if (!api.includes(`${method.toUpperCase()} ${p}`)) missing.push(`${method.toUpperCase()} ${p}`);
+    for (const [p, item] of Object.entries(doc.paths))
+      for (const method of Object.keys(item))
+        if (!api.includes(`${method.toUpperCase()} ${p}`)) missing.push(`${method.toUpperCase()} ${p}`);
     assert.deepEqual(missing, []);
   });
 
@@ -22,9 +30,12 @@ describe('docs: the pages match what exists', () => {
     const builtins = new Set(['install', 'ci', 'test', 'start']);
     const used = [...read('README.md').matchAll(/npm (?:run (?:--silent )?)?([a-z][a-z:-]*)/g)].map((m) => m[1]);
     assert.ok(used.includes('start') && used.includes('test'), `the README shows npm start and npm test: ${used.join(', ')}`);
-    assert.deepEqual(used.filter((s) => !builtins.has(s) && !(s in scripts)), []);
+    assert.deepEqual(
+      used.filter((s) => !builtins.has(s) && !(s in scripts)),
+      [],
+    );
     for (const s of ['start', 'test']) assert.ok(s in scripts);
-    assert.match(read('.ci/run'), /^npm ci && npm test$/m, '.ci/run runs the README\'s test command');
+    assert.match(read('.ci/run'), /^npm ci && npm test$/m, ".ci/run runs the README's test command");
     assert.match(read('README.md'), /^npm ci && npm test /m);
   });
 
