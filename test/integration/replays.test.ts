@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { startApi, type RunningApi } from '../../api/server';
 import { executionWorkflowId } from '../../workflows/definitions';
-import { depositHttp, newWallet, prepare, sampleIntent, signedBody } from '../support/executions';
-import { request, type HttpAnswer } from '../support/http';
+import { newWallet, sampleIntent, signedBody } from '../support/executions';
+import { request, requestRetrying503, type HttpAnswer } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 
 /** Sends `count` requests, `concurrency` at a time, and tallies the answers by status. */
@@ -63,14 +63,29 @@ describe('replays of accepted requests write nothing to the workflow history', f
     return JSON.parse(stdout).events.length;
   }
 
+  // The test's own steps retry a 503 as any client does: the stack may still be busy with the
+  // test that ran before (the file runs in any order).
+  async function prepared(wallet: ReturnType<typeof newWallet>, executionId: string, intent: unknown = sampleIntent()) {
+    const res = await requestRetrying503(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+      token: stack.tokens.all,
+      json: { executionId, intent },
+    });
+    assert.ok([200, 201].includes(res.status), res.text);
+  }
+  const deposit = (walletId: string, executionId: string, body: unknown) =>
+    requestRetrying503(stack.api.url, 'POST', `/api/v1/executions/${walletId}/${executionId}/deposit`, {
+      token: stack.tokens.all,
+      json: body,
+    });
+
   it('when an accepted submit is replayed 1,000 times (50 at a time, through two API processes), then the history gains 0 events, every answer is 200 with the status, and the execution still deposits to SIGNING by HTTP', async () => {
     const wallet = newWallet();
     const intent = sampleIntent();
     const executionId = `replay-${randomUUID()}`;
-    assert.equal((await prepare(stack, wallet, { executionId, intent })).status, 201);
+    await prepared(wallet, executionId, intent);
     const body = signedBody(wallet, executionId, intent);
     const path = `/api/v1/executions/${wallet.id}/submit`;
-    const first = await request(stack.api.url, 'POST', path, { json: body });
+    const first = await requestRetrying503(stack.api.url, 'POST', path, { json: body });
     assert.equal(first.status, 200, first.text);
     assert.deepEqual(first.body, { result: { status: 'PREPARED' } });
     const workflowId = executionWorkflowId(wallet.id, executionId);
@@ -92,7 +107,7 @@ describe('replays of accepted requests write nothing to the workflow history', f
     assert.ok((byStatus.get(200) ?? 0) >= 900, `answers by status: ${JSON.stringify([...byStatus])}`);
     assert.equal(await historyLength(workflowId), before, 'the replays added no history event');
 
-    const dep = await depositHttp(stack, wallet.id, executionId, { txHash: `0x${randomUUID().replace(/-/g, '')}` });
+    const dep = await deposit(wallet.id, executionId, { txHash: `0x${randomUUID().replace(/-/g, '')}` });
     assert.equal(dep.status, 200, dep.text);
     assert.equal(dep.body.result.status, 'SIGNING');
     const afterDeposit = await historyLength(workflowId);
@@ -124,19 +139,19 @@ describe('replays of accepted requests write nothing to the workflow history', f
   it('when a refused deposit is sent again, then it is 409 each time and recorded for refund once, with no new history event', async () => {
     const wallet = newWallet();
     const executionId = `replay-${randomUUID()}`;
-    assert.equal((await prepare(stack, wallet, { executionId })).status, 201);
-    assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0xfirst' })).status, 200);
-    const other = await depositHttp(stack, wallet.id, executionId, { txHash: '0xother' });
+    await prepared(wallet, executionId);
+    assert.equal((await deposit(wallet.id, executionId, { txHash: '0xfirst' })).status, 200);
+    const other = await deposit(wallet.id, executionId, { txHash: '0xother' });
     assert.equal(other.status, 409, other.text);
     const workflowId = executionWorkflowId(wallet.id, executionId);
     const before = await historyLength(workflowId);
     for (let k = 0; k < 5; k++) {
-      const res = await depositHttp(stack, wallet.id, executionId, { txHash: '0xother' });
+      const res = await deposit(wallet.id, executionId, { txHash: '0xother' });
       assert.equal(res.status, 409, res.text);
       assert.match(res.body.error, /another txHash/);
     }
     assert.equal(await historyLength(workflowId), before);
-    const read = await request(stack.api.url, 'GET', `/api/v1/executions/${wallet.id}/${executionId}`);
+    const read = await requestRetrying503(stack.api.url, 'GET', `/api/v1/executions/${wallet.id}/${executionId}`);
     assert.deepEqual(
       read.body.result.refusedDeposits.map((r: { txHash: string }) => r.txHash),
       ['0xother'],

@@ -29,3 +29,21 @@ export async function request(
   }
   return { status: response.status, body: parsed, text, headers: response.headers };
 }
+
+/**
+ * `request`, sent again after `Retry-After` while the answer is 503 ("the outcome is unknown; the
+ * same request may be retried safely"), as a client of the API does; at most `attempts` sends.
+ */
+export async function requestRetrying503(
+  base: string,
+  method: string,
+  path: string,
+  options: Parameters<typeof request>[3] = {},
+  attempts = 10,
+): Promise<HttpAnswer> {
+  for (let attempt = 1; ; attempt++) {
+    const answer = await request(base, method, path, options);
+    if (answer.status !== 503 || attempt >= attempts) return answer;
+    await new Promise((r) => setTimeout(r, 1000 * Number(answer.headers.get('retry-after') ?? 1)));
+  }
+}
