@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import nacl from 'tweetnacl';
 import { toBase58 } from '../../domain/encoding';
-import { signSubmitBody } from '../../domain/sign-intent';
+import { signCancelBody, signSubmitBody } from '../../domain/sign-intent';
 import { request } from './http';
 import type { Stack } from './stack';
 
@@ -74,4 +74,23 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     await new Promise((r) => setTimeout(r, stepMs));
   }
   throw new Error(`condition not met within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
+}
+
+/** A valid cancel body for an execution, signed by the wallet with tweetnacl. */
+export function cancelBody(wallet: TestWallet, executionId: string, options: { domain?: string; timestamp?: number; secretKey?: Uint8Array } = {}) {
+  return signCancelBody({
+    secretKey: options.secretKey ?? wallet.secretKey,
+    wallet: wallet.id,
+    executionId,
+    domain: options.domain ?? 'localhost',
+    timestamp: options.timestamp ?? nowSeconds(),
+  });
+}
+
+export function cancelHttp(base: string, walletId: string, executionId: string, body: unknown) {
+  return request(base, 'POST', `/api/v1/executions/${walletId}/${executionId}/cancel`, { json: body });
+}
+
+export function listHttp(base: string, walletId: string, query = '') {
+  return request(base, 'GET', `/api/v1/executions/${walletId}${query}`);
 }
