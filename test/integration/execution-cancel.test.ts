@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { temporal } from '@temporalio/proto';
 import { executionWorkflowId } from '../../workflows/definitions';
-import { cancelBody, cancelHttp, depositHttp, eventually, getExecution, newWallet, nowSeconds, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import { cancelBody, cancelHttp, depositHttp, settledEventTypes, eventually, getExecution, newWallet, nowSeconds, prepare, sampleIntent, signedBody, submit } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 
 const run = promisify(execFile);
@@ -12,19 +12,6 @@ const run = promisify(execFile);
 async function eventTypes(stack: Stack, workflowId: string): Promise<string[]> {
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   return (history.events ?? []).map((e) => String(temporal.api.enums.v1.EventType[e.eventType ?? 0]));
-}
-
-/**
- * The history once the workflow is idle: every activity it scheduled (the read model write) has
- * completed and its last workflow task is done, so the next event can only come from a new request.
- */
-async function settledEventTypes(stack: Stack, workflowId: string): Promise<string[]> {
-  return eventually(async () => {
-    const types = await eventTypes(stack, workflowId);
-    const count = (t: string) => types.filter((x) => x === `EVENT_TYPE_${t}`).length;
-    const idle = count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') && types[types.length - 1] === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED';
-    return idle && types;
-  }, 15_000, 100);
 }
 
 describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (signed by the wallet)', function () {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { startApi, type RunningApi } from '../../api/server';
 import { executionWorkflowId } from '../../workflows/definitions';
-import { depositHttp, newWallet, prepare, sampleIntent, signedBody } from '../support/executions';
+import { depositHttp, newWallet, prepare, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
 import { request, type HttpAnswer } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 
@@ -51,15 +51,13 @@ describe('replays of accepted requests write nothing to the workflow history', f
 
   /** The number of events in the execution's history, as `temporal workflow show` prints them. */
   async function historyLength(workflowId: string): Promise<number> {
-    const { stdout } = await promisify(execFile)(
-      stack.temporalBinary,
-      ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address],
-      {
-        encoding: 'utf8',
-        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
-        maxBuffer: 64 * 1024 * 1024,
-      },
-    );
+    // Wait for the read model write that the last accepted change scheduled: it is not a replay's.
+    await settledEventTypes(stack, workflowId);
+    const { stdout } = await promisify(execFile)(stack.temporalBinary, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address], {
+      encoding: 'utf8',
+      env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return JSON.parse(stdout).events.length;
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
 import nacl from 'tweetnacl';
 import { toBase58 } from '../../domain/encoding';
 import { signCancelBody, signSubmitBody } from '../../domain/sign-intent';
@@ -93,4 +94,19 @@ export function cancelHttp(base: string, walletId: string, executionId: string, 
 
 export function listHttp(base: string, walletId: string, query = '') {
   return request(base, 'GET', `/api/v1/executions/${walletId}${query}`);
+}
+
+/**
+ * The event types of an execution's history once the workflow is idle: every activity it
+ * scheduled (the read model write, webhooks) has completed and its last workflow task is done, so
+ * the next event can only come from a new request. Tests that count history events start here.
+ */
+export async function settledEventTypes(stack: Stack, workflowId: string): Promise<string[]> {
+  return eventually(async () => {
+    const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+    const types = (history.events ?? []).map((e) => String(temporal.api.enums.v1.EventType[e.eventType ?? 0]));
+    const count = (t: string) => types.filter((x) => x === `EVENT_TYPE_${t}`).length;
+    const idle = count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') && types[types.length - 1] === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED';
+    return idle && types;
+  }, 15_000, 100);
 }
