@@ -4,7 +4,7 @@ import type { Config } from '../config/config';
 import { intentHash as hashIntent } from '../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { decodeKey, decodeSignature, toHex } from '../domain/encoding';
-import { badRequest, conflict, notFound } from '../domain/errors';
+import { badRequest, conflict } from '../domain/errors';
 import { checkCancel, checkSubmit, initialRecord, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';
 import { buildCancelMessage, buildSigningMessage } from '../domain/signing-message';
 import type { ExecutionStore } from '../db/execution-store';

@@ -30,8 +30,10 @@ export async function readEventStream(url: string, options: { headers?: Record<s
           const colon = line.indexOf(':');
           const field = colon < 0 ? line : line.slice(0, colon);
           const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-          if (field === 'data') (data.push(value), (any = true));
-          else if (field === 'event') event.event = value;
+          if (field === 'data') {
+            data.push(value);
+            any = true;
+          } else if (field === 'event') event.event = value;
           else if (field === 'id') event.id = value;
         }
         if (!any) continue;
