@@ -111,7 +111,8 @@ export function createActivities(deps: ActivityDeps) {
      * version is kept). A database error throws, and the workflow's retry policy tries again.
      */
     async projectExecution(input: { workflowId: string; record: ExecutionRecord }): Promise<void> {
-      if (!deps.executions) throw ApplicationFailure.create({ type: 'ReadModelMissing', message: 'this worker has no read model', nonRetryable: false });
+      if (!deps.executions)
+        throw ApplicationFailure.create({ type: 'ReadModelMissing', message: 'this worker has no read model', nonRetryable: false });
       await deps.executions.upsert(input.workflowId, input.record);
     },
 

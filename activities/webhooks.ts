@@ -35,14 +35,28 @@ export function signedHeaders(secret: string, webhookId: string, body: string, a
  * refused, timeout, any other status: the activity's retry policy tries again later).
  * Redirects are not followed: a receiver must name its final URL.
  */
-export async function postWebhook(endpoint: WebhookEndpoint, delivery: WebhookDelivery, options: { timeoutMs: number; signal?: AbortSignal }): Promise<void> {
+export async function postWebhook(
+  endpoint: WebhookEndpoint,
+  delivery: WebhookDelivery,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
   const body = JSON.stringify(delivery.event);
-  const signal = options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs);
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
+    : AbortSignal.timeout(options.timeoutMs);
   let response: Response;
   try {
-    response = await fetch(endpoint.url, { method: 'POST', headers: signedHeaders(endpoint.secret, delivery.webhookId, body, new Date()), body, redirect: 'manual', signal });
+    response = await fetch(endpoint.url, {
+      method: 'POST',
+      headers: signedHeaders(endpoint.secret, delivery.webhookId, body, new Date()),
+      body,
+      redirect: 'manual',
+      signal,
+    });
   } catch (err) {
-    throw new Error(`webhook ${endpoint.url}: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message) : (err as Error).message}`);
+    throw new Error(
+      `webhook ${endpoint.url}: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message) : (err as Error).message}`,
+    );
   }
   // Drain the body so the connection can be reused.
   await response.arrayBuffer().catch(() => undefined);

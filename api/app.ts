@@ -20,7 +20,6 @@ import { StorageNodeReads } from './storage-node-reads';
 import { WhitelistReads } from './whitelist-reads';
 import { WhitelistService } from './whitelist-service';
 
-
 /** The Koa app, with its router (tests read the registered routes off it), its metrics and its SSE hub. */
 export type ServiceApp = Koa & { readonly router: Router; readonly metrics: ApiMetrics; readonly events: ExecutionEventHub };
 

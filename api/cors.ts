@@ -34,12 +34,14 @@ export function corsMiddleware(origins: readonly string[]): Middleware {
     keepHeadersOnError: true,
   };
   const byMethods = new Map<string, Middleware>();
-  for (const methods of [['GET'], ['POST'], ['GET', 'POST']]) byMethods.set(methods.join(','), cors({ ...common, allowMethods: methods }) as unknown as Middleware);
+  for (const methods of [['GET'], ['POST'], ['GET', 'POST']])
+    byMethods.set(methods.join(','), cors({ ...common, allowMethods: methods }) as unknown as Middleware);
   return async (ctx: Context, next: Next) => {
     const methods = allowed.size === 0 ? [] : publicMethods(ctx.path);
     if (methods.length === 0 || !ctx.get('Origin')) return next();
     // A preflight for a method the path does not offer publicly gets no CORS headers: the browser stops there.
-    const asked = ctx.method === 'OPTIONS' ? ctx.get('Access-Control-Request-Method').toUpperCase() : ctx.method === 'HEAD' ? 'GET' : ctx.method;
+    const asked =
+      ctx.method === 'OPTIONS' ? ctx.get('Access-Control-Request-Method').toUpperCase() : ctx.method === 'HEAD' ? 'GET' : ctx.method;
     if (asked && !(methods as string[]).includes(asked)) return next();
     return byMethods.get(methods.join(','))!(ctx, next);
   };

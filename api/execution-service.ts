@@ -1,11 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError, isGrpcServiceError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  isGrpcServiceError,
+  type Client,
+} from '@temporalio/client';
 import type { Config } from '../config/config';
 import { intentHash as hashIntent } from '../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { decodeKey, decodeSignature, toHex } from '../domain/encoding';
 import { badRequest, conflict } from '../domain/errors';
-import { checkCancel, checkSubmit, initialRecord, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';
+import {
+  checkCancel,
+  checkSubmit,
+  initialRecord,
+  type Deposit,
+  type ExecutionRecord,
+  type ExecutionStatus,
+} from '../domain/execution-state';
 import { buildCancelMessage, buildSigningMessage } from '../domain/signing-message';
 import type { ExecutionStore } from '../db/execution-store';
 import { decodePageToken, encodePageToken } from '../db/page-token';
@@ -143,7 +156,8 @@ export class ExecutionService {
         }),
       );
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return { record: await this.samePrepare(wallet, input, body.ttlSeconds ?? this.config.executionTtlSeconds), replayed: true };
+      if (err instanceof WorkflowExecutionAlreadyStartedError)
+        return { record: await this.samePrepare(wallet, input, body.ttlSeconds ?? this.config.executionTtlSeconds), replayed: true };
       throw mapTemporalError(err, `execution ${executionId}`);
     }
     this.facts.set(workflowId, { signerPublicKey: input.signerPublicKey, intentHash: input.intentHash });
@@ -163,7 +177,8 @@ export class ExecutionService {
       existing.intentHash === input.intentHash &&
       existing.signerPublicKey === input.signerPublicKey &&
       Date.parse(existing.expiresAt) - Date.parse(existing.createdAt) === ttlSeconds * 1000;
-    if (!same) throw conflict(`execution ${input.executionId} already exists with other content (intent, signer key or ttl)`, 'ALREADY_EXISTS');
+    if (!same)
+      throw conflict(`execution ${input.executionId} already exists with other content (intent, signer key or ttl)`, 'ALREADY_EXISTS');
     return existing;
   }
 
@@ -199,13 +214,20 @@ export class ExecutionService {
     const { key, signature } = this.checkEnvelope(wallet, body);
     const facts = await this.factsOf(wallet, executionId);
     if (toHex(key) !== facts.signerPublicKey) throw badRequest('publicKey is not the signer key of this execution');
-    const message = buildCancelMessage({ domain: body.connectEnvelope.domain, executionId, address: wallet, timestamp: body.connectEnvelope.timestamp });
+    const message = buildCancelMessage({
+      domain: body.connectEnvelope.domain,
+      executionId,
+      address: wallet,
+      timestamp: body.connectEnvelope.timestamp,
+    });
     if (!verifyEd25519(new TextEncoder().encode(message), signature, key)) throw badRequest('signature does not verify');
 
     const refused = (status: string) => conflict(`execution is ${status} and can no longer be cancelled`, 'CANCEL_REFUSED');
     try {
       return await this.call(() =>
-        this.client.workflow.getHandle(executionWorkflowId(wallet, executionId)).executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'wallet' }] }),
+        this.client.workflow
+          .getHandle(executionWorkflowId(wallet, executionId))
+          .executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'wallet' }] }),
       );
     } catch (err) {
       const failure = updateFailureType(err);
@@ -230,7 +252,8 @@ export class ExecutionService {
     if (envelope.address !== wallet) throw badRequest('connectEnvelope.address does not match the wallet');
     if (!this.config.allowedDomains.includes(envelope.domain)) throw badRequest('connectEnvelope.domain is not allowed');
     const ageS = Math.abs(this.clock() / 1000 - envelope.timestamp);
-    if (ageS > this.config.envelopeMaxAgeS) throw badRequest(`connectEnvelope.timestamp is more than ${this.config.envelopeMaxAgeS} s from now`);
+    if (ageS > this.config.envelopeMaxAgeS)
+      throw badRequest(`connectEnvelope.timestamp is more than ${this.config.envelopeMaxAgeS} s from now`);
     return { key, signature };
   }
 
@@ -322,7 +345,6 @@ export class ExecutionService {
     return facts;
   }
 }
-
 
 /** Temporal has no such workflow (never started, or removed after the namespace's retention). */
 function isNotFound(err: unknown): boolean {

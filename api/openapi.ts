@@ -14,7 +14,13 @@ import {
   whitelistBodySchema,
   whitelistChangeSchema,
 } from './schemas';
-import { batchIdParamSchema, eoaParamSchema, whitelistAuditQuerySchema, whitelistKindParamSchema, whitelistListQuerySchema } from './schemas';
+import {
+  batchIdParamSchema,
+  eoaParamSchema,
+  whitelistAuditQuerySchema,
+  whitelistKindParamSchema,
+  whitelistListQuerySchema,
+} from './schemas';
 import { EXECUTION_STATUSES } from '../domain/execution-state';
 
 type Json = Record<string, unknown>;
@@ -90,11 +96,14 @@ function executionPaths(): Json {
         summary: "List a wallet's executions, newest first (from the read model)",
         tags: ['executions'],
         security: [],
-        description: 'Keyset pagination: pass `nextPageToken` as `pageToken` until it is absent. Served by the service database, which the workflows update after every change (usually within a second).',
+        description:
+          'Keyset pagination: pass `nextPageToken` as `pageToken` until it is absent. Served by the service database, which the workflows update after every change (usually within a second).',
         parameters: [param('wallet'), param('statusFilter'), param('pageSize'), param('pageToken'), param('requestId')],
         responses: {
           200: answer('one page', ref('ExecutionList')),
-          400: execError('path or query invalid: an unknown status, a pageSize out of 1-100, a pageToken this API did not issue, an unknown parameter'),
+          400: execError(
+            'path or query invalid: an unknown status, a pageSize out of 1-100, a pageToken this API did not issue, an unknown parameter',
+          ),
           ...busy('execution', perClient),
           500: execError('a fault of the service itself (e.g. the database is unreachable); no details'),
         },
@@ -108,9 +117,13 @@ function executionPaths(): Json {
         parameters: [param('wallet'), param('requestId')],
         requestBody: body('PrepareRequest'),
         responses: {
-          200: answer('the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started', ref('ExecutionRecordAnswer'), {
-            'Idempotent-Replayed': { description: 'always `true` on this answer', schema: { type: 'string', const: 'true' } },
-          }),
+          200: answer(
+            'the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started',
+            ref('ExecutionRecordAnswer'),
+            {
+              'Idempotent-Replayed': { description: 'always `true` on this answer', schema: { type: 'string', const: 'true' } },
+            },
+          ),
           201: {
             ...answer('prepared; the record', ref('ExecutionRecordAnswer')),
             links: executionLinks,
@@ -176,7 +189,10 @@ function executionPaths(): Json {
         security: [],
         parameters: [param('wallet'), param('executionId'), param('requestId')],
         responses: {
-          200: answer('the record: from the workflow while Temporal keeps it, from the service database after its retention', ref('ExecutionRecordAnswer')),
+          200: answer(
+            'the record: from the workflow while Temporal keeps it, from the service database after its retention',
+            ref('ExecutionRecordAnswer'),
+          ),
           400: execError('path invalid'),
           404: execError('no such execution for this wallet'),
           ...busy('execution', perClient),
@@ -202,7 +218,9 @@ function executionExtraPaths(): Json {
         requestBody: body('CancelRequest'),
         responses: {
           200: answer('cancelled (or already CANCELLED: nothing written); the record', ref('ExecutionRecordAnswer')),
-          400: execError('off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify'),
+          400: execError(
+            'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
+          ),
           404: execError('no such execution for this wallet'),
           409: execError('the execution is SIGNING or EXPIRED and can no longer be cancelled'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
@@ -218,10 +236,25 @@ function executionExtraPaths(): Json {
         tags: ['executions'],
         security: [],
         description:
-          'Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record\'s version is answered 204, which stops an EventSource.',
-        parameters: [param('wallet'), param('executionId'), { name: 'Last-Event-ID', in: 'header', required: false, description: 'the id of the last event received (EventSource sends it on reconnect): that record is not sent again', schema: { type: 'string' } }, param('requestId')],
+          "Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record's version is answered 204, which stops an EventSource.",
+        parameters: [
+          param('wallet'),
+          param('executionId'),
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'the id of the last event received (EventSource sends it on reconnect): that record is not sent again',
+            schema: { type: 'string' },
+          },
+          param('requestId'),
+        ],
         responses: {
-          200: { description: 'the event stream', headers: requestIdHeader, content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          200: {
+            description: 'the event stream',
+            headers: requestIdHeader,
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
           204: { description: 'the final record was already received (Last-Event-ID): nothing more will come', headers: requestIdHeader },
           400: execError('path invalid'),
           404: execError('no such execution for this wallet'),
@@ -391,7 +424,10 @@ function cancelRequestSchema(allowedDomains: readonly string[]): Json {
     ...schema,
     properties: {
       ...schema.properties,
-      connectEnvelope: { ...envelope, properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } } },
+      connectEnvelope: {
+        ...envelope,
+        properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } },
+      },
     },
   };
 }
@@ -446,9 +482,27 @@ export function buildOpenApiDocument(config: Config): Json {
           description: `comma-separated statuses to keep, each one of ${EXECUTION_STATUSES.join(', ')}`,
           schema: listQuerySchema.properties.status,
         },
-        pageSize: { name: 'pageSize', in: 'query', required: false, description: `${PAGE_SIZE.min}-${PAGE_SIZE.max}, default ${PAGE_SIZE.default}`, schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default } },
-        pageToken: { name: 'pageToken', in: 'query', required: false, description: 'the previous page\'s nextPageToken', schema: listQuerySchema.properties.pageToken },
-        requestId: { name: 'X-Request-Id', in: 'header', required: false, description: 'kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$', schema: { type: 'string' } },
+        pageSize: {
+          name: 'pageSize',
+          in: 'query',
+          required: false,
+          description: `${PAGE_SIZE.min}-${PAGE_SIZE.max}, default ${PAGE_SIZE.default}`,
+          schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
+        },
+        pageToken: {
+          name: 'pageToken',
+          in: 'query',
+          required: false,
+          description: "the previous page's nextPageToken",
+          schema: listQuerySchema.properties.pageToken,
+        },
+        requestId: {
+          name: 'X-Request-Id',
+          in: 'header',
+          required: false,
+          description: 'kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$',
+          schema: { type: 'string' },
+        },
         // Same pattern as the route's TIMEOUT_HEADER check (api/routes/whitelists.ts).
         kind: { name: 'kind', in: 'path', required: true, schema: whitelistKindParamSchema },
         entry: { name: 'entry', in: 'path', required: true, schema: eoaParamSchema },

@@ -12,7 +12,10 @@ const deposit = { ...depositBodySchema, $id: undefined };
 /** The stored deposit: the request's fields, and `refundDue` once the execution was cancelled after it. */
 const storedDeposit = {
   ...deposit,
-  properties: { ...deposit.properties, refundDue: { const: true, description: 'set when the execution was cancelled after this deposit: an operator refunds it' } },
+  properties: {
+    ...deposit.properties,
+    refundDue: { const: true, description: 'set when the execution was cancelled after this deposit: an operator refunds it' },
+  },
 };
 
 export const executionRecordSchema = {
@@ -64,7 +67,12 @@ export const executionRecordSchema = {
     refusedDeposits: {
       type: 'array',
       description: 'deposits the execution did not take (expired, or another txHash), kept for a refund',
-      items: { ...deposit, additionalProperties: true, required: ['txHash', 'at', 'reason'], properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled'] } } },
+      items: {
+        ...deposit,
+        additionalProperties: true,
+        required: ['txHash', 'at', 'reason'],
+        properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled'] } },
+      },
     },
   },
 } as const;
@@ -79,7 +87,11 @@ export const listAnswerSchema = {
   type: 'object',
   required: ['result'],
   properties: {
-    result: { type: 'array', items: { $ref: '#/components/schemas/ExecutionRecord' }, description: 'newest first (createdAt, then executionId, descending)' },
+    result: {
+      type: 'array',
+      items: { $ref: '#/components/schemas/ExecutionRecord' },
+      description: 'newest first (createdAt, then executionId, descending)',
+    },
     nextPageToken: { type: 'string', description: 'absent on the last page; pass as pageToken for the next one' },
   },
 } as const;

@@ -168,7 +168,10 @@ export const cancelBodySchema = {
   required: ['publicKey', 'signature', 'connectEnvelope'],
   properties: {
     publicKey: submitBodySchema.properties.publicKey,
-    signature: { ...submitBodySchema.properties.signature, description: 'ed25519 signature of the cancel message; base58 text must decode to exactly 64 bytes' },
+    signature: {
+      ...submitBodySchema.properties.signature,
+      description: 'ed25519 signature of the cancel message; base58 text must decode to exactly 64 bytes',
+    },
     connectEnvelope: submitBodySchema.properties.connectEnvelope,
   },
 } as const;

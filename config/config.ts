@@ -128,14 +128,16 @@ function webhookEndpoints(env: Env, fromFile: WebhookEndpoint[] | undefined): We
   const secrets = envList(env, 'WEBHOOK_SECRETS') ?? [];
   let endpoints: WebhookEndpoint[];
   if (urls) {
-    if (secrets.length !== urls.length) throw new ConfigError(`WEBHOOK_SECRETS must list one secret per WEBHOOK_URLS entry (${urls.length}), got ${secrets.length}`);
+    if (secrets.length !== urls.length)
+      throw new ConfigError(`WEBHOOK_SECRETS must list one secret per WEBHOOK_URLS entry (${urls.length}), got ${secrets.length}`);
     endpoints = urls.map((url, i) => ({ url, secret: secrets[i] }));
   } else {
     endpoints = fromFile ?? [];
   }
   for (const e of endpoints) {
     checkUrl('WEBHOOK_URLS', e.url);
-    if (!WEBHOOK_SECRET.test(e.secret)) throw new ConfigError(`the webhook secret of ${e.url} must be whsec_ followed by base64 (at least 16 characters)`);
+    if (!WEBHOOK_SECRET.test(e.secret))
+      throw new ConfigError(`the webhook secret of ${e.url} must be whsec_ followed by base64 (at least 16 characters)`);
   }
   if (new Set(endpoints.map((e) => e.url)).size !== endpoints.length) throw new ConfigError('WEBHOOK_URLS lists the same URL twice');
   return endpoints.map((e) => ({ url: e.url, secret: e.secret }));

@@ -56,10 +56,17 @@ function openPostgres(url: string): Database {
   } catch {
     throw new Error('DATABASE_URL is not a URL');
   }
-  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') throw new Error(`DATABASE_URL must be postgres:// or postgresql://, got ${parsed.protocol}//`);
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')
+    throw new Error(`DATABASE_URL must be postgres:// or postgresql://, got ${parsed.protocol}//`);
   // A short connect timeout: an unreachable database fails the caller's write (which is retried)
   // instead of hanging it. A small pool: every write is one statement.
-  const pool = new Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, statement_timeout: 10_000 });
+  const pool = new Pool({
+    connectionString: url,
+    max: 5,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: 10_000,
+  });
   // An idle client whose server went away emits 'error' on the pool; without a listener that kills the process.
   pool.on('error', () => undefined);
   const db = new Kysely<ReadModelTables>({ dialect: new PostgresDialect({ pool }) });

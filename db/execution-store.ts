@@ -69,16 +69,26 @@ export class ExecutionStore {
    * descending): keyset pagination, so rows written between two pages neither repeat nor skip
    * the rows that were already there.
    */
-  async list(wallet: string, options: { statuses?: readonly ExecutionStatus[]; pageSize: number; after?: PagePosition }): Promise<ExecutionPage> {
+  async list(
+    wallet: string,
+    options: { statuses?: readonly ExecutionStatus[]; pageSize: number; after?: PagePosition },
+  ): Promise<ExecutionPage> {
     let query = this.database.db.selectFrom('executions').select(['record', 'created_at', 'execution_id']).where('wallet', '=', wallet);
     if (options.statuses && options.statuses.length > 0) query = query.where('status', 'in', [...options.statuses]);
     const after = options.after;
     if (after) {
       query = query.where((eb) =>
-        eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('execution_id', '<', after.executionId)])]),
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('execution_id', '<', after.executionId)]),
+        ]),
       );
     }
-    const rows = await query.orderBy('created_at', 'desc').orderBy('execution_id', 'desc').limit(options.pageSize + 1).execute();
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('execution_id', 'desc')
+      .limit(options.pageSize + 1)
+      .execute();
     const page = rows.slice(0, options.pageSize);
     const last = page[page.length - 1];
     return {

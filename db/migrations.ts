@@ -26,8 +26,16 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
           .addColumn('projected_at', 'text', (c) => c.notNull())
           .execute();
         // The list route: one wallet, newest first, optionally some statuses.
-        await db.schema.createIndex('executions_wallet_created').on('executions').columns(['wallet', 'created_at desc', 'execution_id desc']).execute();
-        await db.schema.createIndex('executions_wallet_status_created').on('executions').columns(['wallet', 'status', 'created_at desc', 'execution_id desc']).execute();
+        await db.schema
+          .createIndex('executions_wallet_created')
+          .on('executions')
+          .columns(['wallet', 'created_at desc', 'execution_id desc'])
+          .execute();
+        await db.schema
+          .createIndex('executions_wallet_status_created')
+          .on('executions')
+          .columns(['wallet', 'status', 'created_at desc', 'execution_id desc'])
+          .execute();
       },
       async down(db: Kysely<any>) {
         await db.schema.dropTable('executions').execute();
@@ -41,6 +49,9 @@ export async function migrateToLatest(db: Kysely<any>, kind: DatabaseKind): Prom
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(kind) } });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
-  if (error) throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? String(error)}`, { cause: error });
+  if (error)
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? String(error)}`, {
+      cause: error,
+    });
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

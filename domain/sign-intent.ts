@@ -40,7 +40,12 @@ export function signSubmitBody(input: SignIntentInput) {
 
 /** Like signSubmitBody, for `POST /api/v1/executions/{wallet}/{executionId}/cancel`. */
 export function signCancelBody(input: Omit<SignIntentInput, 'intent'>) {
-  const message = buildCancelMessage({ domain: input.domain, executionId: input.executionId, address: input.wallet, timestamp: input.timestamp });
+  const message = buildCancelMessage({
+    domain: input.domain,
+    executionId: input.executionId,
+    address: input.wallet,
+    timestamp: input.timestamp,
+  });
   const signature = nacl.sign.detached(new TextEncoder().encode(message), input.secretKey);
   const encode = input.encoding === 'base58' ? toBase58 : toHex;
   return {

@@ -45,7 +45,11 @@ export function repairQuery(options: { wallet?: string; query?: string }): strin
 }
 
 async function main(argv: string[]) {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { wallet: { type: 'string' }, query: { type: 'string' }, help: { type: 'boolean' } } });
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { wallet: { type: 'string' }, query: { type: 'string' }, help: { type: 'boolean' } },
+  });
   const command = positionals[0];
   if (values.help || (command !== 'migrate' && command !== 'repair')) {
     console.error(USAGE);

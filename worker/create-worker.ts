@@ -97,7 +97,11 @@ export async function startWorker(
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    ...(code !== undefined ? { workflowBundle: { code } } : overrides.workflowBundle === undefined ? { workflowsPath: require.resolve('../workflows') } : {}),
+    ...(code !== undefined
+      ? { workflowBundle: { code } }
+      : overrides.workflowBundle === undefined
+        ? { workflowsPath: require.resolve('../workflows') }
+        : {}),
     activities: createActivities({
       tokens: new TokenStore(config.apiTokensFile),
       nodeRequestTimeoutMs: 10_000,

@@ -1,4 +1,14 @@
-import { ApplicationFailure, allHandlersFinished, condition, log, patched, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import {
   applyCancel,
@@ -92,7 +102,10 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
         await condition(() => sent < events.length);
         const { seq, record: data } = events[sent];
         try {
-          await deliverWebhook({ webhookId: `${workflowId}:${seq}`, event: { type: 'execution.status_changed', timestamp: data.updatedAt, data } });
+          await deliverWebhook({
+            webhookId: `${workflowId}:${seq}`,
+            event: { type: 'execution.status_changed', timestamp: data.updatedAt, data },
+          });
         } catch (err) {
           log.warn('webhook given up after its retries', { workflowId, seq, status: data.status, error: (err as Error).message });
         }
@@ -116,7 +129,11 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
 
   const refuseDeposit = (outcome: DepositOutcome): void => {
     if (outcome === 'refused-cancelled') {
-      throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message: 'execution is CANCELLED; the deposit was recorded for refund', nonRetryable: true });
+      throw ApplicationFailure.create({
+        type: ExecutionFailure.depositRefused,
+        message: 'execution is CANCELLED; the deposit was recorded for refund',
+        nonRetryable: true,
+      });
     }
     if (outcome === 'refused-expired') {
       throw ApplicationFailure.create({
@@ -194,7 +211,12 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
         const check = checkCancel(record);
         if (check === 'duplicate') throw duplicate(record);
         if (check !== 'ok') {
-          throw ApplicationFailure.create({ type: ExecutionFailure.cancelRefused, message: `execution is ${record.status} and can no longer be cancelled`, nonRetryable: true, details: [record.status] });
+          throw ApplicationFailure.create({
+            type: ExecutionFailure.cancelRefused,
+            message: `execution is ${record.status} and can no longer be cancelled`,
+            nonRetryable: true,
+            details: [record.status],
+          });
         }
       },
     },

@@ -39,7 +39,8 @@ function listRequest(query: unknown) {
   const unknown = statuses?.find((s) => !(EXECUTION_STATUSES as readonly string[]).includes(s));
   if (unknown !== undefined) throw badRequest(`status ${JSON.stringify(unknown)} is not one of ${EXECUTION_STATUSES.join(', ')}`);
   const pageSize = q.pageSize === undefined ? PAGE_SIZE.default : Number(q.pageSize);
-  if (pageSize < PAGE_SIZE.min || pageSize > PAGE_SIZE.max) throw badRequest(`pageSize must be between ${PAGE_SIZE.min} and ${PAGE_SIZE.max}`);
+  if (pageSize < PAGE_SIZE.min || pageSize > PAGE_SIZE.max)
+    throw badRequest(`pageSize must be between ${PAGE_SIZE.min} and ${PAGE_SIZE.max}`);
   return { statuses: statuses as ExecutionStatus[] | undefined, pageSize, pageToken: q.pageToken };
 }
 
@@ -66,7 +67,13 @@ function refuseOffCurveSigner(text: string): void {
  * The execution routes of DESIGN.md; error bodies are `{ error }`. Routes without a token are
  * limited per client IP and wallet, routes with one per token id (api/rate-limit.ts).
  */
-export function executionRoutes(router: Router, deps: AppDeps, executions: ExecutionService, limits: RateLimits, events: ExecutionEventHub): void {
+export function executionRoutes(
+  router: Router,
+  deps: AppDeps,
+  executions: ExecutionService,
+  limits: RateLimits,
+  events: ExecutionEventHub,
+): void {
   const limit = deps.config.bodyLimitBytes;
 
   router.post('/api/v1/executions/:wallet', async (ctx) => {

@@ -25,7 +25,9 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       settings = { sqliteFile: path.join(tmp, 'read-model.sqlite') };
       if (kind === 'postgres') {
         if (!postgresBinDir()) {
-          console.warn('    PostgreSQL server binaries are not installed (pg_config --bindir): the PostgreSQL read model tests are skipped');
+          console.warn(
+            '    PostgreSQL server binaries are not installed (pg_config --bindir): the PostgreSQL read model tests are skipped',
+          );
           this.skip();
         }
         pg = await startThrowawayPostgres();
@@ -43,8 +45,14 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     it('when the database is opened again, then every migration is recorded once and none runs twice', async () => {
       const again = await openDatabase(settings);
       try {
-        const applied = await again.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied.map((r) => (r as { name: string }).name), Object.keys(migrations(kind)));
+        const applied = await again.db
+          .selectFrom('kysely_migration' as never)
+          .select('name' as never)
+          .execute();
+        assert.deepEqual(
+          applied.map((r) => (r as { name: string }).name),
+          Object.keys(migrations(kind)),
+        );
       } finally {
         await again.close();
       }
@@ -113,13 +121,19 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       for (;;) {
         seen.push(...page.records.map((r) => r.executionId));
         // Newer executions arrive between pages (later createdAt: they belong before page 1).
-        const newer = walletRecords(wallet, 2, { start: Date.parse('2027-01-01T00:00:00.000Z') + round * 10_000 }).map((r) => ({ ...r, executionId: `${r.executionId}-new${round}` }));
+        const newer = walletRecords(wallet, 2, { start: Date.parse('2027-01-01T00:00:00.000Z') + round * 10_000 }).map((r) => ({
+          ...r,
+          executionId: `${r.executionId}-new${round}`,
+        }));
         for (const r of newer) await store.upsert(executionWorkflowId(r.wallet, r.executionId), r);
         round++;
         if (!page.next) break;
         page = await store.list(wallet, { pageSize: 25, after: page.next });
       }
-      assert.deepEqual(seen, newestFirst(records).map((r) => r.executionId));
+      assert.deepEqual(
+        seen,
+        newestFirst(records).map((r) => r.executionId),
+      );
     });
   });
 }

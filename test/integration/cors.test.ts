@@ -37,13 +37,18 @@ describe('integration: CORS on the public routes (CORS_ORIGINS, @koa/cors)', fun
 
   async function apiWithOrigins(origins: string[]) {
     await api?.close(1000);
-    api = await startApi({ ...stack.config, port: 0, corsOrigins: origins }, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) });
+    api = await startApi(
+      { ...stack.config, port: 0, corsOrigins: origins },
+      { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) },
+    );
     return api;
   }
   const preflight = (path: string, origin: string, method: string) =>
-    request(api.url, 'OPTIONS', path, { headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type' } });
+    request(api.url, 'OPTIONS', path, {
+      headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'content-type' },
+    });
 
-  it('when a listed origin preflights a public route, then it is allowed for that route\'s methods only, without credentials; token routes and other origins get no CORS headers', async () => {
+  it("when a listed origin preflights a public route, then it is allowed for that route's methods only, without credentials; token routes and other origins get no CORS headers", async () => {
     await apiWithOrigins([allowed]);
     const ok = await preflight('/api/v1/executions/W/ex-1/cancel', allowed, 'POST');
     assert.equal(ok.status, 204);
@@ -51,7 +56,12 @@ describe('integration: CORS on the public routes (CORS_ORIGINS, @koa/cors)', fun
     assert.equal(ok.headers.get('access-control-allow-methods'), 'POST');
     assert.match(ok.headers.get('access-control-allow-headers') ?? '', /Content-Type/);
     assert.equal(ok.headers.get('access-control-allow-credentials'), null);
-    for (const [path, method] of [['/api/v1/executions/W/submit', 'POST'], ['/api/v1/executions/W', 'GET'], ['/api/v1/executions/W/ex-1/events', 'GET'], ['/api/v1/executions/W/ex-1', 'GET']]) {
+    for (const [path, method] of [
+      ['/api/v1/executions/W/submit', 'POST'],
+      ['/api/v1/executions/W', 'GET'],
+      ['/api/v1/executions/W/ex-1/events', 'GET'],
+      ['/api/v1/executions/W/ex-1', 'GET'],
+    ]) {
       assert.equal((await preflight(path, allowed, method)).headers.get('access-control-allow-origin'), allowed, `${method} ${path}`);
     }
     for (const [path, method, origin] of [
@@ -88,7 +98,9 @@ describe('integration: CORS on the public routes (CORS_ORIGINS, @koa/cors)', fun
 
   it('when a page of a listed origin runs in headless Chromium, then it reads, follows (EventSource) and cancels cross-origin, and the deposit route (a token route) is blocked by the browser', async function () {
     if (!existsSync(CHROMIUM)) {
-      console.warn(`    ${CHROMIUM} not installed (apt-get install chromium): the browser check is skipped; the raw HTTP checks above still ran`);
+      console.warn(
+        `    ${CHROMIUM} not installed (apt-get install chromium): the browser check is skipped; the raw HTTP checks above still ran`,
+      );
       this.skip();
     }
     const wallet = newWallet();
@@ -124,7 +136,19 @@ describe('integration: CORS on the public routes (CORS_ORIGINS, @koa/cors)', fun
   document.getElementById('out').textContent = JSON.stringify(out);
 })();
 </script>`;
-    const { stdout } = await promisify(execFile)(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--virtual-time-budget=20000', '--dump-dom', `${page.origin}/`], { timeout: 60_000, maxBuffer: 8 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--virtual-time-budget=20000',
+        '--dump-dom',
+        `${page.origin}/`,
+      ],
+      { timeout: 60_000, maxBuffer: 8 * 1024 * 1024 },
+    );
     const text = /<pre id="out">([^<]*)<\/pre>/.exec(stdout)?.[1];
     assert.ok(text && text !== 'pending', `the page did not finish: ${stdout.slice(0, 500)}`);
     const result = JSON.parse(text.replace(/&quot;/g, '"').replace(/&amp;/g, '&'));

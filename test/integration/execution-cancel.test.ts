@@ -4,7 +4,20 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { temporal } from '@temporalio/proto';
 import { executionWorkflowId } from '../../workflows/definitions';
-import { cancelBody, cancelHttp, depositHttp, settledEventTypes, eventually, getExecution, newWallet, nowSeconds, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import {
+  cancelBody,
+  cancelHttp,
+  depositHttp,
+  settledEventTypes,
+  eventually,
+  getExecution,
+  newWallet,
+  nowSeconds,
+  prepare,
+  sampleIntent,
+  signedBody,
+  submit,
+} from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 
 const run = promisify(execFile);
@@ -35,7 +48,10 @@ describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (si
     const res = await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId));
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.result.status, 'CANCELLED');
-    assert.deepEqual(res.body.result.history.map((h: { status: string }) => h.status), ['PREPARED', 'CANCELLED']);
+    assert.deepEqual(
+      res.body.result.history.map((h: { status: string }) => h.status),
+      ['PREPARED', 'CANCELLED'],
+    );
 
     const before = await settledEventTypes(stack, workflowId);
     const again = await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId, { timestamp: nowSeconds() - 3 }));
@@ -48,12 +64,16 @@ describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (si
     const dep = await depositHttp(stack, wallet.id, executionId, { txHash: '0xafter-cancel' });
     assert.equal(dep.status, 409, dep.text);
     const record = (await getExecution(stack, wallet.id, executionId)).body.result;
-    assert.deepEqual(record.refusedDeposits.map((r: { txHash: string; reason: string }) => [r.txHash, r.reason]), [['0xafter-cancel', 'cancelled']]);
+    assert.deepEqual(
+      record.refusedDeposits.map((r: { txHash: string; reason: string }) => [r.txHash, r.reason]),
+      [['0xafter-cancel', 'cancelled']],
+    );
 
     // The search attribute follows (visibility is eventually consistent).
     await eventually(async () => {
       const found = [];
-      for await (const w of stack.client.workflow.list({ query: `WorkflowId='${workflowId}' AND ExecutionState='CANCELLED'` })) found.push(w.workflowId);
+      for await (const w of stack.client.workflow.list({ query: `WorkflowId='${workflowId}' AND ExecutionState='CANCELLED'` }))
+        found.push(w.workflowId);
       return found.length === 1;
     }, 15_000);
   });
@@ -70,13 +90,19 @@ describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (si
   it('when the execution is SIGNING or EXPIRED, then a cancel is 409', async () => {
     const signing = await prepared();
     await depositHttp(stack, signing.wallet.id, signing.executionId, { txHash: '0xs' });
-    assert.equal((await submit(stack, signing.wallet.id, signedBody(signing.wallet, signing.executionId, signing.intent))).body.result.status, 'SIGNING');
+    assert.equal(
+      (await submit(stack, signing.wallet.id, signedBody(signing.wallet, signing.executionId, signing.intent))).body.result.status,
+      'SIGNING',
+    );
     const r1 = await cancelHttp(stack.api.url, signing.wallet.id, signing.executionId, cancelBody(signing.wallet, signing.executionId));
     assert.equal(r1.status, 409, r1.text);
     assert.match(r1.body.error, /SIGNING/);
 
     const expiring = await prepared({ ttlSeconds: 1 });
-    await eventually(async () => (await getExecution(stack, expiring.wallet.id, expiring.executionId)).body?.result?.status === 'EXPIRED', 15_000);
+    await eventually(
+      async () => (await getExecution(stack, expiring.wallet.id, expiring.executionId)).body?.result?.status === 'EXPIRED',
+      15_000,
+    );
     const r2 = await cancelHttp(stack.api.url, expiring.wallet.id, expiring.executionId, cancelBody(expiring.wallet, expiring.executionId));
     assert.equal(r2.status, 409, r2.text);
     assert.match(r2.body.error, /EXPIRED/);
@@ -91,7 +117,10 @@ describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (si
       ['stale envelope', cancelBody(wallet, executionId, { timestamp: nowSeconds() - 3600 })],
       ['domain not allowed', cancelBody(wallet, executionId, { domain: 'evil.example' })],
       ['unknown field', { ...cancelBody(wallet, executionId), executionId }],
-      ['missing signature', { publicKey: cancelBody(wallet, executionId).publicKey, connectEnvelope: cancelBody(wallet, executionId).connectEnvelope }],
+      [
+        'missing signature',
+        { publicKey: cancelBody(wallet, executionId).publicKey, connectEnvelope: cancelBody(wallet, executionId).connectEnvelope },
+      ],
     ];
     for (const [name, body] of cases) {
       const res = await cancelHttp(stack.api.url, wallet.id, executionId, body);
@@ -112,10 +141,27 @@ describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (si
 
   it('when an operator cancels with the temporal CLI (Update cancelExecution), then the execution is CANCELLED', async () => {
     const { wallet, executionId, workflowId } = await prepared();
-    const { stdout } = await run(stack.temporalBinary, [
-      'workflow', 'update', 'execute', '--address', stack.temporal.address, '--namespace', stack.config.temporal.namespace,
-      '--workflow-id', workflowId, '--name', 'cancelExecution', '--input', '{"requestedBy":"operator"}', '--output', 'json',
-    ], { env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' } });
+    const { stdout } = await run(
+      stack.temporalBinary,
+      [
+        'workflow',
+        'update',
+        'execute',
+        '--address',
+        stack.temporal.address,
+        '--namespace',
+        stack.config.temporal.namespace,
+        '--workflow-id',
+        workflowId,
+        '--name',
+        'cancelExecution',
+        '--input',
+        '{"requestedBy":"operator"}',
+        '--output',
+        'json',
+      ],
+      { env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' } },
+    );
     assert.match(stdout, /CANCELLED/);
     assert.equal((await getExecution(stack, wallet.id, executionId)).body.result.status, 'CANCELLED');
   });

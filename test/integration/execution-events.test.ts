@@ -14,7 +14,11 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
   before(async () => {
     stack = await getStack();
     // A second API process on the same Temporal and read model: subscribers on either see every change.
-    secondApi = await startApi(stack.config, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) });
+    secondApi = await startApi(stack.config, {
+      temporalAddress: stack.temporal.address,
+      storageNodes: stack.nodes.map((n) => n.url),
+      logger: pino({ level: 'silent' }),
+    });
   });
   after(async () => {
     await secondApi?.close(1000);
@@ -54,7 +58,11 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
       const statuses = events.map((e: SseEvent) => JSON.parse(e.data).status);
       assert.deepEqual(statuses, ['PREPARED', 'OPERATION_PENDING', 'CANCELLED']);
       const ids = events.map((e: SseEvent) => Number(e.id));
-      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'ids (record versions) grow');
+      assert.deepEqual(
+        ids,
+        [...ids].sort((a, b) => a - b),
+        'ids (record versions) grow',
+      );
       assert.deepEqual(JSON.parse(events[2].data).deposit, { txHash: '0xsse', refundDue: true });
     }
     assert.deepEqual(stack.api.app.events.stats(), { executions: 0, subscribers: 0 }, 'nothing left watched');

@@ -40,10 +40,16 @@ describe('integration: the read model: GET /api/v1/executions/{wallet} (list), G
       const statuses = res.body.result.map((r: { status: string }) => r.status);
       return statuses.join() === 'CANCELLED,OPERATION_PENDING,PREPARED' && res.body;
     }, 15_000);
-    assert.deepEqual(listed.result.map((r: { executionId: string }) => r.executionId), [...ids].reverse());
+    assert.deepEqual(
+      listed.result.map((r: { executionId: string }) => r.executionId),
+      [...ids].reverse(),
+    );
     assert.equal(listed.nextPageToken, undefined);
     const filtered = await listHttp(stack.api.url, wallet.id, '?status=CANCELLED,PREPARED');
-    assert.deepEqual(filtered.body.result.map((r: { executionId: string }) => r.executionId), [ids[2], ids[0]]);
+    assert.deepEqual(
+      filtered.body.result.map((r: { executionId: string }) => r.executionId),
+      [ids[2], ids[0]],
+    );
     assert.deepEqual((await listHttp(stack.api.url, newWallet().id)).body, { result: [] }, 'a wallet with no executions: an empty page');
   });
 
@@ -75,7 +81,18 @@ describe('integration: the read model: GET /api/v1/executions/{wallet} (list), G
 
   it('when the query is off (unknown status, pageSize 0/101/x, a forged pageToken, an unknown or repeated parameter), then 400 { error }', async () => {
     const wallet = newWallet().id;
-    for (const query of ['?status=DONE', '?status=PREPARED,', '?status=prepared', '?pageSize=0', '?pageSize=101', '?pageSize=x', '?pageToken=abc', '?pageToken=' + Buffer.from('["x","y"]').toString('base64url'), '?page=2', '?status=PREPARED&status=SIGNING']) {
+    for (const query of [
+      '?status=DONE',
+      '?status=PREPARED,',
+      '?status=prepared',
+      '?pageSize=0',
+      '?pageSize=101',
+      '?pageSize=x',
+      '?pageToken=abc',
+      '?pageToken=' + Buffer.from('["x","y"]').toString('base64url'),
+      '?page=2',
+      '?status=PREPARED&status=SIGNING',
+    ]) {
       const res = await listHttp(stack.api.url, wallet, query);
       assert.equal(res.status, 400, `${query}: ${res.text}`);
       assert.equal(typeof res.body.error, 'string');
@@ -89,12 +106,28 @@ describe('integration: the read model: GET /api/v1/executions/{wallet} (list), G
     assert.equal((await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId))).status, 200);
     await eventually(async () => (await store.get(wallet.id, executionId))?.status === 'CANCELLED', 15_000);
     const workflowId = executionWorkflowId(wallet.id, executionId);
-    await stack.client.workflowService.deleteWorkflowExecution({ namespace: stack.config.temporal.namespace, workflowExecution: { workflowId } });
-    await eventually(async () => stack.client.workflow.getHandle(workflowId).describe().then(() => false, () => true), 15_000);
+    await stack.client.workflowService.deleteWorkflowExecution({
+      namespace: stack.config.temporal.namespace,
+      workflowExecution: { workflowId },
+    });
+    await eventually(
+      async () =>
+        stack.client.workflow
+          .getHandle(workflowId)
+          .describe()
+          .then(
+            () => false,
+            () => true,
+          ),
+      15_000,
+    );
     const res = await getExecution(stack, wallet.id, executionId);
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.result.status, 'CANCELLED');
-    assert.deepEqual(res.body.result.history.map((h: { status: string }) => h.status), ['PREPARED', 'CANCELLED']);
+    assert.deepEqual(
+      res.body.result.history.map((h: { status: string }) => h.status),
+      ['PREPARED', 'CANCELLED'],
+    );
     // A cancel of it again is still answered from the final record.
     assert.equal((await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId))).status, 200);
     assert.equal((await getExecution(stack, wallet.id, 'never-prepared')).status, 404);
@@ -134,7 +167,10 @@ describe('integration: the read model: GET /api/v1/executions/{wallet} (list), G
       assert.equal(res.status, 409, `${JSON.stringify(changed)}: ${res.text}`);
     }
     // Same content with the keys in another order: the same intentHash (RFC 8785), so the same prepare.
-    const reordered = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, { token: stack.tokens.all, json: { ttlSeconds: 600, intent: { amount: '1', action: 'swap' }, executionId: body.executionId } });
+    const reordered = await request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+      token: stack.tokens.all,
+      json: { ttlSeconds: 600, intent: { amount: '1', action: 'swap' }, executionId: body.executionId },
+    });
     assert.equal(reordered.status, 200, reordered.text);
   });
 });

@@ -6,7 +6,18 @@ import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils'
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
 import { depositCompletedSignal, executionWorkflowId } from '../../workflows/definitions';
-import { cancelBody, cancelHttp, depositHttp, eventually, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import {
+  cancelBody,
+  cancelHttp,
+  depositHttp,
+  eventually,
+  getExecution,
+  newWallet,
+  prepare,
+  sampleIntent,
+  signedBody,
+  submit,
+} from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
 

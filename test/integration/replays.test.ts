@@ -53,11 +53,15 @@ describe('replays of accepted requests write nothing to the workflow history', f
   async function historyLength(workflowId: string): Promise<number> {
     // Wait for the read model write that the last accepted change scheduled: it is not a replay's.
     await settledEventTypes(stack, workflowId);
-    const { stdout } = await promisify(execFile)(stack.temporalBinary, ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address], {
-      encoding: 'utf8',
-      env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const { stdout } = await promisify(execFile)(
+      stack.temporalBinary,
+      ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     return JSON.parse(stdout).events.length;
   }
 

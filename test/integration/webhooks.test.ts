@@ -31,19 +31,40 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
   const secret = `whsec_${randomBytes(24).toString('base64')}`;
 
   const startReceiver = async () => {
-    receiver = startChildService('webhook-receiver', process.execPath, [RECEIVER, '--port', String(port), '--secret', secret, '--out', out], { readyPattern: /listening/, echo: false });
+    receiver = startChildService(
+      'webhook-receiver',
+      process.execPath,
+      [RECEIVER, '--port', String(port), '--secret', secret, '--out', out],
+      { readyPattern: /listening/, echo: false },
+    );
     await receiver.ready;
   };
-  const deliveries = (): Delivery[] => (existsSync(out) ? readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+  const deliveries = (): Delivery[] =>
+    existsSync(out)
+      ? readFileSync(out, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+      : [];
 
   before(async () => {
     stack = await getStack();
     port = await freePort();
     out = path.join(stack.tmpDir, `webhooks-${randomUUID()}.jsonl`);
     // Its own task queue, worker and API, with one webhook endpoint: the shared stack sends none.
-    config = { ...stack.config, port: 0, temporal: { ...stack.config.temporal, taskQueue: `webhooks-${randomUUID()}` }, webhooks: [{ url: `http://127.0.0.1:${port}/hooks`, secret }] };
+    config = {
+      ...stack.config,
+      port: 0,
+      temporal: { ...stack.config.temporal, taskQueue: `webhooks-${randomUUID()}` },
+      webhooks: [{ url: `http://127.0.0.1:${port}/hooks`, secret }],
+    };
     worker = await startWorker(config, stack.temporal.address);
-    api = await startApi(config, { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) });
+    api = await startApi(config, {
+      temporalAddress: stack.temporal.address,
+      storageNodes: stack.nodes.map((n) => n.url),
+      logger: pino({ level: 'silent' }),
+    });
   });
   after(async () => {
     await receiver?.stop(2000);
@@ -69,25 +90,40 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     assert.ok(Date.now() - started < 5000, 'the changes were answered while the receiver was down');
 
     // The delivery activity is retrying on the server: attempts pile up, history events do not.
-    const pending = await eventually(async () => {
-      const d = await stack.client.workflow.getHandle(workflowId).describe();
-      const p = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'deliverWebhook');
-      return p && (p.attempt ?? 0) >= 3 && p;
-    }, 30_000, 250);
+    const pending = await eventually(
+      async () => {
+        const d = await stack.client.workflow.getHandle(workflowId).describe();
+        const p = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'deliverWebhook');
+        return p && (p.attempt ?? 0) >= 3 && p;
+      },
+      30_000,
+      250,
+    );
     assert.match(String(pending.lastFailure?.message), /ECONNREFUSED|fetch failed|webhook/);
     const types = await stack.client.workflow.getHandle(workflowId).fetchHistory();
     const failedEvents = (types.events ?? []).filter((e) => e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes);
     assert.equal(failedEvents.length, 0, 'no history event per failed attempt');
 
     await startReceiver(); // back
-    const mine = await eventually(async () => {
-      const all = deliveries().filter((d) => d.event.data.executionId === executionId);
-      return new Set(all.map((d) => d.id)).size === 3 && all;
-    }, 60_000, 250);
+    const mine = await eventually(
+      async () => {
+        const all = deliveries().filter((d) => d.event.data.executionId === executionId);
+        return new Set(all.map((d) => d.id)).size === 3 && all;
+      },
+      60_000,
+      250,
+    );
     const firstById = new Map<string, Delivery>();
     for (const d of mine) if (!firstById.has(d.id)) firstById.set(d.id, d);
-    assert.deepEqual([...firstById.values()].map((d) => d.event.data.status), ['PREPARED', 'OPERATION_PENDING', 'SIGNING']);
-    assert.deepEqual([...firstById.keys()], [1, 2, 3].map((seq) => `${workflowId}:${seq}`), 'webhook-id is the workflow id and the status sequence number');
+    assert.deepEqual(
+      [...firstById.values()].map((d) => d.event.data.status),
+      ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+    );
+    assert.deepEqual(
+      [...firstById.keys()],
+      [1, 2, 3].map((seq) => `${workflowId}:${seq}`),
+      'webhook-id is the workflow id and the status sequence number',
+    );
     for (const d of firstById.values()) {
       assert.equal(d.event.type, 'execution.status_changed');
       assert.ok(!Number.isNaN(Date.parse(d.event.timestamp)));
@@ -102,7 +138,12 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     const body = JSON.stringify({ type: 'execution.status_changed', timestamp: new Date().toISOString(), data: {} });
     const res = await fetch(`http://127.0.0.1:${port}/hooks`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': 'forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': `v1,${randomBytes(32).toString('base64')}` },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': `v1,${randomBytes(32).toString('base64')}`,
+      },
       body,
     });
     assert.equal(res.status, 401);

@@ -78,7 +78,11 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
 }
 
 /** A valid cancel body for an execution, signed by the wallet with tweetnacl. */
-export function cancelBody(wallet: TestWallet, executionId: string, options: { domain?: string; timestamp?: number; secretKey?: Uint8Array } = {}) {
+export function cancelBody(
+  wallet: TestWallet,
+  executionId: string,
+  options: { domain?: string; timestamp?: number; secretKey?: Uint8Array } = {},
+) {
   return signCancelBody({
     secretKey: options.secretKey ?? wallet.secretKey,
     wallet: wallet.id,
@@ -102,11 +106,17 @@ export function listHttp(base: string, walletId: string, query = '') {
  * the next event can only come from a new request. Tests that count history events start here.
  */
 export async function settledEventTypes(stack: Stack, workflowId: string): Promise<string[]> {
-  return eventually(async () => {
-    const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
-    const types = (history.events ?? []).map((e) => String(temporal.api.enums.v1.EventType[e.eventType ?? 0]));
-    const count = (t: string) => types.filter((x) => x === `EVENT_TYPE_${t}`).length;
-    const idle = count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') && types[types.length - 1] === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED';
-    return idle && types;
-  }, 15_000, 100);
+  return eventually(
+    async () => {
+      const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+      const types = (history.events ?? []).map((e) => String(temporal.api.enums.v1.EventType[e.eventType ?? 0]));
+      const count = (t: string) => types.filter((x) => x === `EVENT_TYPE_${t}`).length;
+      const idle =
+        count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') &&
+        types[types.length - 1] === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED';
+      return idle && types;
+    },
+    15_000,
+    100,
+  );
 }

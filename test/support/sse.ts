@@ -9,10 +9,14 @@ export interface SseEvent {
  * Reads a `text/event-stream` over plain fetch (the wire format, not a client library's view):
  * collects events until the server ends the stream or `signal` aborts. `onEvent` sees each as it comes.
  */
-export async function readEventStream(url: string, options: { headers?: Record<string, string>; signal?: AbortSignal; onEvent?: (e: SseEvent) => void } = {}) {
+export async function readEventStream(
+  url: string,
+  options: { headers?: Record<string, string>; signal?: AbortSignal; onEvent?: (e: SseEvent) => void } = {},
+) {
   const response = await fetch(url, { headers: { accept: 'text/event-stream', ...(options.headers ?? {}) }, signal: options.signal });
   const events: SseEvent[] = [];
-  if (!response.body || response.status !== 200) return { status: response.status, headers: response.headers, events, text: await response.text() };
+  if (!response.body || response.status !== 200)
+    return { status: response.status, headers: response.headers, events, text: await response.text() };
   const decoder = new TextDecoder();
   let buffer = '';
   try {

@@ -18,7 +18,11 @@ const server = createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const body = Buffer.concat(chunks).toString('utf8');
-    const headers = { 'webhook-id': String(req.headers['webhook-id'] ?? ''), 'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''), 'webhook-signature': String(req.headers['webhook-signature'] ?? '') };
+    const headers = {
+      'webhook-id': String(req.headers['webhook-id'] ?? ''),
+      'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
+      'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
+    };
     let event: unknown;
     try {
       event = webhook.verify(body, headers);

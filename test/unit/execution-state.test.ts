@@ -243,7 +243,10 @@ describe('domain/execution-state', () => {
     it('when a PREPARED execution is cancelled, then it is CANCELLED with the change in its history and no deposit', () => {
       const rec = applyCancel(prepared(), T1);
       assert.equal(rec.status, 'CANCELLED');
-      assert.deepEqual(rec.history, [{ status: 'PREPARED', at: T0 }, { status: 'CANCELLED', at: T1 }]);
+      assert.deepEqual(rec.history, [
+        { status: 'PREPARED', at: T0 },
+        { status: 'CANCELLED', at: T1 },
+      ]);
       assert.equal(rec.updatedAt, T1);
       assert.equal(rec.deposit, undefined);
     });

@@ -43,7 +43,11 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     // The execution workflow's activities write the read model: a real SQLite file here.
     database = await openDatabase({ sqliteFile: path.join(tmp, 'read-model.sqlite') });
     store = new ExecutionStore(database);
-    const activities = createActivities({ tokens: new TokenStore(path.join(tmp, 'tokens.json')), nodeRequestTimeoutMs: 1000, executions: store });
+    const activities = createActivities({
+      tokens: new TokenStore(path.join(tmp, 'tokens.json')),
+      nodeRequestTimeoutMs: 1000,
+      executions: store,
+    });
     stopWorker = (await workflowWorker(env, taskQueue, activities)).stop;
   });
   after(async () => {
@@ -216,17 +220,29 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     const { handle, workflowId } = await start();
     const record = await handle.executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'test' }] });
     assert.equal(record.status, 'CANCELLED');
-    assert.deepEqual(record.history.map((h) => h.status), ['PREPARED', 'CANCELLED']);
+    assert.deepEqual(
+      record.history.map((h) => h.status),
+      ['PREPARED', 'CANCELLED'],
+    );
     const before = await eventTypes(env, workflowId);
     const again = await rejection(handle.executeUpdate(cancelExecutionUpdate, { args: [{}] }));
     assert.equal(again.type, ExecutionFailure.duplicate);
     assert.equal((again.details?.[0] as { status: string }).status, 'CANCELLED');
     assert.deepEqual(updateEvents(await eventTypes(env, workflowId)), updateEvents(before));
     assert.equal((await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }))).type, ExecutionFailure.cancelled);
-    assert.equal((await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0xc1' }] }))).type, ExecutionFailure.depositRefused);
+    assert.equal(
+      (await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0xc1' }] }))).type,
+      ExecutionFailure.depositRefused,
+    );
     await handle.signal(depositCompletedSignal, { txHash: '0xc2' });
     const final = await handle.query(getExecutionQuery);
-    assert.deepEqual(final.refusedDeposits.map((r) => [r.txHash, r.reason]), [['0xc1', 'cancelled'], ['0xc2', 'cancelled']]);
+    assert.deepEqual(
+      final.refusedDeposits.map((r) => [r.txHash, r.reason]),
+      [
+        ['0xc1', 'cancelled'],
+        ['0xc2', 'cancelled'],
+      ],
+    );
     const result = await handle.result(); // the linger passes in skipped time; the read model catches up before the close
     assert.equal(result.status, 'CANCELLED');
     assert.deepEqual(await store.get('wallet', record.executionId), result);
