@@ -1,10 +1,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { WebhookEndpoint } from '../config/config';
+import type { ExecutionStore } from '../db/execution-store';
+import type { ExecutionRecord } from '../domain/execution-state';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
 import { NodeFailure, type QuickApplyInput } from '../workflows/definitions';
 import { applyQuickly } from './quick-apply';
 import { postApply, type ApplyRequest } from './storage-node-client';
+import { postWebhook, type WebhookDelivery } from './webhooks';
 
 /** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
 export interface NodeRequestEvent {
@@ -31,6 +35,11 @@ export interface ActivityDeps {
   onNodeRequest?: (event: NodeRequestEvent) => void;
   /** Told of every retried attempt at a late node (the worker's waiting-batches gauges). */
   onLateNode?: (event: LateNodeEvent) => void;
+  /** The read model; absent in workflow tests that run without one. */
+  executions?: ExecutionStore;
+  /** Read on every attempt, so an endpoint removed from the configuration stops being retried. */
+  webhooks?: () => readonly WebhookEndpoint[];
+  webhookTimeoutMs?: number;
 }
 
 /** Attempts 2, 4, 8, … and then every 12th (about hourly at the 5-minute cap) are logged: bounded whatever the outage. */
@@ -95,6 +104,39 @@ export function createActivities(deps: ActivityDeps) {
     /** A node's share of a batch, tried until the batch's deadline; answers instead of throwing (run as a local activity). */
     async applyToNodeQuickly(input: QuickApplyInput) {
       return applyQuickly(input, { requestTimeoutMs: deps.nodeRequestTimeoutMs, post });
+    },
+
+    /**
+     * Writes an execution's record to the read model (idempotent: a row of the same or a newer
+     * version is kept). A database error throws, and the workflow's retry policy tries again.
+     */
+    async projectExecution(input: { workflowId: string; record: ExecutionRecord }): Promise<void> {
+      if (!deps.executions)
+        throw ApplicationFailure.create({ type: 'ReadModelMissing', message: 'this worker has no read model', nonRetryable: false });
+      await deps.executions.upsert(input.workflowId, input.record);
+    },
+
+    /**
+     * Delivers one status-change event to every configured endpoint. Endpoints that answered 2xx
+     * are kept in the heartbeat details, so a retry (after one endpoint failed) sends only to the
+     * others; every attempt carries the same webhook-id. Throws while any endpoint is left.
+     */
+    async deliverWebhook(delivery: WebhookDelivery): Promise<{ delivered: number }> {
+      const context = Context.current();
+      const done = new Set<string>((context.info.heartbeatDetails as string[] | undefined) ?? []);
+      const failures: string[] = [];
+      for (const endpoint of deps.webhooks?.() ?? []) {
+        if (done.has(endpoint.url)) continue;
+        try {
+          await postWebhook(endpoint, delivery, { timeoutMs: deps.webhookTimeoutMs ?? 10_000, signal: context.cancellationSignal });
+          done.add(endpoint.url);
+          context.heartbeat([...done]);
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
+      }
+      if (failures.length > 0) throw ApplicationFailure.create({ type: 'WebhookUndelivered', message: failures.join('; ') });
+      return { delivered: done.size };
     },
   };
 }

@@ -1,8 +1,10 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { ServiceError, notFound } from '../domain/errors';
+import { corsMiddleware } from './cors';
 import type { AppDeps } from './deps';
 import { errorMiddleware } from './error-middleware';
+import { ExecutionEventHub } from './execution-events';
 import { ExecutionService } from './execution-service';
 import { createApiMetrics, type ApiMetrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
@@ -18,8 +20,8 @@ import { StorageNodeReads } from './storage-node-reads';
 import { WhitelistReads } from './whitelist-reads';
 import { WhitelistService } from './whitelist-service';
 
-/** The Koa app, with its router (tests read the registered routes off it) and its metrics. */
-export type ServiceApp = Koa & { readonly router: Router; readonly metrics: ApiMetrics };
+/** The Koa app, with its router (tests read the registered routes off it), its metrics and its SSE hub. */
+export type ServiceApp = Koa & { readonly router: Router; readonly metrics: ApiMetrics; readonly events: ExecutionEventHub };
 
 /** Builds the Koa app from its dependencies; the caller binds it to a port. */
 export function createApp(deps: AppDeps): ServiceApp {
@@ -27,7 +29,8 @@ export function createApp(deps: AppDeps): ServiceApp {
   // Koa would log every error itself; errorMiddleware already did, once, with the request id.
   app.silent = true;
   const router = new Router();
-  const executions = new ExecutionService(deps.client, deps.config);
+  const executions = new ExecutionService(deps.client, deps.config, deps.executionStore);
+  const events = new ExecutionEventHub((wallet, id) => executions.get(wallet, id), deps.config.ssePollMs, deps.logger);
   const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
   const metrics = createApiMetrics();
   const limits = createRateLimits(deps.config);
@@ -35,7 +38,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   healthRoutes(router, deps, metrics.registry);
   metricsRoutes(router, metrics.registry);
   docsRoutes(router, buildOpenApiDocument(deps.config));
-  executionRoutes(router, deps, executions, limits);
+  executionRoutes(router, deps, executions, limits, events);
   whitelistRoutes(router, deps, whitelists, limits);
   // Node reads wait as long as a batch waits for its nodes by default (RequestConfig.TimeoutMs).
   whitelistReadRoutes(router, deps, new WhitelistReads(deps.storageNodes, new StorageNodeReads(deps.config.request.timeoutMs)), limits);
@@ -43,6 +46,8 @@ export function createApp(deps: AppDeps): ServiceApp {
   app.use(requestLog(deps.logger));
   app.use(metrics.middleware());
   app.use(errorMiddleware(deps.logger));
+  // Inside the error middleware, so that error answers of public routes carry the CORS headers too.
+  app.use(corsMiddleware(deps.config.corsOrigins));
   app.use(async (ctx, next) => {
     // Whitelist paths answer in their own error style even when no route matched (e.g. GET).
     if (ctx.path.startsWith('/chain/')) ctx.state.errorStyle = 'whitelist';
@@ -60,5 +65,5 @@ export function createApp(deps: AppDeps): ServiceApp {
   });
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return Object.assign(app, { router, metrics });
+  return Object.assign(app, { router, metrics, events });
 }

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
+import type { ExecutionStore } from '../db/execution-store';
 import type { TokenStore } from '../tokens/token-store';
 
 /** What the Koa app is built from (api/app.ts); routes take it too, so it lives apart from the app. */
@@ -11,4 +12,6 @@ export interface AppDeps {
   logger: Logger;
   /** Storage node base URLs the whitelist batches fan out to. */
   storageNodes: readonly string[];
+  /** The read model: the list route, and records after Temporal's retention. */
+  executionStore: ExecutionStore;
 }

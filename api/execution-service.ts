@@ -1,15 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  isGrpcServiceError,
+  type Client,
+} from '@temporalio/client';
 import type { Config } from '../config/config';
 import { intentHash as hashIntent } from '../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { decodeKey, decodeSignature, toHex } from '../domain/encoding';
 import { badRequest, conflict } from '../domain/errors';
-import { checkSubmit, initialRecord, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';
-import { buildSigningMessage } from '../domain/signing-message';
+import {
+  checkCancel,
+  checkSubmit,
+  initialRecord,
+  type Deposit,
+  type ExecutionRecord,
+  type ExecutionStatus,
+} from '../domain/execution-state';
+import { buildCancelMessage, buildSigningMessage } from '../domain/signing-message';
+import type { ExecutionStore } from '../db/execution-store';
+import { decodePageToken, encodePageToken } from '../db/page-token';
 import {
   EXECUTION_WORKFLOW_TYPE,
   ExecutionFailure,
+  cancelExecutionUpdate,
   executionStatusKey,
   executionWalletKey,
   executionWorkflowId,
@@ -27,6 +43,24 @@ export interface SubmitRequest {
   publicKey: string;
   signature: string;
   connectEnvelope: { address: string; domain: string; timestamp: number };
+}
+
+/** The cancel route's body: the wallet's signature of the cancel message, with its envelope. */
+export interface CancelRequest {
+  publicKey: string;
+  signature: string;
+  connectEnvelope: { address: string; domain: string; timestamp: number };
+}
+
+export interface ListRequest {
+  statuses?: ExecutionStatus[];
+  pageSize: number;
+  pageToken?: string;
+}
+
+export interface ExecutionList {
+  result: ExecutionRecord[];
+  nextPageToken?: string;
 }
 
 export interface PrepareRequest {
@@ -67,6 +101,7 @@ export class ExecutionService {
   constructor(
     private readonly client: Client,
     private readonly config: Config,
+    private readonly store: ExecutionStore,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -78,7 +113,11 @@ export class ExecutionService {
     );
   }
 
-  async prepare(wallet: string, body: PrepareRequest): Promise<ExecutionRecord> {
+  /**
+   * Starts the execution's workflow. A retry of the same prepare (same id, intentHash, signer key
+   * and ttl) answers the existing record with `replayed: true`; other content under the id is 409.
+   */
+  async prepare(wallet: string, body: PrepareRequest): Promise<{ record: ExecutionRecord; replayed: boolean }> {
     const executionId = body.executionId ?? randomUUID();
     let key: Uint8Array;
     try {
@@ -99,6 +138,7 @@ export class ExecutionService {
       createdAt: new Date(created).toISOString(),
       expiresAt: new Date(created + (body.ttlSeconds ?? this.config.executionTtlSeconds) * 1000).toISOString(),
       lingerSeconds: this.config.executionLingerSeconds,
+      webhooks: this.config.webhooks.length > 0,
     };
     const workflowId = executionWorkflowId(wallet, executionId);
     try {
@@ -116,23 +156,97 @@ export class ExecutionService {
         }),
       );
     } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError)
+        return { record: await this.samePrepare(wallet, input, body.ttlSeconds ?? this.config.executionTtlSeconds), replayed: true };
       throw mapTemporalError(err, `execution ${executionId}`);
     }
     this.facts.set(workflowId, { signerPublicKey: input.signerPublicKey, intentHash: input.intentHash });
     // The workflow starts from exactly this record (same pure function, same input).
-    return initialRecord(input);
+    return { record: initialRecord(input), replayed: false };
   }
 
+  /** The existing record when it was prepared with the same content; else 409. */
+  private async samePrepare(wallet: string, input: ExecutionWorkflowInput, ttlSeconds: number): Promise<ExecutionRecord> {
+    const existing = await this.get(wallet, input.executionId).catch((err: unknown) => {
+      // Gone from Temporal and from the read model: the id is still taken (REJECT_DUPLICATE).
+      if (err instanceof Error && (err as { status?: number }).status === 404) return undefined;
+      throw err;
+    });
+    const same =
+      existing !== undefined &&
+      existing.intentHash === input.intentHash &&
+      existing.signerPublicKey === input.signerPublicKey &&
+      Date.parse(existing.expiresAt) - Date.parse(existing.createdAt) === ttlSeconds * 1000;
+    if (!same)
+      throw conflict(`execution ${input.executionId} already exists with other content (intent, signer key or ttl)`, 'ALREADY_EXISTS');
+    return existing;
+  }
+
+  /**
+   * The record: from the workflow while Temporal has it (the source of truth), from the read model
+   * after the namespace's retention has removed it.
+   */
   async get(wallet: string, executionId: string): Promise<ExecutionRecord> {
     try {
       return await this.call(() => this.client.workflow.getHandle(executionWorkflowId(wallet, executionId)).query(getExecutionQuery));
     } catch (err) {
+      if (isNotFound(err)) {
+        const stored = await this.store.get(wallet, executionId);
+        if (stored) return stored;
+      }
       throw mapTemporalError(err, `execution ${executionId}`);
     }
   }
 
-  async submit(wallet: string, body: SubmitRequest): Promise<ExecutionStatus> {
-    const { executionId, connectEnvelope: envelope } = body;
+  /** One page of the wallet's executions from the read model, newest first. */
+  async list(wallet: string, request: ListRequest): Promise<ExecutionList> {
+    const after = request.pageToken === undefined ? undefined : decodePageToken(request.pageToken);
+    if (request.pageToken !== undefined && !after) throw badRequest('pageToken is not a token this API issued');
+    const page = await this.store.list(wallet, { statuses: request.statuses, pageSize: request.pageSize, after });
+    return page.next ? { result: page.records, nextPageToken: encodePageToken(page.next) } : { result: page.records };
+  }
+
+  /**
+   * Cancels on the wallet's signature of the cancel message (same envelope checks as submit).
+   * Already CANCELLED answers the record and writes nothing; SIGNING or EXPIRED is 409.
+   */
+  async cancel(wallet: string, executionId: string, body: CancelRequest): Promise<ExecutionRecord> {
+    const { key, signature } = this.checkEnvelope(wallet, body);
+    const facts = await this.factsOf(wallet, executionId);
+    if (toHex(key) !== facts.signerPublicKey) throw badRequest('publicKey is not the signer key of this execution');
+    const message = buildCancelMessage({
+      domain: body.connectEnvelope.domain,
+      executionId,
+      address: wallet,
+      timestamp: body.connectEnvelope.timestamp,
+    });
+    if (!verifyEd25519(new TextEncoder().encode(message), signature, key)) throw badRequest('signature does not verify');
+
+    const refused = (status: string) => conflict(`execution is ${status} and can no longer be cancelled`, 'CANCEL_REFUSED');
+    try {
+      return await this.call(() =>
+        this.client.workflow
+          .getHandle(executionWorkflowId(wallet, executionId))
+          .executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'wallet' }] }),
+      );
+    } catch (err) {
+      const failure = updateFailureType(err);
+      if (failure?.type === ExecutionFailure.duplicate) return failure.detail as ExecutionRecord;
+      if (failure?.type === ExecutionFailure.cancelRefused) throw refused(String(failure.detail));
+      if (isNotFound(err)) {
+        // The workflow has closed (or is gone): its record is final, so answer from it.
+        const record = await this.get(wallet, executionId);
+        const check = checkCancel(record);
+        if (check === 'duplicate') return record;
+        if (check !== 'ok') throw refused(record.status);
+      }
+      throw mapTemporalError(err, `execution ${executionId}`);
+    }
+  }
+
+  /** The envelope checks shared by submit and cancel; the decoded key and signature. */
+  private checkEnvelope(wallet: string, body: { publicKey: string; signature: string; connectEnvelope: SubmitRequest['connectEnvelope'] }) {
+    const envelope = body.connectEnvelope;
     const key = decodeKey(body.publicKey);
     const signature = decodeSignature(body.signature);
     if (envelope.address !== wallet) throw badRequest('connectEnvelope.address does not match the wallet');
@@ -140,6 +254,12 @@ export class ExecutionService {
     const ageS = Math.abs(this.clock() / 1000 - envelope.timestamp);
     if (ageS > this.config.envelopeMaxAgeS)
       throw badRequest(`connectEnvelope.timestamp is more than ${this.config.envelopeMaxAgeS} s from now`);
+    return { key, signature };
+  }
+
+  async submit(wallet: string, body: SubmitRequest): Promise<ExecutionStatus> {
+    const { executionId, connectEnvelope: envelope } = body;
+    const { key, signature } = this.checkEnvelope(wallet, body);
 
     const workflowId = executionWorkflowId(wallet, executionId);
     const facts = await this.factsOf(wallet, executionId);
@@ -182,6 +302,7 @@ export class ExecutionService {
       if (failure?.type !== ExecutionFailure.duplicate) {
         throw mapTemporalError(err, `execution ${executionId}`, {
           [ExecutionFailure.expired]: () => conflict('execution is EXPIRED', 'EXPIRED'),
+          [ExecutionFailure.cancelled]: () => conflict('execution is CANCELLED', 'CANCELLED'),
           [ExecutionFailure.signatureConflict]: () => conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT'),
         });
       }
@@ -223,4 +344,9 @@ export class ExecutionService {
     this.facts.set(workflowId, facts);
     return facts;
   }
+}
+
+/** Temporal has no such workflow (never started, or removed after the namespace's retention). */
+function isNotFound(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5);
 }

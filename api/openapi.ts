@@ -3,8 +3,11 @@ import path from 'node:path';
 import { projectRoot, type Config } from '../config/config';
 import * as answers from './response-schemas';
 import {
+  PAGE_SIZE,
+  cancelBodySchema,
   depositBodySchema,
   executionIdParamSchema,
+  listQuerySchema,
   prepareBodySchema,
   submitBodySchema,
   walletParamSchema,
@@ -18,6 +21,7 @@ import {
   whitelistKindParamSchema,
   whitelistListQuerySchema,
 } from './schemas';
+import { EXECUTION_STATUSES } from '../domain/execution-state';
 
 type Json = Record<string, unknown>;
 
@@ -87,6 +91,23 @@ const executionLinks = Object.fromEntries(
 function executionPaths(): Json {
   return {
     '/api/v1/executions/{wallet}': {
+      get: {
+        operationId: 'listExecutions',
+        summary: "List a wallet's executions, newest first (from the read model)",
+        tags: ['executions'],
+        security: [],
+        description:
+          'Keyset pagination: pass `nextPageToken` as `pageToken` until it is absent. Served by the service database, which the workflows update after every change (usually within a second).',
+        parameters: [param('wallet'), param('statusFilter'), param('pageSize'), param('pageToken'), param('requestId')],
+        responses: {
+          200: answer('one page', ref('ExecutionList')),
+          400: execError(
+            'path or query invalid: an unknown status, a pageSize out of 1-100, a pageToken this API did not issue, an unknown parameter',
+          ),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself (e.g. the database is unreachable); no details'),
+        },
+      },
       post: {
         operationId: 'prepareExecution',
         summary: 'Prepare an execution (starts its workflow)',
@@ -96,6 +117,13 @@ function executionPaths(): Json {
         parameters: [param('wallet'), param('requestId')],
         requestBody: body('PrepareRequest'),
         responses: {
+          200: answer(
+            'the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started',
+            ref('ExecutionRecordAnswer'),
+            {
+              'Idempotent-Replayed': { description: 'always `true` on this answer', schema: { type: 'string', const: 'true' } },
+            },
+          ),
           201: {
             ...answer('prepared; the record', ref('ExecutionRecordAnswer')),
             links: executionLinks,
@@ -103,7 +131,7 @@ function executionPaths(): Json {
           400: execError('path, body or intent invalid (also: not application/json, not JSON)'),
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:prepare'),
-          409: execError('this executionId already exists for the wallet'),
+          409: execError('this executionId already exists for the wallet with another intent, signer key or ttl'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
           ...busy('execution', perToken),
           500: execError('a fault of the service itself; no details'),
@@ -124,7 +152,7 @@ function executionPaths(): Json {
             'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
           ),
           404: execError('no such execution for this wallet'),
-          409: execError('the execution is EXPIRED or already holds another signature'),
+          409: execError('the execution is EXPIRED or CANCELLED, or already holds another signature'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
           ...busy('execution', perClient),
           500: execError('a fault of the service itself; no details'),
@@ -146,7 +174,7 @@ function executionPaths(): Json {
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:deposit'),
           404: execError('no such execution for this wallet'),
-          409: execError('another txHash is stored, or the execution is EXPIRED (recorded in refusedDeposits)'),
+          409: execError('another txHash is stored, or the execution is EXPIRED or CANCELLED (recorded in refusedDeposits)'),
           413: execError('body over bodyLimitBytes (64 KiB)'),
           ...busy('execution', perToken),
           500: execError('a fault of the service itself; no details'),
@@ -161,7 +189,73 @@ function executionPaths(): Json {
         security: [],
         parameters: [param('wallet'), param('executionId'), param('requestId')],
         responses: {
-          200: answer('the record', ref('ExecutionRecordAnswer')),
+          200: answer(
+            'the record: from the workflow while Temporal keeps it, from the service database after its retention',
+            ref('ExecutionRecordAnswer'),
+          ),
+          400: execError('path invalid'),
+          404: execError('no such execution for this wallet'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+  };
+}
+
+/** Cancel and the SSE stream of one execution. */
+function executionExtraPaths(): Json {
+  return {
+    '/api/v1/executions/{wallet}/{executionId}/cancel': {
+      post: {
+        operationId: 'cancelExecution',
+        summary: 'Cancel an execution (signed by the wallet; no token)',
+        tags: ['executions'],
+        security: [],
+        description:
+          'The signer key signs (UTF-8, ed25519) `{domain} asks you to cancel execution {executionId}\\nWallet: {address}\\nTimestamp: {timestamp}`. PREPARED → CANCELLED; OPERATION_PENDING → CANCELLED with the deposit marked `refundDue`. Workflow Update `cancelExecution`.',
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        requestBody: body('CancelRequest'),
+        responses: {
+          200: answer('cancelled (or already CANCELLED: nothing written); the record', ref('ExecutionRecordAnswer')),
+          400: execError(
+            'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
+          ),
+          404: execError('no such execution for this wallet'),
+          409: execError('the execution is SIGNING or EXPIRED and can no longer be cancelled'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}/events': {
+      get: {
+        operationId: 'executionEvents',
+        summary: 'Server-Sent Events: the record now, then at every change, until a final status',
+        tags: ['executions'],
+        security: [],
+        description:
+          "Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record's version is answered 204, which stops an EventSource.",
+        parameters: [
+          param('wallet'),
+          param('executionId'),
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'the id of the last event received (EventSource sends it on reconnect): that record is not sent again',
+            schema: { type: 'string' },
+          },
+          param('requestId'),
+        ],
+        responses: {
+          200: {
+            description: 'the event stream',
+            headers: requestIdHeader,
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          204: { description: 'the final record was already received (Last-Event-ID): nothing more will come', headers: requestIdHeader },
           400: execError('path invalid'),
           404: execError('no such execution for this wallet'),
           ...busy('execution', perClient),
@@ -322,6 +416,22 @@ function submitRequestSchema(allowedDomains: readonly string[]): Json {
   };
 }
 
+/** The cancel body as the route checks it, with the configured domains as the enum they are. */
+function cancelRequestSchema(allowedDomains: readonly string[]): Json {
+  const schema = component(cancelBodySchema);
+  const envelope = schema.properties.connectEnvelope;
+  return {
+    ...schema,
+    properties: {
+      ...schema.properties,
+      connectEnvelope: {
+        ...envelope,
+        properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } },
+      },
+    },
+  };
+}
+
 function packageVersion(): string {
   return JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')).version;
 }
@@ -342,6 +452,7 @@ export function buildOpenApiDocument(config: Config): Json {
     tags: [{ name: 'executions' }, { name: 'whitelists' }, { name: 'operations' }],
     paths: {
       ...executionPaths(),
+      ...executionExtraPaths(),
       '/chain/whitelists/': { post: whitelistOperation('applyWhitelistBatch') },
       '/chain/whitelists': { post: whitelistOperation('applyWhitelistBatchNoSlash') },
       ...whitelistReadPaths(),
@@ -364,6 +475,27 @@ export function buildOpenApiDocument(config: Config): Json {
           schema: walletParamSchema,
         },
         executionId: { name: 'executionId', in: 'path', required: true, schema: executionIdParamSchema },
+        statusFilter: {
+          name: 'status',
+          in: 'query',
+          required: false,
+          description: `comma-separated statuses to keep, each one of ${EXECUTION_STATUSES.join(', ')}`,
+          schema: listQuerySchema.properties.status,
+        },
+        pageSize: {
+          name: 'pageSize',
+          in: 'query',
+          required: false,
+          description: `${PAGE_SIZE.min}-${PAGE_SIZE.max}, default ${PAGE_SIZE.default}`,
+          schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
+        },
+        pageToken: {
+          name: 'pageToken',
+          in: 'query',
+          required: false,
+          description: "the previous page's nextPageToken",
+          schema: listQuerySchema.properties.pageToken,
+        },
         requestId: {
           name: 'X-Request-Id',
           in: 'header',
@@ -393,11 +525,13 @@ export function buildOpenApiDocument(config: Config): Json {
         PrepareRequest: component(prepareBodySchema),
         SubmitRequest: submitRequestSchema(config.allowedDomains),
         DepositRequest: component(depositBodySchema),
+        CancelRequest: cancelRequestSchema(config.allowedDomains),
         WhitelistChange: component(whitelistChangeSchema),
         WhitelistRequest: { ...component(whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },
         ExecutionRecord: answers.executionRecordSchema,
         ExecutionRecordAnswer: answers.recordAnswerSchema,
         SubmitAnswer: answers.submitAnswerSchema,
+        ExecutionList: answers.listAnswerSchema,
         Error: answers.errorSchema,
         WhitelistError: answers.whitelistErrorSchema,
         WhitelistConfirmations: answers.confirmationsSchema,

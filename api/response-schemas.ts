@@ -5,10 +5,18 @@
  */
 import { depositBodySchema } from './schemas';
 
-const statusEnum = { type: 'string', enum: ['PREPARED', 'OPERATION_PENDING', 'SIGNING', 'EXPIRED'] } as const;
+const statusEnum = { type: 'string', enum: ['PREPARED', 'OPERATION_PENDING', 'SIGNING', 'EXPIRED', 'CANCELLED'] } as const;
 const isoTime = { type: 'string', format: 'date-time' } as const;
-/** A stored deposit has the shape of the deposit request. */
+/** A deposit has the shape of the deposit request. */
 const deposit = { ...depositBodySchema, $id: undefined };
+/** The stored deposit: the request's fields, and `refundDue` once the execution was cancelled after it. */
+const storedDeposit = {
+  ...deposit,
+  properties: {
+    ...deposit.properties,
+    refundDue: { const: true, description: 'set when the execution was cancelled after this deposit: an operator refunds it' },
+  },
+};
 
 export const executionRecordSchema = {
   type: 'object',
@@ -37,7 +45,7 @@ export const executionRecordSchema = {
     },
     signerPublicKey: { type: 'string' },
     signingMessage: { type: 'string' },
-    deposit,
+    deposit: storedDeposit,
     signedPayload: {
       type: 'object',
       required: ['signature', 'publicKey', 'connectEnvelope', 'submittedAt'],
@@ -63,7 +71,7 @@ export const executionRecordSchema = {
         ...deposit,
         additionalProperties: true,
         required: ['txHash', 'at', 'reason'],
-        properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx'] } },
+        properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled'] } },
       },
     },
   },
@@ -73,6 +81,19 @@ export const recordAnswerSchema = {
   type: 'object',
   required: ['result'],
   properties: { result: { $ref: '#/components/schemas/ExecutionRecord' } },
+} as const;
+
+export const listAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: {
+    result: {
+      type: 'array',
+      items: { $ref: '#/components/schemas/ExecutionRecord' },
+      description: 'newest first (createdAt, then executionId, descending)',
+    },
+    nextPageToken: { type: 'string', description: 'absent on the last page; pass as pageToken for the next one' },
+  },
 } as const;
 
 export const submitAnswerSchema = {

@@ -159,3 +159,37 @@ export const whitelistAuditQuerySchema = {
     pageToken: pageTokenSchema,
   },
 } as const;
+
+/** The cancel body: the wallet's signature of the cancel message and its envelope (as submit's, without executionId). */
+export const cancelBodySchema = {
+  $id: 'CancelRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['publicKey', 'signature', 'connectEnvelope'],
+  properties: {
+    publicKey: submitBodySchema.properties.publicKey,
+    signature: {
+      ...submitBodySchema.properties.signature,
+      description: 'ed25519 signature of the cancel message; base58 text must decode to exactly 64 bytes',
+    },
+    connectEnvelope: submitBodySchema.properties.connectEnvelope,
+  },
+} as const;
+
+/** Page sizes of the list route. */
+export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
+
+/**
+ * The list route's query string as Koa parses it (every value a string; a repeated parameter
+ * becomes an array, which is refused). Statuses and the page size are checked further by the route.
+ */
+export const listQuerySchema = {
+  $id: 'ListQuery',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    status: { type: 'string', pattern: '^[A-Z_]{1,32}(,[A-Z_]{1,32}){0,9}$', description: 'comma-separated statuses' },
+    pageSize: { type: 'string', pattern: '^[0-9]{1,3}$' },
+    pageToken: { type: 'string', minLength: 1, maxLength: 400 },
+  },
+} as const;

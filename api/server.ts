@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
+import { openDatabase } from '../db/database';
+import { ExecutionStore } from '../db/execution-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { TokenStore } from '../tokens/token-store';
 import { createApp, type ServiceApp } from './app';
@@ -25,6 +27,7 @@ export async function startApi(
 ): Promise<RunningApi> {
   // Connection.lazy: the API comes up (and /healthz answers) even while Temporal is still starting
   // or down; calls made meanwhile fail fast and map to 500.
+  const database = await openDatabase(config.database);
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const app = createApp({
@@ -33,6 +36,7 @@ export async function startApi(
     tokens: new TokenStore(config.apiTokensFile),
     logger: options.logger,
     storageNodes: options.storageNodes,
+    executionStore: new ExecutionStore(database),
   });
   // Koa's handler returns a promise that never rejects (errors end in errorMiddleware / app.onerror).
   const handle = app.callback();
@@ -45,6 +49,9 @@ export async function startApi(
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
+  }).catch(async (err) => {
+    await database.close().catch(() => undefined);
+    throw err;
   });
   const { address, port } = server.address() as AddressInfo;
   const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
@@ -56,6 +63,8 @@ export async function startApi(
       // /readyz answers 503 from now on, to requests still arriving on open connections.
       app.context.shuttingDown = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // SSE streams would otherwise hold the grace period: end them now, their clients reconnect.
+      app.events.close();
       drain.begin();
       let cut = 0;
       const timer = setTimeout(() => {
@@ -65,6 +74,7 @@ export async function startApi(
       await closed;
       clearTimeout(timer);
       await connection.close().catch(() => undefined);
+      await database.close().catch(() => undefined);
       return cut;
     },
   };

@@ -35,6 +35,23 @@ export interface Config {
    * `uniquelocal`); empty: the client IP is the socket's peer and the header is ignored.
    */
   readonly trustProxy: readonly string[];
+  /**
+   * The read model (db/): PostgreSQL when `url` (DATABASE_URL) is set, else the SQLite file
+   * `sqliteFile` (DATABASE_FILE, default data/read-model.sqlite).
+   */
+  readonly database: { readonly url?: string; readonly sqliteFile: string };
+  /** Endpoints that receive every execution status change, signed the Standard Webhooks way. */
+  readonly webhooks: readonly WebhookEndpoint[];
+  /** Browser origins allowed on the public routes (CORS_ORIGINS); empty: CORS off. */
+  readonly corsOrigins: readonly string[];
+  /** How often one API process reads an execution that has SSE subscribers (SSE_POLL_MS). */
+  readonly ssePollMs: number;
+}
+
+export interface WebhookEndpoint {
+  readonly url: string;
+  /** `whsec_` + base64 of the HMAC key (the Standard Webhooks secret format). */
+  readonly secret: string;
 }
 
 export class ConfigError extends Error {
@@ -84,8 +101,61 @@ const fileSchema = {
       },
     },
     trustProxy: { type: 'array', items: { type: 'string', minLength: 1 } },
+    database: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { url: { type: 'string', minLength: 1 }, sqliteFile: { type: 'string', minLength: 1 } },
+    },
+    webhooks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['url', 'secret'],
+        properties: { url: { type: 'string', minLength: 1 }, secret: { type: 'string', minLength: 1 } },
+      },
+    },
+    corsOrigins: { type: 'array', items: { type: 'string', minLength: 1 } },
+    ssePollMs: { type: 'integer', minimum: 50 },
   },
 } as const;
+
+const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{16,}={0,2}$/;
+
+/** WEBHOOK_URLS and WEBHOOK_SECRETS (same order), else the file's `webhooks`. */
+function webhookEndpoints(env: Env, fromFile: WebhookEndpoint[] | undefined): WebhookEndpoint[] {
+  const urls = envList(env, 'WEBHOOK_URLS');
+  const secrets = envList(env, 'WEBHOOK_SECRETS') ?? [];
+  let endpoints: WebhookEndpoint[];
+  if (urls) {
+    if (secrets.length !== urls.length)
+      throw new ConfigError(`WEBHOOK_SECRETS must list one secret per WEBHOOK_URLS entry (${urls.length}), got ${secrets.length}`);
+    endpoints = urls.map((url, i) => ({ url, secret: secrets[i] }));
+  } else {
+    endpoints = fromFile ?? [];
+  }
+  for (const e of endpoints) {
+    checkUrl('WEBHOOK_URLS', e.url);
+    if (!WEBHOOK_SECRET.test(e.secret))
+      throw new ConfigError(`the webhook secret of ${e.url} must be whsec_ followed by base64 (at least 16 characters)`);
+  }
+  if (new Set(endpoints.map((e) => e.url)).size !== endpoints.length) throw new ConfigError('WEBHOOK_URLS lists the same URL twice');
+  return endpoints.map((e) => ({ url: e.url, secret: e.secret }));
+}
+
+/** CORS_ORIGINS entries are exact origins (scheme://host[:port]), as browsers send them. */
+function corsOrigins(list: string[]): string[] {
+  for (const origin of list) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new ConfigError(`CORS_ORIGINS: ${JSON.stringify(origin)} is not an origin`);
+    }
+    if (url.origin !== origin) throw new ConfigError(`CORS_ORIGINS: ${JSON.stringify(origin)} is not an origin (expected ${url.origin})`);
+  }
+  return list;
+}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -193,6 +263,13 @@ export function loadConfig(env: Env = process.env): Config {
       perToken: envInt(env, 'RATE_LIMIT_PER_TOKEN', parsed.rateLimits?.perToken ?? 2000, 0),
     },
     trustProxy: checkTrustProxy(envList(env, 'TRUST_PROXY') ?? parsed.trustProxy ?? []),
+    database: {
+      url: env.DATABASE_URL || parsed.database?.url || undefined,
+      sqliteFile: path.resolve(projectRoot, env.DATABASE_FILE || parsed.database?.sqliteFile || 'data/read-model.sqlite'),
+    },
+    webhooks: webhookEndpoints(env, parsed.webhooks),
+    corsOrigins: corsOrigins(envList(env, 'CORS_ORIGINS') ?? parsed.corsOrigins ?? []),
+    ssePollMs: envInt(env, 'SSE_POLL_MS', parsed.ssePollMs ?? 1000, 50),
   };
   return deepFreeze(config);
 }

@@ -11,15 +11,35 @@ import { conflict } from './errors';
 // | PREPARED          | valid submit                           | PREPARED (payload stored)   |
 // | OPERATION_PENDING | valid submit                           | SIGNING                     |
 // | PREPARED          | expiry timer                           | EXPIRED                     |
+// | PREPARED          | cancel                                 | CANCELLED                   |
+// | OPERATION_PENDING | cancel                                 | CANCELLED (refundDue)       |
+// | CANCELLED         | cancel                                 | CANCELLED (nothing changes) |
+// | SIGNING, EXPIRED  | cancel                                 | refused (409)               |
+// | CANCELLED         | submit / deposit                       | refused (409; a deposit is  |
+// |                   |                                        | kept in refusedDeposits)    |
 
 /** The statuses of an execution. */
-export type ExecutionStatus = 'PREPARED' | 'OPERATION_PENDING' | 'SIGNING' | 'EXPIRED';
+export type ExecutionStatus = 'PREPARED' | 'OPERATION_PENDING' | 'SIGNING' | 'EXPIRED' | 'CANCELLED';
+
+/** Every status, in the order an execution can pass them (the list route's `status` filter checks against it). */
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['PREPARED', 'OPERATION_PENDING', 'SIGNING', 'EXPIRED', 'CANCELLED'];
+
+/**
+ * Statuses after which the status never changes again. SIGNING is one: a cancel is refused from
+ * it and nothing else moves it (a late deposit only lands in refusedDeposits).
+ */
+export const FINAL_STATUSES: readonly ExecutionStatus[] = ['SIGNING', 'EXPIRED', 'CANCELLED'];
 
 /** A completed deposit, as the `depositCompleted` signal and the deposit route carry it. */
 export interface Deposit {
   txHash: string;
   chain?: string;
   amount?: string;
+}
+
+/** A stored deposit; `refundDue` is set when the execution was cancelled after the deposit arrived. */
+export interface StoredDeposit extends Deposit {
+  refundDue?: true;
 }
 
 /** The wallet-connection proof of a submit (spec 2.1); `timestamp` is Unix seconds. */
@@ -49,7 +69,7 @@ export interface HistoryEntry {
 /** A deposit the execution did not take, kept so that an operator can refund it. */
 export interface RefusedDeposit extends Deposit {
   at: string;
-  reason: 'expired' | 'other-tx';
+  reason: 'expired' | 'other-tx' | 'cancelled';
 }
 
 /** The execution record (DESIGN.md); all times ISO-8601 strings, `history` oldest first. */
@@ -61,7 +81,7 @@ export interface ExecutionRecord {
   intentHash: string;
   signerPublicKey: string;
   signingMessage?: string;
-  deposit?: Deposit;
+  deposit?: StoredDeposit;
   signedPayload?: SignedPayload;
   createdAt: string;
   updatedAt: string;
@@ -71,10 +91,13 @@ export interface ExecutionRecord {
 }
 
 /** What applyDeposit did. */
-export type DepositOutcome = 'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx';
+export type DepositOutcome = 'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx' | 'refused-cancelled';
 
 /** Whether a submit of a given signature may be applied (see checkSubmit). */
-export type SubmitCheck = 'ok' | 'duplicate' | 'expired' | 'other-signature';
+export type SubmitCheck = 'ok' | 'duplicate' | 'expired' | 'cancelled' | 'other-signature';
+
+/** Whether a cancel may be applied (see checkCancel). */
+export type CancelCheck = 'ok' | 'duplicate' | 'signing' | 'expired';
 
 /** What prepare fixes for good: the facts an execution starts from. */
 export interface PreparedExecution {
@@ -124,8 +147,9 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
 /**
  * Applies a completed deposit at time `at`.
  * - the stored deposit's txHash again: `duplicate`, record unchanged;
- * - EXPIRED: `refused-expired`; another txHash already stored: `refused-other-tx`. Both are
- *   appended to `refusedDeposits` (once per txHash) for a refund; status unchanged;
+ * - EXPIRED: `refused-expired`; CANCELLED: `refused-cancelled`; another txHash already stored:
+ *   `refused-other-tx`. Each is appended to `refusedDeposits` (once per txHash) for a refund;
+ *   status unchanged;
  * - PREPARED: deposit stored, `applied`; to OPERATION_PENDING, or, when a signed payload is
  *   already stored, on to SIGNING (history gets OPERATION_PENDING then SIGNING, both at `at`).
  * A deposit that changes nothing (a duplicate, or a refusal already recorded) returns `rec`
@@ -134,9 +158,9 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
 export function applyDeposit(rec: ExecutionRecord, deposit: Deposit, at: string): { record: ExecutionRecord; outcome: DepositOutcome } {
   if (rec.deposit !== undefined && rec.deposit.txHash === deposit.txHash) return { record: rec, outcome: 'duplicate' };
   if (rec.status !== 'PREPARED' || rec.deposit !== undefined) {
-    // Only PREPARED lacks a deposit, so anything else is EXPIRED or holds another txHash.
-    const reason = rec.status === 'EXPIRED' ? 'expired' : 'other-tx';
-    const outcome = reason === 'expired' ? 'refused-expired' : 'refused-other-tx';
+    // Only PREPARED lacks a deposit, so anything else is EXPIRED, CANCELLED or holds another txHash.
+    const reason = rec.status === 'EXPIRED' ? 'expired' : rec.status === 'CANCELLED' ? 'cancelled' : 'other-tx';
+    const outcome = `refused-${reason}` as const;
     if (rec.refusedDeposits.some((r) => r.txHash === deposit.txHash)) return { record: rec, outcome };
     const refused: RefusedDeposit = { ...cleanDeposit(deposit), at, reason };
     return { record: { ...rec, refusedDeposits: [...rec.refusedDeposits, refused], updatedAt: at }, outcome };
@@ -147,12 +171,13 @@ export function applyDeposit(rec: ExecutionRecord, deposit: Deposit, at: string)
 
 /**
  * Whether a submit carrying `signature` (canonical `0x` lowercase hex) may be applied:
- * `expired` (EXPIRED, even for a stored signature), `duplicate` (this signature is already
+ * `expired` (EXPIRED, even for a stored signature), `cancelled` (CANCELLED, likewise), `duplicate` (this signature is already
  * stored: a safe retry), `other-signature` (another one is stored), else `ok`. The workflow
  * calls it in its update validator, so that applySubmit's throw never runs in a handler.
  */
 export function checkSubmit(rec: ExecutionRecord, signature: string): SubmitCheck {
   if (rec.status === 'EXPIRED') return 'expired';
+  if (rec.status === 'CANCELLED') return 'cancelled';
   if (rec.signedPayload !== undefined) return rec.signedPayload.signature === signature ? 'duplicate' : 'other-signature';
   return 'ok';
 }
@@ -161,12 +186,13 @@ export function checkSubmit(rec: ExecutionRecord, signature: string): SubmitChec
  * Applies a verified submit at time `at`: stores `payload` and the `signingMessage` that was
  * verified. PREPARED stays PREPARED; OPERATION_PENDING moves to SIGNING. A duplicate returns
  * `rec` itself.
- * @throws ServiceError 409 when checkSubmit says `expired` or `other-signature`.
+ * @throws ServiceError 409 when checkSubmit says `expired`, `cancelled` or `other-signature`.
  */
 export function applySubmit(rec: ExecutionRecord, payload: SignedPayload, signingMessage: string, at: string): ExecutionRecord {
   const check = checkSubmit(rec, payload.signature);
   if (check === 'duplicate') return rec;
   if (check === 'expired') throw conflict('execution has expired', 'EXECUTION_EXPIRED');
+  if (check === 'cancelled') throw conflict('execution is cancelled', 'EXECUTION_CANCELLED');
   if (check === 'other-signature') throw conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT');
   const stored: ExecutionRecord = {
     ...rec,
@@ -181,4 +207,39 @@ export function applySubmit(rec: ExecutionRecord, payload: SignedPayload, signin
 export function expire(rec: ExecutionRecord, at: string): ExecutionRecord {
   if (rec.status !== 'PREPARED') return rec;
   return { ...rec, ...moveTo(rec, ['EXPIRED'], at) };
+}
+
+/**
+ * Whether a cancel may be applied: `duplicate` when already CANCELLED (nothing to do), `signing`
+ * or `expired` when the execution is past the point of cancelling, else `ok`.
+ */
+export function checkCancel(rec: ExecutionRecord): CancelCheck {
+  if (rec.status === 'CANCELLED') return 'duplicate';
+  if (rec.status === 'SIGNING') return 'signing';
+  if (rec.status === 'EXPIRED') return 'expired';
+  return 'ok';
+}
+
+/**
+ * Cancels at time `at`: PREPARED or OPERATION_PENDING become CANCELLED; a stored deposit is
+ * marked `refundDue: true`. Already CANCELLED returns `rec` itself.
+ * @throws ServiceError 409 from SIGNING or EXPIRED.
+ */
+export function applyCancel(rec: ExecutionRecord, at: string): ExecutionRecord {
+  const check = checkCancel(rec);
+  if (check === 'duplicate') return rec;
+  if (check !== 'ok') throw conflict(`execution is ${rec.status} and can no longer be cancelled`, 'CANCEL_REFUSED');
+  const next: ExecutionRecord = { ...rec, ...moveTo(rec, ['CANCELLED'], at) };
+  if (rec.deposit) next.deposit = { ...rec.deposit, refundDue: true };
+  return next;
+}
+
+/**
+ * The record's version: it grows by at least one with every change the state machine makes (a
+ * status change adds a history entry, a stored signature or a refused deposit adds its own), and
+ * is equal for equal records. The read model keeps the row of the highest version it was sent,
+ * so writes that are retried, replayed or arrive out of order leave the newest record.
+ */
+export function recordVersion(rec: ExecutionRecord): number {
+  return rec.history.length + rec.refusedDeposits.length + (rec.signedPayload ? 1 : 0);
 }

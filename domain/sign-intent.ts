@@ -1,7 +1,7 @@
 import nacl from 'tweetnacl';
 import { intentHash } from './canonical';
 import { toBase58, toHex } from './encoding';
-import { buildSigningMessage } from './signing-message';
+import { buildCancelMessage, buildSigningMessage } from './signing-message';
 
 export interface SignIntentInput {
   /** 64-byte tweetnacl secret key (seed + public key). */
@@ -33,6 +33,23 @@ export function signSubmitBody(input: SignIntentInput) {
   return {
     executionId: input.executionId,
     publicKey: encode(publicKey),
+    signature: encode(signature),
+    connectEnvelope: { address: input.wallet, domain: input.domain, timestamp: input.timestamp },
+  };
+}
+
+/** Like signSubmitBody, for `POST /api/v1/executions/{wallet}/{executionId}/cancel`. */
+export function signCancelBody(input: Omit<SignIntentInput, 'intent'>) {
+  const message = buildCancelMessage({
+    domain: input.domain,
+    executionId: input.executionId,
+    address: input.wallet,
+    timestamp: input.timestamp,
+  });
+  const signature = nacl.sign.detached(new TextEncoder().encode(message), input.secretKey);
+  const encode = input.encoding === 'base58' ? toBase58 : toHex;
+  return {
+    publicKey: encode(input.secretKey.slice(32)),
     signature: encode(signature),
     connectEnvelope: { address: input.wallet, domain: input.domain, timestamp: input.timestamp },
   };

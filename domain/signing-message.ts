@@ -41,3 +41,34 @@ export function buildSigningMessage(input: SigningMessageInput): string {
     `Timestamp: ${timestamp}`,
   ].join('\n');
 }
+
+/** The fields of the text a wallet signs to cancel an execution. */
+export interface CancelMessageInput {
+  readonly domain: string;
+  readonly executionId: string;
+  readonly address: string;
+  /** Unix seconds. */
+  readonly timestamp: number;
+}
+
+/**
+ * The exact text a wallet signs (UTF-8, ed25519) to cancel an execution: three lines joined by
+ * `\n`, no trailing newline. It names no intent: a cancel applies to whatever the id holds.
+ *
+ * ```
+ * {domain} asks you to cancel execution {executionId}
+ * Wallet: {address}
+ * Timestamp: {timestamp}
+ * ```
+ * @throws ServiceError 400 as buildSigningMessage does.
+ */
+export function buildCancelMessage(input: CancelMessageInput): string {
+  const { domain, executionId, address, timestamp } = input;
+  for (const [name, value] of Object.entries({ domain, executionId, address })) {
+    if (typeof value !== 'string' || /[\r\n]/.test(value)) {
+      throw badRequest(`${name} must be a string without line breaks`);
+    }
+  }
+  if (!Number.isSafeInteger(timestamp)) throw badRequest('timestamp must be an integer (Unix seconds)');
+  return [`${domain} asks you to cancel execution ${executionId}`, `Wallet: ${address}`, `Timestamp: ${timestamp}`].join('\n');
+}

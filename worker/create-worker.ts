@@ -2,11 +2,15 @@ import { execFile } from 'node:child_process';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import type { Config } from '../config/config';
+import { openDatabase, type Database } from '../db/database';
+import { ExecutionStore } from '../db/execution-store';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 
 export interface RunningWorker {
   worker: Worker;
+  /** The read model the projectExecution activity writes to. */
+  database: Database;
   connection: NativeConnection;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
   done: Promise<void>;
@@ -63,7 +67,13 @@ export async function startWorker(
   overrides: Partial<WorkerOptions> = {},
   hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> = {},
 ): Promise<RunningWorker> {
-  const connection = await NativeConnection.connect(temporalConnectionOptions(config, address));
+  // The read model first: a worker that cannot reach its database at start-up says so at once
+  // (later outages only delay the writes, which are retried).
+  const database = await openDatabase(config.database);
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config, address)).catch(async (err) => {
+    await database.close().catch(() => undefined);
+    throw err;
+  });
   // A caller that brings its own workflow code, or a webpack hook (a function: it cannot cross
   // into the child), gets the SDK's in-process bundling.
   const ownCode =
@@ -80,6 +90,7 @@ export async function startWorker(
         ignoreModules: overrides.bundlerOptions?.ignoreModules,
       }).catch(async (err) => {
         await connection.close().catch(() => undefined);
+        await database.close().catch(() => undefined);
         throw err;
       });
   const worker = await Worker.create({
@@ -91,13 +102,23 @@ export async function startWorker(
       : overrides.workflowBundle === undefined
         ? { workflowsPath: require.resolve('../workflows') }
         : {}),
-    activities: createActivities({ tokens: new TokenStore(config.apiTokensFile), nodeRequestTimeoutMs: 10_000, ...hooks }),
+    activities: createActivities({
+      tokens: new TokenStore(config.apiTokensFile),
+      nodeRequestTimeoutMs: 10_000,
+      executions: new ExecutionStore(database),
+      webhooks: () => config.webhooks,
+      ...hooks,
+    }),
     ...TUNING,
     ...overrides,
   });
-  const done = worker.run().finally(() => connection.close().catch(() => undefined));
+  const done = worker.run().finally(async () => {
+    await connection.close().catch(() => undefined);
+    await database.close().catch(() => undefined);
+  });
   return {
     worker,
+    database,
     connection,
     done,
     async shutdown() {

@@ -25,8 +25,13 @@ export const executionStatusKey = defineSearchAttributeKey('ExecutionState', Sea
 // ---- executions ----
 
 export interface ExecutionWorkflowInput extends PreparedExecution {
-  /** How long the workflow stays open after SIGNING or EXPIRED to answer retries and record late deposits. */
+  /** How long the workflow stays open after SIGNING, EXPIRED or CANCELLED to answer retries and record late deposits. */
   lingerSeconds: number;
+  /**
+   * Whether webhook endpoints are configured: each status change is then delivered by the
+   * deliverWebhook activity. Absent in executions started by older versions (none are sent).
+   */
+  webhooks?: boolean;
 }
 
 /** Chain watchers: `temporal workflow signal --name depositCompleted --input '{"txHash":"0x.."}'`. */
@@ -46,9 +51,26 @@ export const submitSignatureUpdate = defineUpdate<SubmitSignatureResult, [Submit
 /** The HTTP deposit route: like the signal, but answers whether the deposit was accepted. */
 export const recordDepositUpdate = defineUpdate<ExecutionRecord, [Deposit]>('recordDeposit');
 
+/** Who asked for a cancel: the API says `wallet` after checking the wallet's signature; an operator may say anything. */
+export interface CancelExecutionArgs {
+  requestedBy?: string;
+}
+/**
+ * Cancels (PREPARED or OPERATION_PENDING → CANCELLED; a stored deposit becomes `refundDue`) and
+ * answers the record. The cancel route sends it after verifying the wallet's signature; operators:
+ * `temporal workflow update execute --workflow-id exec:{wallet}:{executionId} --name cancelExecution --input '{"requestedBy":"operator"}'`.
+ * Rejected by its validator (no history event) when already CANCELLED (ExecutionFailure.duplicate,
+ * detail: the record) and from SIGNING or EXPIRED (ExecutionFailure.cancelRefused).
+ */
+export const cancelExecutionUpdate = defineUpdate<ExecutionRecord, [CancelExecutionArgs]>('cancelExecution');
+
 /** ApplicationFailure types thrown by the execution workflow; the API maps them to HTTP answers. */
 export const ExecutionFailure = {
   expired: 'ExecutionExpired',
+  /** A submit to a CANCELLED execution. */
+  cancelled: 'ExecutionCancelled',
+  /** A cancel of a SIGNING or EXPIRED execution; the failure's first detail is the status. */
+  cancelRefused: 'CancelRefused',
   signatureConflict: 'SignatureConflict',
   depositRefused: 'DepositRefused',
   /**

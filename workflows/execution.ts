@@ -1,16 +1,31 @@
-import { ApplicationFailure, allHandlersFinished, condition, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import {
+  applyCancel,
   applyDeposit,
   applySubmit,
+  checkCancel,
   checkSubmit,
   expire,
   initialRecord,
+  recordVersion,
   type Deposit,
   type DepositOutcome,
   type ExecutionRecord,
 } from '../domain/execution-state';
 import {
   ExecutionFailure,
+  cancelExecutionUpdate,
   depositCompletedSignal,
   executionStatusKey,
   getExecutionQuery,
@@ -18,6 +33,24 @@ import {
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
 } from './definitions';
+
+type Activities = ReturnType<typeof createActivities>;
+
+// The read model write: retried until the database answers (it never fails the execution), one
+// at a time, always the newest record. A regular activity, not a local one: a local activity
+// holds the workflow task open while it runs, and with it the answer of the Update that made the
+// change (docs/decisions/0051-read-model-writes-are-activities.md).
+const { projectExecution } = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' },
+});
+// Webhooks: retried by the server with exponential backoff for three days (an attempt adds no
+// history event), then given up so that one dead receiver cannot keep an execution open forever.
+const { deliverWebhook } = proxyActivities<Activities>({
+  startToCloseTimeout: '2m',
+  scheduleToCloseTimeout: '72h',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1h' },
+});
 
 /** The validators' answer to an Update that would change nothing; `answer` is what the API returns. */
 const duplicate = (answer: unknown) =>
@@ -29,19 +62,57 @@ const duplicate = (answer: unknown) =>
   });
 
 /**
- * One execution, from prepare to SIGNING or EXPIRED. The record lives here and nowhere else; every
- * status change goes through the pure state machine of domain/execution-state and is mirrored into
- * the ExecutionState search attribute. Signatures arrive already verified by the API (node:crypto
- * cannot run in this sandbox); the workflow only decides what a verified signature does.
+ * One execution, from prepare to SIGNING, EXPIRED or CANCELLED. The record lives here and nowhere
+ * else; every status change goes through the pure state machine of domain/execution-state and is
+ * mirrored into the ExecutionState search attribute, the read model (projectExecution) and, when
+ * configured, the webhooks (deliverWebhook, in status order). Signatures arrive already verified
+ * by the API (node:crypto cannot run in this sandbox); the workflow only decides what a verified
+ * signature does.
  */
 export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<ExecutionRecord> {
   let record = initialRecord(input);
   const now = () => new Date().toISOString();
+  const { workflowId } = workflowInfo();
+  // Executions started before the read model and webhooks existed replay without their activities.
+  const outbox = patched('read-model-and-webhooks');
+  /** The record at each status change, oldest first, for the webhooks; `sent` of them are done. */
+  const events: Array<{ seq: number; record: ExecutionRecord }> = outbox && input.webhooks ? [{ seq: 1, record }] : [];
+  let sent = 0;
+  let projected = 0;
 
   const setRecord = (next: ExecutionRecord) => {
-    if (next.status !== record.status) upsertSearchAttributes([{ key: executionStatusKey, value: next.status }]);
+    if (next.status !== record.status) {
+      upsertSearchAttributes([{ key: executionStatusKey, value: next.status }]);
+      if (outbox && input.webhooks) events.push({ seq: next.history.length, record: next });
+    }
     record = next;
   };
+
+  if (outbox) {
+    void (async () => {
+      for (;;) {
+        await condition(() => recordVersion(record) > projected);
+        const snapshot = record;
+        await projectExecution({ workflowId, record: snapshot });
+        projected = recordVersion(snapshot);
+      }
+    })();
+    void (async () => {
+      for (;;) {
+        await condition(() => sent < events.length);
+        const { seq, record: data } = events[sent];
+        try {
+          await deliverWebhook({
+            webhookId: `${workflowId}:${seq}`,
+            event: { type: 'execution.status_changed', timestamp: data.updatedAt, data },
+          });
+        } catch (err) {
+          log.warn('webhook given up after its retries', { workflowId, seq, status: data.status, error: (err as Error).message });
+        }
+        sent++;
+      }
+    })();
+  }
 
   const deposit = (d: Deposit) => {
     const { record: next, outcome } = applyDeposit(record, d, now());
@@ -57,6 +128,13 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   });
 
   const refuseDeposit = (outcome: DepositOutcome): void => {
+    if (outcome === 'refused-cancelled') {
+      throw ApplicationFailure.create({
+        type: ExecutionFailure.depositRefused,
+        message: 'execution is CANCELLED; the deposit was recorded for refund',
+        nonRetryable: true,
+      });
+    }
     if (outcome === 'refused-expired') {
       throw ApplicationFailure.create({
         type: ExecutionFailure.depositRefused,
@@ -105,6 +183,9 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
         if (check === 'expired') {
           throw ApplicationFailure.create({ type: ExecutionFailure.expired, message: 'execution is EXPIRED', nonRetryable: true });
         }
+        if (check === 'cancelled') {
+          throw ApplicationFailure.create({ type: ExecutionFailure.cancelled, message: 'execution is CANCELLED', nonRetryable: true });
+        }
         if (check === 'other-signature') {
           throw ApplicationFailure.create({
             type: ExecutionFailure.signatureConflict,
@@ -117,9 +198,34 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     },
   );
 
+  setHandler(
+    cancelExecutionUpdate,
+    (args) => {
+      setRecord(applyCancel(record, now()));
+      log.info('execution cancelled', { workflowId, requestedBy: args?.requestedBy });
+      return record;
+    },
+    {
+      // Already CANCELLED is answered here as a duplicate (nothing written); SIGNING and EXPIRED are refused.
+      validator: (_args) => {
+        const check = checkCancel(record);
+        if (check === 'duplicate') throw duplicate(record);
+        if (check !== 'ok') {
+          throw ApplicationFailure.create({
+            type: ExecutionFailure.cancelRefused,
+            message: `execution is ${record.status} and can no longer be cancelled`,
+            nonRetryable: true,
+            details: [record.status],
+          });
+        }
+      },
+    },
+  );
+
   const msUntilExpiry = Date.parse(input.expiresAt) - Date.now();
-  const depositArrived = msUntilExpiry > 0 && (await condition(() => record.status !== 'PREPARED', msUntilExpiry));
-  if (!depositArrived && record.status === 'PREPARED') setRecord(expire(record, now()));
+  // Left PREPARED before expiry: a deposit or a cancel.
+  const moved = msUntilExpiry > 0 && (await condition(() => record.status !== 'PREPARED', msUntilExpiry));
+  if (!moved && record.status === 'PREPARED') setRecord(expire(record, now()));
   // A deposited execution waits for its signature as long as it takes: the deposit is in, so it
   // must not close under a client that signs late. (Patched: the first version started lingering
   // at OPERATION_PENDING; its histories still replay.)
@@ -128,6 +234,9 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   // Stay answerable for a while: a client's retry of the same signature gets 200, and a late deposit
   // is recorded for refund instead of being lost. Then close, after any handler still running.
   if (input.lingerSeconds > 0) await condition(() => false, input.lingerSeconds * 1000);
+  // The read model and the webhooks catch up before the workflow closes (a closed workflow would
+  // abandon their activities).
+  await condition(() => !outbox || (projected >= recordVersion(record) && sent >= events.length));
   await condition(allHandlersFinished);
   return record;
 }

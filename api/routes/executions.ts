@@ -1,17 +1,22 @@
+import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
 import { isCurvePoint, isWeakPublicKey } from '../ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
-import type { Deposit } from '../../domain/execution-state';
+import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../workflows/definitions';
 import { authenticate, requireScope } from '../auth';
-import type { ExecutionService, PrepareRequest, SubmitRequest } from '../execution-service';
+import { isFinal, type ExecutionEventHub } from '../execution-events';
+import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest } from '../execution-service';
 import type { RateLimits } from '../rate-limit';
 import { readJsonBody } from '../http-body';
 import {
   MAX_INTENT_DEPTH,
+  PAGE_SIZE,
+  cancelBodySchema,
   depositBodySchema,
   executionIdParamSchema,
+  listQuerySchema,
   prepareBodySchema,
   submitBodySchema,
   walletParamSchema,
@@ -24,6 +29,24 @@ const checkExecutionId = validator<string>(executionIdParamSchema, 'executionId 
 const checkPrepare = validator<PrepareRequest>(prepareBodySchema, 'request body');
 const checkSubmit = validator<SubmitRequest>(submitBodySchema, 'request body');
 const checkDeposit = validator<Deposit>(depositBodySchema, 'request body');
+const checkCancel = validator<CancelRequest>(cancelBodySchema, 'request body');
+const checkListQuery = validator<{ status?: string; pageSize?: string; pageToken?: string }>(listQuerySchema, 'query string', '');
+
+/** The list route's query: statuses known, page size in range. */
+function listRequest(query: unknown) {
+  const q = checkListQuery(query);
+  const statuses = q.status?.split(',');
+  const unknown = statuses?.find((s) => !(EXECUTION_STATUSES as readonly string[]).includes(s));
+  if (unknown !== undefined) throw badRequest(`status ${JSON.stringify(unknown)} is not one of ${EXECUTION_STATUSES.join(', ')}`);
+  const pageSize = q.pageSize === undefined ? PAGE_SIZE.default : Number(q.pageSize);
+  if (pageSize < PAGE_SIZE.min || pageSize > PAGE_SIZE.max)
+    throw badRequest(`pageSize must be between ${PAGE_SIZE.min} and ${PAGE_SIZE.max}`);
+  return { statuses: statuses as ExecutionStatus[] | undefined, pageSize, pageToken: q.pageToken };
+}
+
+/** One SSE event: the record, its version as the event id (EventSource sends it back as Last-Event-ID). */
+const sseEvent = (record: ExecutionRecord) => `id: ${recordVersion(record)}\nevent: status\ndata: ${JSON.stringify(record)}\n\n`;
+const SSE_KEEPALIVE_MS = 15_000;
 
 /**
  * 400 when the signer key decodes to 32 bytes that are no curve point: no signature could ever
@@ -44,7 +67,13 @@ function refuseOffCurveSigner(text: string): void {
  * The execution routes of DESIGN.md; error bodies are `{ error }`. Routes without a token are
  * limited per client IP and wallet, routes with one per token id (api/rate-limit.ts).
  */
-export function executionRoutes(router: Router, deps: AppDeps, executions: ExecutionService, limits: RateLimits): void {
+export function executionRoutes(
+  router: Router,
+  deps: AppDeps,
+  executions: ExecutionService,
+  limits: RateLimits,
+  events: ExecutionEventHub,
+): void {
   const limit = deps.config.bodyLimitBytes;
 
   router.post('/api/v1/executions/:wallet', async (ctx) => {
@@ -56,10 +85,17 @@ export function executionRoutes(router: Router, deps: AppDeps, executions: Execu
     if (jsonDepth(body.intent, MAX_INTENT_DEPTH) > MAX_INTENT_DEPTH)
       throw badRequest(`intent is nested deeper than ${MAX_INTENT_DEPTH} levels`);
     refuseOffCurveSigner(body.signerPublicKey ?? wallet);
-    const record = await executions.prepare(wallet, body);
+    const { record, replayed } = await executions.prepare(wallet, body);
     ctx.state.workflowId = executionWorkflowId(wallet, record.executionId);
-    ctx.status = 201;
+    // A retried prepare with the same content is answered, not refused (issue 13 §4).
+    if (replayed) ctx.set('Idempotent-Replayed', 'true');
+    ctx.status = replayed ? 200 : 201;
     ctx.body = { result: record };
+  });
+
+  router.get('/api/v1/executions/:wallet', limits.publicRoute, async (ctx) => {
+    const wallet = checkWallet(ctx.params.wallet);
+    ctx.body = await executions.list(wallet, listRequest(ctx.query));
   });
 
   router.post('/api/v1/executions/:wallet/submit', limits.publicRoute, async (ctx) => {
@@ -87,5 +123,55 @@ export function executionRoutes(router: Router, deps: AppDeps, executions: Execu
     const executionId = checkExecutionId(ctx.params.executionId);
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
     ctx.body = { result: await executions.get(wallet, executionId) };
+  });
+
+  router.post('/api/v1/executions/:wallet/:executionId/cancel', limits.publicRoute, async (ctx) => {
+    const wallet = checkWallet(ctx.params.wallet);
+    const executionId = checkExecutionId(ctx.params.executionId);
+    const body = checkCancel(await readJsonBody(ctx, limit));
+    ctx.state.workflowId = executionWorkflowId(wallet, executionId);
+    const record = await executions.cancel(wallet, executionId, body);
+    ctx.state.outcome = record.status;
+    ctx.body = { result: record };
+  });
+
+  router.get('/api/v1/executions/:wallet/:executionId/events', limits.publicRoute, async (ctx) => {
+    const wallet = checkWallet(ctx.params.wallet);
+    const executionId = checkExecutionId(ctx.params.executionId);
+    ctx.state.workflowId = executionWorkflowId(wallet, executionId);
+    const record = await executions.get(wallet, executionId);
+    const lastEventId = ctx.get('Last-Event-ID');
+    const alreadySeen = lastEventId === String(recordVersion(record));
+    // An EventSource reconnecting after the final record: 204 tells it to stop (HTML spec, "fail the connection").
+    if (alreadySeen && isFinal(record)) {
+      ctx.status = 204;
+      return;
+    }
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    const stream = new PassThrough();
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    ctx.set('Cache-Control', 'no-cache, no-transform');
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.body = stream;
+    stream.write('retry: 3000\n\n');
+    if (!alreadySeen) stream.write(sseEvent(record));
+    if (isFinal(record)) {
+      stream.end();
+      return;
+    }
+    const keepalive = setInterval(() => stream.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
+    const unsubscribe = events.subscribe(record, { send: (r) => stream.write(sseEvent(r)), end: () => stream.end() });
+    const cleanup = () => {
+      clearInterval(keepalive);
+      unsubscribe();
+    };
+    stream.once('close', cleanup);
+    stream.once('finish', cleanup);
+    ctx.req.once('close', () => {
+      cleanup();
+      stream.end();
+    });
   });
 }

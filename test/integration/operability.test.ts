@@ -66,7 +66,46 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
 
     it('when every status of DESIGN.md is looked up, then each route documents it, with 413 and the whitelist 408 `result`', () => {
       const statuses = (p: string, m: string) => Object.keys(doc.paths[p][m].responses).sort();
-      assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'post'), ['201', '400', '401', '403', '409', '413', '429', '500', '503']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'post'), [
+        '200',
+        '201',
+        '400',
+        '401',
+        '403',
+        '409',
+        '413',
+        '429',
+        '500',
+        '503',
+      ]);
+      assert.equal(doc.paths['/api/v1/executions/{wallet}'].post.responses['200'].headers['Idempotent-Replayed'].schema.const, 'true');
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'get'), ['200', '400', '429', '500', '503']);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/cancel', 'post'), [
+        '200',
+        '400',
+        '404',
+        '409',
+        '413',
+        '429',
+        '500',
+        '503',
+      ]);
+      assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/events', 'get'), [
+        '200',
+        '204',
+        '400',
+        '404',
+        '429',
+        '500',
+        '503',
+      ]);
+      assert.deepEqual(doc.components.schemas.ExecutionRecord.properties.status.enum, [
+        'PREPARED',
+        'OPERATION_PENDING',
+        'SIGNING',
+        'EXPIRED',
+        'CANCELLED',
+      ]);
       assert.deepEqual(statuses('/api/v1/executions/{wallet}/submit', 'post'), ['200', '400', '404', '409', '413', '429', '500', '503']);
       assert.deepEqual(statuses('/api/v1/executions/{wallet}/{executionId}/deposit', 'post'), [
         '200',

@@ -6,7 +6,18 @@ import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils'
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
 import { depositCompletedSignal, executionWorkflowId } from '../../workflows/definitions';
-import { depositHttp, eventually, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import {
+  cancelBody,
+  cancelHttp,
+  depositHttp,
+  eventually,
+  getExecution,
+  newWallet,
+  prepare,
+  sampleIntent,
+  signedBody,
+  submit,
+} from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
 
@@ -33,6 +44,17 @@ async function makeHistories(stack: Stack): Promise<{ executions: number; batche
     async (w, id) => {
       await depositHttp(stack, w.id, id, { txHash: `0x${id}` });
       await depositHttp(stack, w.id, id, { txHash: '0xother' }); // refused, recorded
+    },
+    async (w, id) => {
+      assert.equal((await cancelHttp(stack.api.url, w.id, id, cancelBody(w, id))).status, 200); // PREPARED → CANCELLED
+      assert.equal((await cancelHttp(stack.api.url, w.id, id, cancelBody(w, id))).status, 200); // again: nothing written
+      assert.equal((await depositHttp(stack, w.id, id, { txHash: '0xlate' })).status, 409); // refused, recorded
+    },
+    async (w, id, intent) => {
+      await depositHttp(stack, w.id, id, { txHash: `0x${id}` });
+      assert.equal((await cancelHttp(stack.api.url, w.id, id, cancelBody(w, id))).status, 200); // OPERATION_PENDING → CANCELLED, refundDue
+      assert.equal((await submit(stack, w.id, signedBody(w, id, intent))).status, 409);
+      await stack.client.workflow.getHandle(executionWorkflowId(w.id, id)).signal(depositCompletedSignal, { txHash: '0xsignal' }); // refused, recorded
     },
   ];
   const runs = paths.map(async (path) => {

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { startApi, type RunningApi } from '../../api/server';
 import { executionWorkflowId } from '../../workflows/definitions';
-import { newWallet, sampleIntent, signedBody } from '../support/executions';
+import { newWallet, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
 import { request, requestRetrying503, type HttpAnswer } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 
@@ -51,6 +51,8 @@ describe('replays of accepted requests write nothing to the workflow history', f
 
   /** The number of events in the execution's history, as `temporal workflow show` prints them. */
   async function historyLength(workflowId: string): Promise<number> {
+    // Wait for the read model write that the last accepted change scheduled: it is not a replay's.
+    await settledEventTypes(stack, workflowId);
     const { stdout } = await promisify(execFile)(
       stack.temporalBinary,
       ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address],

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
 import nacl from 'tweetnacl';
 import { toBase58 } from '../../domain/encoding';
-import { signSubmitBody } from '../../domain/sign-intent';
+import { signCancelBody, signSubmitBody } from '../../domain/sign-intent';
 import { request } from './http';
 import type { Stack } from './stack';
 
@@ -74,4 +75,48 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
     await new Promise((r) => setTimeout(r, stepMs));
   }
   throw new Error(`condition not met within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
+}
+
+/** A valid cancel body for an execution, signed by the wallet with tweetnacl. */
+export function cancelBody(
+  wallet: TestWallet,
+  executionId: string,
+  options: { domain?: string; timestamp?: number; secretKey?: Uint8Array } = {},
+) {
+  return signCancelBody({
+    secretKey: options.secretKey ?? wallet.secretKey,
+    wallet: wallet.id,
+    executionId,
+    domain: options.domain ?? 'localhost',
+    timestamp: options.timestamp ?? nowSeconds(),
+  });
+}
+
+export function cancelHttp(base: string, walletId: string, executionId: string, body: unknown) {
+  return request(base, 'POST', `/api/v1/executions/${walletId}/${executionId}/cancel`, { json: body });
+}
+
+export function listHttp(base: string, walletId: string, query = '') {
+  return request(base, 'GET', `/api/v1/executions/${walletId}${query}`);
+}
+
+/**
+ * The event types of an execution's history once the workflow is idle: every activity it
+ * scheduled (the read model write, webhooks) has completed and its last workflow task is done, so
+ * the next event can only come from a new request. Tests that count history events start here.
+ */
+export async function settledEventTypes(stack: Stack, workflowId: string): Promise<string[]> {
+  return eventually(
+    async () => {
+      const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+      const types = (history.events ?? []).map((e) => String(temporal.api.enums.v1.EventType[e.eventType ?? 0]));
+      const count = (t: string) => types.filter((x) => x === `EVENT_TYPE_${t}`).length;
+      const idle =
+        count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') &&
+        types[types.length - 1] === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED';
+      return idle && types;
+    },
+    15_000,
+    100,
+  );
 }

@@ -75,6 +75,7 @@ export class ProcessStack {
       TEMPORAL_ADDRESS: this.temporal.address,
       TEMPORAL_TASK_QUEUE: this.taskQueue,
       API_TOKENS_FILE: this.tokensFile,
+      DATABASE_FILE: path.join(this.tmpDir, 'read-model.sqlite'),
       STORAGE_NODES: this.nodes.map((n) => n.url).join(','),
       LOG_LEVEL: 'warn',
       // One client address sends everything here: the rate limits have tests of their own.

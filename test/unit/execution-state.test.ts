@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { ServiceError } from '../../domain/errors';
 import {
+  FINAL_STATUSES,
+  applyCancel,
   applyDeposit,
+  checkCancel,
+  recordVersion,
   applySubmit,
   checkSubmit,
   expire,
@@ -232,6 +236,87 @@ describe('domain/execution-state', () => {
       applySubmit(rec, payload(), 'm', T1);
       expire(rec, EXPIRES);
       assert.deepEqual(JSON.parse(JSON.stringify(rec)), snapshot);
+    });
+  });
+
+  describe('cancel (issue 13)', () => {
+    it('when a PREPARED execution is cancelled, then it is CANCELLED with the change in its history and no deposit', () => {
+      const rec = applyCancel(prepared(), T1);
+      assert.equal(rec.status, 'CANCELLED');
+      assert.deepEqual(rec.history, [
+        { status: 'PREPARED', at: T0 },
+        { status: 'CANCELLED', at: T1 },
+      ]);
+      assert.equal(rec.updatedAt, T1);
+      assert.equal(rec.deposit, undefined);
+    });
+
+    it('when an OPERATION_PENDING execution is cancelled, then it is CANCELLED and its deposit is marked refundDue', () => {
+      const pending = deepFreeze(applyDeposit(prepared(), deposit, T1).record);
+      const rec = applyCancel(pending, T2);
+      assert.equal(rec.status, 'CANCELLED');
+      assert.deepEqual(rec.deposit, { ...deposit, refundDue: true });
+      assert.deepEqual(pending.deposit, deposit, 'the input is left as it was');
+    });
+
+    it('when a CANCELLED execution is cancelled again, then checkCancel says duplicate and the same record comes back', () => {
+      const cancelled = deepFreeze(applyCancel(prepared(), T1));
+      assert.equal(checkCancel(cancelled), 'duplicate');
+      assert.equal(applyCancel(cancelled, T2), cancelled);
+    });
+
+    it('when a SIGNING or EXPIRED execution is cancelled, then checkCancel refuses and applyCancel throws 409', () => {
+      const signing = deepFreeze(applySubmit(applyDeposit(prepared(), deposit, T1).record, payload(), 'm', T2));
+      const expired = deepFreeze(expire(prepared(), EXPIRES));
+      assert.equal(checkCancel(signing), 'signing');
+      assert.equal(checkCancel(expired), 'expired');
+      assert.throws(() => applyCancel(signing, T3), isConflict);
+      assert.throws(() => applyCancel(expired, T3), isConflict);
+    });
+
+    it('when a submit or a deposit comes after CANCELLED, then the submit is refused and the deposit is recorded for refund, status kept', () => {
+      const cancelled = deepFreeze(applyCancel(prepared(), T1));
+      assert.equal(checkSubmit(cancelled, SIG_A), 'cancelled');
+      assert.throws(() => applySubmit(cancelled, payload(), 'm', T2), isConflict);
+      const { record, outcome } = applyDeposit(cancelled, deposit, T2);
+      assert.equal(outcome, 'refused-cancelled');
+      assert.equal(record.status, 'CANCELLED');
+      assert.deepEqual(record.refusedDeposits, [{ ...deposit, at: T2, reason: 'cancelled' }]);
+      assert.equal(applyDeposit(deepFreeze(record), deposit, T3).record, record, 'recorded once');
+    });
+
+    it('when a PREPARED execution with a stored signature is cancelled, then the signature is kept and the status is CANCELLED', () => {
+      const signed = deepFreeze(applySubmit(prepared(), payload(), 'm', T1));
+      const rec = applyCancel(signed, T2);
+      assert.equal(rec.status, 'CANCELLED');
+      assert.deepEqual(rec.signedPayload, signed.signedPayload);
+    });
+  });
+
+  describe('recordVersion', () => {
+    it('when the state machine changes a record, then its version grows; a transition that changes nothing keeps it', () => {
+      const steps: ExecutionRecord[] = [prepared()];
+      const last = () => steps[steps.length - 1];
+      steps.push(applySubmit(last(), payload(), 'm', T1)); // signature stored, status kept
+      steps.push(applyDeposit(last(), deposit, T2).record); // → SIGNING via OPERATION_PENDING
+      steps.push(applyDeposit(last(), { txHash: '0xother' }, T3).record); // refused, recorded
+      for (let i = 1; i < steps.length; i++) assert.ok(recordVersion(steps[i]) > recordVersion(steps[i - 1]), `step ${i}`);
+      assert.equal(recordVersion(applyDeposit(last(), deposit, T3).record), recordVersion(last()), 'a duplicate keeps the version');
+      assert.ok(recordVersion(applyCancel(prepared(), T1)) > recordVersion(prepared()));
+    });
+
+    it('when a status is final, then no transition changes the status any more', () => {
+      const finals = [
+        applySubmit(applyDeposit(prepared(), deposit, T1).record, payload(), 'm', T2),
+        expire(prepared(), EXPIRES),
+        applyCancel(prepared(), T1),
+      ];
+      for (const rec of finals) {
+        assert.ok(FINAL_STATUSES.includes(rec.status), rec.status);
+        assert.equal(applyDeposit(rec, { txHash: '0xlate' }, T3).record.status, rec.status);
+        assert.equal(expire(rec, T3).status, rec.status);
+        assert.notEqual(checkCancel(rec), 'ok');
+      }
     });
   });
 });

@@ -10,9 +10,17 @@ import {
   getExecutionQuery,
   recordDepositUpdate,
   submitSignatureUpdate,
+  cancelExecutionUpdate,
   type ExecutionWorkflowInput,
   type SubmitSignatureArgs,
 } from '../../workflows/definitions';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createActivities } from '../../activities';
+import { openDatabase, type Database } from '../../db/database';
+import { ExecutionStore } from '../../db/execution-store';
+import { TokenStore } from '../../tokens/token-store';
 import { eventTypes, timeSkippingEnv, updateEvents, workflowWorker } from './env';
 
 const HOUR = 3_600_000;
@@ -25,16 +33,28 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
   this.timeout(120_000);
   let env: TestWorkflowEnvironment;
   let stopWorker: () => Promise<void>;
+  let database: Database;
+  let store: ExecutionStore;
   const taskQueue = `wf-exec-${randomUUID()}`;
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'intent-service-wf-'));
 
   before(async () => {
     env = await timeSkippingEnv();
-    // The execution workflow runs no activities.
-    stopWorker = (await workflowWorker(env, taskQueue, {})).stop;
+    // The execution workflow's activities write the read model: a real SQLite file here.
+    database = await openDatabase({ sqliteFile: path.join(tmp, 'read-model.sqlite') });
+    store = new ExecutionStore(database);
+    const activities = createActivities({
+      tokens: new TokenStore(path.join(tmp, 'tokens.json')),
+      nodeRequestTimeoutMs: 1000,
+      executions: store,
+    });
+    stopWorker = (await workflowWorker(env, taskQueue, activities)).stop;
   });
   after(async () => {
     await stopWorker?.();
     await env?.teardown();
+    await database?.close();
+    rmSync(tmp, { recursive: true, force: true });
   });
 
   async function start(options: { ttlMs?: number; lingerSeconds?: number } = {}) {
@@ -194,5 +214,55 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     const { handle } = await start({ ttlMs: HOUR, lingerSeconds: 3600 });
     const result = await handle.result();
     assert.equal(result.status, 'EXPIRED');
+  });
+
+  it('when a PREPARED execution is cancelled, then it is CANCELLED, the read model holds the record, and a cancel again is rejected as a duplicate with no Update recorded', async () => {
+    const { handle, workflowId } = await start();
+    const record = await handle.executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'test' }] });
+    assert.equal(record.status, 'CANCELLED');
+    assert.deepEqual(
+      record.history.map((h) => h.status),
+      ['PREPARED', 'CANCELLED'],
+    );
+    const before = await eventTypes(env, workflowId);
+    const again = await rejection(handle.executeUpdate(cancelExecutionUpdate, { args: [{}] }));
+    assert.equal(again.type, ExecutionFailure.duplicate);
+    assert.equal((again.details?.[0] as { status: string }).status, 'CANCELLED');
+    assert.deepEqual(updateEvents(await eventTypes(env, workflowId)), updateEvents(before));
+    assert.equal((await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }))).type, ExecutionFailure.cancelled);
+    assert.equal(
+      (await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0xc1' }] }))).type,
+      ExecutionFailure.depositRefused,
+    );
+    await handle.signal(depositCompletedSignal, { txHash: '0xc2' });
+    const final = await handle.query(getExecutionQuery);
+    assert.deepEqual(
+      final.refusedDeposits.map((r) => [r.txHash, r.reason]),
+      [
+        ['0xc1', 'cancelled'],
+        ['0xc2', 'cancelled'],
+      ],
+    );
+    const result = await handle.result(); // the linger passes in skipped time; the read model catches up before the close
+    assert.equal(result.status, 'CANCELLED');
+    assert.deepEqual(await store.get('wallet', record.executionId), result);
+  });
+
+  it('when an OPERATION_PENDING execution is cancelled, then the deposit is marked refundDue; SIGNING and EXPIRED refuse a cancel as CancelRefused', async () => {
+    const pending = await start();
+    await pending.handle.signal(depositCompletedSignal, { txHash: '0x9' });
+    const cancelled = await pending.handle.executeUpdate(cancelExecutionUpdate, { args: [{}] });
+    assert.deepEqual(cancelled.deposit, { txHash: '0x9', refundDue: true });
+
+    const signing = await start();
+    await signing.handle.signal(depositCompletedSignal, { txHash: '0xa' });
+    await signing.handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] });
+    const refusedSigning = await rejection(signing.handle.executeUpdate(cancelExecutionUpdate, { args: [{}] }));
+    assert.equal(refusedSigning.type, ExecutionFailure.cancelRefused);
+    assert.deepEqual(refusedSigning.details, ['SIGNING']);
+
+    const expired = await start({ ttlMs: HOUR });
+    await env.sleep(2 * HOUR);
+    assert.deepEqual((await rejection(expired.handle.executeUpdate(cancelExecutionUpdate, { args: [{}] }))).details, ['EXPIRED']);
   });
 });

@@ -1,0 +1,64 @@
+import { Webhook } from 'standardwebhooks';
+import type { WebhookEndpoint } from '../config/config';
+import type { ExecutionRecord } from '../domain/execution-state';
+
+/** The body of every webhook this service sends. */
+export interface StatusChangedEvent {
+  type: 'execution.status_changed';
+  /** When the status changed (ISO-8601); equal on every retry. */
+  timestamp: string;
+  data: ExecutionRecord;
+}
+
+/** One delivery of one event, as the workflow asks for it; the same on every retry. */
+export interface WebhookDelivery {
+  /** `webhook-id`: the same on every attempt, so a receiver can drop repeats. */
+  webhookId: string;
+  event: StatusChangedEvent;
+}
+
+/**
+ * The Standard Webhooks headers of one attempt: `webhook-timestamp` is the attempt's own time
+ * (receivers refuse old ones), the signature is `v1,` + base64 HMAC-SHA256 of `{id}.{timestamp}.{body}`.
+ */
+export function signedHeaders(secret: string, webhookId: string, body: string, at: Date): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'webhook-id': webhookId,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign(webhookId, at, body),
+  };
+}
+
+/**
+ * POSTs one event to one endpoint; resolves on a 2xx answer, throws otherwise (connection
+ * refused, timeout, any other status: the activity's retry policy tries again later).
+ * Redirects are not followed: a receiver must name its final URL.
+ */
+export async function postWebhook(
+  endpoint: WebhookEndpoint,
+  delivery: WebhookDelivery,
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<void> {
+  const body = JSON.stringify(delivery.event);
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
+    : AbortSignal.timeout(options.timeoutMs);
+  let response: Response;
+  try {
+    response = await fetch(endpoint.url, {
+      method: 'POST',
+      headers: signedHeaders(endpoint.secret, delivery.webhookId, body, new Date()),
+      body,
+      redirect: 'manual',
+      signal,
+    });
+  } catch (err) {
+    throw new Error(
+      `webhook ${endpoint.url}: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message) : (err as Error).message}`,
+    );
+  }
+  // Drain the body so the connection can be reused.
+  await response.arrayBuffer().catch(() => undefined);
+  if (response.status < 200 || response.status > 299) throw new Error(`webhook ${endpoint.url}: answered ${response.status}`);
+}

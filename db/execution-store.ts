@@ -1,0 +1,99 @@
+import type { ExecutionRecord, ExecutionStatus } from '../domain/execution-state';
+import { recordVersion } from '../domain/execution-state';
+import type { Database } from './database';
+import type { PagePosition } from './page-token';
+
+export interface ExecutionPage {
+  records: ExecutionRecord[];
+  /** Set when more rows follow: the position of the last record of this page. */
+  next?: PagePosition;
+}
+
+/**
+ * The read model's queries on the `executions` table. Workflows never touch it: the worker's
+ * projectExecution activity writes, the API reads.
+ */
+export class ExecutionStore {
+  constructor(private readonly database: Database) {}
+
+  /**
+   * Writes `record` unless the row already holds the same or a newer version: an idempotent
+   * upsert keyed by workflow id, guarded by recordVersion, so a retried, replayed or late write
+   * never replaces a newer record. Returns whether the row changed.
+   */
+  async upsert(workflowId: string, record: ExecutionRecord, now = new Date()): Promise<boolean> {
+    const version = recordVersion(record);
+    const row = {
+      workflow_id: workflowId,
+      wallet: record.wallet,
+      execution_id: record.executionId,
+      status: record.status,
+      version,
+      created_at: record.createdAt,
+      updated_at: record.updatedAt,
+      record: JSON.stringify(record),
+      projected_at: now.toISOString(),
+    };
+    const result = await this.database.db
+      .insertInto('executions')
+      .values(row)
+      .onConflict((oc) =>
+        oc
+          .column('workflow_id')
+          .doUpdateSet((eb) => ({
+            status: eb.ref('excluded.status'),
+            version: eb.ref('excluded.version'),
+            updated_at: eb.ref('excluded.updated_at'),
+            record: eb.ref('excluded.record'),
+            projected_at: eb.ref('excluded.projected_at'),
+          }))
+          .where('executions.version', '<', version),
+      )
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+  }
+
+  /** The stored record of one execution, or undefined. */
+  async get(wallet: string, executionId: string): Promise<ExecutionRecord | undefined> {
+    const row = await this.database.db
+      .selectFrom('executions')
+      .select('record')
+      .where('wallet', '=', wallet)
+      .where('execution_id', '=', executionId)
+      .executeTakeFirst();
+    return row ? (JSON.parse(row.record) as ExecutionRecord) : undefined;
+  }
+
+  /**
+   * One page of a wallet's executions, newest first (createdAt, then executionId, both
+   * descending): keyset pagination, so rows written between two pages neither repeat nor skip
+   * the rows that were already there.
+   */
+  async list(
+    wallet: string,
+    options: { statuses?: readonly ExecutionStatus[]; pageSize: number; after?: PagePosition },
+  ): Promise<ExecutionPage> {
+    let query = this.database.db.selectFrom('executions').select(['record', 'created_at', 'execution_id']).where('wallet', '=', wallet);
+    if (options.statuses && options.statuses.length > 0) query = query.where('status', 'in', [...options.statuses]);
+    const after = options.after;
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb('created_at', '<', after.createdAt),
+          eb.and([eb('created_at', '=', after.createdAt), eb('execution_id', '<', after.executionId)]),
+        ]),
+      );
+    }
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('execution_id', 'desc')
+      .limit(options.pageSize + 1)
+      .execute();
+    const page = rows.slice(0, options.pageSize);
+    const last = page[page.length - 1];
+    return {
+      records: page.map((r) => JSON.parse(r.record) as ExecutionRecord),
+      next: rows.length > options.pageSize && last ? { createdAt: last.created_at, executionId: last.execution_id } : undefined,
+    };
+  }
+}

@@ -1,0 +1,57 @@
+import { Migrator, sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from 'kysely';
+import type { DatabaseKind } from './database';
+
+/**
+ * The read model's versioned migrations, in order. Each is applied once per database (Kysely's
+ * `kysely_migration` table records them, its lock table keeps two processes from applying one
+ * twice). Never edit a released migration: add the next one.
+ */
+export function migrations(kind: DatabaseKind): Record<string, Migration> {
+  // Keyset pagination compares execution ids; byte order keeps it the same on both engines
+  // (PostgreSQL would otherwise use the database's locale collation).
+  const bytewise = (c: ColumnDefinitionBuilder) => (kind === 'postgres' ? c.notNull().modifyFront(sql`collate "C"`) : c.notNull());
+  return {
+    '0001-executions': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('executions')
+          .addColumn('workflow_id', 'text', (c) => c.primaryKey())
+          .addColumn('wallet', 'text', bytewise)
+          .addColumn('execution_id', 'text', bytewise)
+          .addColumn('status', 'text', (c) => c.notNull())
+          .addColumn('version', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'text', bytewise)
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .addColumn('record', 'text', (c) => c.notNull())
+          .addColumn('projected_at', 'text', (c) => c.notNull())
+          .execute();
+        // The list route: one wallet, newest first, optionally some statuses.
+        await db.schema
+          .createIndex('executions_wallet_created')
+          .on('executions')
+          .columns(['wallet', 'created_at desc', 'execution_id desc'])
+          .execute();
+        await db.schema
+          .createIndex('executions_wallet_status_created')
+          .on('executions')
+          .columns(['wallet', 'status', 'created_at desc', 'execution_id desc'])
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('executions').execute();
+      },
+    },
+  };
+}
+
+/** Applies every migration not yet applied; throws with the failing migration's name. */
+export async function migrateToLatest(db: Kysely<any>, kind: DatabaseKind): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(kind) } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error)
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${(error as Error).message ?? String(error)}`, {
+      cause: error,
+    });
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

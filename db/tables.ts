@@ -1,0 +1,27 @@
+import type { Generated } from 'kysely';
+
+/**
+ * The read model's tables, as Kysely sees them. One row per execution: the newest record the
+ * workflow has projected (db/execution-store.ts). Times are ISO-8601 UTC text, which sorts in time
+ * order on both engines.
+ */
+export interface ExecutionsTable {
+  workflow_id: string;
+  wallet: string;
+  execution_id: string;
+  status: string;
+  /** recordVersion(record): a write only replaces a row of a lower version. */
+  version: number;
+  created_at: string;
+  updated_at: string;
+  /** The execution record as JSON. */
+  record: string;
+  /** When this row was last written (ISO-8601), for operators. */
+  projected_at: string;
+}
+
+export interface ReadModelTables {
+  executions: ExecutionsTable;
+}
+
+export type { Generated };

@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openDatabase, type Database } from '../../db/database';
+import { ExecutionStore } from '../../db/execution-store';
+import { migrations } from '../../db/migrations';
+import { applyCancel, applyDeposit, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
+import { executionWorkflowId } from '../../workflows/definitions';
+import { postgresBinDir, startThrowawayPostgres, type ThrowawayPostgres } from '../support/postgres';
+import { newestFirst, walletRecords } from '../support/records';
+
+/** The same tests on both engines of the read model: SQLite (npm start) and PostgreSQL (DATABASE_URL). */
+for (const kind of ['sqlite', 'postgres'] as const) {
+  describe(`db: the read model on ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL (a throwaway server)'}`, function () {
+    this.timeout(60_000);
+    let tmp: string;
+    let pg: ThrowawayPostgres | undefined;
+    let settings: { url?: string; sqliteFile: string };
+    let database: Database;
+    let store: ExecutionStore;
+
+    before(async function () {
+      tmp = mkdtempSync(path.join(os.tmpdir(), 'intent-service-db-'));
+      settings = { sqliteFile: path.join(tmp, 'read-model.sqlite') };
+      if (kind === 'postgres') {
+        if (!postgresBinDir()) {
+          console.warn(
+            '    PostgreSQL server binaries are not installed (pg_config --bindir): the PostgreSQL read model tests are skipped',
+          );
+          this.skip();
+        }
+        pg = await startThrowawayPostgres();
+        settings = { ...settings, url: pg.url };
+      }
+      database = await openDatabase(settings);
+      store = new ExecutionStore(database);
+    });
+    after(async () => {
+      await database?.close();
+      await pg?.stop();
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+    });
+
+    it('when the database is opened again, then every migration is recorded once and none runs twice', async () => {
+      const again = await openDatabase(settings);
+      try {
+        const applied = await again.db
+          .selectFrom('kysely_migration' as never)
+          .select('name' as never)
+          .execute();
+        assert.deepEqual(
+          applied.map((r) => (r as { name: string }).name),
+          Object.keys(migrations(kind)),
+        );
+      } finally {
+        await again.close();
+      }
+    });
+
+    it('when a record is written, rewritten, and an older version arrives late, then the row keeps the newest version', async () => {
+      const [prepared] = walletRecords('wallet-upsert', 1);
+      const id = executionWorkflowId(prepared.wallet, prepared.executionId);
+      const pending = applyDeposit(prepared, { txHash: '0x1' }, '2026-01-01T00:00:01.000Z').record;
+      const cancelled = applyCancel(pending, '2026-01-01T00:00:02.000Z');
+      assert.equal(await store.upsert(id, prepared), true, 'first write inserts');
+      assert.equal(await store.upsert(id, prepared), false, 'the same version again changes nothing');
+      assert.equal(await store.upsert(id, cancelled), true, 'a newer version replaces');
+      assert.equal(await store.upsert(id, pending), false, 'an older version arriving late is ignored');
+      assert.deepEqual(await store.get(prepared.wallet, prepared.executionId), cancelled);
+      assert.equal(await store.get(prepared.wallet, 'no-such-id'), undefined);
+      assert.equal(await store.get('other-wallet', prepared.executionId), undefined, "another wallet's id is not found");
+    });
+
+    it('when the same record versions are written concurrently in random order, then the newest wins', async () => {
+      const [prepared] = walletRecords('wallet-race', 1);
+      const id = executionWorkflowId(prepared.wallet, prepared.executionId);
+      const versions: ExecutionRecord[] = [prepared, applyDeposit(prepared, { txHash: '0x1' }, '2026-01-01T00:00:01.000Z').record];
+      versions.push(applyCancel(versions[1], '2026-01-01T00:00:02.000Z'));
+      const writes = Array.from({ length: 30 }, (_, i) => versions[(i * 7) % 3]);
+      await Promise.all(writes.map((r) => store.upsert(id, r)));
+      const stored = await store.get(prepared.wallet, prepared.executionId);
+      assert.equal(stored && recordVersion(stored), recordVersion(versions[2]));
+    });
+
+    it('when a wallet has 1,000 executions (some created in the same millisecond), then paging newest first returns each exactly once, in order, at any page size', async () => {
+      const wallet = 'wallet-1000';
+      const records = walletRecords(wallet, 1000);
+      // Another wallet's executions must never show up.
+      const others = walletRecords('wallet-other', 50);
+      for (const r of [...records, ...others]) await store.upsert(executionWorkflowId(r.wallet, r.executionId), r);
+      const expected = newestFirst(records).map((r) => r.executionId);
+      for (const pageSize of [1, 37, 100]) {
+        const seen: string[] = [];
+        let after;
+        for (let pages = 0; pages < 2000; pages++) {
+          const page = await store.list(wallet, { pageSize, after });
+          assert.ok(page.records.length <= pageSize);
+          seen.push(...page.records.map((r) => r.executionId));
+          if (!page.next) break;
+          after = page.next;
+        }
+        assert.equal(new Set(seen).size, seen.length, `no duplicates at pageSize ${pageSize}`);
+        assert.deepEqual(seen, expected, `every execution once, newest first, at pageSize ${pageSize}`);
+      }
+      const cancelled = await store.list(wallet, { pageSize: 100, statuses: ['CANCELLED', 'OPERATION_PENDING'] });
+      assert.ok(cancelled.records.every((r) => r.status === 'CANCELLED' || r.status === 'OPERATION_PENDING'));
+      assert.deepEqual(
+        cancelled.records.map((r) => r.executionId),
+        expected.filter((id) => records.find((r) => r.executionId === id)!.status !== 'PREPARED').slice(0, 100),
+      );
+    });
+
+    it('when executions are added while a client pages, then the pages it had not reached yet still hold every older execution exactly once', async () => {
+      const wallet = 'wallet-moving';
+      const records = walletRecords(wallet, 120, { perInstant: 3 });
+      for (const r of records) await store.upsert(executionWorkflowId(r.wallet, r.executionId), r);
+      const seen: string[] = [];
+      let page = await store.list(wallet, { pageSize: 25 });
+      let round = 0;
+      for (;;) {
+        seen.push(...page.records.map((r) => r.executionId));
+        // Newer executions arrive between pages (later createdAt: they belong before page 1).
+        const newer = walletRecords(wallet, 2, { start: Date.parse('2027-01-01T00:00:00.000Z') + round * 10_000 }).map((r) => ({
+          ...r,
+          executionId: `${r.executionId}-new${round}`,
+        }));
+        for (const r of newer) await store.upsert(executionWorkflowId(r.wallet, r.executionId), r);
+        round++;
+        if (!page.next) break;
+        page = await store.list(wallet, { pageSize: 25, after: page.next });
+      }
+      assert.deepEqual(
+        seen,
+        newestFirst(records).map((r) => r.executionId),
+      );
+    });
+  });
+}

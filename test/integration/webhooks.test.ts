@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import pino from 'pino';
+import { startApi, type RunningApi } from '../../api/server';
+import { projectRoot, type Config } from '../../config/config';
+import { startChildService, type ChildService } from '../../scripts/lib/child-service';
+import { executionWorkflowId } from '../../workflows/definitions';
+import { startWorker, type RunningWorker } from '../../worker/create-worker';
+import { depositHttp, eventually, newWallet, prepare, sampleIntent, settledEventTypes, signedBody, submit } from '../support/executions';
+import { freePort } from '../support/ports';
+import { getStack, type Stack } from '../support/stack';
+
+const RECEIVER = path.join(projectRoot, 'dist', 'test', 'support', 'webhook-receiver.js');
+
+interface Delivery {
+  id: string;
+  event: { type: string; timestamp: string; data: { executionId: string; status: string } };
+}
+
+describe('integration: webhooks (Standard Webhooks, delivered by a Temporal activity, to a real receiver process)', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  let config: Config;
+  let worker: RunningWorker;
+  let api: RunningApi;
+  let receiver: ChildService | undefined;
+  let port: number;
+  let out: string;
+  const secret = `whsec_${randomBytes(24).toString('base64')}`;
+
+  const startReceiver = async () => {
+    receiver = startChildService(
+      'webhook-receiver',
+      process.execPath,
+      [RECEIVER, '--port', String(port), '--secret', secret, '--out', out],
+      { readyPattern: /listening/, echo: false },
+    );
+    await receiver.ready;
+  };
+  const deliveries = (): Delivery[] =>
+    existsSync(out)
+      ? readFileSync(out, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+      : [];
+
+  before(async () => {
+    stack = await getStack();
+    port = await freePort();
+    out = path.join(stack.tmpDir, `webhooks-${randomUUID()}.jsonl`);
+    // Its own task queue, worker and API, with one webhook endpoint: the shared stack sends none.
+    config = {
+      ...stack.config,
+      port: 0,
+      temporal: { ...stack.config.temporal, taskQueue: `webhooks-${randomUUID()}` },
+      webhooks: [{ url: `http://127.0.0.1:${port}/hooks`, secret }],
+    };
+    worker = await startWorker(config, stack.temporal.address);
+    api = await startApi(config, {
+      temporalAddress: stack.temporal.address,
+      storageNodes: stack.nodes.map((n) => n.url),
+      logger: pino({ level: 'silent' }),
+    });
+  });
+  after(async () => {
+    await receiver?.stop(2000);
+    await api?.close(1000);
+    await worker?.shutdown();
+  });
+
+  it('when the receiver is down for a while, then the execution goes on unblocked, no history event is added per attempt, and after it comes back it has every status change exactly once (after dedupe by webhook-id), in order, each signature verified', async () => {
+    await startReceiver();
+    const wallet = newWallet();
+    const executionId = `hook-${randomUUID()}`;
+    const intent = sampleIntent();
+    const workflowId = executionWorkflowId(wallet.id, executionId);
+    assert.equal((await prepare({ ...stack, api } as Stack, wallet, { executionId, intent })).status, 201);
+    await eventually(async () => deliveries().some((d) => d.event.data.executionId === executionId), 15_000);
+
+    await receiver!.stop(2000); // down
+    const started = Date.now();
+    const dep = await depositHttp({ ...stack, api } as Stack, wallet.id, executionId, { txHash: '0xhook' });
+    const sub = await submit({ ...stack, api } as Stack, wallet.id, signedBody(wallet, executionId, intent));
+    assert.equal(dep.status, 200, dep.text);
+    assert.equal(sub.body.result.status, 'SIGNING');
+    assert.ok(Date.now() - started < 5000, 'the changes were answered while the receiver was down');
+
+    // The delivery activity is retrying on the server: attempts pile up, history events do not.
+    const pending = await eventually(
+      async () => {
+        const d = await stack.client.workflow.getHandle(workflowId).describe();
+        const p = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'deliverWebhook');
+        return p && (p.attempt ?? 0) >= 3 && p;
+      },
+      30_000,
+      250,
+    );
+    assert.match(String(pending.lastFailure?.message), /ECONNREFUSED|fetch failed|webhook/);
+    const types = await stack.client.workflow.getHandle(workflowId).fetchHistory();
+    const failedEvents = (types.events ?? []).filter((e) => e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes);
+    assert.equal(failedEvents.length, 0, 'no history event per failed attempt');
+
+    await startReceiver(); // back
+    const mine = await eventually(
+      async () => {
+        const all = deliveries().filter((d) => d.event.data.executionId === executionId);
+        return new Set(all.map((d) => d.id)).size === 3 && all;
+      },
+      60_000,
+      250,
+    );
+    const firstById = new Map<string, Delivery>();
+    for (const d of mine) if (!firstById.has(d.id)) firstById.set(d.id, d);
+    assert.deepEqual(
+      [...firstById.values()].map((d) => d.event.data.status),
+      ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
+    );
+    assert.deepEqual(
+      [...firstById.keys()],
+      [1, 2, 3].map((seq) => `${workflowId}:${seq}`),
+      'webhook-id is the workflow id and the status sequence number',
+    );
+    for (const d of firstById.values()) {
+      assert.equal(d.event.type, 'execution.status_changed');
+      assert.ok(!Number.isNaN(Date.parse(d.event.timestamp)));
+    }
+    // Every status change was delivered, so the workflow is idle again with one activity per delivery.
+    const settled = await settledEventTypes(stack, workflowId);
+    assert.equal(settled.filter((t) => t === 'EVENT_TYPE_ACTIVITY_TASK_FAILED').length, 0);
+  });
+
+  it('when a request is not signed with the secret, then the receiver refuses it (it really verifies)', async () => {
+    if (!receiver || receiver.child.exitCode !== null) await startReceiver();
+    const body = JSON.stringify({ type: 'execution.status_changed', timestamp: new Date().toISOString(), data: {} });
+    const res = await fetch(`http://127.0.0.1:${port}/hooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': `v1,${randomBytes(32).toString('base64')}`,
+      },
+      body,
+    });
+    assert.equal(res.status, 401);
+    assert.ok(!deliveries().some((d) => d.id === 'forged'));
+  });
+});
