@@ -71,7 +71,7 @@ const body = (name: string) => ({ required: true, content: json(ref(name)) });
 
 /** From prepare's 201 to the calls a client makes next on the same execution (OpenAPI links). */
 const executionLinks = Object.fromEntries(
-  (['getExecution', 'depositExecution', 'submitExecution'] as const).map((operationId) => [
+  (['getExecution', 'depositExecution', 'submitExecution', 'cancelExecution'] as const).map((operationId) => [
     operationId,
     {
       operationId,
