@@ -128,6 +128,29 @@ export async function runOpenLoop<T extends LoadRequest>(
   }
 }
 
+/**
+ * Sends again, one at a time and after a second (the API's Retry-After), every request of `results`
+ * answered 503 ("the outcome is unknown; the same request may be retried safely"), as a client
+ * would, at most `attempts` rounds; each retry's answer replaces the 503 in `results`. Returns how
+ * many sends were retries.
+ */
+export async function retry503<T extends LoadRequest>(base: string, results: LoadResult<T>[], attempts = 5): Promise<number> {
+  let retried = 0;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const failed = results.map((r, i) => [r, i] as const).filter(([r]) => r.status === 503);
+    if (failed.length === 0) break;
+    retried += failed.length;
+    await new Promise((r) => setTimeout(r, 1000));
+    const again = await runLoad(
+      base,
+      failed.map(([r]) => r.request),
+      1,
+    );
+    failed.forEach(([, i], k) => (results[i] = again.results[k]));
+  }
+  return retried;
+}
+
 /** The p-th percentile (0–100) of `values`, nearest rank. */
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return NaN;

@@ -6,7 +6,7 @@ import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domai
 import { getStack, type Stack } from '../support/stack';
 import { newWallet, nowSeconds, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { nodeEntries } from '../support/whitelists';
-import { figures, percentile, runLoad, shuffle, type LoadRequest, type LoadResult } from './load-client';
+import { figures, percentile, retry503, runLoad, shuffle, type LoadRequest } from './load-client';
 
 // Load over loopback against the shared real stack: 2,000 submits over 200 executions and 500
 // whitelist batches from 50 concurrent clients, then a read of every execution and of every node's
@@ -274,29 +274,6 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
     assert.equal(results.filter((r) => r.error).length, 0, 'requests without an HTTP answer');
   });
 });
-
-/**
- * A request answered 503 (outcome unknown under load: "the same request may be retried safely")
- * is sent again with the same body after its Retry-After, as a client would; its retry must then
- * give the designed answer, which replaces the 503 in `results`. Returns how many were retried.
- * Phase 1 is retried before phase 2 starts, so a conflicting signature never overtakes a winner.
- */
-async function retry503(base: string, results: LoadResult<Req>[]): Promise<number> {
-  let retried = 0;
-  for (let attempt = 1; attempt <= 5; attempt++) {
-    const failed = results.map((r, i) => [r, i] as const).filter(([r]) => r.status === 503);
-    if (failed.length === 0) break;
-    retried += failed.length;
-    await new Promise((r) => setTimeout(r, 1000));
-    const again = await runLoad(
-      base,
-      failed.map(([r]) => r.request),
-      1,
-    );
-    failed.forEach(([, i], k) => (results[i] = again.results[k]));
-  }
-  return retried;
-}
 
 /** Counts of the error types behind the API's 5xx log lines (e.g. a Temporal deadline under load). */
 function errorTypes(lines: ReadonlyArray<Record<string, any>>): Record<string, number | string> {

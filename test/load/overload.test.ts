@@ -6,7 +6,7 @@ import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domai
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 import { nodeEntries } from '../support/whitelists';
-import { figures, percentile, runLoad, runOpenLoop, shuffle, type LoadRequest, type LoadResult } from './load-client';
+import { figures, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
 
 // Issue 12 §3: under overload an answer whose outcome is unknown is 503 + Retry-After ("the same
 // request may be retried safely"), never 500, and the retried request is then safe. The mix is
@@ -195,21 +195,3 @@ describe('overload: the same mix at twice the rate that saturates this machine (
     assert.deepEqual(missing.slice(0, 5), [], `${missing.length} accepted whitelist changes missing`);
   });
 });
-
-/** Sends again (one client, as a client would after Retry-After) every request answered 503; returns how many. */
-async function retry503(base: string, results: LoadResult<Req>[]): Promise<number> {
-  let retried = 0;
-  for (let attempt = 1; attempt <= 10; attempt++) {
-    const failed = results.map((r, i) => [r, i] as const).filter(([r]) => r.status === 503);
-    if (failed.length === 0) break;
-    retried += failed.length;
-    await new Promise((r) => setTimeout(r, 1000));
-    const again = await runLoad(
-      base,
-      failed.map(([r]) => r.request),
-      1,
-    );
-    failed.forEach(([, i], k) => (results[i] = again.results[k]));
-  }
-  return retried;
-}
