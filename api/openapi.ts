@@ -400,25 +400,12 @@ function operationsPaths(): Json {
   };
 }
 
-/** The submit body as the route checks it, with the configured domains as the enum they are. */
-function submitRequestSchema(allowedDomains: readonly string[]): Json {
-  const schema = component(submitBodySchema);
-  const envelope = schema.properties.connectEnvelope;
-  return {
-    ...schema,
-    properties: {
-      ...schema.properties,
-      connectEnvelope: {
-        ...envelope,
-        properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } },
-      },
-    },
-  };
-}
-
-/** The cancel body as the route checks it, with the configured domains as the enum they are. */
-function cancelRequestSchema(allowedDomains: readonly string[]): Json {
-  const schema = component(cancelBodySchema);
+/**
+ * A signed body (submit, cancel) as the route checks it, with the configured domains declared as
+ * the enum `connectEnvelope.domain` is held to.
+ */
+function withAllowedDomains(body: typeof submitBodySchema | typeof cancelBodySchema, allowedDomains: readonly string[]): Json {
+  const schema = component(body);
   const envelope = schema.properties.connectEnvelope;
   return {
     ...schema,
@@ -523,9 +510,9 @@ export function buildOpenApiDocument(config: Config): Json {
       },
       schemas: {
         PrepareRequest: component(prepareBodySchema),
-        SubmitRequest: submitRequestSchema(config.allowedDomains),
+        SubmitRequest: withAllowedDomains(submitBodySchema, config.allowedDomains),
         DepositRequest: component(depositBodySchema),
-        CancelRequest: cancelRequestSchema(config.allowedDomains),
+        CancelRequest: withAllowedDomains(cancelBodySchema, config.allowedDomains),
         WhitelistChange: component(whitelistChangeSchema),
         WhitelistRequest: { ...component(whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },
         ExecutionRecord: answers.executionRecordSchema,
