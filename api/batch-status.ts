@@ -9,6 +9,7 @@ import {
   type WhitelistBatchSummary,
 } from '../workflows/definitions';
 import { BATCH_FAILED_MESSAGE } from './routes/whitelists';
+import { withinMs } from './temporal-call';
 import { mapTemporalError, UNKNOWN_OUTCOME_RETRY_AFTER_S } from './temporal-errors';
 
 const TEMPORAL_CALL_MS = 5_000;
@@ -43,12 +44,12 @@ function publicOutcome(outcome: WhitelistBatchOutcome): NonNullable<BatchStatus[
  */
 export async function readBatchStatus(client: Client, batchId: string): Promise<BatchStatus> {
   const handle = client.workflow.getHandle(whitelistBatchWorkflowId(batchId));
-  const call = <T>(fn: () => Promise<T>) =>
-    client.withAbortSignal(AbortSignal.timeout(TEMPORAL_CALL_MS), () => client.withDeadline(Date.now() + TEMPORAL_CALL_MS, fn));
   let description: Awaited<ReturnType<typeof handle.describe>>;
   let summary: WhitelistBatchSummary;
   try {
-    [description, summary] = await call(() => Promise.all([handle.describe(), handle.query(batchProgressQuery)]));
+    [description, summary] = await withinMs(client, TEMPORAL_CALL_MS, () =>
+      Promise.all([handle.describe(), handle.query(batchProgressQuery)]),
+    );
   } catch (err) {
     throw mapTemporalError(err, `whitelist batch ${batchId}`);
   }

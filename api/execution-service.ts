@@ -36,6 +36,7 @@ import {
   type SubmitSignatureResult,
 } from '../workflows/definitions';
 import { BoundedMap } from './bounded-map';
+import { withinMs } from './temporal-call';
 import { mapTemporalError, updateFailureType } from './temporal-errors';
 
 export interface SubmitRequest {
@@ -106,11 +107,7 @@ export class ExecutionService {
   ) {}
 
   private call<R>(fn: () => Promise<R>): Promise<R> {
-    // The gRPC deadline alone overshoots by seconds while the channel is reconnecting to a server
-    // that is down; the abort signal ends the call on time.
-    return this.client.withAbortSignal(AbortSignal.timeout(TEMPORAL_CALL_MS), () =>
-      this.client.withDeadline(this.clock() + TEMPORAL_CALL_MS, fn),
-    );
+    return withinMs(this.client, TEMPORAL_CALL_MS, fn);
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   type WhitelistBatchInput,
   type WhitelistBatchOutcome,
 } from '../workflows/definitions';
+import { withinMs } from './temporal-call';
 import { mapTemporalError } from './temporal-errors';
 
 /** node:crypto's SHA-256: the same digest as the workflow's pure-JS one, at a fraction of the cost. */
@@ -59,12 +60,8 @@ export class WhitelistService {
     });
     const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
     try {
-      // Both a gRPC deadline and an abort signal: the deadline alone overshoots by seconds while
-      // the channel reconnects to a Temporal that is down.
-      const outcome = await this.client.withAbortSignal(AbortSignal.timeout(answerBy - Date.now()), () =>
-        this.client.withDeadline(answerBy, () =>
-          this.client.workflow.executeUpdateWithStart(batchOutcomeUpdate, { startWorkflowOperation }),
-        ),
+      const outcome = await withinMs(this.client, answerBy - Date.now(), () =>
+        this.client.workflow.executeUpdateWithStart(batchOutcomeUpdate, { startWorkflowOperation }),
       );
       return { batchId, ...outcome };
     } catch (err) {
@@ -81,11 +78,8 @@ export class WhitelistService {
   }
 
   private async isStarted(batchId: string): Promise<boolean> {
-    const until = Date.now() + STARTED_CHECK_MS;
     try {
-      await this.client.withAbortSignal(AbortSignal.timeout(STARTED_CHECK_MS), () =>
-        this.client.withDeadline(until, () => this.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).describe()),
-      );
+      await withinMs(this.client, STARTED_CHECK_MS, () => this.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).describe());
       return true;
     } catch {
       return false;

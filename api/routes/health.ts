@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Registry } from 'prom-client';
 import type { AppDeps } from '../deps';
+import { withinMs } from '../temporal-call';
 import { PROBE_MS, probeStorageNodes, registerStorageNodeGauge } from '../storage-node-health';
 
 declare module 'koa' {
@@ -26,14 +27,12 @@ export function healthRoutes(router: Router, deps: AppDeps, registry?: Registry)
 
   router.get('/readyz', async (ctx) => {
     const [temporal, storageNodes] = await Promise.all([
-      deps.client
-        .withDeadline(Date.now() + PROBE_MS, () =>
-          deps.client.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }),
-        )
-        .then(
-          () => 'up' as const,
-          () => 'down' as const,
-        ),
+      withinMs(deps.client, PROBE_MS, () =>
+        deps.client.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }),
+      ).then(
+        () => 'up' as const,
+        () => 'down' as const,
+      ),
       probeStorageNodes(deps.storageNodes),
     ]);
     const checks = { temporal, process: ctx.shuttingDown ? ('shutting-down' as const) : ('serving' as const) };

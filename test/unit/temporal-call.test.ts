@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { withinMs } from '../../api/temporal-call';
+import { isUnknownOutcome } from '../../api/temporal-errors';
+
+describe('api/temporal-call withinMs', () => {
+  let connection: Connection;
+  let client: Client;
+  let blackHole: Server;
+
+  before(async () => {
+    // A TCP port that accepts and never speaks HTTP/2: a gRPC call to it hangs until cancelled.
+    blackHole = createServer(() => undefined);
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    const port = (blackHole.address() as { port: number }).port;
+    connection = Connection.lazy({ address: `127.0.0.1:${port}` });
+    client = new Client({ connection });
+  });
+  after(async () => {
+    await connection.close();
+    blackHole.close();
+  });
+
+  it('when the call never settles (as a retry the abort signal cannot reach), then it rejects with a TimeoutError, an unknown outcome', async () => {
+    const err = await withinMs(client, 50, () => new Promise<never>(() => undefined)).then(
+      () => assert.fail('resolved'),
+      (e: unknown) => e,
+    );
+    assert.equal((err as Error).name, 'TimeoutError');
+    assert.ok(isUnknownOutcome(err));
+  });
+
+  it('when the call settles first, then its value or its error passes through unchanged', async () => {
+    assert.equal(await withinMs(client, 1000, async () => 42), 42);
+    const boom = new Error('boom');
+    await assert.rejects(
+      withinMs(client, 1000, async () => Promise.reject(boom)),
+      (e) => e === boom,
+    );
+  });
+
+  it('when a real Temporal call hangs on a server that never answers, then it rejects in bounded time as an unknown outcome', async () => {
+    const err = await withinMs(client, 200, () => client.workflowService.getSystemInfo({})).then(
+      () => assert.fail('resolved'),
+      (e: unknown) => e,
+    );
+    assert.ok(isUnknownOutcome(err), String(err));
+  });
+});
