@@ -6,6 +6,7 @@ import type { Config } from '../config/config';
 import { openDatabase } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
+import { settleAbandoned } from './temporal-call';
 import { TokenStore } from '../tokens/token-store';
 import { createApp, type ServiceApp } from './app';
 
@@ -73,6 +74,8 @@ export async function startApi(
       }, graceMs);
       await closed;
       clearTimeout(timer);
+      // A call the API stopped waiting for may still be retrying: closing under it would throw.
+      await settleAbandoned(client);
       await connection.close().catch(() => undefined);
       await database.close().catch(() => undefined);
       return cut;

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import pino from 'pino';
 import * as schemas from '../../api/schemas';
@@ -346,6 +348,47 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         assert.deepEqual(res.body.storageNodes, { [stack.nodes[0].url]: 'up' });
       } finally {
         await api.close(1000);
+      }
+    });
+    it('when the API begins its shutdown with a request in flight, then /readyz answers 503 naming the process (shutting-down) until it has stopped', async function () {
+      this.timeout(30_000);
+      const api = await startApi(stack.config, {
+        temporalAddress: stack.temporal.address,
+        storageNodes: stack.nodes.map((n) => n.url),
+        logger: quiet,
+      });
+      // A closing server accepts no new connection, so the probe reaches the same Koa app through a
+      // second listener: what a request still arriving on an open connection is answered.
+      const handle = api.app.callback();
+      const probe = createServer((req, res) => void handle(req, res));
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const probeUrl = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+      const slow = stack.nodes[1].url;
+      try {
+        const before = await request(probeUrl, 'GET', '/readyz');
+        assert.equal(before.status, 200, before.text);
+        assert.equal(before.body.checks.process, 'serving');
+        // A batch that waits on a slow node keeps the server (and its Temporal connection) open:
+        // the node applies durably, then takes 3 s to answer.
+        await setFault(slow, { delayMs: 3000 });
+        const change = changeOwnedBy(stack, slow);
+        const batch = request(api.url, 'POST', '/chain/whitelists/', {
+          token: stack.tokens.all,
+          json: [change],
+          headers: { timeout: '20000' },
+        });
+        await eventually(async () => (await nodeEntries(slow, change.kind)).includes(change.entry), 10_000, 20);
+        const closing = api.close(10_000);
+        const during = await request(probeUrl, 'GET', '/readyz');
+        assert.equal(during.status, 503, during.text);
+        assert.equal(during.body.ready, false);
+        assert.deepEqual(during.body.checks, { temporal: 'up', process: 'shutting-down' });
+        assert.deepEqual(during.body.down, ['process']);
+        assert.equal((await batch).status, 200, 'the request in flight is answered');
+        assert.equal(await closing, 0, 'no request cut');
+      } finally {
+        await setFault(slow, { delayMs: 0 });
+        await new Promise<void>((resolve) => probe.close(() => resolve()));
       }
     });
   });

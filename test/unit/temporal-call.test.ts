@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { withinMs } from '../../api/temporal-call';
+import { settleAbandoned, withinMs } from '../../api/temporal-call';
 import { isUnknownOutcome } from '../../api/temporal-errors';
 
 describe('api/temporal-call withinMs', () => {
@@ -46,5 +46,22 @@ describe('api/temporal-call withinMs', () => {
       (e: unknown) => e,
     );
     assert.ok(isUnknownOutcome(err), String(err));
+  });
+
+  it('when a call was given up on, then settleAbandoned waits until it has ended (so the connection can close under nothing)', async () => {
+    const own = new Client({ connection }); // the first test left a call here that never ends
+    let finish!: () => void;
+    let ended = false;
+    const slow = new Promise<void>((resolve) => (finish = resolve)).then(() => {
+      ended = true;
+    });
+    await assert.rejects(
+      withinMs(own, 20, () => slow),
+      (e: Error) => e.name === 'TimeoutError',
+    );
+    const settled = settleAbandoned(own).then(() => ended);
+    setTimeout(finish, 50);
+    assert.equal(await settled, true, 'settleAbandoned resolved only after the call ended');
+    assert.equal(await settleAbandoned(own).then(() => 'nothing left'), 'nothing left');
   });
 });
