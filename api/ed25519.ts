@@ -1,4 +1,5 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
+import { toHex } from '../domain/encoding';
 
 // Server-side ed25519 verification (DESIGN.md "Verification"): Node's OpenSSL verify, about 90x
 // faster than tweetnacl here, guarded by two checks of our own so that the rule does not depend
@@ -31,12 +32,6 @@ const SMALL_ORDER_Y: readonly string[] = [
 const KEY_CACHE_MAX = 10_000;
 const keyCache = new Map<string, KeyObject>();
 
-function hexOf(bytes: Uint8Array): string {
-  let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
-  return out;
-}
-
 /**
  * True when `key` is not 32 bytes or encodes a point of small order (order 1, 2, 4 or 8),
  * canonically or not. Such a key with R = identity, S = 0 "verifies" any message, so the
@@ -46,7 +41,7 @@ export function isWeakPublicKey(key: Uint8Array): boolean {
   if (key.length !== 32) return true;
   const masked = Uint8Array.from(key);
   masked[31] &= 0x7f;
-  return SMALL_ORDER_Y.includes(hexOf(masked));
+  return SMALL_ORDER_Y.includes(Buffer.from(masked).toString('hex'));
 }
 
 const P = (1n << 255n) - 19n;
@@ -92,7 +87,7 @@ export function isCanonicalSignature(sig: Uint8Array): boolean {
 }
 
 function keyObjectOf(publicKey: Uint8Array): KeyObject {
-  const id = hexOf(publicKey);
+  const id = toHex(publicKey);
   let key = keyCache.get(id);
   if (key !== undefined) {
     keyCache.delete(id); // re-insert: the Map's order is then least recently used first

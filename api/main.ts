@@ -1,21 +1,12 @@
-import { ConfigError, loadConfig } from '../config/config';
+import { loadConfig } from '../config/config';
 import { createLogger, lifecycleLogger } from '../config/logger';
 import { startApi } from './server';
-
-const DEFAULT_GRACE_MS = 10_000;
-
-/** `SHUTDOWN_GRACE_MS`: how long in-flight requests may run on after SIGTERM (default 10 s). */
-function shutdownGraceMs(raw: string | undefined): number {
-  if (raw === undefined || raw.trim() === '') return DEFAULT_GRACE_MS;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`SHUTDOWN_GRACE_MS must be an integer of milliseconds, got ${JSON.stringify(raw)}`);
-  return Number(raw.trim());
-}
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
 async function main() {
   const config = loadConfig();
-  const graceMs = shutdownGraceMs(process.env.SHUTDOWN_GRACE_MS);
-  const logger = createLogger('api');
+  const graceMs = config.shutdownGraceMs;
+  const logger = createLogger('api', config.logLevel);
   const lifecycle = lifecycleLogger(logger);
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');

@@ -5,15 +5,13 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import { ServiceError, internal, notFound, unavailable } from '../domain/errors';
+import { failureFacts, type FailureFacts } from '../domain/failure-facts';
 
 /** The ApplicationFailure behind a failed Update, if any: its type, message and first detail. */
-export function updateFailureType(err: unknown): { type?: string; message: string; detail?: unknown } | undefined {
-  if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
-  const cause = err.cause;
-  if (cause instanceof ApplicationFailure) return { type: cause.type ?? undefined, message: cause.message, detail: cause.details?.[0] };
-  return { message: cause?.message ?? err.message };
+export function updateFailureType(err: unknown): FailureFacts | undefined {
+  const isUpdateFailure = (e: unknown): e is WorkflowUpdateFailedError => e instanceof WorkflowUpdateFailedError;
+  return isUpdateFailure(err) ? failureFacts(err, isUpdateFailure) : undefined;
 }
 
 // gRPC codes that say "the call may or may not have taken effect; try again":

@@ -10,7 +10,7 @@ import { BATCH_SIZES, CONCURRENCIES, runPhase } from './phase';
 import type { BenchResults, PhaseResult } from './results';
 import { startBenchStack, type BenchStack } from './stack';
 import { round } from './stats';
-import { writeBenchTables } from './docs-tables';
+import { writeDocSection } from '../scripts/lib/doc-section';
 import { renderTables } from './table';
 
 const USAGE = `npm run bench [-- --submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--docs]
@@ -121,7 +121,7 @@ async function main(): Promise<void> {
     if (values.docs) {
       const page = path.join(projectRoot, 'docs', 'performance.md');
       say(
-        writeBenchTables(page, tables)
+        writeDocSection(page, 'bench-table', tables)
           ? 'tables written to docs/performance.md'
           : 'docs/performance.md has no bench-table markers; left as it was',
       );

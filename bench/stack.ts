@@ -9,6 +9,7 @@ import { temporalBinary } from '../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
+import { childEnv } from '../config/settings';
 
 /**
  * The whole service as separate processes, as `npm start` runs it: a Temporal dev server (the
@@ -84,23 +85,24 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     const token = createToken(tokensFile, 'bench', ['executions:prepare', 'executions:deposit', 'whitelist:*']);
     const taskQueue = `bench-${process.pid}`;
     const apiPort = await freePort();
-    const env: NodeJS.ProcessEnv = {
-      ...SERVICE_PROCESS_ENV,
-      ...process.env,
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_NAMESPACE: settings.namespace,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      STORAGE_NODES: nodes.join(','),
-      API_TOKENS_FILE: tokensFile,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      // One client address sends everything here: the rate limits have tests of their own.
-      RATE_LIMIT_PER_IP: '0',
-      RATE_LIMIT_PER_WALLET: '0',
-      RATE_LIMIT_PER_TOKEN: '0',
-      // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
-      WORKER_METRICS_PORT: '0',
-    };
+    const env = childEnv(
+      {
+        TEMPORAL_ADDRESS: temporal.address,
+        TEMPORAL_NAMESPACE: settings.namespace,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        STORAGE_NODES: nodes.join(','),
+        API_TOKENS_FILE: tokensFile,
+        PORT: String(apiPort),
+        HOST: '127.0.0.1',
+        // One client address sends everything here: the rate limits have tests of their own.
+        RATE_LIMIT_PER_IP: '0',
+        RATE_LIMIT_PER_WALLET: '0',
+        RATE_LIMIT_PER_TOKEN: '0',
+        // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
+        WORKER_METRICS_PORT: '0',
+      },
+      SERVICE_PROCESS_ENV,
+    );
     const logDir = path.join(tmpDir, 'logs');
     mkdirSync(logDir);
     const dist = (p: string) => path.join(projectRoot, 'dist', p);

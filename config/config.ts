@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import proxyaddr from 'proxy-addr';
+import { ConfigError, SETTINGS, readSettings, type SettingName, type Settings } from './settings';
 
 /** The project's root folder (config paths such as `data/tokens.json` are relative to it). */
 export const projectRoot = path.resolve(__dirname, '..', '..');
@@ -46,6 +47,14 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** How often one API process reads an execution that has SSE subscribers (SSE_POLL_MS). */
   readonly ssePollMs: number;
+  /** The JSON log's level (LOG_LEVEL). */
+  readonly logLevel: string;
+  /** The worker's Temporal SDK log level (SDK_LOG_LEVEL). */
+  readonly sdkLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** On SIGTERM, how long requests in flight may run on (SHUTDOWN_GRACE_MS). */
+  readonly shutdownGraceMs: number;
+  /** The worker's metrics port; undefined: no metrics endpoint (WORKER_METRICS_PORT=off). */
+  readonly workerMetricsPort?: number;
 }
 
 export interface WebhookEndpoint {
@@ -54,8 +63,13 @@ export interface WebhookEndpoint {
   readonly secret: string;
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
+export { ConfigError };
+
+/** The file key's schema: the same range as its variable's row in config/settings.ts. */
+function integerSchema(name: SettingName): { type: 'integer'; minimum: number; maximum?: number } {
+  const row = SETTINGS[name] as { kind: string; min?: number; max?: number };
+  if (row.kind !== 'integer' || row.min === undefined) throw new Error(`${name} is not an integer setting`);
+  return row.max === undefined ? { type: 'integer', minimum: row.min } : { type: 'integer', minimum: row.min, maximum: row.max };
 }
 
 const fileSchema = {
@@ -63,7 +77,7 @@ const fileSchema = {
   additionalProperties: false,
   properties: {
     $comment: { type: 'string' },
-    port: { type: 'integer', minimum: 0, maximum: 65535 },
+    port: integerSchema('PORT'),
     host: { type: 'string', minLength: 1 },
     temporal: {
       type: 'object',
@@ -79,25 +93,25 @@ const fileSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        MaxBatchLen: { type: 'integer', minimum: 1, maximum: 10000 },
-        TimeoutMs: { type: 'integer', minimum: 1 },
-        MaxTimeoutMs: { type: 'integer', minimum: 1 },
+        MaxBatchLen: integerSchema('WHITELIST_MAX_BATCH_LEN'),
+        TimeoutMs: integerSchema('WHITELIST_TIMEOUT_MS'),
+        MaxTimeoutMs: integerSchema('WHITELIST_MAX_TIMEOUT_MS'),
       },
     },
     allowedDomains: { type: 'array', items: { type: 'string', minLength: 1 } },
-    envelopeMaxAgeS: { type: 'integer', minimum: 1 },
+    envelopeMaxAgeS: integerSchema('ENVELOPE_MAX_AGE_S'),
     apiTokensFile: { type: 'string', minLength: 1 },
-    bodyLimitBytes: { type: 'integer', minimum: 1024 },
-    executionTtlSeconds: { type: 'integer', minimum: 1 },
-    executionLingerSeconds: { type: 'integer', minimum: 0 },
+    bodyLimitBytes: integerSchema('BODY_LIMIT_BYTES'),
+    executionTtlSeconds: integerSchema('EXECUTION_TTL_S'),
+    executionLingerSeconds: integerSchema('EXECUTION_LINGER_S'),
     rateLimits: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        windowS: { type: 'integer', minimum: 1 },
-        perIp: { type: 'integer', minimum: 0 },
-        perWallet: { type: 'integer', minimum: 0 },
-        perToken: { type: 'integer', minimum: 0 },
+        windowS: integerSchema('RATE_LIMIT_WINDOW_S'),
+        perIp: integerSchema('RATE_LIMIT_PER_IP'),
+        perWallet: integerSchema('RATE_LIMIT_PER_WALLET'),
+        perToken: integerSchema('RATE_LIMIT_PER_TOKEN'),
       },
     },
     trustProxy: { type: 'array', items: { type: 'string', minLength: 1 } },
@@ -116,16 +130,16 @@ const fileSchema = {
       },
     },
     corsOrigins: { type: 'array', items: { type: 'string', minLength: 1 } },
-    ssePollMs: { type: 'integer', minimum: 50 },
+    ssePollMs: integerSchema('SSE_POLL_MS'),
   },
 } as const;
 
 const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{16,}={0,2}$/;
 
 /** WEBHOOK_URLS and WEBHOOK_SECRETS (same order), else the file's `webhooks`. */
-function webhookEndpoints(env: Env, fromFile: WebhookEndpoint[] | undefined): WebhookEndpoint[] {
-  const urls = envList(env, 'WEBHOOK_URLS');
-  const secrets = envList(env, 'WEBHOOK_SECRETS') ?? [];
+function webhookEndpoints(env: Settings, fromFile: WebhookEndpoint[] | undefined): WebhookEndpoint[] {
+  const urls = env.WEBHOOK_URLS;
+  const secrets = env.WEBHOOK_SECRETS ?? [];
   let endpoints: WebhookEndpoint[];
   if (urls) {
     if (secrets.length !== urls.length)
@@ -159,24 +173,6 @@ function corsOrigins(list: string[]): string[] {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
-function envInt(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
-  const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
-  return value;
-}
-
-function envList(env: Env, name: string): string[] | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return undefined;
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
-
 function checkUrl(name: string, value: string): string {
   let url: URL;
   try {
@@ -203,7 +199,8 @@ function checkTrustProxy(list: string[]): string[] {
  * an operator can act on.
  */
 export function loadConfig(env: Env = process.env): Config {
-  const file = env.CONFIG_FILE ? path.resolve(env.CONFIG_FILE) : path.join(projectRoot, 'config', 'service.json');
+  const e = readSettings(env);
+  const file = e.CONFIG_FILE ? path.resolve(e.CONFIG_FILE) : path.join(projectRoot, 'config', 'service.json');
   let parsed: any;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
@@ -214,62 +211,64 @@ export function loadConfig(env: Env = process.env): Config {
   if (!ajv.validate(fileSchema, parsed)) {
     throw new ConfigError(`config file ${file} is invalid: ${ajv.errorsText(ajv.errors)}`);
   }
+  // Each value: the env's, else the file's, else the table's default (config/settings.ts).
+  const d = <K extends keyof typeof SETTINGS>(name: K) => (SETTINGS[name] as { default?: unknown }).default as never;
   const rc = parsed.RequestConfig ?? {};
-  const maxBatchLen = envInt(env, 'WHITELIST_MAX_BATCH_LEN', rc.MaxBatchLen ?? 100, 1, 10000);
-  const timeoutMs = envInt(env, 'WHITELIST_TIMEOUT_MS', rc.TimeoutMs ?? 5000, 1);
-  const maxTimeoutMs = envInt(env, 'WHITELIST_MAX_TIMEOUT_MS', rc.MaxTimeoutMs ?? 60000, 1);
+  const maxBatchLen: number = e.WHITELIST_MAX_BATCH_LEN ?? rc.MaxBatchLen ?? d('WHITELIST_MAX_BATCH_LEN');
+  const timeoutMs: number = e.WHITELIST_TIMEOUT_MS ?? rc.TimeoutMs ?? d('WHITELIST_TIMEOUT_MS');
+  const maxTimeoutMs: number = e.WHITELIST_MAX_TIMEOUT_MS ?? rc.MaxTimeoutMs ?? d('WHITELIST_MAX_TIMEOUT_MS');
   if (timeoutMs > maxTimeoutMs) {
     throw new ConfigError(`WHITELIST_TIMEOUT_MS (${timeoutMs}) must not exceed WHITELIST_MAX_TIMEOUT_MS (${maxTimeoutMs})`);
   }
-  const nodes = envList(env, 'STORAGE_NODES') ?? parsed.storageNodes;
+  const nodes: string[] | undefined = e.STORAGE_NODES ?? parsed.storageNodes;
   const storageNodes = nodes?.map((n: string) => checkUrl('STORAGE_NODES', n));
   if (storageNodes && new Set(storageNodes).size !== storageNodes.length) {
     throw new ConfigError('STORAGE_NODES lists the same node twice');
   }
-  const tokensFile = env.API_TOKENS_FILE || parsed.apiTokensFile || 'data/tokens.json';
-  const tlsCert = env.TEMPORAL_TLS_CERT || undefined;
-  const tlsKey = env.TEMPORAL_TLS_KEY || undefined;
+  const tokensFile: string = e.API_TOKENS_FILE ?? parsed.apiTokensFile ?? d('API_TOKENS_FILE');
+  const tlsCert = e.TEMPORAL_TLS_CERT;
+  const tlsKey = e.TEMPORAL_TLS_KEY;
   if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
-  const tlsWanted = tlsCert || env.TEMPORAL_TLS_CA || env.TEMPORAL_TLS === '1' || env.TEMPORAL_API_KEY;
+  const tlsWanted = tlsCert || e.TEMPORAL_TLS_CA || e.TEMPORAL_TLS || e.TEMPORAL_API_KEY;
+  const metricsPort = e.WORKER_METRICS_PORT ?? d('WORKER_METRICS_PORT');
   const config: Config = {
-    port: envInt(env, 'PORT', parsed.port ?? 3000, 0, 65535),
-    host: env.HOST || parsed.host || '127.0.0.1',
+    port: e.PORT ?? parsed.port ?? d('PORT'),
+    host: e.HOST ?? parsed.host ?? d('HOST'),
     temporal: {
-      address: env.TEMPORAL_ADDRESS || parsed.temporal?.address || undefined,
-      namespace: env.TEMPORAL_NAMESPACE || parsed.temporal?.namespace || 'default',
-      taskQueue: env.TEMPORAL_TASK_QUEUE || parsed.temporal?.taskQueue || 'intent-service',
-      apiKey: env.TEMPORAL_API_KEY || undefined,
+      address: e.TEMPORAL_ADDRESS ?? parsed.temporal?.address,
+      namespace: e.TEMPORAL_NAMESPACE ?? parsed.temporal?.namespace ?? d('TEMPORAL_NAMESPACE'),
+      taskQueue: e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE'),
+      apiKey: e.TEMPORAL_API_KEY,
       tls: tlsWanted
-        ? {
-            certPath: tlsCert,
-            keyPath: tlsKey,
-            caPath: env.TEMPORAL_TLS_CA || undefined,
-            serverName: env.TEMPORAL_TLS_SERVER_NAME || undefined,
-          }
+        ? { certPath: tlsCert, keyPath: tlsKey, caPath: e.TEMPORAL_TLS_CA, serverName: e.TEMPORAL_TLS_SERVER_NAME }
         : undefined,
     },
     storageNodes: storageNodes && storageNodes.length > 0 ? storageNodes : undefined,
     request: { maxBatchLen, timeoutMs, maxTimeoutMs },
-    allowedDomains: envList(env, 'ALLOWED_DOMAINS') ?? parsed.allowedDomains ?? ['localhost'],
-    envelopeMaxAgeS: envInt(env, 'ENVELOPE_MAX_AGE_S', parsed.envelopeMaxAgeS ?? 300, 1),
+    allowedDomains: e.ALLOWED_DOMAINS ?? parsed.allowedDomains ?? d('ALLOWED_DOMAINS'),
+    envelopeMaxAgeS: e.ENVELOPE_MAX_AGE_S ?? parsed.envelopeMaxAgeS ?? d('ENVELOPE_MAX_AGE_S'),
     apiTokensFile: path.resolve(projectRoot, tokensFile),
-    bodyLimitBytes: envInt(env, 'BODY_LIMIT_BYTES', parsed.bodyLimitBytes ?? 65536, 1024),
-    executionTtlSeconds: envInt(env, 'EXECUTION_TTL_S', parsed.executionTtlSeconds ?? 86400, 1),
-    executionLingerSeconds: envInt(env, 'EXECUTION_LINGER_S', parsed.executionLingerSeconds ?? 604800, 0),
+    bodyLimitBytes: e.BODY_LIMIT_BYTES ?? parsed.bodyLimitBytes ?? d('BODY_LIMIT_BYTES'),
+    executionTtlSeconds: e.EXECUTION_TTL_S ?? parsed.executionTtlSeconds ?? d('EXECUTION_TTL_S'),
+    executionLingerSeconds: e.EXECUTION_LINGER_S ?? parsed.executionLingerSeconds ?? d('EXECUTION_LINGER_S'),
     rateLimits: {
-      windowS: envInt(env, 'RATE_LIMIT_WINDOW_S', parsed.rateLimits?.windowS ?? 10, 1),
-      perIp: envInt(env, 'RATE_LIMIT_PER_IP', parsed.rateLimits?.perIp ?? 200, 0),
-      perWallet: envInt(env, 'RATE_LIMIT_PER_WALLET', parsed.rateLimits?.perWallet ?? 100, 0),
-      perToken: envInt(env, 'RATE_LIMIT_PER_TOKEN', parsed.rateLimits?.perToken ?? 2000, 0),
+      windowS: e.RATE_LIMIT_WINDOW_S ?? parsed.rateLimits?.windowS ?? d('RATE_LIMIT_WINDOW_S'),
+      perIp: e.RATE_LIMIT_PER_IP ?? parsed.rateLimits?.perIp ?? d('RATE_LIMIT_PER_IP'),
+      perWallet: e.RATE_LIMIT_PER_WALLET ?? parsed.rateLimits?.perWallet ?? d('RATE_LIMIT_PER_WALLET'),
+      perToken: e.RATE_LIMIT_PER_TOKEN ?? parsed.rateLimits?.perToken ?? d('RATE_LIMIT_PER_TOKEN'),
     },
-    trustProxy: checkTrustProxy(envList(env, 'TRUST_PROXY') ?? parsed.trustProxy ?? []),
+    trustProxy: checkTrustProxy(e.TRUST_PROXY ?? parsed.trustProxy ?? d('TRUST_PROXY')),
     database: {
-      url: env.DATABASE_URL || parsed.database?.url || undefined,
-      sqliteFile: path.resolve(projectRoot, env.DATABASE_FILE || parsed.database?.sqliteFile || 'data/read-model.sqlite'),
+      url: e.DATABASE_URL ?? parsed.database?.url,
+      sqliteFile: path.resolve(projectRoot, e.DATABASE_FILE ?? parsed.database?.sqliteFile ?? d('DATABASE_FILE')),
     },
-    webhooks: webhookEndpoints(env, parsed.webhooks),
-    corsOrigins: corsOrigins(envList(env, 'CORS_ORIGINS') ?? parsed.corsOrigins ?? []),
-    ssePollMs: envInt(env, 'SSE_POLL_MS', parsed.ssePollMs ?? 1000, 50),
+    webhooks: webhookEndpoints(e, parsed.webhooks),
+    corsOrigins: corsOrigins(e.CORS_ORIGINS ?? parsed.corsOrigins ?? d('CORS_ORIGINS')),
+    ssePollMs: e.SSE_POLL_MS ?? parsed.ssePollMs ?? d('SSE_POLL_MS'),
+    logLevel: e.LOG_LEVEL ?? d('LOG_LEVEL'),
+    sdkLogLevel: e.SDK_LOG_LEVEL ?? d('SDK_LOG_LEVEL'),
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),
+    workerMetricsPort: metricsPort === 'off' ? undefined : metricsPort,
   };
   return deepFreeze(config);
 }

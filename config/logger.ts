@@ -1,7 +1,10 @@
 import pino, { type Logger } from 'pino';
 
-/** JSON-lines logger; `LOG_LEVEL` (default info). Redaction is a second line of defence: we never log headers or bodies. */
-export function createLogger(name: string, level = process.env.LOG_LEVEL || 'info', destination?: pino.DestinationStream): Logger {
+/**
+ * JSON-lines logger at `level` (the config's `logLevel`, LOG_LEVEL). Redaction is a second line of
+ * defence: we never log headers or bodies.
+ */
+export function createLogger(name: string, level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       name,

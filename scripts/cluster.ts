@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
+import { childEnv } from '../config/settings';
 import { startChildService } from './lib/child-service';
 import { PostgresMissingError, postgresBinDir } from './lib/cluster/postgres';
 import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib/cluster/settings';
@@ -68,14 +69,15 @@ async function main() {
     );
     for (const node of nodes) watch(node.name, node.exited, () => node.stop());
 
-    const env = {
-      ...SERVICE_PROCESS_ENV,
-      ...process.env,
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_NAMESPACE: settings.temporal.namespace,
-      STORAGE_NODES: nodes.map((n) => n.url).join(','),
-      DATABASE_URL: temporal.databaseUrl,
-    };
+    const env = childEnv(
+      {
+        TEMPORAL_ADDRESS: temporal.address,
+        TEMPORAL_NAMESPACE: settings.temporal.namespace,
+        STORAGE_NODES: nodes.map((n) => n.url).join(','),
+        DATABASE_URL: temporal.databaseUrl,
+      },
+      SERVICE_PROCESS_ENV,
+    );
     const node = (name: string, script: string, readyPattern: RegExp, nodeArgs: readonly string[], extraEnv: Record<string, string>) => {
       const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], {
         readyPattern,

@@ -10,16 +10,16 @@
 # once the page shows them (dist/scripts/chromium-screenshot.js: `--screenshot` alone shoots before
 # the UI has loaded anything, and `--virtual-time-budget` never ends on a running workflow's page).
 # Installs nothing: it needs /usr/bin/chromium (Debian: apt-get install -y chromium) and a build
-# (npm run build; npm start does it). Env: API (default http://127.0.0.1:3000), UI (default
-# http://127.0.0.1:8233), TEMPORAL_ADDRESS (default 127.0.0.1:7233), WAIT_MS (default 30000).
+# (npm run build; npm start does it). Env: SCREENSHOT_API (default http://127.0.0.1:3000), SCREENSHOT_UI (default
+# http://127.0.0.1:8233), TEMPORAL_ADDRESS (default 127.0.0.1:7233), SCREENSHOT_WAIT_MS (default 30000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 out="${1:-docs/temporal-ui.png}"
-api="${API:-http://127.0.0.1:3000}"
-ui="${UI:-http://127.0.0.1:8233}"
+api="${SCREENSHOT_API:-http://127.0.0.1:3000}"
+ui="${SCREENSHOT_UI:-http://127.0.0.1:8233}"
 temporal_address="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
-wait_ms="${WAIT_MS:-30000}"
+wait_ms="${SCREENSHOT_WAIT_MS:-30000}"
 chromium=/usr/bin/chromium
 log() { printf '[screenshot] %s\n' "$*" >&2; }
 

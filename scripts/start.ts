@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
+import { childEnv } from '../config/settings';
 import { startChildService, type ChildService } from './lib/child-service';
 import { startStorageNode } from './lib/storage-nodes';
 import { temporalBinary } from './lib/temporal-binary';
@@ -64,7 +65,7 @@ async function main() {
       storageNodes = nodes.map((n) => n.url);
     }
 
-    const env = { ...SERVICE_PROCESS_ENV, ...process.env, TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') };
+    const env = childEnv({ TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') }, SERVICE_PROCESS_ENV);
     const node = (
       name: string,
       script: string,

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseDecimalInteger } from '../domain/decimal';
 import { FAULT_MODES, type FaultMode } from './protocol';
 import type { StorageNodeOptions } from './server';
 import { MAX_DELAY_MS } from './validate';
@@ -15,8 +16,8 @@ export interface StorageNodeConfig extends StorageNodeOptions {
 
 function integerOption(name: string, raw: string | undefined, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
+  const value = parseDecimalInteger(raw);
+  if (value === undefined || value < min || value > max) {
     throw new Error(`--${name} must be an integer of ${min}..${max}, got ${JSON.stringify(raw)}`);
   }
   return value;

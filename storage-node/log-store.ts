@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fsyncDirectory, writeAllSync } from './durable-fs';
+import { fsyncDirectory, writeAllSync } from '../lib/durable-fs';
 import { ISO_TIME_PATTERN } from './protocol';
 import { parseApplyRequest } from './validate';
 import type { BatchRecord } from './whitelist-state';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { WHITELIST_KINDS, type WhitelistKind } from './protocol';
-import { replaceFileSync } from './durable-fs';
+import { replaceFileSync } from '../lib/durable-fs';
 import { parseBatchRecord } from './log-store';
 import type { StateImage } from './whitelist-state';
 

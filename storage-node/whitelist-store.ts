@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { fsyncDirectory } from './durable-fs';
+import { fsyncDirectory } from '../lib/durable-fs';
 import { AuditTrail } from './audit-trail';
 import { BatchLog } from './log-store';
 import type { ApplyRequest, ApplyResponse, AuditResponse, ListResponse, WhitelistKind } from './protocol';

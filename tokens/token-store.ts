@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { replaceFileSync } from '../lib/durable-fs';
 import path from 'node:path';
 
 /** What the tokens file keeps of a token: its hash, never the token. */
@@ -37,12 +38,11 @@ function readRecords(file: string): TokenRecord[] {
 
 function writeRecords(file: string, tokens: TokenRecord[]): void {
   mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify({ tokens }, null, 2) + '\n', { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(tmp, file);
+  // Several processes (the token CLI, tests) may write it: a temp file of each writer's own.
+  replaceFileSync(path.dirname(file), file, Buffer.from(JSON.stringify({ tokens }, null, 2) + '\n'), {
+    tmp: `${file}.${process.pid}.tmp`,
+    mode: 0o600,
+  });
 }
 
 /**

@@ -1,33 +1,18 @@
 import type { LogLevel } from '@temporalio/worker';
-import { ConfigError, loadConfig } from '../config/config';
+import { loadConfig } from '../config/config';
 import { createLogger, lifecycleLogger } from '../config/logger';
 import { startWorker } from './create-worker';
 import { createWorkerMetrics } from './metrics';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { installRuntime } from './runtime';
 
-/** The default metrics port: the one the Prometheus exporters of OpenTelemetry use. */
-const DEFAULT_METRICS_PORT = 9464;
-const SDK_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
-
-/** `WORKER_METRICS_PORT`: a port (0: any free one), `off` for none; default 9464. */
-function metricsPort(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw.trim() === '') return DEFAULT_METRICS_PORT;
-  if (raw.trim() === 'off') return undefined;
-  const port = Number(raw.trim());
-  if (!/^\d+$/.test(raw.trim()) || port > 65535)
-    throw new ConfigError(`WORKER_METRICS_PORT must be a port (0-65535) or "off", got ${JSON.stringify(raw)}`);
-  return port;
-}
-
 /** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 async function main() {
   const config = loadConfig();
-  const logger = createLogger('worker');
+  const logger = createLogger('worker', config.logLevel);
   const lifecycle = lifecycleLogger(logger);
-  const port = metricsPort(process.env.WORKER_METRICS_PORT);
-  const sdkLevel = (process.env.SDK_LOG_LEVEL?.toUpperCase() || 'WARN') as LogLevel;
-  if (!SDK_LEVELS.includes(sdkLevel)) throw new ConfigError(`SDK_LOG_LEVEL must be one of ${SDK_LEVELS.join(', ')}`);
+  const port = config.workerMetricsPort;
+  const sdkLevel: LogLevel = config.sdkLogLevel;
   // The SDK's own log (bundler statistics, state changes) at WARN unless asked: SDK_LOG_LEVEL=INFO.
   const { sdkMetricsUrl } = await installRuntime(logger, sdkLevel);
 

@@ -1,5 +1,4 @@
 import {
-  ApplicationFailure,
   ActivityFailure,
   allHandlersFinished,
   condition,
@@ -11,6 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import { failureFacts } from '../domain/failure-facts';
 import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
 import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
 import { inverseChanges, type NodeResult } from '../domain/whitelist-batch-plan';
@@ -86,16 +86,13 @@ interface NodeState {
   maybeApplied: boolean;
 }
 
-function failureType(err: unknown): string {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type) return cause.type;
-  // A start-to-close timeout or a worker lost mid-call: the request may have been applied.
-  return NodeFailure.timeout;
-}
+const isActivityFailure = (e: unknown): e is ActivityFailure => e instanceof ActivityFailure;
 
-function failureMessage(err: unknown): string {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  return cause instanceof Error ? cause.message : String(cause);
+/** An activity's failure: its NodeFailure type and message. */
+function nodeFailure(err: unknown): { type: string; message: string } {
+  const { type, message } = failureFacts(err, isActivityFailure);
+  // No type: a start-to-close timeout or a worker lost mid-call, so the request may have been applied.
+  return { type: type ?? NodeFailure.timeout, message };
 }
 
 /**
@@ -130,8 +127,8 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   } catch (err) {
     // Forbidden: the token was revoked or lost a scope since the API checked it. Anything else
     // (the token file unreadable, say) is our failure, not the caller's.
-    const forbidden = failureType(err) === NodeFailure.forbidden;
-    outcome = { status: forbidden ? 403 : 500, confirmations: [], errorMessage: failureMessage(err) };
+    const failure = nodeFailure(err);
+    outcome = { status: failure.type === NodeFailure.forbidden ? 403 : 500, confirmations: [], errorMessage: failure.message };
     await condition(allHandlersFinished);
     return summary();
   }
@@ -152,9 +149,9 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
       try {
         return await applyToNode(request);
       } catch (err) {
-        const type = failureType(err);
+        const { type, message } = nodeFailure(err);
         if (mayHaveApplied(type)) state.maybeApplied = true;
-        state.failure = `${node}: ${failureMessage(err)}`;
+        state.failure = `${node}: ${message}`;
         if (!persistent && (!isRetryableNodeFailure(type) || attempt >= QUICK_ATTEMPTS)) throw err;
         const backoff = persistent
           ? Math.min(PERSISTENT_MAX_BACKOFF_MS, QUICK_BACKOFF_MS * 2 ** Math.min(attempt, 20))
@@ -289,12 +286,12 @@ async function firstRoundLocally(input: WhitelistBatchInput, groups: Groups, nod
         });
       } catch (err) {
         // Timed out by Temporal (a stalled worker), or a bug in the activity.
-        const type = failureType(err);
-        const message = `${node}: ${failureMessage(err)}`;
+        const failure = nodeFailure(err);
+        const message = `${node}: ${failure.message}`;
         answer =
-          type === NodeFailure.timeout
+          failure.type === NodeFailure.timeout
             ? { status: 'late', message, maybeApplied: true }
-            : { status: 'failed', type, message, maybeApplied: true };
+            : { status: 'failed', type: failure.type, message, maybeApplied: true };
       }
       if (answer.status === 'applied') {
         state.results = answer.results;

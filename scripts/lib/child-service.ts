@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { childEnv } from '../../config/settings';
 
 export interface ChildService {
   readonly name: string;
@@ -45,7 +46,7 @@ export function startChildService(
     spawnOptions?: { uid?: number; gid?: number; cwd?: string };
   },
 ): ChildService {
-  const child = spawn(command, args, { ...options.spawnOptions, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+  const child = spawn(command, args, { ...options.spawnOptions, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? childEnv() });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const echo = options.echo ?? true;
   const tail: string[] = [];

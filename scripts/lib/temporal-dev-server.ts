@@ -2,9 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { Connection } from '@temporalio/client';
+import { waitForTemporal } from './temporal-ready';
 import { projectRoot } from '../../config/config';
 import { stopChildProcess } from './child-service';
+import { childEnv } from '../../config/settings';
 
 /** The settings of temporal-dev.yaml. */
 export interface DevServerSettings {
@@ -78,7 +79,7 @@ export async function startDevServer(
   if (settings.dbFilename) mkdirSync(path.dirname(settings.dbFilename), { recursive: true });
   const child = spawn(binary, devServerArgs(settings), {
     stdio: ['ignore', options.stdio ?? 'ignore', options.stdio ?? 'ignore'],
-    env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+    env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }),
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const address = `${settings.ip}:${settings.port}`;
@@ -93,27 +94,16 @@ export async function startDevServer(
 }
 
 /** Polls until `namespace` is described by the frontend at `address`. */
-export async function waitForNamespace(
+export function waitForNamespace(
   address: string,
   namespace: string,
   timeoutMs: number,
   gaveUp: () => boolean = () => false,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (gaveUp()) throw new Error(`temporal dev server exited before it was ready`);
-    let connection: Connection | undefined;
-    try {
-      connection = await Connection.connect({ address, connectTimeout: 1000 });
-      await connection.withDeadline(Date.now() + 2000, () => connection!.workflowService.describeNamespace({ namespace }));
-      return;
-    } catch (err) {
-      lastError = err;
-    } finally {
-      await connection?.close().catch(() => undefined);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`temporal at ${address} not ready after ${timeoutMs} ms: ${(lastError as Error)?.message}`);
+  return waitForTemporal(address, (c) => c.workflowService.describeNamespace({ namespace }), {
+    timeoutMs,
+    intervalMs: 250,
+    gaveUp,
+    what: 'the temporal dev server',
+  });
 }

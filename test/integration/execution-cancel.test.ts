@@ -19,6 +19,7 @@ import {
   submit,
 } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
+import { childEnv } from '../../config/settings';
 
 const run = promisify(execFile);
 
@@ -160,7 +161,7 @@ describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (si
         '--output',
         'json',
       ],
-      { env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' } },
+      { env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }) },
     );
     assert.match(stdout, /CANCELLED/);
     assert.equal((await getExecution(stack, wallet.id, executionId)).body.result.status, 'CANCELLED');

@@ -18,6 +18,7 @@ import {
   submit,
   type TestWallet,
 } from '../support/executions';
+import { childEnv } from '../../config/settings';
 
 describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTTP)', () => {
   let stack: Stack;
@@ -42,7 +43,7 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
     (
       await promisify(execFile)(stack.temporalBinary, [...args, '--address', stack.temporal.address], {
         encoding: 'utf8',
-        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+        env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }),
       })
     ).stdout;
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { getStack, type Stack } from '../support/stack';
 import { request } from '../support/http';
+import { childEnv } from '../../config/settings';
 
 describe('foundation: the real stack', () => {
   let stack: Stack;
@@ -30,7 +31,7 @@ describe('foundation: the real stack', () => {
       ['workflow', 'list', '--address', stack.temporal.address, '--limit', '1', '-o', 'json'],
       {
         encoding: 'utf8',
-        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+        env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }),
       },
     );
     assert.ok(out.trim().startsWith('[') || out.trim() === '', out);

@@ -7,6 +7,7 @@ import { executionWorkflowId } from '../../workflows/definitions';
 import { newWallet, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
 import { request, requestRetrying503, type HttpAnswer } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
+import { childEnv } from '../../config/settings';
 
 /** Sends `count` requests, `concurrency` at a time, and tallies the answers by status. */
 async function flood(
@@ -58,7 +59,7 @@ describe('replays of accepted requests write nothing to the workflow history', f
       ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', stack.temporal.address],
       {
         encoding: 'utf8',
-        env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+        env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }),
         maxBuffer: 64 * 1024 * 1024,
       },
     );

@@ -7,17 +7,18 @@ import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support
 import { getStack, type Stack } from '../support/stack';
 import { nodeEntries } from '../support/whitelists';
 import { figures, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
+import { envSettings } from '../../config/settings';
 
 // Issue 12 §3: under overload an answer whose outcome is unknown is 503 + Retry-After ("the same
 // request may be retried safely"), never 500, and the retried request is then safe. The mix is
 // measured closed-loop first (50 clients keep the service saturated: that throughput is the
 // machine's ceiling for this mix), then the same mix arrives open-loop at twice that rate.
 
-const SCALE = Number(process.env.LOAD_SCALE ?? 1);
+const SCALE = envSettings().LOAD_SCALE ?? 1;
 const SATURATE_EXECUTIONS = Math.round(150 * SCALE);
 const OVERLOAD_EXECUTIONS = Math.round(300 * SCALE);
 const CLIENTS = 50;
-const SEED = Number(process.env.LOAD_SEED ?? 3_000);
+const SEED = envSettings().LOAD_SEED ?? 3_000;
 
 interface Execution {
   wallet: TestWallet;

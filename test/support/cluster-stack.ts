@@ -10,6 +10,7 @@ import { WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from '../../scripts/lib/service-
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { freePort } from './ports';
 import { testCluster } from './temporal-target';
+import { childEnv } from '../../config/settings';
 
 /**
  * `npm run cluster`'s topology as processes a test can kill: on the run's test cluster (Temporal
@@ -50,8 +51,7 @@ export class ClusterStack {
   }
 
   private env(): NodeJS.ProcessEnv {
-    return {
-      ...process.env,
+    return childEnv({
       HOST: '127.0.0.1',
       TEMPORAL_ADDRESS: this.cluster.address,
       TEMPORAL_TASK_QUEUE: this.taskQueue,
@@ -64,7 +64,7 @@ export class ClusterStack {
       RATE_LIMIT_PER_TOKEN: '0',
       WORKER_METRICS_PORT: '0',
       EXECUTION_LINGER_S: '3600',
-    };
+    });
   }
 
   async startWorker(i: number): Promise<void> {

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PostgresMissingError, postgresBinDir as serverBinDir } from '../../scripts/lib/cluster/postgres';
 import { freePort } from './ports';
 
 /** A throwaway PostgreSQL server in a temporary folder, on a free loopback port. */
@@ -10,13 +11,13 @@ export interface ThrowawayPostgres {
   stop(): Promise<void>;
 }
 
-/** The folder of PostgreSQL's server binaries (`pg_config --bindir`), or undefined when they are not installed. */
+/** The folder of PostgreSQL's server binaries (as `npm run cluster` finds it), or undefined when they are not installed. */
 export function postgresBinDir(): string | undefined {
   try {
-    const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
-    return existsSync(path.join(dir, 'initdb')) && existsSync(path.join(dir, 'pg_ctl')) ? dir : undefined;
-  } catch {
-    return undefined;
+    return serverBinDir();
+  } catch (err) {
+    if (err instanceof PostgresMissingError) return undefined;
+    throw err;
   }
 }
 

@@ -11,6 +11,7 @@ import { readDevServerSettings, startDevServer, type DevServerSettings } from '.
 import type { RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-cluster';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
+import { childEnv } from '../../config/settings';
 
 /**
  * A stack of real processes for fault tests, separate from the shared test stack so that killing
@@ -69,8 +70,7 @@ export class ProcessStack {
   }
 
   private env(): NodeJS.ProcessEnv {
-    return {
-      ...process.env,
+    return childEnv({
       PORT: String(this.apiPort),
       TEMPORAL_ADDRESS: this.temporal.address,
       TEMPORAL_TASK_QUEUE: this.taskQueue,
@@ -84,7 +84,7 @@ export class ProcessStack {
       RATE_LIMIT_PER_TOKEN: '0',
       // any free port: a second worker on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
-    };
+    });
   }
 
   private async startNode(index: number, port: number): Promise<StorageNodeProcess> {

@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline';
 import { projectRoot } from '../../config/config';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import type { Stack } from './stack';
+import { childEnv } from '../../config/settings';
 
 /** A `node dist/…/main.js` child process, its parsed JSON log lines, and the URL it logged. */
 export interface ServiceProcess extends ChildService {
@@ -18,8 +19,7 @@ export interface ServiceProcess extends ChildService {
 
 /** The env that points a child API or worker at the shared stack (its Temporal, nodes, tokens). */
 export function stackEnv(stack: Stack, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
+  return childEnv({
     PORT: '0',
     HOST: '127.0.0.1',
     TEMPORAL_ADDRESS: stack.temporal.address,
@@ -29,7 +29,7 @@ export function stackEnv(stack: Stack, extra: Record<string, string> = {}): Node
     STORAGE_NODES: stack.nodes.map((n) => n.url).join(','),
     LOG_LEVEL: 'info',
     ...extra,
-  };
+  });
 }
 
 /**

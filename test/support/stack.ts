@@ -13,6 +13,7 @@ import { temporalBinary } from '../../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer } from '../../scripts/lib/temporal-dev-server';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
+import { childEnv } from '../../config/settings';
 
 /**
  * The real stack every integration test talks to, started once per mocha run: a Temporal dev
@@ -74,27 +75,28 @@ async function startStack(): Promise<Stack> {
     ),
   );
   const tokensFile = path.join(tmpDir, 'tokens.json');
-  const config = loadConfig({
-    ...process.env,
-    PORT: '0',
-    TEMPORAL_ADDRESS: temporal.address,
-    TEMPORAL_TASK_QUEUE: `test-${process.pid}`,
-    API_TOKENS_FILE: tokensFile,
-    DATABASE_FILE: path.join(tmpDir, 'read-model.sqlite'),
-    DATABASE_URL: '',
-    WEBHOOK_URLS: '',
-    CORS_ORIGINS: '',
-    SSE_POLL_MS: '200',
-    STORAGE_NODES: nodes.map((n) => n.url).join(','),
-    ALLOWED_DOMAINS: 'localhost,app.example',
-    WHITELIST_MAX_BATCH_LEN: '100',
-    WHITELIST_TIMEOUT_MS: '5000',
-    EXECUTION_LINGER_S: '3600',
-    // One client address sends everything here: the rate limits have tests of their own.
-    RATE_LIMIT_PER_IP: '0',
-    RATE_LIMIT_PER_WALLET: '0',
-    RATE_LIMIT_PER_TOKEN: '0',
-  });
+  const config = loadConfig(
+    childEnv({
+      PORT: '0',
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_TASK_QUEUE: `test-${process.pid}`,
+      API_TOKENS_FILE: tokensFile,
+      DATABASE_FILE: path.join(tmpDir, 'read-model.sqlite'),
+      DATABASE_URL: '',
+      WEBHOOK_URLS: '',
+      CORS_ORIGINS: '',
+      SSE_POLL_MS: '200',
+      STORAGE_NODES: nodes.map((n) => n.url).join(','),
+      ALLOWED_DOMAINS: 'localhost,app.example',
+      WHITELIST_MAX_BATCH_LEN: '100',
+      WHITELIST_TIMEOUT_MS: '5000',
+      EXECUTION_LINGER_S: '3600',
+      // One client address sends everything here: the rate limits have tests of their own.
+      RATE_LIMIT_PER_IP: '0',
+      RATE_LIMIT_PER_WALLET: '0',
+      RATE_LIMIT_PER_TOKEN: '0',
+    }),
+  );
   const tokens: Record<string, string> = {
     all: createToken(tokensFile, 'all', ['executions:prepare', 'executions:deposit', 'whitelist:*']),
     prepare: createToken(tokensFile, 'prepare', ['executions:prepare']),

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readClusterSettings, type ClusterSettings } from '../../scripts/lib/cluster/settings';
 import { clusterBinDir, startTemporalCluster, type RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-cluster';
 import { freePort } from './ports';
+import { envSettings } from '../../config/settings';
 
 /**
  * `TEST_TEMPORAL=cluster` (npm run test:cluster) runs the tests against the production topology's
@@ -12,11 +13,7 @@ import { freePort } from './ports';
  * on free ports and a PostgreSQL data directory of its own (or CLUSTER_POSTGRES_URL). Unset or
  * `dev`: each stack starts its own dev server (SQLite), as before.
  */
-export const TEST_TEMPORAL: 'dev' | 'cluster' = (() => {
-  const raw = process.env.TEST_TEMPORAL ?? 'dev';
-  if (raw !== 'dev' && raw !== 'cluster') throw new Error(`TEST_TEMPORAL must be dev or cluster, got ${JSON.stringify(raw)}`);
-  return raw;
-})();
+export const TEST_TEMPORAL: 'dev' | 'cluster' = envSettings().TEST_TEMPORAL ?? 'dev';
 
 /** The shape the stacks use of a dev server (scripts/lib/temporal-dev-server.ts RunningDevServer). */
 export interface TestTemporal {

@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config/config';
+import { SETTINGS, readSettings, renderSettingsTable } from '../../config/settings';
+import { docSection } from '../../scripts/lib/doc-section';
 
 describe('config: rate limits and trusted proxies', () => {
   it('when nothing is set, then the documented defaults apply and no proxy is trusted', () => {
@@ -32,6 +37,106 @@ describe('config: rate limits and trusted proxies', () => {
     assert.throws(
       () => loadConfig({ RATE_LIMIT_WINDOW_S: '0' }),
       (err: Error) => err instanceof ConfigError && /RATE_LIMIT_WINDOW_S/.test(err.message),
+    );
+  });
+});
+
+describe('config: one table of settings (config/settings.ts)', () => {
+  const root = path.resolve(__dirname, '..', '..', '..');
+
+  it('when docs/operations.md is read, then its Configuration table is the one rendered from the table (npm run docs:settings)', () => {
+    const text = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
+    assert.equal(docSection(text, 'settings-table'), renderSettingsTable().trim(), 'run `npm run docs:settings`');
+  });
+
+  it('when the source is searched, then the environment is read only in config/ (entry points get their settings from there too)', () => {
+    const needle = new RegExp(['process', 'env'].join('\\.') + '\\b'); // spelled apart so that this file does not match
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (!['node_modules', 'dist', 'data', '.git', 'config'].includes(entry.name)) walk(full);
+        } else if (entry.name.endsWith('.ts') && needle.test(readFileSync(full, 'utf8'))) {
+          offenders.push(path.relative(root, full));
+        }
+      }
+    };
+    walk(root);
+    assert.deepEqual(offenders, []);
+  });
+
+  it('when the shell scripts read a variable, then it is a row of the table (or a standard one: HOME, XDG_CACHE_HOME, GOFLAGS)', () => {
+    const standard = new Set(['HOME', 'XDG_CACHE_HOME', 'GOFLAGS', 'PATH']);
+    const dir = path.join(root, 'scripts');
+    const read = new Set<string>();
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.sh')))
+      for (const m of readFileSync(path.join(dir, file), 'utf8').matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)) read.add(m[1]);
+    assert.ok(read.size > 0, 'the scan found the scripts');
+    assert.deepEqual(
+      [...read].filter((name) => !standard.has(name) && !(name in SETTINGS)),
+      [],
+    );
+  });
+
+  it('when a variable is malformed, then readSettings fails with a ConfigError naming it and what it must be', () => {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ PORT: '70000' }, /PORT must be an integer of 0\.\.65535/],
+      [{ PORT: '1e3' }, /PORT must be an integer/],
+      [{ SHUTDOWN_GRACE_MS: '-5' }, /SHUTDOWN_GRACE_MS must be an integer/],
+      [{ WORKER_METRICS_PORT: 'none' }, /WORKER_METRICS_PORT must be an integer of 0\.\.65535 or "off"/],
+      [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of fatal, error, warn, info/],
+      [{ TEMPORAL_TLS: 'yes' }, /TEMPORAL_TLS must be 1 \(on\) or 0 \(off\)/],
+      [{ LOAD_SCALE: '0' }, /LOAD_SCALE must be a number of at least 0\.001/],
+      [{ TEST_TEMPORAL: 'prod' }, /TEST_TEMPORAL must be one of dev, cluster/],
+    ];
+    for (const [env, message] of cases) {
+      assert.throws(
+        () => readSettings(env),
+        (err: Error) => err instanceof ConfigError && message.test(err.message),
+        JSON.stringify(env),
+      );
+    }
+  });
+
+  it('when variables are set well, then they are parsed to their types; unset and empty ones are absent', () => {
+    const s = readSettings({
+      PORT: ' 8080 ',
+      WORKER_METRICS_PORT: 'off',
+      SDK_LOG_LEVEL: 'info',
+      STORAGE_NODES: 'http://a:1, ,http://b:2',
+      TEMPORAL_TLS: '1',
+      LOAD_SCALE: '0.1',
+      HOST: '',
+    });
+    assert.deepEqual(
+      { ...s },
+      {
+        PORT: 8080,
+        WORKER_METRICS_PORT: 'off',
+        SDK_LOG_LEVEL: 'INFO',
+        STORAGE_NODES: ['http://a:1', 'http://b:2'],
+        TEMPORAL_TLS: true,
+        LOAD_SCALE: 0.1,
+      },
+    );
+  });
+
+  it('when loadConfig runs, then each value is the env one, else the file one, else the default of the table', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'config-test-'));
+    const file = path.join(dir, 'service.json');
+    writeFileSync(file, JSON.stringify({ port: 4000, envelopeMaxAgeS: 60 }));
+    const config = loadConfig({ CONFIG_FILE: file, ENVELOPE_MAX_AGE_S: '30', WORKER_METRICS_PORT: 'off', SDK_LOG_LEVEL: 'debug' });
+    assert.equal(config.port, 4000, 'file');
+    assert.equal(config.envelopeMaxAgeS, 30, 'env over file');
+    assert.equal(config.bodyLimitBytes, SETTINGS.BODY_LIMIT_BYTES.default, 'table default');
+    assert.equal(config.shutdownGraceMs, SETTINGS.SHUTDOWN_GRACE_MS.default);
+    assert.equal(config.workerMetricsPort, undefined, 'off: no metrics endpoint');
+    assert.equal(config.sdkLogLevel, 'DEBUG');
+    writeFileSync(file, JSON.stringify({ port: 70000 }));
+    assert.throws(
+      () => loadConfig({ CONFIG_FILE: file }),
+      (err: Error) => err instanceof ConfigError && /port must be <= 65535/.test(err.message),
     );
   });
 });

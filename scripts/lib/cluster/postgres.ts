@@ -4,6 +4,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import path from 'node:path';
 import { startChildService, type ChildService } from '../child-service';
 import type { PostgresTarget } from './settings';
+import { envSettings } from '../../../config/settings';
 
 /** How to reach a PostgreSQL server (what the schema tool, the Temporal server and DATABASE_URL need). */
 export interface PostgresEndpoint {
@@ -39,9 +40,9 @@ export class PostgresMissingError extends Error {
  * `pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin (Debian keeps them off PATH).
  * Throws PostgresMissingError when none has both.
  */
-export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string {
+export function postgresBinDir(pgBinDir: string | undefined = envSettings().PG_BINDIR): string {
   const candidates: string[] = [];
-  if (env.PG_BINDIR) candidates.push(env.PG_BINDIR);
+  if (pgBinDir) candidates.push(pgBinDir);
   try {
     candidates.push(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
   } catch {

@@ -1,19 +1,19 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import type { PostgresEndpoint } from './postgres';
+import { childEnv } from '../../../config/settings';
 
 /** The schema directories embedded in the sql tool (v1.29.1: temporal 1.18, visibility 1.9). */
 const SCHEMAS = { temporal: 'postgresql/v12/temporal', visibility: 'postgresql/v12/visibility' } as const;
 
 function sqlTool(binDir: string, endpoint: PostgresEndpoint, args: string[]): Promise<string> {
-  const env = {
-    ...process.env,
+  const env = childEnv({
     SQL_PLUGIN: 'postgres12',
     SQL_HOST: endpoint.host,
     SQL_PORT: String(endpoint.port),
     SQL_USER: endpoint.user,
     SQL_PASSWORD: endpoint.password,
-  };
+  });
   return new Promise((resolve, reject) =>
     execFile(path.join(binDir, 'temporal-sql-tool'), args, { env, encoding: 'utf8', maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       const out = `${stdout}\n${stderr}`;

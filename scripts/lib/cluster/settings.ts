@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { projectRoot } from '../../../config/config';
+import { envSettings } from '../../../config/settings';
 
 /** Where PostgreSQL is: a server this launcher runs (initdb on first use), or an existing one. */
 export type PostgresTarget =
@@ -61,16 +62,16 @@ export function parsePostgresUrl(raw: string): PostgresTarget {
   };
 }
 
-/** Reads temporal-cluster/cluster.yaml; `CLUSTER_POSTGRES_URL` in `env` replaces the local server. */
+/** Reads temporal-cluster/cluster.yaml; `postgresUrl` (CLUSTER_POSTGRES_URL) replaces the local server. */
 export function readClusterSettings(
-  env: NodeJS.ProcessEnv = process.env,
+  postgresUrl: string | undefined = envSettings().CLUSTER_POSTGRES_URL,
   file = path.join(projectRoot, 'temporal-cluster', 'cluster.yaml'),
 ): ClusterSettings {
   const raw = parse(readFileSync(file, 'utf8')) ?? {};
   const dataDir = path.resolve(projectRoot, path.dirname(raw.postgres?.dataDir ?? 'data/cluster/pg'));
   const bindIp: string = raw.bindIp ?? '127.0.0.1';
-  const postgres: PostgresTarget = env.CLUSTER_POSTGRES_URL
-    ? parsePostgresUrl(env.CLUSTER_POSTGRES_URL)
+  const postgres: PostgresTarget = postgresUrl
+    ? parsePostgresUrl(postgresUrl)
     : {
         kind: 'local',
         dataDir: path.resolve(projectRoot, raw.postgres?.dataDir ?? 'data/cluster/pg'),

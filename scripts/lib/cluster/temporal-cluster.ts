@@ -8,6 +8,7 @@ import { databaseUrl, startPostgres, type PostgresEndpoint, type RunningPostgres
 import { createDatabase, setupTemporalSchemas } from './schema';
 import { clusterTemplateEnv, startTemporalServer } from './temporal-server';
 import type { ClusterSettings } from './settings';
+import { childEnv } from '../../../config/settings';
 
 /** The Temporal half of the cluster: PostgreSQL, the server, its namespace, and the Web UI. */
 export interface RunningTemporalCluster {
@@ -119,7 +120,7 @@ function startUi(binDir: string, settings: ClusterSettings, pg: PostgresEndpoint
     {
       // ui-server v2.42.1 prints Echo's banner with the address once it listens.
       readyPattern: /http server started on/,
-      env: { ...process.env, ...clusterTemplateEnv(settings, pg) },
+      env: childEnv(clusterTemplateEnv(settings, pg)),
       echo,
       readyTimeoutMs: 30_000,
     },

@@ -1,9 +1,10 @@
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { waitForTemporal } from '../temporal-ready';
 import { projectRoot } from '../../../config/config';
 import { startChildService, type ChildService } from '../child-service';
 import type { PostgresEndpoint } from './postgres';
 import type { ClusterSettings } from './settings';
+import { childEnv } from '../../../config/settings';
 
 /** The environment temporal-cluster/server/production.yaml and ui/production.yaml are rendered with. */
 export function clusterTemplateEnv(s: ClusterSettings, pg: PostgresEndpoint): Record<string, string> {
@@ -58,7 +59,7 @@ export async function startTemporalServer(
     // No line the server prints means "ready" (it logs at warn): readiness is polled below.
     // `ready` never resolves; it rejects with the output's last lines if the server exits first.
     readyPattern: /(?!)/,
-    env: { ...process.env, ...clusterTemplateEnv(s, pg) },
+    env: childEnv(clusterTemplateEnv(s, pg)),
     echo: options.echo ?? false,
     readyTimeoutMs: options.readyTimeoutMs ?? 90_000,
   });
@@ -81,22 +82,11 @@ export async function startTemporalServer(
 }
 
 /** Polls GetSystemInfo until the frontend at `address` answers. */
-export async function waitForFrontend(address: string, timeoutMs: number, gaveUp: () => boolean = () => false): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    if (gaveUp()) throw new Error('the Temporal server exited before its frontend answered');
-    let connection: Connection | undefined;
-    try {
-      connection = await Connection.connect({ address, connectTimeout: 1000 });
-      await connection.withDeadline(Date.now() + 2000, () => connection!.workflowService.getSystemInfo({}));
-      return;
-    } catch (err) {
-      lastError = err;
-    } finally {
-      await connection?.close().catch(() => undefined);
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`Temporal frontend at ${address} not ready after ${timeoutMs} ms: ${(lastError as Error)?.message}`);
+export function waitForFrontend(address: string, timeoutMs: number, gaveUp: () => boolean = () => false): Promise<void> {
+  return waitForTemporal(address, (c) => c.workflowService.getSystemInfo({}), {
+    timeoutMs,
+    intervalMs: 500,
+    gaveUp,
+    what: 'the Temporal server',
+  });
 }

@@ -24,11 +24,12 @@ export function fsyncDirectory(dir: string): void {
 
 /**
  * Replaces `path` with `data` atomically and durably: temp file, fsync, rename over, fsync the
- * directory. A crash leaves either the old file or the new one, never a mix.
+ * directory. A crash leaves either the old file or the new one, never a mix. `tmp` names the temp
+ * file (one per writer when several processes may write the same file); `mode` its permissions.
  */
-export function replaceFileSync(dir: string, path: string, data: Buffer): void {
-  const tmp = `${path}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
+export function replaceFileSync(dir: string, path: string, data: Buffer, options: { tmp?: string; mode?: number } = {}): void {
+  const tmp = options.tmp ?? `${path}.tmp`;
+  const fd = fs.openSync(tmp, 'w', options.mode ?? 0o666);
   try {
     writeAllSync(fd, data);
     fs.fsyncSync(fd);

@@ -1,0 +1,494 @@
+import { parseDecimalInteger } from '../domain/decimal';
+
+/**
+ * Every environment variable a program of this project reads: one row each, with its type, default
+ * and meaning. `readSettings` parses them all once and fails with a ConfigError naming the variable;
+ * entry points pass what they read down, so no other module reads the environment. The table in
+ * docs/operations.md "Configuration" is rendered from this one (`npm run docs:settings`) and a unit
+ * test fails when they differ.
+ */
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Spec =
+  | { kind: 'integer'; min: number; max?: number; default?: number }
+  /** An integer, or the word `off` for none (parsed as `'off'`). */
+  | { kind: 'integer-or-off'; min: number; max: number; default?: number }
+  | { kind: 'number'; min: number; default?: number }
+  | { kind: 'string'; default?: string }
+  /** Comma-separated; blanks dropped. */
+  | { kind: 'list'; default?: readonly string[] }
+  /** `1` for on; unset or empty for off. */
+  | { kind: 'flag' }
+  | { kind: 'enum'; values: readonly string[]; caseInsensitive?: boolean; default?: string };
+
+type Row = Spec & {
+  /** The key in config/service.json that the variable overrides, if any. */
+  file?: string;
+  /** The default as the docs say it, where it is not a plain value. */
+  defaultText?: string;
+  readBy: 'api' | 'worker' | 'api, worker' | 'api, worker, scripts' | 'npm run cluster' | 'tests' | 'scripts' | 'bench';
+  description: string;
+};
+
+export const SETTINGS = {
+  CONFIG_FILE: {
+    kind: 'string',
+    defaultText: '`config/service.json`',
+    readBy: 'api, worker, scripts',
+    description: 'the JSON config file; the variables below override its keys',
+  },
+  PORT: { kind: 'integer', min: 0, max: 65535, default: 3000, file: 'port', readBy: 'api', description: 'HTTP port (0: any free one)' },
+  HOST: {
+    kind: 'string',
+    default: '127.0.0.1',
+    file: 'host',
+    readBy: 'api, worker',
+    description: 'address the API (and the worker metrics) bind',
+  },
+  TEMPORAL_ADDRESS: {
+    kind: 'string',
+    file: 'temporal.address',
+    defaultText: 'unset: `npm start` runs the embedded dev server; a lone worker uses 127.0.0.1:7233',
+    readBy: 'api, worker',
+    description: 'Temporal frontend `host:port`',
+  },
+  TEMPORAL_NAMESPACE: {
+    kind: 'string',
+    default: 'default',
+    file: 'temporal.namespace',
+    readBy: 'api, worker',
+    description: 'Temporal namespace',
+  },
+  TEMPORAL_TASK_QUEUE: {
+    kind: 'string',
+    default: 'intent-service',
+    file: 'temporal.taskQueue',
+    readBy: 'api, worker',
+    description: 'task queue of both workflows',
+  },
+  TEMPORAL_API_KEY: { kind: 'string', readBy: 'api, worker', description: 'Temporal Cloud API key (turns TLS on)' },
+  TEMPORAL_TLS: { kind: 'flag', readBy: 'api, worker', description: '`1`: TLS with the system roots' },
+  TEMPORAL_TLS_CERT: { kind: 'string', readBy: 'api, worker', description: 'client certificate file (mTLS; with TEMPORAL_TLS_KEY)' },
+  TEMPORAL_TLS_KEY: { kind: 'string', readBy: 'api, worker', description: 'client key file (mTLS; with TEMPORAL_TLS_CERT)' },
+  TEMPORAL_TLS_CA: { kind: 'string', readBy: 'api, worker', description: 'CA bundle for the server certificate' },
+  TEMPORAL_TLS_SERVER_NAME: {
+    kind: 'string',
+    readBy: 'api, worker',
+    description: 'server name to verify, when it differs from the address',
+  },
+  STORAGE_NODES: {
+    kind: 'list',
+    file: 'storageNodes',
+    defaultText: 'unset: `npm start` runs three local nodes',
+    readBy: 'api, worker',
+    description: 'storage node base URLs, comma-separated; every API and worker must list the same set',
+  },
+  WHITELIST_MAX_BATCH_LEN: {
+    kind: 'integer',
+    min: 1,
+    max: 10000,
+    default: 100,
+    file: 'RequestConfig.MaxBatchLen',
+    readBy: 'api',
+    description: 'most changes in one whitelist batch (more: 400)',
+  },
+  WHITELIST_TIMEOUT_MS: {
+    kind: 'integer',
+    min: 1,
+    default: 5000,
+    file: 'RequestConfig.TimeoutMs',
+    readBy: 'api',
+    description: "a batch's deadline when the request has no `timeout` header",
+  },
+  WHITELIST_MAX_TIMEOUT_MS: {
+    kind: 'integer',
+    min: 1,
+    default: 60000,
+    file: 'RequestConfig.MaxTimeoutMs',
+    readBy: 'api',
+    description: 'the largest `timeout` header honoured',
+  },
+  ALLOWED_DOMAINS: {
+    kind: 'list',
+    default: ['localhost'],
+    file: 'allowedDomains',
+    readBy: 'api',
+    description: '`connectEnvelope.domain` values accepted on submit and cancel',
+  },
+  ENVELOPE_MAX_AGE_S: {
+    kind: 'integer',
+    min: 1,
+    default: 300,
+    file: 'envelopeMaxAgeS',
+    readBy: 'api',
+    description: 'how far `connectEnvelope.timestamp` may be from now',
+  },
+  API_TOKENS_FILE: {
+    kind: 'string',
+    default: 'data/tokens.json',
+    file: 'apiTokensFile',
+    readBy: 'api, worker, scripts',
+    description: 'bearer tokens (hashes and scopes); `npm run token` edits it',
+  },
+  BODY_LIMIT_BYTES: {
+    kind: 'integer',
+    min: 1024,
+    default: 65536,
+    file: 'bodyLimitBytes',
+    readBy: 'api',
+    description: 'largest request body (more: 413)',
+  },
+  EXECUTION_TTL_S: {
+    kind: 'integer',
+    min: 1,
+    default: 86400,
+    file: 'executionTtlSeconds',
+    readBy: 'api',
+    description: "prepare's default `ttlSeconds`: a deposit must come within it",
+  },
+  EXECUTION_LINGER_S: {
+    kind: 'integer',
+    min: 0,
+    default: 604800,
+    file: 'executionLingerSeconds',
+    readBy: 'api',
+    description: 'how long a finished execution workflow stays open to answer retries',
+  },
+  RATE_LIMIT_WINDOW_S: {
+    kind: 'integer',
+    min: 1,
+    default: 10,
+    file: 'rateLimits.windowS',
+    readBy: 'api',
+    description: 'the rate-limit window',
+  },
+  RATE_LIMIT_PER_IP: {
+    kind: 'integer',
+    min: 0,
+    default: 200,
+    file: 'rateLimits.perIp',
+    readBy: 'api',
+    description: 'requests per window per client address on the routes without a token (0: off)',
+  },
+  RATE_LIMIT_PER_WALLET: {
+    kind: 'integer',
+    min: 0,
+    default: 100,
+    file: 'rateLimits.perWallet',
+    readBy: 'api',
+    description: 'requests per window per `{wallet}` on the same routes (0: off)',
+  },
+  RATE_LIMIT_PER_TOKEN: {
+    kind: 'integer',
+    min: 0,
+    default: 2000,
+    file: 'rateLimits.perToken',
+    readBy: 'api',
+    description: 'requests per window per token id on the routes with a token (0: off)',
+  },
+  TRUST_PROXY: {
+    kind: 'list',
+    default: [],
+    file: 'trustProxy',
+    readBy: 'api',
+    description: 'proxies whose `X-Forwarded-For` is believed (IPs, CIDRs, `loopback`, `uniquelocal`); none: the socket peer is the client',
+  },
+  DATABASE_URL: {
+    kind: 'string',
+    file: 'database.url',
+    defaultText: 'unset: SQLite',
+    readBy: 'api, worker, scripts',
+    description: 'PostgreSQL of the read model, `postgres://user:pass@host:5432/db`',
+  },
+  DATABASE_FILE: {
+    kind: 'string',
+    default: 'data/read-model.sqlite',
+    file: 'database.sqliteFile',
+    readBy: 'api, worker, scripts',
+    description: 'the SQLite read model (WAL; the API and worker of one machine share it)',
+  },
+  WEBHOOK_URLS: {
+    kind: 'list',
+    default: [],
+    file: 'webhooks[].url',
+    readBy: 'worker',
+    description: 'endpoints that receive every execution status change',
+  },
+  WEBHOOK_SECRETS: {
+    kind: 'list',
+    default: [],
+    file: 'webhooks[].secret',
+    readBy: 'worker',
+    description: '`whsec_…` secrets, one per WEBHOOK_URLS entry, same order',
+  },
+  CORS_ORIGINS: {
+    kind: 'list',
+    default: [],
+    file: 'corsOrigins',
+    readBy: 'api',
+    description: 'exact browser origins allowed on the public routes; none: CORS off',
+  },
+  SSE_POLL_MS: {
+    kind: 'integer',
+    min: 50,
+    default: 1000,
+    file: 'ssePollMs',
+    readBy: 'api',
+    description: 'how often one API process reads an execution that has SSE subscribers',
+  },
+  SHUTDOWN_GRACE_MS: {
+    kind: 'integer',
+    min: 0,
+    default: 10000,
+    readBy: 'api',
+    description: 'on SIGTERM, how long requests in flight may take before the API exits',
+  },
+  WORKER_METRICS_PORT: {
+    kind: 'integer-or-off',
+    min: 0,
+    max: 65535,
+    default: 9464,
+    readBy: 'worker',
+    description: 'port of the worker `/metrics` (0: any free one; `off`: none)',
+  },
+  LOG_LEVEL: {
+    kind: 'enum',
+    values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    readBy: 'api, worker',
+    description: 'level of the JSON log lines (start and stop lines are always written)',
+  },
+  SDK_LOG_LEVEL: {
+    kind: 'enum',
+    values: ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'],
+    caseInsensitive: true,
+    default: 'WARN',
+    readBy: 'worker',
+    description: "level of the Temporal SDK's own log lines",
+  },
+  CLUSTER_POSTGRES_URL: {
+    kind: 'string',
+    defaultText: 'unset: the launcher runs its own PostgreSQL',
+    readBy: 'npm run cluster',
+    description: 'an existing PostgreSQL server, `postgres://USER:PASSWORD@HOST:PORT`, for the cluster and the read model',
+  },
+  PG_BINDIR: {
+    kind: 'string',
+    defaultText: '`pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin',
+    readBy: 'npm run cluster',
+    description: 'folder of `initdb` and `postgres`',
+  },
+  TEMPORAL_CLI: {
+    kind: 'string',
+    defaultText: 'built once into ~/.cache/intent-service',
+    readBy: 'scripts',
+    description: 'a `temporal` CLI binary to use instead of building v1.5.1 (scripts/temporal-cli.sh)',
+  },
+  TEMPORAL_TEST_SERVER: {
+    kind: 'string',
+    defaultText: 'fetched once from Maven Central into ~/.cache/intent-service',
+    readBy: 'scripts',
+    description: "Temporal's time-skipping test server to use for test/workflows (scripts/test-server.sh)",
+  },
+  TEMPORAL_CLI_VERSION: {
+    kind: 'string',
+    default: 'v1.5.1',
+    readBy: 'scripts',
+    description: 'the `temporal` CLI version scripts/temporal-cli.sh builds (the tests pin v1.5.1)',
+  },
+  TEMPORAL_TEST_SERVER_VERSION: {
+    kind: 'string',
+    default: '1.31.0',
+    readBy: 'scripts',
+    description: 'the test server version scripts/test-server.sh fetches',
+  },
+  TEMPORAL_SERVER_VERSION: {
+    kind: 'string',
+    default: 'v1.29.1',
+    readBy: 'scripts',
+    description: 'the Temporal server version scripts/temporal-cluster-bin.sh builds for `npm run cluster`',
+  },
+  TEMPORAL_UI_VERSION: {
+    kind: 'string',
+    default: 'v2.42.1',
+    readBy: 'scripts',
+    description: 'the Web UI server version scripts/temporal-cluster-bin.sh builds',
+  },
+  SCREENSHOT_API: {
+    kind: 'string',
+    default: 'http://127.0.0.1:3000',
+    readBy: 'scripts',
+    description: 'the API scripts/screenshot-ui.sh uses',
+  },
+  SCREENSHOT_UI: {
+    kind: 'string',
+    default: 'http://127.0.0.1:8233',
+    readBy: 'scripts',
+    description: 'the Temporal UI scripts/screenshot-ui.sh shoots',
+  },
+  SCREENSHOT_WAIT_MS: {
+    kind: 'integer',
+    min: 1,
+    default: 30000,
+    readBy: 'scripts',
+    description: 'how long scripts/screenshot-ui.sh waits for the UI page',
+  },
+  TEST_TEMPORAL: {
+    kind: 'enum',
+    values: ['dev', 'cluster'],
+    default: 'dev',
+    readBy: 'tests',
+    description: '`cluster`: run the stacks on the production topology (`npm run test:cluster`)',
+  },
+  LOAD_SCALE: { kind: 'number', min: 0.001, default: 1, readBy: 'tests', description: 'scales the load and overload tests (0.1: a tenth)' },
+  LOAD_SEED: { kind: 'integer', min: 0, readBy: 'tests', description: 'seed of the load tests (default: fixed per test)' },
+  CONTRACT_SEED: { kind: 'integer', min: 0, default: 12004, readBy: 'tests', description: 'seed of the OpenAPI contract test' },
+  HOSTILE_SEED: { kind: 'integer', min: 0, default: 20260806, readBy: 'tests', description: 'seed of the hostile-input test' },
+  CLUSTER_FAULT_CLIENTS: { kind: 'integer', min: 1, default: 6, readBy: 'tests', description: 'clients of the cluster fault test' },
+  RECORD_HISTORIES: {
+    kind: 'string',
+    readBy: 'tests',
+    description: 'a tag: the replay test records fresh fixture histories under it (test/fixtures/histories)',
+  },
+  FLOOR_TASK_QUEUE: {
+    kind: 'string',
+    readBy: 'bench',
+    description: "set by bench/stack.ts for its floor worker: the empty workflow's task queue",
+  },
+} as const satisfies Record<string, Row>;
+
+export type SettingName = keyof typeof SETTINGS;
+
+type ValueOf<S> = S extends { kind: 'integer' | 'number' }
+  ? number
+  : S extends { kind: 'integer-or-off' }
+    ? number | 'off'
+    : S extends { kind: 'list' }
+      ? string[]
+      : S extends { kind: 'flag' }
+        ? boolean
+        : S extends { kind: 'enum'; values: readonly (infer V)[] }
+          ? V
+          : string;
+
+/** What the environment sets, parsed; a variable that is unset (or empty) is absent. */
+export type Settings = { readonly [K in SettingName]?: ValueOf<(typeof SETTINGS)[K]> };
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function parseOne(name: string, spec: Spec, raw: string): unknown {
+  const bad = (expected: string) => new ConfigError(`${name} must be ${expected}, got ${JSON.stringify(raw)}`);
+  const value = raw.trim();
+  switch (spec.kind) {
+    case 'integer':
+    case 'integer-or-off': {
+      if (spec.kind === 'integer-or-off' && value === 'off') return 'off';
+      const n = parseDecimalInteger(value);
+      const max = spec.max ?? Number.MAX_SAFE_INTEGER;
+      const range = `an integer of ${spec.min}..${max}${spec.kind === 'integer-or-off' ? ' or "off"' : ''}`;
+      if (n === undefined || n < spec.min || n > max) throw bad(range);
+      return n;
+    }
+    case 'number': {
+      const n = Number(value);
+      if (!/^\d+(\.\d+)?$/.test(value) || n < spec.min) throw bad(`a number of at least ${spec.min}`);
+      return n;
+    }
+    case 'string':
+      return value;
+    case 'list':
+      return value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
+    case 'flag':
+      if (value !== '1' && value !== '0') throw bad('1 (on) or 0 (off)');
+      return value === '1';
+    case 'enum': {
+      const found = spec.values.find((v) => (spec.caseInsensitive ? v.toLowerCase() === value.toLowerCase() : v === value));
+      if (found === undefined) throw bad(`one of ${spec.values.join(', ')}`);
+      return found;
+    }
+  }
+}
+
+/** Parses every variable of the table that `env` sets; a ConfigError names the first bad one. */
+export function readSettings(env: Env): Settings {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(SETTINGS) as [string, Spec][]) {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') continue;
+    out[name] = parseOne(name, spec, raw);
+  }
+  return Object.freeze(out) as Settings;
+}
+
+let processSettings: Settings | undefined;
+
+/**
+ * This process's environment, parsed once (on first use). Entry points and the launchers' and
+ * tests' own settings start here; the service's settings come from loadConfig, which uses the same table.
+ */
+export function envSettings(): Settings {
+  processSettings ??= readSettings(process.env);
+  return processSettings;
+}
+
+/** The variable's value as `env` sets it, else the table's default (undefined when it has none). */
+export function settingOf<K extends SettingName>(env: Env, name: K): ValueOf<(typeof SETTINGS)[K]> | undefined {
+  const spec = SETTINGS[name] as Spec;
+  const raw = env[name];
+  if (raw !== undefined && raw.trim() !== '') return parseOne(name, spec, raw) as ValueOf<(typeof SETTINGS)[K]>;
+  return ('default' in spec ? spec.default : undefined) as ValueOf<(typeof SETTINGS)[K]> | undefined;
+}
+
+function typeText(spec: Spec): string {
+  switch (spec.kind) {
+    case 'integer':
+      return spec.max === undefined ? `integer ≥ ${spec.min}` : `integer ${spec.min}–${spec.max}`;
+    case 'integer-or-off':
+      return `integer ${spec.min}–${spec.max} or \`off\``;
+    case 'number':
+      return `number ≥ ${spec.min}`;
+    case 'string':
+      return 'string';
+    case 'list':
+      return 'comma-separated list';
+    case 'flag':
+      return '`1` / `0`';
+    case 'enum':
+      return spec.values.map((v) => `\`${v}\``).join(', ');
+  }
+}
+
+function defaultText(row: Row): string {
+  if (row.defaultText) return row.defaultText;
+  if (!('default' in row) || row.default === undefined) return 'unset';
+  if (Array.isArray(row.default)) return row.default.length === 0 ? 'none' : row.default.map((v) => `\`${v}\``).join(', ');
+  return `\`${String(row.default)}\``;
+}
+
+/** The Markdown table of docs/operations.md "Configuration". */
+export function renderSettingsTable(): string {
+  const lines = ['| variable | `config/service.json` key | type | default | read by | what |', '|---|---|---|---|---|---|'];
+  for (const [name, row] of Object.entries(SETTINGS) as [string, Row][]) {
+    const cell = (s: string) => s.replace(/\|/g, '\\|');
+    lines.push(
+      `| \`${name}\` | ${row.file ? `\`${row.file}\`` : ''} | ${cell(typeText(row))} | ${cell(defaultText(row))} | ${row.readBy} | ${cell(row.description)} |`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The environment of a child process this one starts: `defaults`, then what this process inherited,
+ * then `overrides` (an undefined override removes the variable). Children read their settings as above.
+ */
+export function childEnv(overrides: Record<string, string | undefined> = {}, defaults: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...defaults, ...process.env, ...overrides };
+  for (const [k, v] of Object.entries(overrides)) if (v === undefined) delete env[k];
+  return env;
+}
