@@ -15,6 +15,8 @@ export interface BenchResults {
     loadAverage: { start: number; end: number };
   };
   settings: {
+    /** The Temporal the stack ran on: the dev server (SQLite) or the production topology's server (PostgreSQL); absent in older files: dev. */
+    temporal?: 'dev' | 'cluster';
     submitsPerSide: number;
     batchesPerSide: number;
     concurrencies: number[];

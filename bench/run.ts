@@ -13,15 +13,17 @@ import { round } from './stats';
 import { writeDocSection } from '../scripts/lib/doc-section';
 import { renderTables } from './table';
 
-const USAGE = `npm run bench [-- --submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--docs]
+const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--docs]
+  --temporal dev (default): a Temporal dev server on SQLite; cluster: the production topology's
+             server v1.29.1 on PostgreSQL (as npm run cluster; builds it once, needs PostgreSQL)
   --submits  submits per side per concurrency level (default 120)
   --batches  whitelist batches per side per size (default 30)
   --workers  worker process counts to run the cases with (default 1,2)
   --profile  run the API and workers with --cpu-prof into bench/profiles/
   --server-config  a dev server dynamic config value on top of temporal-dev.yaml's, to try one
              (e.g. system.enableActivityEagerExecution=true)
-  --out      results file (default bench/results.json)
-  --docs     also put the tables into docs/performance.md (between its bench-table markers)`;
+  --out      results file (default bench/results.json; bench/results-cluster.json with --temporal cluster)
+  --docs     also put the tables into docs/performance.md (between its bench-table or bench-table-cluster markers)`;
 
 const t0 = Date.now();
 const say = (line: string) => process.stderr.write(`[bench ${String(Math.round((Date.now() - t0) / 1000)).padStart(3)} s] ${line}\n`);
@@ -29,18 +31,23 @@ const say = (line: string) => process.stderr.write(`[bench ${String(Math.round((
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
+      temporal: { type: 'string', default: 'dev' },
       submits: { type: 'string', default: '120' },
       batches: { type: 'string', default: '30' },
       workers: { type: 'string', default: '1,2' },
       profile: { type: 'boolean', default: false },
       'server-config': { type: 'string', multiple: true, default: [] },
-      out: { type: 'string', default: path.join(projectRoot, 'bench', 'results.json') },
+      out: { type: 'string' },
       docs: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return void console.log(USAGE);
   const opts = { submits: Number(values.submits), batches: Number(values.batches) };
+  const temporal = values.temporal;
+  if (temporal !== 'dev' && temporal !== 'cluster') throw new Error(`--temporal must be dev or cluster\n${USAGE}`);
+  const out = values.out ?? path.join(projectRoot, 'bench', temporal === 'cluster' ? 'results-cluster.json' : 'results.json');
+  const docsSection = temporal === 'cluster' ? 'bench-table-cluster' : 'bench-table';
   const workerCounts = values.workers.split(',').map(Number);
   if (
     ![opts.submits, opts.batches, ...workerCounts].every((n) => Number.isInteger(n) && n > 0) ||
@@ -76,6 +83,7 @@ async function main(): Promise<void> {
     });
   }
   const starting = startBenchStack({
+    temporal,
     log: say,
     dynamicConfig,
     nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
@@ -103,6 +111,7 @@ async function main(): Promise<void> {
         loadAverage: { start: round(loadAtStart, 1), end: round(os.loadavg()[0], 1) },
       },
       settings: {
+        temporal,
         submitsPerSide: opts.submits,
         batchesPerSide: opts.batches,
         concurrencies: CONCURRENCIES,
@@ -114,16 +123,16 @@ async function main(): Promise<void> {
       phases,
       durationS: Math.round((Date.now() - started) / 1000),
     };
-    writeFileSync(values.out, JSON.stringify(results, null, 2) + '\n');
+    writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
     const tables = renderTables(results);
     console.log(tables);
-    say(`results written to ${path.relative(process.cwd(), values.out)}`);
+    say(`results written to ${path.relative(process.cwd(), out)}`);
     if (values.docs) {
       const page = path.join(projectRoot, 'docs', 'performance.md');
       say(
-        writeDocSection(page, 'bench-table', tables)
+        writeDocSection(page, docsSection, tables)
           ? 'tables written to docs/performance.md'
-          : 'docs/performance.md has no bench-table markers; left as it was',
+          : `docs/performance.md has no ${docsSection} markers; left as it was`,
       );
     }
   } catch (err) {

@@ -7,6 +7,7 @@ import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from '../sc
 import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storage-nodes';
 import { temporalBinary } from '../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
+import { startThrowawayCluster } from '../scripts/lib/cluster/throwaway-cluster';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
 import { childEnv } from '../config/settings';
@@ -36,6 +37,8 @@ export interface BenchStack {
 }
 
 export interface StackOptions {
+  /** `dev` (default): a dev server on SQLite; `cluster`: the production topology's server on PostgreSQL. */
+  temporal?: 'dev' | 'cluster';
   /** Extra node flags for the API and worker processes (e.g. --cpu-prof). */
   nodeArgs?: string[];
   /** Dev server dynamic config on top of temporal-dev.yaml's (to try a server setting). */
@@ -58,18 +61,39 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     rmSync(tmpDir, { recursive: true, force: true });
   };
   try {
-    const shipped = readDevServerSettings();
-    const settings = readDevServerSettings({
-      port: await freePort(),
-      headless: true,
-      dbFilename: path.join(tmpDir, 'temporal.sqlite'),
-      logLevel: 'error',
-      dynamicConfig: { ...shipped.dynamicConfig, ...options.dynamicConfig },
-    });
-    const temporal: RunningDevServer = await startDevServer(temporalBinary(), settings);
-    track(temporal.child);
-    stoppers.push(() => temporal.stop(5000));
-    log(`temporal dev server ${temporal.address} (pid ${temporal.child.pid})`);
+    // The service's read model: its own SQLite file beside the dev server, the cluster's database on PostgreSQL.
+    let temporal: { address: string; namespace: string; database: Record<string, string> };
+    if (options.temporal === 'cluster') {
+      const throwaway = await startThrowawayCluster('bench cluster');
+      stoppers.push(() => throwaway.stop());
+      const { cluster } = throwaway;
+      temporal = {
+        address: cluster.address,
+        namespace: cluster.settings.temporal.namespace,
+        database: { DATABASE_URL: cluster.databaseUrl },
+      };
+      log(
+        `temporal cluster ${cluster.address} (server pid ${cluster.server.child.pid}, PostgreSQL, ${cluster.settings.temporal.historyShards} shards)`,
+      );
+    } else {
+      const shipped = readDevServerSettings();
+      const settings = readDevServerSettings({
+        port: await freePort(),
+        headless: true,
+        dbFilename: path.join(tmpDir, 'temporal.sqlite'),
+        logLevel: 'error',
+        dynamicConfig: { ...shipped.dynamicConfig, ...options.dynamicConfig },
+      });
+      const dev: RunningDevServer = await startDevServer(temporalBinary(), settings);
+      track(dev.child);
+      stoppers.push(() => dev.stop(5000));
+      temporal = {
+        address: dev.address,
+        namespace: settings.namespace,
+        database: { DATABASE_FILE: path.join(tmpDir, 'read-model.sqlite') },
+      };
+      log(`temporal dev server ${dev.address} (pid ${dev.child.pid})`);
+    }
 
     const nodeProcs: StorageNodeProcess[] = await Promise.all(
       [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false })),
@@ -88,7 +112,8 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     const env = childEnv(
       {
         TEMPORAL_ADDRESS: temporal.address,
-        TEMPORAL_NAMESPACE: settings.namespace,
+        TEMPORAL_NAMESPACE: temporal.namespace,
+        ...temporal.database,
         TEMPORAL_TASK_QUEUE: taskQueue,
         STORAGE_NODES: nodes.join(','),
         API_TOKENS_FILE: tokensFile,

@@ -117,7 +117,7 @@ function scaleRows(phases: PhaseResult[]) {
 export function renderTables(r: BenchResults): string {
   const v = r.verify;
   return [
-    `intent-service bench, ${r.date}: ${r.machine.cpus} vCPU (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}; ${r.durationS} s; ` +
+    `intent-service bench on ${r.settings.temporal === 'cluster' ? 'the Temporal server v1.29.1 on PostgreSQL (npm run cluster topology)' : 'the Temporal dev server (SQLite)'}, ${r.date}: ${r.machine.cpus} vCPU (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}; ${r.durationS} s; ` +
       `load average ${r.machine.loadAverage.start} → ${r.machine.loadAverage.end}` +
       (Object.keys(r.settings.serverConfig).length > 0 ? `; dev server config ${JSON.stringify(r.settings.serverConfig)}` : ''),
     '',
