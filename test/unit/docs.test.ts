@@ -52,6 +52,28 @@ describe('docs: the pages match what exists', () => {
     assert.deepEqual(broken, []);
   });
 
+  it('when a page points at a section of another (docs/x.md "Heading"), then that page has a heading that starts so', () => {
+    const missing: string[] = [];
+    let seen = 0;
+    for (const page of pages()) {
+      for (const m of read(page).matchAll(/(docs\/[a-z0-9/-]+\.md) "([^"]+)"/g)) {
+        seen++;
+        const [, target, heading] = m;
+        if (!existsSync(path.join(projectRoot, target))) {
+          missing.push(`${page}: ${target} (no such page)`);
+          continue;
+        }
+        const headings = read(target)
+          .split('\n')
+          .filter((l) => /^#+ /.test(l))
+          .map((l) => l.replace(/^#+ /, ''));
+        if (!headings.some((h) => h.startsWith(heading))) missing.push(`${page}: ${target} "${heading}"`);
+      }
+    }
+    assert.ok(seen > 5, `the scan found the section references (${seen})`);
+    assert.deepEqual(missing, []);
+  });
+
   it('when the README is read, then it is the front page: at most 150 lines', () => {
     assert.ok(read('README.md').split('\n').length <= 150);
   });
