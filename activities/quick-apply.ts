@@ -1,11 +1,14 @@
-import { ApplicationFailure } from '@temporalio/activity';
 import { isRetryableNodeFailure, mayHaveApplied, NodeFailure, type QuickApplyInput, type QuickApplyResult } from '../workflows/definitions';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import type { ApplyRequest } from './storage-node-client';
+import { failureFacts } from '../domain/failure-facts';
 
+const notWrapped = (_: unknown): _ is Error => false;
+
+/** What a failed request says; without a type (a timeout, a broken connection) it may have been applied. */
 function failureOf(err: unknown): { type: string; message: string } {
-  if (err instanceof ApplicationFailure && err.type) return { type: err.type, message: err.message };
-  return { type: NodeFailure.timeout, message: err instanceof Error ? err.message : String(err) };
+  const { type, message } = failureFacts(err, notWrapped);
+  return { type: type ?? NodeFailure.timeout, message };
 }
 
 /**
