@@ -33,12 +33,21 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
 
   it('when 100 clients subscribe to one execution across two API processes, then each gets the current record first, then every change once, and the stream closes after CANCELLED; each process reads the execution once per round', async () => {
     const { wallet, executionId, path } = await prepared();
+    // Per stream: resolved when it has received its first event, and when it has received OPERATION_PENDING.
     const firstSeen: Promise<void>[] = [];
+    const pendingSeen: Promise<void>[] = [];
     const streams = Array.from({ length: 100 }, (_, i) => {
       let resolveFirst!: () => void;
+      let resolvePending!: () => void;
       firstSeen.push(new Promise((r) => (resolveFirst = r)));
+      pendingSeen.push(new Promise((r) => (resolvePending = r)));
       const base = i % 2 === 0 ? stack.api.url : secondApi.url;
-      return readEventStream(base + path, { onEvent: () => resolveFirst() });
+      return readEventStream(base + path, {
+        onEvent: (e) => {
+          resolveFirst();
+          if (JSON.parse(e.data).status === 'OPERATION_PENDING') resolvePending();
+        },
+      });
     });
     await Promise.all(firstSeen);
     // Every subscriber of one process shares one poll of the execution.
@@ -46,8 +55,10 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
     assert.deepEqual(secondApi.app.events.stats(), { executions: 1, subscribers: 50 });
 
     assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0xsse' })).status, 200);
-    // Let the OPERATION_PENDING round reach the subscribers before the next change.
-    await new Promise((r) => setTimeout(r, 3 * stack.config.ssePollMs));
+    // The next change only once every subscriber has had the OPERATION_PENDING round: a poll that
+    // sees two changes sends the newer record only (its history holds both). A fixed wait of three
+    // poll intervals here raced with a loaded machine (CI: one stream saw PREPARED, CANCELLED).
+    await Promise.all(pendingSeen);
     assert.equal((await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId))).status, 200);
 
     const results = await Promise.all(streams); // each resolves when the server ends its stream
