@@ -5,7 +5,7 @@ import type { ExecutionRecord } from '../domain/execution-state';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
-import { NodeFailure, type QuickApplyInput } from '../workflows/definitions';
+import { NodeFailure, type FirstRoundInput, type FirstRoundResult, type QuickApplyInput } from '../workflows/definitions';
 import { applyQuickly } from './quick-apply';
 import { postApply, type ApplyRequest } from './storage-node-client';
 import { postWebhook, type WebhookDelivery } from './webhooks';
@@ -60,21 +60,59 @@ export function createActivities(deps: ActivityDeps) {
     }
   };
 
+  /** Throws a non-retryable `forbidden` failure unless the token exists and covers every change. */
+  const authorize = (tokenId: string, changes: readonly WhitelistChange[]): void => {
+    const principal = deps.tokens.principalById(tokenId);
+    if (!principal) {
+      throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: 'token was revoked', nonRetryable: true });
+    }
+    const denied = changes.find((c) => !hasScopeFor(principal.scopes, c));
+    if (denied) {
+      throw ApplicationFailure.create({
+        type: NodeFailure.forbidden,
+        message: `token lacks the scope for ${denied.op_type} on the ${denied.kind} whitelist`,
+        nonRetryable: true,
+      });
+    }
+  };
+
   return {
     /** The batch's authorisation precheck: the token must still exist and cover every change. */
     async authorizeBatch(input: { tokenId: string; changes: WhitelistChange[] }): Promise<void> {
-      const principal = deps.tokens.principalById(input.tokenId);
-      if (!principal) {
-        throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: 'token was revoked', nonRetryable: true });
+      authorize(input.tokenId, input.changes);
+    },
+
+    /**
+     * The precheck, then (only if it passes) the first round at every owning node in parallel, as
+     * `applyToNodeQuickly` does it: one local activity, so the happy path costs the workflow one
+     * activation instead of one for the precheck and one per node. A refused token is an answer
+     * (`forbidden`), not a failure; anything else the precheck throws is retried by Temporal
+     * before any node is asked.
+     */
+    async precheckAndFirstRound(input: FirstRoundInput): Promise<FirstRoundResult> {
+      try {
+        authorize(input.tokenId, input.changes);
+      } catch (err) {
+        if (err instanceof ApplicationFailure && err.type === NodeFailure.forbidden) return { status: 'forbidden', message: err.message };
+        throw err;
       }
-      const denied = input.changes.find((c) => !hasScopeFor(principal.scopes, c));
-      if (denied) {
-        throw ApplicationFailure.create({
-          type: NodeFailure.forbidden,
-          message: `token lacks the scope for ${denied.op_type} on the ${denied.kind} whitelist`,
-          nonRetryable: true,
-        });
-      }
+      const answers = await Promise.all(
+        input.perNode.map(({ node, indexes }) =>
+          applyQuickly(
+            {
+              node,
+              batchId: input.batchId,
+              tokenId: input.tokenId,
+              changes: indexes.map((i) => input.changes[i]),
+              deadlineAt: input.deadlineAt,
+              attempts: input.attempts,
+              backoffMs: input.backoffMs,
+            },
+            { requestTimeoutMs: deps.nodeRequestTimeoutMs, post },
+          ),
+        ),
+      );
+      return { status: 'ran', nodes: Object.fromEntries(input.perNode.map(({ node }, i) => [node, answers[i]])) };
     },
 
     /**

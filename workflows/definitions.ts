@@ -172,6 +172,27 @@ export interface QuickApplyInput {
   backoffMs: number;
 }
 
+/**
+ * The precheck and the first round in one local activity (batches started from
+ * 'whitelist-one-local-round' on): the token is checked first, and no node is asked unless it passes.
+ */
+export interface FirstRoundInput {
+  batchId: string;
+  tokenId: string;
+  /** Every change of the batch, in request order (the precheck checks them all). */
+  changes: WhitelistChange[];
+  /** Each owning node with the indexes (into `changes`) of its share, in the order it applies them. */
+  perNode: Array<{ node: string; indexes: number[] }>;
+  deadlineAt: number;
+  attempts: number;
+  backoffMs: number;
+}
+
+export type FirstRoundResult =
+  | { status: 'forbidden'; message: string }
+  /** Per node, as `applyToNodeQuickly` answers. */
+  | { status: 'ran'; nodes: Record<string, QuickApplyResult> };
+
 export type QuickApplyResult =
   | { status: 'applied'; results: NodeResult[] }
   /** The node failed for good (refused, non-2xx, unreadable, out of attempts): the batch fails. */

@@ -20,6 +20,7 @@ import {
   mayHaveApplied,
   isRetryableNodeFailure,
   type QuickApplyResult,
+  type FirstRoundResult,
   batchProgressQuery,
   type NodeProgress,
   type WhitelistBatchInput,
@@ -71,6 +72,11 @@ const authorizeLocally = proxyLocalActivities<Activities>({
  * instead of three workflow tasks and two trips through the task queue (docs/performance.md).
  */
 const LOCAL_FIRST_ROUND = 'whitelist-local-first-round';
+/**
+ * Batches started from this version on run the precheck and the first round as one local activity
+ * (`precheckAndFirstRound`): one activation of the workflow for the happy path (issue 17).
+ */
+const ONE_LOCAL_ROUND = 'whitelist-one-local-round';
 /** How long past the deadline a first-round local activity may run before Temporal times it out (it stops itself at the deadline). */
 const FIRST_ROUND_GRACE_MS = 5_000;
 
@@ -122,13 +128,23 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   setHandler(batchProgressQuery, summary);
 
   const local = patched(LOCAL_FIRST_ROUND);
+  const oneRound = local && patched(ONE_LOCAL_ROUND);
+  // Forbidden: the token was revoked or lost a scope since the API checked it (403). Anything else
+  // (the token file unreadable, say) is our failure, not the caller's (500). No node was asked.
+  let refused: WhitelistBatchOutcome | undefined;
   try {
-    await (local ? authorizeLocally : authorizeBatch)({ tokenId: input.tokenId, changes });
+    if (oneRound) {
+      const first = await precheckAndFirstRoundLocally(input, groups, nodes);
+      if (first.status === 'forbidden') refused = { status: 403, confirmations: [], errorMessage: first.message };
+    } else {
+      await (local ? authorizeLocally : authorizeBatch)({ tokenId: input.tokenId, changes });
+    }
   } catch (err) {
-    // Forbidden: the token was revoked or lost a scope since the API checked it. Anything else
-    // (the token file unreadable, say) is our failure, not the caller's.
     const failure = nodeFailure(err);
-    outcome = { status: failure.type === NodeFailure.forbidden ? 403 : 500, confirmations: [], errorMessage: failure.message };
+    refused = { status: failure.type === NodeFailure.forbidden ? 403 : 500, confirmations: [], errorMessage: failure.message };
+  }
+  if (refused) {
+    outcome = refused;
     await condition(allHandlersFinished);
     return summary();
   }
@@ -163,7 +179,9 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
 
   // The deadline counts from the workflow's start, as the API's does from the request, not from
   // the end of the precheck: under load the two would drift apart.
-  if (local) {
+  if (oneRound) {
+    // The first round ran with the precheck, above.
+  } else if (local) {
     await firstRoundLocally(input, groups, nodes);
   } else {
     // Histories from before LOCAL_FIRST_ROUND: the first round as activities, raced against a timer.
@@ -293,14 +311,60 @@ async function firstRoundLocally(input: WhitelistBatchInput, groups: Groups, nod
             ? { status: 'late', message, maybeApplied: true }
             : { status: 'failed', type: failure.type, message, maybeApplied: true };
       }
-      if (answer.status === 'applied') {
-        state.results = answer.results;
-        state.progress = 'applied';
-        return;
-      }
-      state.failure = answer.message;
-      state.maybeApplied ||= answer.maybeApplied;
-      if (answer.status === 'failed') state.progress = 'failed';
+      recordQuickAnswer(state, answer);
     }),
   );
+}
+
+/** A node's first-round answer, into its state. */
+function recordQuickAnswer(state: NodeState, answer: QuickApplyResult): void {
+  if (answer.status === 'applied') {
+    state.results = answer.results;
+    state.progress = 'applied';
+    return;
+  }
+  state.failure = answer.message;
+  state.maybeApplied ||= answer.maybeApplied;
+  if (answer.status === 'failed') state.progress = 'failed';
+}
+
+/**
+ * The precheck and the first round in one local activity (ONE_LOCAL_ROUND): the activity checks
+ * the token and only then asks the nodes, each with a few quick tries that stop at the deadline.
+ * A timeout of the activity itself (a stalled worker) leaves every node late, maybe applied.
+ */
+async function precheckAndFirstRoundLocally(
+  input: WhitelistBatchInput,
+  groups: Groups,
+  nodes: Map<string, NodeState>,
+): Promise<{ status: 'forbidden'; message: string } | { status: 'ran' }> {
+  const deadlineAt = workflowInfo().startTime.getTime() + input.deadlineMs;
+  const { precheckAndFirstRound } = proxyLocalActivities<Activities>({
+    startToCloseTimeout: Math.max(1, deadlineAt - Date.now()) + FIRST_ROUND_GRACE_MS,
+    // Only the precheck can throw (a refused token is an answer): a retry asks no node twice.
+    retry: { maximumAttempts: 5, initialInterval: '100 ms', nonRetryableErrorTypes: [NodeFailure.forbidden] },
+  });
+  let result: FirstRoundResult;
+  try {
+    result = await precheckAndFirstRound({
+      batchId: input.batchId,
+      tokenId: input.tokenId,
+      changes: input.changes,
+      perNode: [...groups].map(([node, items]) => ({ node, indexes: items.map((i) => i.index) })),
+      deadlineAt,
+      attempts: QUICK_ATTEMPTS,
+      backoffMs: QUICK_BACKOFF_MS,
+    });
+  } catch (err) {
+    const failure = nodeFailure(err);
+    if (failure.type !== NodeFailure.timeout) throw err;
+    // Timed out by Temporal: whatever was sent may have landed; every node is retried after the answer.
+    for (const [node, state] of nodes)
+      recordQuickAnswer(state, { status: 'late', message: `${node}: ${failure.message}`, maybeApplied: true });
+    return { status: 'ran' };
+  }
+  if (result.status === 'forbidden') return result;
+  for (const [node, state] of nodes)
+    recordQuickAnswer(state, result.nodes[node] ?? { status: 'late', message: `${node}: no answer`, maybeApplied: true });
+  return { status: 'ran' };
 }

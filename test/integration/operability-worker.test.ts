@@ -12,7 +12,7 @@ import { freePort } from '../support/ports';
 import { metricSum, scrape } from '../support/prometheus';
 import { startServiceProcess, stackEnv, type ServiceProcess } from '../support/service-process';
 import { getStack, type Stack } from '../support/stack';
-import { randomEoa, setFault } from '../support/whitelists';
+import { nodeEntries, randomEoa, setFault } from '../support/whitelists';
 
 /**
  * The worker's own process (`node dist/worker/main.js`) on a task queue of its own, fed by an API
@@ -102,15 +102,11 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     const second = await startServiceProcess('worker-metrics-2', 'worker/main.js', `worker polling task queue ${taskQueue}`, env);
     try {
       await setFault(live, { delayMs: 2500 });
-      const answer = batch([ownedBy(live)], { timeout: '9000' });
-      // Signal once the first round runs: the precheck (the batch's first local activity) is done
-      // when Core has timed it, and the apply starts right after it.
-      const prechecked = async () =>
-        metricSum(await scrape(second.url), 'temporal_local_activity_execution_latency_seconds_count', {
-          activity_type: 'authorizeBatch',
-        }) >= 1;
-      await eventually(prechecked, 5000, 50); // the precheck ran within 5 s
-      await new Promise((r) => setTimeout(r, 300));
+      const change = ownedBy(live);
+      const answer = batch([change], { timeout: '9000' });
+      // Signal once the first round runs: the slow node applies the change durably, then waits
+      // 2.5 s to answer, so the first round's local activity is in flight when the entry is there.
+      await eventually(async () => (await nodeEntries(live, change.kind)).includes(change.entry), 5000, 20);
       second.child.kill('SIGTERM');
       const res = await answer;
       assert.equal(res.status, 200, res.text);

@@ -42,11 +42,23 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   const calls: Array<{ activity: string; batchId: string; node?: string; changes?: WhitelistChange[]; attempt?: number }> = [];
   const scriptOf = (batchId: string, node: string): NodeScript => scripts.get(batchId.replace(/:revert$/, ''))?.[node] ?? {};
 
-  const activities: Pick<Activities, 'authorizeBatch' | 'applyToNode' | 'applyToNodeQuickly'> = {
+  const activities: Pick<Activities, 'authorizeBatch' | 'applyToNode' | 'applyToNodeQuickly' | 'precheckAndFirstRound'> = {
     async authorizeBatch({ tokenId, changes }) {
       calls.push({ activity: 'authorizeBatch', batchId: tokenId, changes });
       if (tokenId === 'revoked')
         throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: 'token was revoked', nonRetryable: true });
+    },
+    // As the real one: the precheck, then each node's first-round tries (scripted like applyToNodeQuickly's).
+    async precheckAndFirstRound(input) {
+      calls.push({ activity: 'precheckAndFirstRound', batchId: input.batchId, changes: input.changes });
+      if (input.tokenId === 'revoked') return { status: 'forbidden', message: 'token was revoked' };
+      const nodes: Record<string, QuickApplyResult> = {};
+      for (const { node, indexes } of input.perNode) {
+        const quick = { ...input, node, changes: indexes.map((i) => input.changes[i]) };
+        calls.push({ activity: 'firstRoundTry', batchId: input.batchId, node, changes: quick.changes });
+        nodes[node] = scriptOf(input.batchId, node).quick?.(quick) ?? { status: 'applied', results: applied(quick.changes) };
+      }
+      return { status: 'ran', nodes };
     },
     async applyToNodeQuickly(input) {
       calls.push({ activity: 'applyToNodeQuickly', batchId: input.batchId, node: input.node, changes: input.changes });
@@ -109,15 +121,16 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     assert.equal(outcome.status, 200);
     assert.deepEqual(outcome.confirmations, changes.map(confirmationOfChecksummed));
     assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
-    assert.equal(callsOf('applyToNodeQuickly').length, 3, 'one local activity per node');
-    assert.equal(callsOf('applyToNode').length, 0, 'no retry round');
+    assert.equal(callsOf('precheckAndFirstRound').length, 1, 'one local activity for the precheck and the first round');
+    assert.equal(callsOf('firstRoundTry').length, 3, 'each node tried in it');
+    assert.equal(callsOf('applyToNodeQuickly').length + callsOf('applyToNode').length, 0, 'no other activity, no retry round');
   });
 
   it('when the precheck denies the token, then the outcome is 403 and no node is asked', async () => {
     const { outcome, batchId } = await runBatch({}, { tokenId: 'revoked' });
     assert.equal(outcome.status, 403);
     assert.match(outcome.errorMessage ?? '', /revoked/);
-    assert.equal(calls.filter((c) => c.batchId === batchId && c.activity !== 'authorizeBatch').length, 0);
+    assert.equal(calls.filter((c) => c.batchId === batchId && c.activity !== 'precheckAndFirstRound').length, 0, 'no node asked');
   });
 
   it('when a node refuses (non-2xx), then the outcome is 500 and what the other nodes applied is reverted with the inverse changes', async () => {
