@@ -9,6 +9,10 @@ export const TARGETS = {
   submitP99RatioMax: 1.5,
   batch100P50RatioMax: 3,
   apiRssMbMax: 150,
+  /** Issue 17: a batch against the empty workflow started the same way (the floor), same run. */
+  batch100FloorP50Max: 1.3,
+  batch100FloorP99Max: 1.5,
+  batch1FloorP50Max: 1.15,
   workerRssMbMax: 350,
 };
 
@@ -43,6 +47,17 @@ function submitRows(phases: PhaseResult[]) {
   );
 }
 
+/** Batch/floor p50, marked against issue 17's goal for 1 and 100 changes. */
+function floorP50(size: number, value: number): string {
+  if (size === 100) return `**${value}** ${mark(value <= TARGETS.batch100FloorP50Max)}`;
+  if (size === 1) return `**${value}** ${mark(value <= TARGETS.batch1FloorP50Max)}`;
+  return String(value);
+}
+
+function floorP99(size: number, value: number): string {
+  return size === 100 ? `**${value}** ${mark(value <= TARGETS.batch100FloorP99Max)}` : String(value);
+}
+
 function whitelistRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
     p.whitelist.map(({ size, api, direct, empty, apiCpuMsPerBatch }) => {
@@ -56,6 +71,8 @@ function whitelistRows(phases: PhaseResult[]) {
         ratio(api.p99Ms, direct.p99Ms),
         `${ms(empty.p50Ms)} / ${ms(empty.p99Ms)}${errs(empty.errors)}`,
         ratio(empty.p50Ms, direct.p50Ms),
+        floorP50(size, ratio(api.p50Ms, empty.p50Ms)),
+        floorP99(size, ratio(api.p99Ms, empty.p99Ms)),
         apiCpuMsPerBatch,
       ];
     }),
@@ -165,6 +182,8 @@ export function renderTables(r: BenchResults): string {
         'API/direct p99',
         'empty workflow p50 / p99 ms',
         'empty workflow/direct p50',
+        'API/empty workflow p50 (100: ≤ 1.3, 1: ≤ 1.15)',
+        'API/empty workflow p99 (100: ≤ 1.5)',
         'API CPU ms / batch',
       ],
       whitelistRows(r.phases),
