@@ -1,3 +1,4 @@
+import type { CurvePoint } from './cases/curve';
 import type { Timeline } from './cases/timeline';
 import type { VerifyResult } from './cases/verify';
 import type { Summary } from './stats';
@@ -27,6 +28,8 @@ export interface BenchResults {
   };
   verify: VerifyResult;
   phases: PhaseResult[];
+  /** Case 3 as a curve (`--curve`), with every worker of the last phase running. */
+  curve?: { workers: number; batchesPerPoint: number; points: CurvePoint[] };
   durationS: number;
 }
 

@@ -12,6 +12,8 @@ import { startBenchStack, type BenchStack } from './stack';
 import { round } from './stats';
 import { writeDocSection } from '../scripts/lib/doc-section';
 import { renderTables } from './table';
+import { runCurve } from './cases/curve';
+import { renderCurveSvg } from './curve-plot';
 
 const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--docs]
   --temporal dev (default): a Temporal dev server on SQLite; cluster: the production topology's
@@ -23,6 +25,8 @@ const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batche
   --server-config  a dev server dynamic config value on top of temporal-dev.yaml's, to try one
              (e.g. system.enableActivityEagerExecution=true)
   --out      results file (default bench/results.json; bench/results-cluster.json with --temporal cluster)
+  --curve N  also run case 3 as a curve: N batches per side for each size (1, 10, 100) and each
+             count of concurrent clients (1, 2, 4, 8); with --docs also docs/bench-curve.svg
   --docs     also put the tables into docs/performance.md (between its bench-table or bench-table-cluster markers)`;
 
 const t0 = Date.now();
@@ -39,6 +43,7 @@ async function main(): Promise<void> {
       'server-config': { type: 'string', multiple: true, default: [] },
       out: { type: 'string' },
       docs: { type: 'boolean', default: false },
+      curve: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -100,6 +105,13 @@ async function main(): Promise<void> {
       while (stack.workers.length < count) await stack.addWorker();
       phases.push(await runPhase(stack, http, client, opts, say));
     }
+    const curveBatches = values.curve === undefined ? undefined : Number(values.curve);
+    if (curveBatches !== undefined && !(Number.isInteger(curveBatches) && curveBatches > 0))
+      throw new Error(`--curve wants a count\n${USAGE}`);
+    const curve =
+      curveBatches === undefined
+        ? undefined
+        : { workers: stack.workers.length, batchesPerPoint: curveBatches, points: await runCurve(stack, http, client, curveBatches, say) };
     const results: BenchResults = {
       date: new Date().toISOString(),
       machine: {
@@ -121,12 +133,24 @@ async function main(): Promise<void> {
       },
       verify,
       phases,
+      ...(curve ? { curve } : {}),
       durationS: Math.round((Date.now() - started) / 1000),
     };
     writeFileSync(out, JSON.stringify(results, null, 2) + '\n');
     const tables = renderTables(results);
     console.log(tables);
     say(`results written to ${path.relative(process.cwd(), out)}`);
+    if (values.docs && curve) {
+      const svg = path.join(projectRoot, 'docs', temporal === 'cluster' ? 'bench-curve-cluster.svg' : 'bench-curve.svg');
+      writeFileSync(
+        svg,
+        renderCurveSvg(
+          curve.points,
+          `npm run bench -- --curve ${curve.batchesPerPoint}, ${results.date}, ${curve.workers} worker(s), Temporal ${temporal}`,
+        ),
+      );
+      say(`curve written to ${path.relative(process.cwd(), svg)}`);
+    }
     if (values.docs) {
       const page = path.join(projectRoot, 'docs', 'performance.md');
       say(

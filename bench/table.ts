@@ -1,5 +1,6 @@
 import type { BenchResults, PhaseResult } from './results';
 import { ratio } from './stats';
+import { renderCurveTable } from './curve-plot';
 
 // Renders BenchResults as Markdown tables: readable in a terminal and pasted as-is into docs/performance.md.
 
@@ -212,5 +213,13 @@ export function renderTables(r: BenchResults): string {
     'Case 5: scale, 2 worker processes vs 1',
     '',
     table(['measure', '1 worker', '2 workers', '2 / 1'], scaleRows(r.phases)),
+    ...(r.curve
+      ? [
+          '',
+          `Case 3 as a curve (--curve): ${r.curve.batchesPerPoint} batches per side and point, ${r.curve.workers} worker(s), closed-loop clients`,
+          '',
+          renderCurveTable(r.curve.points),
+        ]
+      : []),
   ].join('\n');
 }

@@ -29,7 +29,7 @@ export interface WhitelistRuns {
   apiCpuMsPerBatch: number;
 }
 
-function freshChanges(size: number): WhitelistChange[] {
+export function freshChanges(size: number): WhitelistChange[] {
   return Array.from({ length: size }, (_, i) => ({
     op_type: 'add_entry' as const,
     kind: i % 2 === 0 ? ('developer' as const) : ('user' as const),
@@ -38,7 +38,7 @@ function freshChanges(size: number): WhitelistChange[] {
 }
 
 /** Posts a batch through the API; resolves with its batch id. */
-async function viaApi(stack: BenchStack, http: JsonClient, changes: WhitelistChange[]): Promise<string> {
+export async function viaApi(stack: BenchStack, http: JsonClient, changes: WhitelistChange[]): Promise<string> {
   const answer = await http.post(`${stack.apiUrl}/chain/whitelists/`, changes, { authorization: `Bearer ${stack.token}` });
   if (answer.status !== 200 || !Array.isArray(answer.body) || answer.body.length !== changes.length) {
     throw new Error(`whitelist batch: HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
@@ -47,7 +47,7 @@ async function viaApi(stack: BenchStack, http: JsonClient, changes: WhitelistCha
 }
 
 /** Posts each node its share, in parallel; the grouping was done before the clock started. */
-async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChange>): Promise<void> {
+export async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChange>): Promise<void> {
   const batchId = randomUUID();
   await Promise.all(
     [...groups].map(async ([node, items]) => {
@@ -57,7 +57,7 @@ async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChange>): P
   );
 }
 
-async function emptyWorkflow(stack: BenchStack, client: Client): Promise<void> {
+export async function emptyWorkflow(stack: BenchStack, client: Client): Promise<void> {
   const startWorkflowOperation = new WithStartWorkflowOperation('emptyBatchWorkflow', {
     workflowId: `bench-floor:${randomUUID()}`,
     taskQueue: stack.floorTaskQueue,
