@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../activities';
+import { toChecksumAddress } from '../../domain/eoa';
+import type { WhitelistChange } from '../../domain/whitelist-messages';
+import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
+import { TokenStore, createToken } from '../../tokens/token-store';
+import type { FirstRoundInput, FirstRoundResult } from '../../workflows/definitions';
+import { randomEoa } from '../support/whitelists';
+
+// The batch's precheck and first round as one activity (issue 17), run the way Temporal's SDK
+// unit-tests an activity (MockActivityEnvironment), against a real storage node process and a
+// real token file.
+describe('activity: precheckAndFirstRound (real token file, real storage node)', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let node: StorageNodeProcess;
+  let counter: Server;
+  let counterUrl: string;
+  let counted = 0;
+  let activities: ReturnType<typeof createActivities>;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'precheck-first-round-'));
+    const tokens = path.join(dir, 'tokens.json');
+    createToken(tokens, 'developers-only', ['whitelist:developer:*']);
+    node = await startStorageNode('activity-node', { port: 0, dataDir: path.join(dir, 'node'), echo: false });
+    // A "node" that only counts what reaches it: a refused token must reach no node.
+    counter = createServer((req, res) => {
+      counted++;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
+    counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}`;
+    activities = createActivities({ tokens: new TokenStore(tokens), nodeRequestTimeoutMs: 5_000 });
+  });
+  after(async () => {
+    await node?.stop(2000);
+    counter?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const change = (kind: WhitelistChange['kind']): WhitelistChange => ({
+    op_type: 'add_entry',
+    kind,
+    entry: toChecksumAddress(randomEoa()),
+  });
+  const input = (changes: WhitelistChange[], perNode: FirstRoundInput['perNode']): FirstRoundInput => ({
+    batchId: `batch-${Date.now()}-${Math.random()}`,
+    tokenId: 'developers-only',
+    changes,
+    perNode,
+    deadlineAt: Date.now() + 5_000,
+    attempts: 3,
+    backoffMs: 50,
+  });
+
+  it('when the token lacks the scope of one change, then it answers forbidden and no node is asked', async () => {
+    const changes = [change('developer'), change('user')];
+    const result = await new MockActivityEnvironment().run(
+      activities.precheckAndFirstRound,
+      input(changes, [{ node: counterUrl, indexes: [0, 1] }]),
+    );
+    assert.deepEqual(result, { status: 'forbidden', message: 'token lacks the scope for add_entry on the user whitelist' });
+    assert.equal(counted, 0);
+  });
+
+  it('when the token covers every change, then each node gets its share (by index) and the answers come back per node', async () => {
+    const changes = [change('developer'), change('developer'), change('developer')];
+    const result: FirstRoundResult = await new MockActivityEnvironment().run(
+      activities.precheckAndFirstRound,
+      input(changes, [
+        { node: node.url, indexes: [2, 0] },
+        { node: counterUrl, indexes: [1] },
+      ]),
+    );
+    assert.equal(result.status, 'ran');
+    if (result.status !== 'ran') return;
+    const real = result.nodes[node.url];
+    assert.equal(real.status, 'applied', JSON.stringify(real));
+    if (real.status === 'applied')
+      assert.deepEqual(
+        real.results.map((r) => r.changed),
+        [true, true],
+      );
+    // The counting node answers 500: refused for good, and known not to have applied.
+    assert.deepEqual(
+      { ...result.nodes[counterUrl], message: undefined },
+      {
+        status: 'failed',
+        type: 'NodeRejected',
+        message: undefined,
+        maybeApplied: false,
+      },
+    );
+    assert.equal(counted, 1, 'a refusal is not retried');
+  });
+});
