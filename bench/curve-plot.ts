@@ -72,8 +72,10 @@ export function renderCurveSvg(points: CurvePoint[], caption: string): string {
   for (const side of Object.keys(COLORS) as CurvePoint['side'][]) {
     legend.push(`<line x1="${x}" x2="${x + 24}" y1="${height - 8}" y2="${height - 8}" stroke="${COLORS[side]}" stroke-width="3"/>`);
     legend.push(`<text x="${x + 30}" y="${height - 4}">${esc(LABELS[side])}</text>`);
-    x += 200;
+    x += 175;
   }
+  legend.push(`<text x="${x}" y="${height - 4}">changes per batch:</text>`);
+  x += 110;
   sizes.forEach((size, i) => {
     const dash = DASHES[i % DASHES.length] ? ` stroke-dasharray="${DASHES[i % DASHES.length]}"` : '';
     legend.push(`<line x1="${x}" x2="${x + 24}" y1="${height - 8}" y2="${height - 8}" stroke="#333" stroke-width="2"${dash}/>`);
@@ -86,7 +88,6 @@ export function renderCurveSvg(points: CurvePoint[], caption: string): string {
     panel(points, (p) => p.changesPerSec, 'changes applied per second', 0, width / 2, height - 20),
     panel(points, (p) => p.p50Ms, 'p50 latency of a batch, ms', width / 2, width / 2, height - 20),
     ...legend,
-    `<text x="${width - 8}" y="${height - 4}" text-anchor="end">changes per batch (dash)</text>`,
     `<text x="8" y="${height + 30}">${esc(caption)}</text>`,
     '</svg>',
     '',
