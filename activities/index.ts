@@ -5,7 +5,13 @@ import type { ExecutionRecord } from '../domain/execution-state';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
-import { NodeFailure, type FirstRoundInput, type FirstRoundResult, type QuickApplyInput } from '../workflows/definitions';
+import {
+  NodeFailure,
+  type FirstRoundInput,
+  type FirstRoundResult,
+  type QuickApplyInput,
+  type QuickApplyResult,
+} from '../workflows/definitions';
 import { applyQuickly } from './quick-apply';
 import { postApply, type ApplyRequest } from './storage-node-client';
 import { postWebhook, type WebhookDelivery } from './webhooks';
@@ -96,6 +102,8 @@ export function createActivities(deps: ActivityDeps) {
         if (err instanceof ApplicationFailure && err.type === NodeFailure.forbidden) return { status: 'forbidden', message: err.message };
         throw err;
       }
+      // From here on nothing throws: the precheck passed, so a node that cannot be asked is late
+      // (retried after the answer), never a failure of the whole activity.
       const answers = await Promise.all(
         input.perNode.map(({ node, indexes }) =>
           applyQuickly(
@@ -109,7 +117,7 @@ export function createActivities(deps: ActivityDeps) {
               backoffMs: input.backoffMs,
             },
             { requestTimeoutMs: deps.nodeRequestTimeoutMs, post },
-          ),
+          ).catch((err: unknown): QuickApplyResult => ({ status: 'late', message: `${node}: ${String(err)}`, maybeApplied: true })),
         ),
       );
       return { status: 'ran', nodes: Object.fromEntries(input.perNode.map(({ node }, i) => [node, answers[i]])) };

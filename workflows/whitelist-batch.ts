@@ -339,8 +339,11 @@ async function precheckAndFirstRoundLocally(
   nodes: Map<string, NodeState>,
 ): Promise<{ status: 'forbidden'; message: string } | { status: 'ran' }> {
   const deadlineAt = workflowInfo().startTime.getTime() + input.deadlineMs;
+  const attemptMs = Math.max(1, deadlineAt - Date.now()) + FIRST_ROUND_GRACE_MS;
   const { precheckAndFirstRound } = proxyLocalActivities<Activities>({
-    startToCloseTimeout: Math.max(1, deadlineAt - Date.now()) + FIRST_ROUND_GRACE_MS,
+    startToCloseTimeout: attemptMs,
+    // A hung attempt is tried once more; then the batch gives up (500, reverted) instead of waiting.
+    scheduleToCloseTimeout: 2 * attemptMs,
     // Only the precheck can throw (a refused token is an answer): a retry asks no node twice.
     retry: { maximumAttempts: 5, initialInterval: '100 ms', nonRetryableErrorTypes: [NodeFailure.forbidden] },
   });
@@ -357,10 +360,12 @@ async function precheckAndFirstRoundLocally(
     });
   } catch (err) {
     const failure = nodeFailure(err);
-    if (failure.type !== NodeFailure.timeout) throw err;
-    // Timed out by Temporal: whatever was sent may have landed; every node is retried after the answer.
+    if (failure.type !== NodeFailure.timeout) throw err; // the precheck failed: no node was asked
+    // Timed out by Temporal (a stalled worker, a precheck that hung): whether the precheck passed is
+    // unknown, so nothing may be applied later on its word. Every node counts as failed and maybe
+    // applied: the batch answers 500 and each node is asked what it changed, which is reverted.
     for (const [node, state] of nodes)
-      recordQuickAnswer(state, { status: 'late', message: `${node}: ${failure.message}`, maybeApplied: true });
+      recordQuickAnswer(state, { status: 'failed', type: NodeFailure.timeout, message: `${node}: ${failure.message}`, maybeApplied: true });
     return { status: 'ran' };
   }
   if (result.status === 'forbidden') return result;

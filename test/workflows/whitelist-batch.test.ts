@@ -52,6 +52,8 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     async precheckAndFirstRound(input) {
       calls.push({ activity: 'precheckAndFirstRound', batchId: input.batchId, changes: input.changes });
       if (input.tokenId === 'revoked') return { status: 'forbidden', message: 'token was revoked' };
+      // A precheck that hangs (a token file on a stalled disk): Temporal times the attempt out.
+      if (input.tokenId === 'hangs') await Context.current().sleep(6_000); // past the 5.1 s attempt; ends when Temporal cancels it
       const nodes: Record<string, QuickApplyResult> = {};
       for (const { node, indexes } of input.perNode) {
         const quick = { ...input, node, changes: indexes.map((i) => input.changes[i]) };
@@ -96,7 +98,10 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
    * the Update's answer after CompleteWorkflowExecution, which the real server takes and the Java
    * test server refuses: "CompleteWorkflowExecution must be the last command".)
    */
-  async function runBatch(nodeScripts: Record<string, NodeScript>, options: { tokenId?: string; goesOn?: boolean } = {}) {
+  async function runBatch(
+    nodeScripts: Record<string, NodeScript>,
+    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number } = {},
+  ) {
     const tokenId = options.tokenId ?? 'token';
     const batchId = randomUUID();
     scripts.set(batchId, nodeScripts);
@@ -107,7 +112,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
       changes,
       nodes: NODES,
       owners: changes.map((_, i) => NODES[i % 3]),
-      deadlineMs: 5_000,
+      deadlineMs: options.deadlineMs ?? 5_000,
     };
     const workflowId = `whitelist-batch:${batchId}`;
     const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
@@ -131,6 +136,16 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     assert.equal(outcome.status, 403);
     assert.match(outcome.errorMessage ?? '', /revoked/);
     assert.equal(calls.filter((c) => c.batchId === batchId && c.activity !== 'precheckAndFirstRound').length, 0, 'no node asked');
+  });
+
+  it('when the one local activity times out (a precheck that hangs), then nothing is applied on its word: the outcome is 500 and every node is asked what it changed and reverted', async function () {
+    this.timeout(60_000);
+    const { handle, outcome, batchId, callsOf } = await runBatch({}, { tokenId: 'hangs', deadlineMs: 100, goesOn: true });
+    assert.equal(outcome.status, 500, JSON.stringify(outcome));
+    assert.equal(callsOf('precheckAndFirstRound').length, 2, 'a hung attempt is tried once more, then given up');
+    const summary = await handle.result();
+    assert.deepEqual(Object.values(summary.nodes), ['reverted', 'reverted', 'reverted']);
+    assert.equal(callsOf('applyToNode', `${batchId}:revert`).length, 3, 'what each node may have applied is reverted');
   });
 
   it('when a node refuses (non-2xx), then the outcome is 500 and what the other nodes applied is reverted with the inverse changes', async () => {
