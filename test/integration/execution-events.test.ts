@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { EventSource } from 'eventsource';
 import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import { cancelBody, cancelHttp, depositHttp, newWallet, prepare } from '../support/executions';
 import { readEventStream, type SseEvent } from '../support/sse';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 
 describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Server-Sent Events)', function () {
   this.timeout(90_000);
@@ -14,11 +14,7 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
   before(async () => {
     stack = await getStack();
     // A second API process on the same Temporal and read model: subscribers on either see every change.
-    secondApi = await startApi(stack.config, {
-      temporalAddress: stack.temporal.address,
-      storageNodes: stack.nodes.map((n) => n.url),
-      logger: pino({ level: 'silent' }),
-    });
+    secondApi = await startStackApi(stack, { logger: pino({ level: 'silent' }) });
   });
   after(async () => {
     await secondApi?.close(1000);

@@ -5,14 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import pino from 'pino';
 import * as schemas from '../../api/schemas';
-import { startApi } from '../../api/server';
 import { depositHttp, eventually, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
 import { request } from '../support/http';
 import { answerChecker, openApiPath } from '../support/openapi-check';
 import { freePort } from '../support/ports';
 import { metricSum, parseMetrics, scrape } from '../support/prometheus';
 import { startServiceProcess, stackEnv } from '../support/service-process';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 import { changeOwnedBy, nodeEntries, postBatch, restartNode, setFault } from '../support/whitelists';
 
 const SHUTTING_DOWN = 'api shutting down: no new connections, finishing in-flight requests';
@@ -298,11 +297,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
 
     it('when one storage node is down, then the API stays ready (200) and names the node down in storageNodes and in intent_storage_node_up', async () => {
       const dead = `http://127.0.0.1:${await freePort()}`;
-      const api = await startApi(stack.config, {
-        temporalAddress: stack.temporal.address,
-        storageNodes: [stack.nodes[0].url, dead],
-        logger: quiet,
-      });
+      const api = await startStackApi(stack, { storageNodes: [stack.nodes[0].url, dead], logger: quiet });
       try {
         const res = await request(api.url, 'GET', '/readyz');
         assert.equal(res.status, 200, res.text);
@@ -336,7 +331,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
     });
 
     it('when Temporal is unreachable, then it is 503 naming temporal', async () => {
-      const api = await startApi(stack.config, {
+      const api = await startStackApi(stack, {
         temporalAddress: `127.0.0.1:${await freePort()}`,
         storageNodes: [stack.nodes[0].url],
         logger: quiet,
@@ -352,11 +347,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
     });
     it('when the API begins its shutdown with a request in flight, then /readyz answers 503 naming the process (shutting-down) until it has stopped', async function () {
       this.timeout(30_000);
-      const api = await startApi(stack.config, {
-        temporalAddress: stack.temporal.address,
-        storageNodes: stack.nodes.map((n) => n.url),
-        logger: quiet,
-      });
+      const api = await startStackApi(stack, { logger: quiet });
       // A closing server accepts no new connection, so the probe reaches the same Koa app through a
       // second listener: what a request still arriving on an open connection is answered.
       const handle = api.app.callback();

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import { executionWorkflowId } from '../../workflows/definitions';
 import { newWallet, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
 import { request, requestRetrying503, type HttpAnswer } from '../support/http';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 import { childEnv } from '../../config/settings';
 
 /** Sends `count` requests, `concurrency` at a time, and tallies the answers by status. */
@@ -40,11 +40,7 @@ describe('replays of accepted requests write nothing to the workflow history', f
     stack = await getStack();
     // A second API process of its own (no cache shared with the first): its replays reach the
     // workflow's Update validator, the path a fleet of APIs takes.
-    secondApi = await startApi(stack.config, {
-      temporalAddress: stack.temporal.address,
-      storageNodes: stack.nodes.map((n) => n.url),
-      logger: stack.logger,
-    });
+    secondApi = await startStackApi(stack);
   });
   after(async () => {
     await secondApi?.close(1000);

@@ -127,3 +127,18 @@ export async function stopStack(): Promise<void> {
   await stack.temporal.stop(5000);
   rmSync(stack.tmpDir, { recursive: true, force: true });
 }
+
+/**
+ * Another API process's worth of API (in this process) on the stack's Temporal and read model:
+ * by default the stack's nodes and logger, as a second API behind a load balancer would be.
+ */
+export function startStackApi(
+  stack: Stack,
+  options: { temporalAddress?: string; storageNodes?: string[]; logger?: Logger } = {},
+): Promise<RunningApi> {
+  return startApi(stack.config, {
+    temporalAddress: options.temporalAddress ?? stack.temporal.address,
+    storageNodes: options.storageNodes ?? stack.nodes.map((n) => n.url),
+    logger: options.logger ?? stack.logger,
+  });
+}
