@@ -31,7 +31,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   const router = new Router();
   const executions = new ExecutionService(deps.client, deps.config, deps.executionStore);
   const events = new ExecutionEventHub((wallet, id) => executions.get(wallet, id), deps.config.ssePollMs, deps.logger);
-  const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
+  const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger, deps.batchWorker?.eager);
   const metrics = createApiMetrics();
   const limits = createRateLimits(deps.config);
 

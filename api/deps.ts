@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
 import type { TokenStore } from '../tokens/token-store';
+import type { BatchWorker } from './batch-worker';
 
 /** What the Koa app is built from (api/app.ts); routes take it too, so it lives apart from the app. */
 export interface AppDeps {
@@ -14,4 +15,6 @@ export interface AppDeps {
   storageNodes: readonly string[];
   /** The read model: the list route, and records after Temporal's retention. */
   executionStore: ExecutionStore;
+  /** The API's batch worker (API_BATCH_WORKER=on); absent: batches start by update-with-start. */
+  batchWorker?: BatchWorker;
 }

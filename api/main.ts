@@ -1,5 +1,7 @@
 import { loadConfig } from '../config/config';
 import { createLogger, lifecycleLogger } from '../config/logger';
+import { Runtime } from '@temporalio/worker';
+import { pinoSdkLogger } from '../worker/sdk-logger';
 import { startApi } from './server';
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
@@ -8,6 +10,8 @@ async function main() {
   const graceMs = config.shutdownGraceMs;
   const logger = createLogger('api', config.logLevel);
   const lifecycle = lifecycleLogger(logger);
+  // The batch worker's SDK log (decision 0015) goes to the API's log, at SDK_LOG_LEVEL.
+  Runtime.install({ logger: pinoSdkLogger(logger.child({ component: 'temporal-sdk' }, { level: config.sdkLogLevel.toLowerCase() })) });
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');
   const api = await startApi(config, { temporalAddress: config.temporal.address ?? '127.0.0.1:7233', storageNodes, logger });

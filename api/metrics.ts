@@ -46,6 +46,12 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const starts = new Counter({
+    name: 'intent_whitelist_batch_starts_total',
+    help: 'Whitelist batches by how they were started: eager (first workflow task run in this API), queued (eager asked, dispatched through the task queue), update-with-start (no batch worker running)',
+    labelNames: ['how'] as const,
+    registers: [registry],
+  });
 
   return {
     registry,
@@ -61,7 +67,10 @@ export function createApiMetrics(): ApiMetrics {
         stopTimer(labels);
         if (route === SUBMIT_ROUTE)
           submits.inc({ status: labels.status, result: ctx.status === 200 ? String(ctx.state.outcome ?? 'unknown') : 'none' });
-        if (WHITELIST_ROUTES.has(route) && ctx.method === 'POST' && BATCH_OUTCOMES.has(ctx.status)) batches.inc({ outcome: labels.status });
+        if (WHITELIST_ROUTES.has(route) && ctx.method === 'POST' && BATCH_OUTCOMES.has(ctx.status)) {
+          batches.inc({ outcome: labels.status });
+          if (ctx.state.batchStart) starts.inc({ how: String(ctx.state.batchStart) });
+        }
       }
     },
   };

@@ -9,11 +9,14 @@ import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal-call';
 import { TokenStore } from '../tokens/token-store';
 import { createApp, type ServiceApp } from './app';
+import { startBatchWorker, type BatchWorker } from './batch-worker';
 
 export interface RunningApi {
   url: string;
   server: Server;
   app: ServiceApp;
+  /** The API's worker for whitelist batches (API_BATCH_WORKER); `eager()` is set while it runs. */
+  batchWorker: BatchWorker;
   /**
    * Stops accepting, lets in-flight requests finish (at most `graceMs`, then their connections are
    * cut), closes the Temporal connection. Resolves with the number of requests that were cut.
@@ -31,10 +34,13 @@ export async function startApi(
   const database = await openDatabase(config.database);
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
   const client = new Client({ connection, namespace: config.temporal.namespace });
+  const tokens = new TokenStore(config.apiTokensFile);
+  const batchWorker = startBatchWorker(config, { temporalAddress: options.temporalAddress, tokens, logger: options.logger });
   const app = createApp({
     config,
     client,
-    tokens: new TokenStore(config.apiTokensFile),
+    batchWorker,
+    tokens,
     logger: options.logger,
     storageNodes: options.storageNodes,
     executionStore: new ExecutionStore(database),
@@ -51,6 +57,7 @@ export async function startApi(
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   }).catch(async (err) => {
+    await batchWorker.close();
     await database.close().catch(() => undefined);
     throw err;
   });
@@ -60,6 +67,7 @@ export async function startApi(
     url,
     server,
     app,
+    batchWorker,
     async close(graceMs = 10_000) {
       // /readyz answers 503 from now on, to requests still arriving on open connections.
       app.context.shuttingDown = true;
@@ -76,6 +84,8 @@ export async function startApi(
       clearTimeout(timer);
       // A call the API stopped waiting for may still be retrying: closing under it would throw.
       await settleAbandoned(client);
+      // After the requests: a batch being answered may still need a workflow task run here.
+      await batchWorker.close();
       await connection.close().catch(() => undefined);
       await database.close().catch(() => undefined);
       return cut;

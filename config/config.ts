@@ -16,6 +16,11 @@ export interface Config {
     readonly address?: string;
     readonly namespace: string;
     readonly taskQueue: string;
+    /**
+     * Where the API's own batch worker polls (API_BATCH_WORKER=on): `<taskQueue>-batches`, with
+     * the batches' workflow tasks; their activities stay on `taskQueue`. Undefined when off.
+     */
+    readonly batchTaskQueue?: string;
     /** Temporal Cloud / remote cluster credentials (issue 5). */
     readonly apiKey?: string;
     readonly tls?: { readonly certPath?: string; readonly keyPath?: string; readonly caPath?: string; readonly serverName?: string };
@@ -231,13 +236,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
   const tlsWanted = tlsCert || e.TEMPORAL_TLS_CA || e.TEMPORAL_TLS || e.TEMPORAL_API_KEY;
   const metricsPort = e.WORKER_METRICS_PORT ?? d('WORKER_METRICS_PORT');
+  const taskQueue: string = e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE');
   const config: Config = {
     port: e.PORT ?? parsed.port ?? d('PORT'),
     host: e.HOST ?? parsed.host ?? d('HOST'),
     temporal: {
       address: e.TEMPORAL_ADDRESS ?? parsed.temporal?.address,
       namespace: e.TEMPORAL_NAMESPACE ?? parsed.temporal?.namespace ?? d('TEMPORAL_NAMESPACE'),
-      taskQueue: e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE'),
+      taskQueue,
+      batchTaskQueue: (e.API_BATCH_WORKER ?? d('API_BATCH_WORKER')) === 'on' ? `${taskQueue}-batches` : undefined,
       apiKey: e.TEMPORAL_API_KEY,
       tls: tlsWanted
         ? { certPath: tlsCert, keyPath: tlsKey, caPath: e.TEMPORAL_TLS_CA, serverName: e.TEMPORAL_TLS_SERVER_NAME }

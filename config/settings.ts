@@ -239,6 +239,15 @@ export const SETTINGS = {
     readBy: 'api',
     description: 'how often one API process reads an execution that has SSE subscribers',
   },
+  API_BATCH_WORKER: {
+    kind: 'enum',
+    values: ['on', 'off'],
+    caseInsensitive: true,
+    default: 'on',
+    readBy: 'api',
+    description:
+      "`on`: the API runs a small worker for whitelist batches' workflow tasks on the task queue `<TEMPORAL_TASK_QUEUE>-batches` and starts each batch eagerly on it (decision 0015); `off`: batches run on the workers' task queue",
+  },
   SHUTDOWN_GRACE_MS: {
     kind: 'integer',
     min: 0,
@@ -266,7 +275,7 @@ export const SETTINGS = {
     values: ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'],
     caseInsensitive: true,
     default: 'WARN',
-    readBy: 'worker',
+    readBy: 'api, worker',
     description: "level of the Temporal SDK's own log lines",
   },
   CLUSTER_POSTGRES_URL: {

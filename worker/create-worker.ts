@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import type { Config } from '../config/config';
@@ -6,6 +5,7 @@ import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
+import { bundleInChild } from './workflow-bundle';
 
 export interface RunningWorker {
   worker: Worker;
@@ -30,35 +30,6 @@ export interface RunningWorker {
 const TUNING: Partial<WorkerOptions> = {
   maxCachedWorkflows: 400,
 };
-
-/**
- * Bundles the workflow code in a short-lived child process and returns the bundle. Bundling in
- * the worker itself (what `workflowsPath` does) loads webpack into the process and leaves its
- * heap resident for the worker's whole life: about 65 MB of RSS for nothing.
- */
-function bundleInChild(options: {
-  workflowsPath: string;
-  workflowInterceptorModules?: string[];
-  payloadConverterPath?: string;
-  failureConverterPath?: string;
-  ignoreModules?: string[];
-}): Promise<string> {
-  const script = `
-    const { bundleWorkflowCode, DefaultLogger } = require(${JSON.stringify(require.resolve('@temporalio/worker'))});
-    bundleWorkflowCode({ ...JSON.parse(process.argv[1]), logger: new DefaultLogger('WARN') })
-      .then(({ code }) => process.stdout.write(code), (err) => { console.error(err); process.exit(1); });`;
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['-e', script, JSON.stringify(options)],
-      { maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        if (err) reject(new Error(`bundling the workflow code failed: ${err.message}\n${stderr.slice(-2000)}`));
-        else resolve(stdout);
-      },
-    );
-  });
-}
 
 /** Builds and starts a worker for the service's workflows and activities. */
 export async function startWorker(

@@ -99,6 +99,17 @@ export interface WhitelistBatchInput {
    */
   owners?: string[];
   deadlineMs: number;
+  /**
+   * The task queue of the batch's activities, when the workflow itself runs on the API's batch
+   * worker (decision 0015); absent: the workflow's own task queue.
+   */
+  activityTaskQueue?: string;
+  /**
+   * Set when the API started the batch eagerly and asks for the outcome with a `batchOutcome`
+   * Update right after the start (update-with-start cannot be eager): the workflow stays open
+   * for that Update until `deadlineMs + marginMs` after its start. Absent: update-with-start.
+   */
+  outcomeByUpdate?: { marginMs: number };
 }
 
 export interface WhitelistBatchOutcome {

@@ -34,30 +34,36 @@ type Activities = ReturnType<typeof createActivities>;
 // Retries are driven by this workflow, not by Temporal's retry policy, because what a failure means
 // depends on the phase: before the HTTP answer a node gets a few quick tries; after it, a late node
 // is retried until it applies, so that no accepted change is lost.
-const { authorizeBatch } = proxyActivities<Activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 5, initialInterval: '100 ms', nonRetryableErrorTypes: [NodeFailure.forbidden] },
-});
-const { applyToNode } = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  retry: { maximumAttempts: 1 },
-});
-
-/**
- * After the HTTP answer (a late node after a 408, a revert after a 500): one activity whose
- * retries are Temporal's, server side, until the node answers. A retry attempt writes no history
- * event, so a node down for days leaves the batch's history as it was (three events for the
- * activity in all), where a workflow-driven loop added an activity and a timer per attempt and would
- * have reached Temporal's 51,200-event limit after about 39 hours. The activity logs its attempts
- * at a bounded rate and the worker counts waiting batches (docs/operations.md "Alerts").
- */
-const { applyToNode: applyUntilDone } = proxyActivities<Activities>({
-  startToCloseTimeout: '15 seconds',
-  // 200 ms doubling: a node late by seconds is tried again within seconds; after a long outage
-  // the attempts settle at one every 5 minutes, so its changes land within 5 minutes of its return.
-  // No maximumAttempts: unlimited, until the node answers.
-  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+function remoteActivities(taskQueue: string | undefined) {
+  const on = taskQueue === undefined ? {} : { taskQueue };
+  const { authorizeBatch } = proxyActivities<Activities>({
+    ...on,
+    startToCloseTimeout: '10 seconds',
+    retry: { maximumAttempts: 5, initialInterval: '100 ms', nonRetryableErrorTypes: [NodeFailure.forbidden] },
+  });
+  const { applyToNode } = proxyActivities<Activities>({
+    ...on,
+    startToCloseTimeout: '15 seconds',
+    retry: { maximumAttempts: 1 },
+  });
+  /**
+   * After the HTTP answer (a late node after a 408, a revert after a 500): one activity whose
+   * retries are Temporal's, server side, until the node answers. A retry attempt writes no history
+   * event, so a node down for days leaves the batch's history as it was (three events for the
+   * activity in all), where a workflow-driven loop added an activity and a timer per attempt and would
+   * have reached Temporal's 51,200-event limit after about 39 hours. The activity logs its attempts
+   * at a bounded rate and the worker counts waiting batches (docs/operations.md "Alerts").
+   */
+  const { applyToNode: applyUntilDone } = proxyActivities<Activities>({
+    ...on,
+    startToCloseTimeout: '15 seconds',
+    // 200 ms doubling: a node late by seconds is tried again within seconds; after a long outage
+    // the attempts settle at one every 5 minutes, so its changes land within 5 minutes of its return.
+    // No maximumAttempts: unlimited, until the node answers.
+    retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+  });
+  return { authorizeBatch, applyToNode, applyUntilDone };
+}
 /** Batches started from this version on retry late nodes with applyUntilDone (older histories replay the loop). */
 const SERVER_SIDE_LATE_RETRY = 'whitelist-late-retry-server-side';
 
@@ -109,7 +115,11 @@ function nodeFailure(err: unknown): { type: string; message: string } {
  */
 export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchSummary> {
   const { batchId, changes } = input;
+  // Started by the API's batch worker: the workflow runs on the API's task queue, its activities
+  // on the workers' (input.activityTaskQueue); older batches run both on their own queue.
+  const { authorizeBatch, applyToNode, applyUntilDone } = remoteActivities(input.activityTaskQueue);
   let outcome: WhitelistBatchOutcome | undefined;
+  let outcomeAsked = false;
   // The API's owners when they fit the nodes, else (older batches) the same hashing here.
   const groups = (input.owners && groupByGivenOwners(changes, input.owners, input.nodes)) || groupByOwner(changes, ownerKey, input.nodes);
   const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
@@ -122,13 +132,18 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     changes: changeViews(changes, groups, nodes),
   });
   setHandler(batchOutcomeUpdate, async () => {
+    outcomeAsked = true;
     await condition(() => outcome !== undefined);
     return outcome!;
   });
   setHandler(batchProgressQuery, summary);
 
-  const local = patched(LOCAL_FIRST_ROUND);
-  const oneRound = local && patched(ONE_LOCAL_ROUND);
+  // A batch on the API's batch worker (activityTaskQueue set) was started by this version or a
+  // later one: it takes every newer path without patch markers, which cost the first workflow task
+  // a marker and a search-attribute upsert each. Older inputs ask, as their histories recorded.
+  const current = input.activityTaskQueue !== undefined;
+  const local = current || patched(LOCAL_FIRST_ROUND);
+  const oneRound = current || (local && patched(ONE_LOCAL_ROUND));
   // Forbidden: the token was revoked or lost a scope since the API checked it (403). Anything else
   // (the token file unreadable, say) is our failure, not the caller's (500). No node was asked.
   let refused: WhitelistBatchOutcome | undefined;
@@ -145,7 +160,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   }
   if (refused) {
     outcome = refused;
-    await condition(allHandlersFinished);
+    await outcomeDelivered();
     return summary();
   }
 
@@ -160,7 +175,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     revertOf?: string,
   ) => {
     const request = { node, batchId: id, changes: nodeChanges, tokenId: input.tokenId, ...(revertOf === undefined ? {} : { revertOf }) };
-    if (persistent && patched(SERVER_SIDE_LATE_RETRY)) return applyUntilDone(request);
+    if (persistent && (current || patched(SERVER_SIDE_LATE_RETRY))) return applyUntilDone(request);
     for (let attempt = 1; ; attempt++) {
       try {
         return await applyToNode(request);
@@ -236,8 +251,22 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     }),
   );
 
-  await condition(allHandlersFinished);
+  await outcomeDelivered();
   return summary();
+
+  /**
+   * Ends only once the outcome has been answered. A batch started eagerly (input.outcomeByUpdate)
+   * is asked for its outcome by an Update sent right after the start, which may arrive after the
+   * happy path is done: the workflow waits for it, until the API would have given up (deadline
+   * and its margin, counted from the start), so that the Update finds the workflow open.
+   */
+  async function outcomeDelivered(): Promise<void> {
+    if (input.outcomeByUpdate && !outcomeAsked) {
+      const waitMs = workflowInfo().startTime.getTime() + input.deadlineMs + input.outcomeByUpdate.marginMs - Date.now();
+      if (waitMs > 0) await condition(() => outcomeAsked, waitMs);
+    }
+    await condition(allHandlersFinished);
+  }
 }
 
 type Groups = OwnerGroups<WhitelistChange>;

@@ -100,7 +100,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
    */
   async function runBatch(
     nodeScripts: Record<string, NodeScript>,
-    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number } = {},
+    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number; eager?: boolean } = {},
   ) {
     const tokenId = options.tokenId ?? 'token';
     const batchId = randomUUID();
@@ -113,6 +113,8 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
       nodes: NODES,
       owners: changes.map((_, i) => NODES[i % 3]),
       deadlineMs: options.deadlineMs ?? 5_000,
+      // As the API's eager start sends it (decision 0015); the mocked activities serve one queue.
+      ...(options.eager ? { activityTaskQueue: taskQueue, outcomeByUpdate: { marginMs: 1_000 } } : {}),
     };
     const workflowId = `whitelist-batch:${batchId}`;
     const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
@@ -129,6 +131,27 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     assert.equal(callsOf('precheckAndFirstRound').length, 1, 'one local activity for the precheck and the first round');
     assert.equal(callsOf('firstRoundTry').length, 3, 'each node tried in it');
     assert.equal(callsOf('applyToNodeQuickly').length + callsOf('applyToNode').length, 0, 'no other activity, no retry round');
+  });
+
+  it('when a batch is started eagerly (its Update sent after the start), then it stays open for the Update, answers 200 through it, and records no patch marker', async () => {
+    const { changes, handle, outcome, workflowId, callsOf } = await runBatch({}, { eager: true, goesOn: true });
+    assert.equal(outcome.status, 200);
+    assert.deepEqual(outcome.confirmations, changes.map(confirmationOfChecksummed));
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    assert.equal(callsOf('precheckAndFirstRound').length, 1);
+    const events = await eventTypes(env, workflowId);
+    assert.equal(events.filter((e) => e === 'MARKER_RECORDED').length, 1, `only the local activity's marker: ${events.join(' ')}`);
+    assert.equal(events.filter((e) => e === 'UPSERT_WORKFLOW_SEARCH_ATTRIBUTES').length, 0, 'no patch search attribute');
+    assert.ok(events.includes('WORKFLOW_EXECUTION_UPDATE_COMPLETED'));
+  });
+
+  it('when a batch started eagerly is never asked for its outcome (its API died), then it ends on its own after the deadline and the margin, its work done', async () => {
+    const { handle, outcome, workflowId } = await runBatch({}, { eager: true, deadlineMs: 2_000 });
+    assert.equal(outcome.status, 200);
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    const events = await eventTypes(env, workflowId);
+    assert.ok(events.includes('TIMER_FIRED'), `waited for the Update until deadline + margin: ${events.join(' ')}`);
+    assert.ok(!events.includes('WORKFLOW_EXECUTION_UPDATE_ACCEPTED'));
   });
 
   it('when the precheck denies the token, then the outcome is 403 and no node is asked', async () => {

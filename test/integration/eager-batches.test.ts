@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { temporal } from '@temporalio/proto';
+import type { RunningApi } from '../../api/server';
+import { startApi } from '../../api/server';
+import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { eventually } from '../support/executions';
+import { request } from '../support/http';
+import { metricSum, scrape } from '../support/prometheus';
+import { getStack, type Stack } from '../support/stack';
+import { changeOwnedBy, nodeEntries, setFault } from '../support/whitelists';
+
+const { EventType } = temporal.api.enums.v1;
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+// Decision 0015: the API runs a worker for whitelist batches on `<task queue>-batches` and starts
+// each batch with requestEagerStart; the batch's first workflow task (precheck and first round)
+// runs in the API process, its later activities on the workers' task queue.
+describe('whitelist batches started eagerly on the API batch worker', () => {
+  let stack: Stack;
+  before(async function () {
+    this.timeout(120_000);
+    stack = await getStack();
+    await eventually(async () => stack.api.batchWorker.eager() !== undefined, 60_000);
+  });
+  afterEach(async () => {
+    for (const node of stack.nodes) await setFault(node.url, { delayMs: 0, fault: 'none' });
+  });
+
+  const spread = () => stack.nodes.map((n) => changeOwnedBy(stack, n.url));
+  const post = (api: RunningApi, body: unknown, headers: Record<string, string> = {}) =>
+    request(api.url, 'POST', '/chain/whitelists/', {
+      token: stack.tokens.all,
+      json: body,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
+  const starts = async (api: RunningApi, how: string) =>
+    metricSum(await scrape(`${api.url}/metrics`), 'intent_whitelist_batch_starts_total', { how });
+  const history = async (batchId: string): Promise<HistoryEvent[]> =>
+    (await stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).fetchHistory()).events ?? [];
+  const started = (events: HistoryEvent[]) => events[0].workflowExecutionStartedEventAttributes!;
+
+  it('when the batch worker runs, then a batch starts eagerly on the batches queue, answers 200 in one workflow task, and is counted as eager', async () => {
+    const before = await starts(stack.api, 'eager');
+    const changes = spread();
+    const res = await post(stack.api, changes);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(await starts(stack.api, 'eager'), before + 1, 'the start came back with its first workflow task');
+    const events = await history(String(res.headers.get('x-batch-id')));
+    assert.equal(started(events).taskQueue?.name, `${stack.config.temporal.taskQueue}-batches`);
+    assert.equal(started(events).input?.payloads?.length, 1);
+    const types = events.map((e) => e.eventType);
+    assert.equal(types.at(-1), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    assert.equal(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).length, 0, 'no activity through a queue');
+    for (let i = 0; i < 3; i++) assert.ok((await nodeEntries(stack.nodes[i].url, 'developer')).includes(changes[i].entry));
+  });
+
+  it('when a node is late (408), then its retry is scheduled on the workers task queue and the change lands there', async function () {
+    this.timeout(30_000);
+    const changes = spread();
+    await setFault(stack.nodes[2].url, { delayMs: 1500 });
+    const res = await post(stack.api, changes, { timeout: '500' });
+    assert.equal(res.status, 408, res.text);
+    const batchId = String(res.headers.get('x-batch-id'));
+    const events = await eventually(async () => {
+      const all = await history(batchId);
+      return all.at(-1)?.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED && all;
+    }, 20_000);
+    assert.equal(started(events).taskQueue?.name, `${stack.config.temporal.taskQueue}-batches`);
+    const scheduled = events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+    assert.ok(scheduled.length >= 1, 'the late node got an activity');
+    for (const e of scheduled) assert.equal(e.activityTaskScheduledEventAttributes?.taskQueue?.name, stack.config.temporal.taskQueue);
+    assert.ok((await nodeEntries(stack.nodes[2].url, 'developer')).includes(changes[2].entry), 'the late change was applied');
+  });
+
+  it('when API_BATCH_WORKER is off, then batches start by update-with-start on the workers task queue', async function () {
+    this.timeout(30_000);
+    const config = { ...stack.config, temporal: { ...stack.config.temporal, batchTaskQueue: undefined } };
+    const api = await startApi(config, {
+      temporalAddress: stack.temporal.address,
+      storageNodes: stack.nodes.map((n) => n.url),
+      logger: stack.logger,
+    });
+    try {
+      assert.equal(api.batchWorker.eager(), undefined);
+      const res = await post(api, spread());
+      assert.equal(res.status, 200, res.text);
+      assert.equal(await starts(api, 'update-with-start'), 1);
+      assert.equal(await starts(api, 'eager'), 0);
+      const events = await history(String(res.headers.get('x-batch-id')));
+      assert.equal(started(events).taskQueue?.name, stack.config.temporal.taskQueue);
+    } finally {
+      await api.close(2000);
+    }
+  });
+});
