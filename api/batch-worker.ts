@@ -1,7 +1,7 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
-import { createActivities } from '../activities';
+import { createActivities, type NodeRequestEvent } from '../activities';
 import type { Config } from '../config/config';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import type { TokenStore } from '../tokens/token-store';
@@ -35,7 +35,10 @@ export interface BatchWorker {
  * the workers (`enableNonLocalActivities: false`). It starts in the background, as the API's
  * lazy client does, and keeps trying while Temporal is down.
  */
-export function startBatchWorker(config: Config, options: { temporalAddress: string; tokens: TokenStore; logger: Logger }): BatchWorker {
+export function startBatchWorker(
+  config: Config,
+  options: { temporalAddress: string; tokens: TokenStore; logger: Logger; onNodeRequest?: (event: NodeRequestEvent) => void },
+): BatchWorker {
   const taskQueue = config.temporal.batchTaskQueue;
   if (taskQueue === undefined) return { eager: () => undefined, close: async () => undefined };
   const logger = options.logger.child({ component: 'batch-worker', taskQueue });
@@ -55,7 +58,11 @@ export function startBatchWorker(config: Config, options: { temporalAddress: str
     const code = await bundleInChild({ workflowsPath: require.resolve('../workflows') });
     const connection = await NativeConnection.connect(temporalConnectionOptions(config, options.temporalAddress));
     try {
-      const { precheckAndFirstRound } = createActivities({ tokens: options.tokens, nodeRequestTimeoutMs: 10_000 });
+      const { precheckAndFirstRound } = createActivities({
+        tokens: options.tokens,
+        nodeRequestTimeoutMs: 10_000,
+        onNodeRequest: options.onNodeRequest,
+      });
       const worker = await Worker.create({
         connection,
         namespace: config.temporal.namespace,

@@ -1,5 +1,7 @@
 import type { Context, Next } from 'koa';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { NodeRequestEvent } from '../activities';
+import { nodeRequestMetrics } from '../worker/metrics';
 
 /** Route label of a request no route matched: the raw path would make the label set unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -14,6 +16,8 @@ export interface ApiMetrics {
   readonly registry: Registry;
   /** Koa middleware that counts and times every request; mount it outside the error middleware. */
   middleware(): (ctx: Context, next: Next) => Promise<void>;
+  /** Records one apply request of a first round run by the API's batch worker (as the workers record theirs). */
+  readonly recordNodeRequest: (event: NodeRequestEvent) => void;
 }
 
 /** Creates the registry with the request, submit and whitelist metrics and Node's process metrics. */
@@ -53,8 +57,11 @@ export function createApiMetrics(): ApiMetrics {
     registers: [registry],
   });
 
+  const recordNodeRequest = nodeRequestMetrics(registry);
+
   return {
     registry,
+    recordNodeRequest,
     middleware: () => async (ctx, next) => {
       const stopTimer = duration.startTimer();
       try {

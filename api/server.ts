@@ -35,7 +35,13 @@ export async function startApi(
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const tokens = new TokenStore(config.apiTokensFile);
-  const batchWorker = startBatchWorker(config, { temporalAddress: options.temporalAddress, tokens, logger: options.logger });
+  const batchWorker = startBatchWorker(config, {
+    temporalAddress: options.temporalAddress,
+    tokens,
+    logger: options.logger,
+    // The first rounds run here: their node requests count in the API's metrics.
+    onNodeRequest: (event) => app.metrics.recordNodeRequest(event),
+  });
   const app = createApp({
     config,
     client,

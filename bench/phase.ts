@@ -61,6 +61,7 @@ export async function runPhase(
       api: side(runs.api),
       direct: side(runs.direct),
       empty: side(runs.empty),
+      eagerEmpty: side(runs.eagerEmpty),
       timeline,
       apiCpuMsPerBatch: runs.apiCpuMsPerBatch,
     });

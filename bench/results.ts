@@ -43,7 +43,16 @@ export interface PhaseResult {
   /** apiCpuMsPerRequest: CPU time of the API process per submit (its own cost, whatever the server's). */
   submit: Array<{ concurrency: number; api: Side; direct: Side; apiCpuMsPerRequest: number }>;
   /** `timeline`: where the API batches' time went, from a sample of their histories; `empty`: a workflow that does nothing (the floor). */
-  whitelist: Array<{ size: number; api: Side; direct: Side; empty: Side; timeline: Timeline; apiCpuMsPerBatch: number }>;
+  whitelist: Array<{
+    size: number;
+    api: Side;
+    direct: Side;
+    empty: Side;
+    /** The empty workflow started eagerly + Update (absent in results from before decision 0015). */
+    eagerEmpty?: Side;
+    timeline: Timeline;
+    apiCpuMsPerBatch: number;
+  }>;
   /** Batches of `size` through the API from `concurrency` clients: throughput for the scale table. */
   whitelistThroughput: { size: number; concurrency: number; batches: number; api: Side };
   /** Peak RSS (MB) during case 1 and during case 3; workers: the largest worker process. */

@@ -15,6 +15,32 @@ function failureReason(err: unknown): string {
   return 'error';
 }
 
+/**
+ * The storage-node request metrics in `registry`; returns the recorder that the activities'
+ * `onNodeRequest` hook calls. The workers count their activities' requests; the API counts those
+ * of the first rounds its batch worker runs (decision 0015).
+ */
+export function nodeRequestMetrics(registry: Registry): (event: NodeRequestEvent) => void {
+  const latency = new Histogram({
+    name: 'intent_storage_node_request_duration_seconds',
+    help: 'Latency of one apply request to a storage node, by node and outcome (ok or failed)',
+    labelNames: ['node', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const failures = new Counter({
+    name: 'intent_storage_node_failures_total',
+    help: 'Failed apply requests to a storage node, by node and reason (NodeUnreachable, NodeTimeout, NodeRejected, NodeBadResponse, Cancelled, error)',
+    labelNames: ['node', 'reason'] as const,
+    registers: [registry],
+  });
+
+  return ({ node, seconds, error }: NodeRequestEvent) => {
+    latency.observe({ node, outcome: error === undefined ? 'ok' : 'failed' }, seconds);
+    if (error !== undefined) failures.inc({ node, reason: failureReason(error) });
+  };
+}
+
 /** The worker's metrics, in a registry of their own (a test process may hold several). */
 export interface WorkerMetrics {
   readonly registry: Registry;
@@ -31,24 +57,7 @@ export interface WorkerMetrics {
 export function createWorkerMetrics(): WorkerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const latency = new Histogram({
-    name: 'intent_storage_node_request_duration_seconds',
-    help: 'Latency of one apply request to a storage node, by node and outcome (ok or failed)',
-    labelNames: ['node', 'outcome'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
-  const failures = new Counter({
-    name: 'intent_storage_node_failures_total',
-    help: 'Failed apply requests to a storage node, by node and reason (NodeUnreachable, NodeTimeout, NodeRejected, NodeBadResponse, Cancelled, error)',
-    labelNames: ['node', 'reason'] as const,
-    registers: [registry],
-  });
-
-  const recordNodeRequest = ({ node, seconds, error }: NodeRequestEvent) => {
-    latency.observe({ node, outcome: error === undefined ? 'ok' : 'failed' }, seconds);
-    if (error !== undefined) failures.inc({ node, reason: failureReason(error) });
-  };
+  const recordNodeRequest = nodeRequestMetrics(registry);
 
   // batchId → node → when it started waiting and when this worker last tried it.
   const late = new Map<string, Map<string, { sinceMs: number; seenMs: number }>>();

@@ -14,8 +14,9 @@ import { round } from '../stats';
 // per owning node as local activities), against the same changes posted straight to their owning
 // nodes in parallel with a fresh batchId: the fan-out without Temporal (grouped by owner before
 // the clock starts, so that only the requests are timed). A third side measures the
-// floor: a workflow that does nothing, started and answered the way the API starts a batch
-// (update-with-start), from this process. One call at a time, rotating the order of the three,
+// floor: a workflow that does nothing, started by update-with-start from this process; and the
+// same started eagerly on a worker in this process and answered by an Update after the start, the
+// way the API starts a batch on its batch worker (decision 0015). One call at a time, rotating the order of the three,
 // so that all see the same machine.
 
 export interface WhitelistRuns {
@@ -23,6 +24,8 @@ export interface WhitelistRuns {
   direct: LoadResult;
   /** The empty workflow (bench/floor) by update-with-start: what one workflow costs on this server. */
   empty: LoadResult;
+  /** The empty workflow started eagerly and answered by an Update, as the API now starts a batch (decision 0015). */
+  eagerEmpty: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
   apiBatches: Array<{ batchId: string; httpMs: number }>;
   /** CPU time the API process used per batch (summed over the API batches only). */
@@ -66,10 +69,11 @@ export async function emptyWorkflow(stack: BenchStack, client: Client): Promise<
   await client.workflow.executeUpdateWithStart(emptyAnswerUpdate, { startWorkflowOperation });
 }
 
-const ORDERS: Array<Array<'api' | 'direct' | 'empty'>> = [
-  ['api', 'direct', 'empty'],
-  ['direct', 'empty', 'api'],
-  ['empty', 'api', 'direct'],
+const ORDERS: Array<Array<'api' | 'direct' | 'empty' | 'eagerEmpty'>> = [
+  ['api', 'direct', 'empty', 'eagerEmpty'],
+  ['direct', 'empty', 'eagerEmpty', 'api'],
+  ['empty', 'eagerEmpty', 'api', 'direct'],
+  ['eagerEmpty', 'api', 'direct', 'empty'],
 ];
 
 /** `count` batches of `size` changes each way (and `count` empty workflows), one at a time, interleaved. */
@@ -87,9 +91,10 @@ export async function runWhitelistCase(
   const api: number[] = [];
   const dir: number[] = [];
   const empty: number[] = [];
+  const eagerEmpty: number[] = [];
   const apiBatches: WhitelistRuns['apiBatches'] = [];
-  const errors = { api: 0, direct: 0, empty: 0, first: undefined as string | undefined };
-  const wall = { api: 0, direct: 0, empty: 0 };
+  const errors = { api: 0, direct: 0, empty: 0, eagerEmpty: 0, first: undefined as string | undefined };
+  const wall = { api: 0, direct: 0, empty: 0, eagerEmpty: 0 };
   let apiCpu = 0;
   for (let i = 0; i < count; i++) {
     // Rotate which goes first, so that none always runs right after another's I/O.
@@ -105,9 +110,12 @@ export async function runWhitelistCase(
         } else if (side === 'direct') {
           await direct(http, directGroups[i]);
           dir.push(performance.now() - t0);
-        } else {
+        } else if (side === 'empty') {
           await emptyWorkflow(stack, client);
           empty.push(performance.now() - t0);
+        } else {
+          await stack.eagerFloor.run();
+          eagerEmpty.push(performance.now() - t0);
         }
       } catch (err) {
         errors[side]++;
@@ -120,6 +128,7 @@ export async function runWhitelistCase(
     api: { latenciesMs: api, wallMs: wall.api, errors: errors.api, firstError: errors.first },
     direct: { latenciesMs: dir, wallMs: wall.direct, errors: errors.direct, firstError: errors.first },
     empty: { latenciesMs: empty, wallMs: wall.empty, errors: errors.empty, firstError: errors.first },
+    eagerEmpty: { latenciesMs: eagerEmpty, wallMs: wall.eagerEmpty, errors: errors.eagerEmpty, firstError: errors.first },
     apiBatches,
     apiCpuMsPerBatch: round(apiCpu / Math.max(1, count), 2),
   };

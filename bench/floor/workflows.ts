@@ -10,3 +10,18 @@ export async function emptyBatchWorkflow(): Promise<void> {
   setHandler(emptyAnswerUpdate, () => 'done');
   await condition(allHandlersFinished);
 }
+
+/**
+ * The floor of an eagerly started batch (decision 0015): the same empty workflow, started with
+ * `requestEagerStart` and asked for its answer by the Update afterwards, so it stays open for the
+ * Update as the batch does (until `waitMs`).
+ */
+export async function emptyEagerWorkflow(waitMs: number): Promise<void> {
+  let asked = false;
+  setHandler(emptyAnswerUpdate, () => {
+    asked = true;
+    return 'done';
+  });
+  await condition(() => asked, waitMs);
+  await condition(allHandlersFinished);
+}

@@ -39,7 +39,7 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     (await stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).fetchHistory()).events ?? [];
   const started = (events: HistoryEvent[]) => events[0].workflowExecutionStartedEventAttributes!;
 
-  it('when the batch worker runs, then a batch starts eagerly on the batches queue, answers 200 in one workflow task, and is counted as eager', async () => {
+  it('when the batch worker runs, then a batch starts eagerly on the batches queue, answers 200 without any activity through a queue, is counted as eager, and its node requests count in the API metrics', async () => {
     const before = await starts(stack.api, 'eager');
     const changes = spread();
     const res = await post(stack.api, changes);
@@ -52,6 +52,10 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     assert.equal(types.at(-1), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     assert.equal(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).length, 0, 'no activity through a queue');
     for (let i = 0; i < 3; i++) assert.ok((await nodeEntries(stack.nodes[i].url, 'developer')).includes(changes[i].entry));
+    // The first round ran in the API: its node requests are in the API's metrics.
+    const samples = await scrape(`${stack.api.url}/metrics`);
+    for (const node of stack.nodes)
+      assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: node.url, outcome: 'ok' }) >= 1, node.url);
   });
 
   it('when a node is late (408), then its retry is scheduled on the workers task queue and the change lands there', async function () {
