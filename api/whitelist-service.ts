@@ -63,7 +63,10 @@ export class WhitelistService {
     const batchId = randomUUID();
     const nodes = [...this.nodes];
     const owners = changes.map((c) => ownerOf(ownerKeyOfChecksummed(c), nodes, nodeSha256));
-    const input: WhitelistBatchInput = { batchId, tokenId: principal.id, changes, nodes, owners, deadlineMs };
+    // activityTaskQueue: where the batch's activities run, whichever queue runs the workflow; its
+    // presence also tells the workflow that this version started it (no patch markers needed).
+    const activityTaskQueue = this.config.temporal.taskQueue;
+    const input: WhitelistBatchInput = { batchId, tokenId: principal.id, changes, nodes, owners, deadlineMs, activityTaskQueue };
     const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
     const eager = this.eager();
     try {
@@ -109,7 +112,7 @@ export class WhitelistService {
       const handle = await client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, {
         workflowId: whitelistBatchWorkflowId(input.batchId),
         taskQueue,
-        args: [{ ...input, activityTaskQueue: this.config.temporal.taskQueue, outcomeByUpdate: { marginMs: ANSWER_MARGIN_MS } }],
+        args: [{ ...input, outcomeByUpdate: { marginMs: ANSWER_MARGIN_MS } }],
         workflowIdConflictPolicy: 'FAIL',
         requestEagerStart: true,
       });

@@ -17,10 +17,22 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 // runs in the API process, its later activities on the workers' task queue.
 describe('whitelist batches started eagerly on the API batch worker', () => {
   let stack: Stack;
+  /** An API of the stack with API_BATCH_WORKER=on (the stack's own runs with the default, off). */
+  let eagerApi: RunningApi;
   before(async function () {
     this.timeout(120_000);
     stack = await getStack();
-    await eventually(async () => stack.api.batchWorker.eager() !== undefined, 60_000);
+    const batchTaskQueue = `${stack.config.temporal.taskQueue}-batches`;
+    const config = { ...stack.config, temporal: { ...stack.config.temporal, batchTaskQueue } };
+    eagerApi = await startApi(config, {
+      temporalAddress: stack.temporal.address,
+      storageNodes: stack.nodes.map((n) => n.url),
+      logger: stack.logger,
+    });
+    await eventually(async () => eagerApi.batchWorker.eager() !== undefined, 60_000);
+  });
+  after(async () => {
+    await eagerApi?.close(2000);
   });
   afterEach(async () => {
     for (const node of stack.nodes) await setFault(node.url, { delayMs: 0, fault: 'none' });
@@ -40,11 +52,11 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
   const started = (events: HistoryEvent[]) => events[0].workflowExecutionStartedEventAttributes!;
 
   it('when the batch worker runs, then a batch starts eagerly on the batches queue, answers 200 without any activity through a queue, is counted as eager, and its node requests count in the API metrics', async () => {
-    const before = await starts(stack.api, 'eager');
+    const before = await starts(eagerApi, 'eager');
     const changes = spread();
-    const res = await post(stack.api, changes);
+    const res = await post(eagerApi, changes);
     assert.equal(res.status, 200, res.text);
-    assert.equal(await starts(stack.api, 'eager'), before + 1, 'the start came back with its first workflow task');
+    assert.equal(await starts(eagerApi, 'eager'), before + 1, 'the start came back with its first workflow task');
     const events = await history(String(res.headers.get('x-batch-id')));
     assert.equal(started(events).taskQueue?.name, `${stack.config.temporal.taskQueue}-batches`);
     assert.equal(started(events).input?.payloads?.length, 1);
@@ -53,7 +65,7 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     assert.equal(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).length, 0, 'no activity through a queue');
     for (let i = 0; i < 3; i++) assert.ok((await nodeEntries(stack.nodes[i].url, 'developer')).includes(changes[i].entry));
     // The first round ran in the API: its node requests are in the API's metrics.
-    const samples = await scrape(`${stack.api.url}/metrics`);
+    const samples = await scrape(`${eagerApi.url}/metrics`);
     for (const node of stack.nodes)
       assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: node.url, outcome: 'ok' }) >= 1, node.url);
   });
@@ -62,7 +74,7 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     this.timeout(30_000);
     const changes = spread();
     await setFault(stack.nodes[2].url, { delayMs: 1500 });
-    const res = await post(stack.api, changes, { timeout: '500' });
+    const res = await post(eagerApi, changes, { timeout: '500' });
     assert.equal(res.status, 408, res.text);
     const batchId = String(res.headers.get('x-batch-id'));
     const events = await eventually(async () => {
@@ -76,24 +88,18 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     assert.ok((await nodeEntries(stack.nodes[2].url, 'developer')).includes(changes[2].entry), 'the late change was applied');
   });
 
-  it('when API_BATCH_WORKER is off, then batches start by update-with-start on the workers task queue', async function () {
-    this.timeout(30_000);
-    const config = { ...stack.config, temporal: { ...stack.config.temporal, batchTaskQueue: undefined } };
-    const api = await startApi(config, {
-      temporalAddress: stack.temporal.address,
-      storageNodes: stack.nodes.map((n) => n.url),
-      logger: stack.logger,
-    });
-    try {
-      assert.equal(api.batchWorker.eager(), undefined);
-      const res = await post(api, spread());
-      assert.equal(res.status, 200, res.text);
-      assert.equal(await starts(api, 'update-with-start'), 1);
-      assert.equal(await starts(api, 'eager'), 0);
-      const events = await history(String(res.headers.get('x-batch-id')));
-      assert.equal(started(events).taskQueue?.name, stack.config.temporal.taskQueue);
-    } finally {
-      await api.close(2000);
-    }
+  it('when API_BATCH_WORKER is off (the default), then batches start by update-with-start on the workers task queue, without patch markers', async () => {
+    const api = stack.api;
+    assert.equal(stack.config.temporal.batchTaskQueue, undefined);
+    assert.equal(api.batchWorker.eager(), undefined);
+    const before = await starts(api, 'update-with-start');
+    const res = await post(api, spread());
+    assert.equal(res.status, 200, res.text);
+    assert.equal(await starts(api, 'update-with-start'), before + 1);
+    assert.equal(await starts(api, 'eager'), 0);
+    const events = await history(String(res.headers.get('x-batch-id')));
+    assert.equal(started(events).taskQueue?.name, stack.config.temporal.taskQueue);
+    assert.equal(events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED).length, 1, "only the local activity's marker");
+    assert.equal(events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length, 1, 'one workflow task');
   });
 });

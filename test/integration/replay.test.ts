@@ -77,8 +77,6 @@ async function makeHistories(stack: Stack): Promise<{ executions: number; batche
 
   const nodes = stack.nodes.map((n) => n.url);
   const spread = () => nodes.map((n) => changeOwnedBy(stack, n));
-  // The batches below start eagerly on the API's batch worker (decision 0015) once it runs.
-  await eventually(async () => stack.api.batchWorker.eager() !== undefined, 60_000);
   assert.equal((await postBatch(stack, spread())).status, 200);
   await setFault(nodes[1], { delayMs: 1500 });
   try {
@@ -106,8 +104,8 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
 
   it("when every history on the test task queue (this file's, and whatever ran before) is replayed with the current workflow code, then none fails", async function () {
     this.timeout(120_000);
-    // Batches started eagerly run on the API batch worker's task queue (decision 0015).
-    const queues = [stack.config.temporal.taskQueue, stack.config.temporal.batchTaskQueue].filter((q) => q !== undefined);
+    // Batches started eagerly (eager-batches.test.ts) ran on the API batch worker's task queue (decision 0015).
+    const queues = [stack.config.temporal.taskQueue, `${stack.config.temporal.taskQueue}-batches`];
     const histories = stack.client.workflow.list({ query: `TaskQueue IN (${queues.map((q) => `'${q}'`).join(', ')})` }).intoHistories();
     const seen = new Map<string, number>();
     const failures: string[] = [];
