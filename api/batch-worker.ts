@@ -1,5 +1,5 @@
 import { Client } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, type NodeRequestEvent } from '../activities';
 import type { Config } from '../config/config';
@@ -55,6 +55,8 @@ export function startBatchWorker(
     });
 
   const runOnce = async (): Promise<void> => {
+    // Loaded only when the batch worker is on: the SDK's native runtime costs an API without it ~15 MB.
+    const { NativeConnection, Worker } = await import('@temporalio/worker');
     const code = await bundleInChild({ workflowsPath: require.resolve('../workflows') });
     const connection = await NativeConnection.connect(temporalConnectionOptions(config, options.temporalAddress));
     try {
