@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { projectRoot } from '../config/config';
 import { runVerifyCase } from './cases/verify';
 import { JsonClient } from './http';
@@ -48,6 +49,8 @@ async function main(): Promise<void> {
     },
   });
   if (values.help) return void console.log(USAGE);
+  // The eager floor's worker runs in this process (bench/floor/eager.ts): its SDK log at WARN.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   const opts = { submits: Number(values.submits), batches: Number(values.batches) };
   const temporal = values.temporal;
   if (temporal !== 'dev' && temporal !== 'cluster') throw new Error(`--temporal must be dev or cluster\n${USAGE}`);
