@@ -100,8 +100,10 @@ export interface WhitelistBatchInput {
   owners?: string[];
   deadlineMs: number;
   /**
-   * The task queue of the batch's activities, when the workflow itself runs on the API's batch
-   * worker (decision 0015); absent: the workflow's own task queue.
+   * The task queue of the batch's activities, whichever queue runs the workflow (the API's batch
+   * worker's, decision 0015, or the workers'). Every batch this version starts sets it, which also
+   * tells the workflow to take the current path without `patched` markers; absent (older batches):
+   * the workflow's own task queue, and the patches as recorded.
    */
   activityTaskQueue?: string;
   /**

@@ -115,8 +115,8 @@ function nodeFailure(err: unknown): { type: string; message: string } {
  */
 export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchSummary> {
   const { batchId, changes } = input;
-  // Started by the API's batch worker: the workflow runs on the API's task queue, its activities
-  // on the workers' (input.activityTaskQueue); older batches run both on their own queue.
+  // The activities run on input.activityTaskQueue (the workers' queue, also when the workflow runs
+  // on the API's batch worker); older batches run both on their own queue.
   const { authorizeBatch, applyToNode, applyUntilDone } = remoteActivities(input.activityTaskQueue);
   let outcome: WhitelistBatchOutcome | undefined;
   let outcomeAsked = false;
@@ -138,9 +138,9 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   });
   setHandler(batchProgressQuery, summary);
 
-  // A batch on the API's batch worker (activityTaskQueue set) was started by this version or a
-  // later one: it takes every newer path without patch markers, which cost the first workflow task
-  // a marker and a search-attribute upsert each. Older inputs ask, as their histories recorded.
+  // A batch whose input has activityTaskQueue was started by this version or a later one: it takes
+  // every newer path without patch markers, which cost the first workflow task a marker and a
+  // search-attribute upsert each. Older inputs ask, as their histories recorded.
   const current = input.activityTaskQueue !== undefined;
   const local = current || patched(LOCAL_FIRST_ROUND);
   const oneRound = current || (local && patched(ONE_LOCAL_ROUND));

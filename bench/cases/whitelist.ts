@@ -13,18 +13,18 @@ import { round } from '../stats';
 // Case 3: whitelist batches of fresh entries through the API (a workflow: precheck and one apply
 // per owning node as local activities), against the same changes posted straight to their owning
 // nodes in parallel with a fresh batchId: the fan-out without Temporal (grouped by owner before
-// the clock starts, so that only the requests are timed). A third side measures the
-// floor: a workflow that does nothing, started by update-with-start from this process; and the
-// same started eagerly on a worker in this process and answered by an Update after the start, the
-// way the API starts a batch on its batch worker (decision 0015). One call at a time, rotating the order of the three,
-// so that all see the same machine.
+// the clock starts, so that only the requests are timed). Two more sides measure floors: a
+// workflow that does nothing, started by update-with-start from this process; and the same
+// started eagerly on a worker in this process and answered by an Update after the start, the way
+// the API starts a batch on its batch worker (decision 0015). One call at a time, rotating the
+// order of the four, so that all see the same machine.
 
 export interface WhitelistRuns {
   api: LoadResult;
   direct: LoadResult;
   /** The empty workflow (bench/floor) by update-with-start: what one workflow costs on this server. */
   empty: LoadResult;
-  /** The empty workflow started eagerly and answered by an Update, as the API now starts a batch (decision 0015). */
+  /** The empty workflow started eagerly and answered by an Update, as the API starts a batch with API_BATCH_WORKER=on (decision 0015). */
   eagerEmpty: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
   apiBatches: Array<{ batchId: string; httpMs: number }>;
