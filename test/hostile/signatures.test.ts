@@ -4,12 +4,12 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import nacl from 'tweetnacl';
 import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import { isCurvePoint } from '../../api/ed25519';
 import { toBase58, toHex } from '../../domain/encoding';
 import { request } from '../support/http';
 import { addLToS, isCanonicalPointEncoding } from '../support/edwards25519';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 import { getExecution, newWallet, nowSeconds, prepare, sampleIntent, signedBody, submit, type TestWallet } from '../support/executions';
 
 // Signatures end to end: replays of a valid submit body, a non-canonical S, small-order and
@@ -110,10 +110,10 @@ describe('signatures end to end: replays, S + L, small-order and off-curve keys 
     const MAX_AGE_S = 4;
     let shortApi: RunningApi;
     before(async () => {
-      shortApi = await startApi(
-        { ...stack.config, port: 0, envelopeMaxAgeS: MAX_AGE_S },
-        { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) },
-      );
+      shortApi = await startStackApi(stack, {
+        config: { ...stack.config, port: 0, envelopeMaxAgeS: MAX_AGE_S },
+        logger: pino({ level: 'silent' }),
+      });
     });
     after(async () => {
       await shortApi?.close(1000);

@@ -6,10 +6,10 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import { cancelBody, newWallet, prepare } from '../support/executions';
 import { request } from '../support/http';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -37,10 +37,7 @@ describe('integration: CORS on the public routes (CORS_ORIGINS, @koa/cors)', fun
 
   async function apiWithOrigins(origins: string[]) {
     await api?.close(1000);
-    api = await startApi(
-      { ...stack.config, port: 0, corsOrigins: origins },
-      { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: pino({ level: 'silent' }) },
-    );
+    api = await startStackApi(stack, { config: { ...stack.config, port: 0, corsOrigins: origins }, logger: pino({ level: 'silent' }) });
     return api;
   }
   const preflight = (path: string, origin: string, method: string) =>

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { temporal } from '@temporalio/proto';
 import type { RunningApi } from '../../api/server';
-import { startApi } from '../../api/server';
 import { whitelistBatchWorkflowId } from '../../workflows/definitions';
 import { eventually } from '../support/executions';
 import { request } from '../support/http';
 import { metricSum, scrape } from '../support/prometheus';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 import { changeOwnedBy, nodeEntries, setFault } from '../support/whitelists';
 
 const { EventType } = temporal.api.enums.v1;
@@ -24,11 +23,7 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     stack = await getStack();
     const batchTaskQueue = `${stack.config.temporal.taskQueue}-batches`;
     const config = { ...stack.config, temporal: { ...stack.config.temporal, batchTaskQueue } };
-    eagerApi = await startApi(config, {
-      temporalAddress: stack.temporal.address,
-      storageNodes: stack.nodes.map((n) => n.url),
-      logger: stack.logger,
-    });
+    eagerApi = await startStackApi(stack, { config });
     await eventually(async () => eagerApi.batchWorker.eager() !== undefined, 60_000);
   });
   after(async () => {

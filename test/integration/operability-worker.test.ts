@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { temporal } from '@temporalio/proto';
 import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
@@ -11,7 +11,7 @@ import { request } from '../support/http';
 import { freePort } from '../support/ports';
 import { metricSum, scrape } from '../support/prometheus';
 import { startServiceProcess, stackEnv, type ServiceProcess } from '../support/service-process';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 import { nodeEntries, randomEoa, setFault } from '../support/whitelists';
 
 /**
@@ -34,7 +34,7 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     worker = await startServiceProcess('worker-metrics', 'worker/main.js', `worker polling task queue ${taskQueue}`, env);
     // No batch worker in this API: the first rounds run in the worker process, which is what this file is about.
     const config = { ...stack.config, temporal: { ...stack.config.temporal, taskQueue, batchTaskQueue: undefined } };
-    api = await startApi(config, { temporalAddress: stack.temporal.address, storageNodes: nodes, logger: pino({ level: 'silent' }) });
+    api = await startStackApi(stack, { config, storageNodes: nodes, logger: pino({ level: 'silent' }) });
   });
   after(async () => {
     await setFault(stack.nodes[0].url, { delayMs: 0 });

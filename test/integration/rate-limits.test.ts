@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import type { Config } from '../../config/config';
 import { newWallet } from '../support/executions';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 
 interface Answer {
   status: number;
@@ -63,10 +63,7 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
 
   /** An API process of its own with these limits (the shared stack runs without limits). */
   async function apiWith(rateLimits: Config['rateLimits'], trustProxy: string[] = []): Promise<string> {
-    const api = await startApi(
-      { ...stack.config, rateLimits, trustProxy },
-      { temporalAddress: stack.temporal.address, storageNodes: stack.nodes.map((n) => n.url), logger: stack.logger },
-    );
+    const api = await startStackApi(stack, { config: { ...stack.config, rateLimits, trustProxy } });
     apis.push(api);
     return api.url;
   }

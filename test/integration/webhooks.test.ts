@@ -3,14 +3,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
-import { startApi, type RunningApi } from '../../api/server';
+import type { RunningApi } from '../../api/server';
 import { projectRoot, type Config } from '../../config/config';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import { executionWorkflowId } from '../../workflows/definitions';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { depositHttp, eventually, newWallet, prepare, sampleIntent, settledEventTypes, signedBody, submit } from '../support/executions';
 import { freePort } from '../support/ports';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
 
 const RECEIVER = path.join(projectRoot, 'dist', 'test', 'support', 'webhook-receiver.js');
 
@@ -60,11 +60,7 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
       webhooks: [{ url: `http://127.0.0.1:${port}/hooks`, secret }],
     };
     worker = await startWorker(config, stack.temporal.address);
-    api = await startApi(config, {
-      temporalAddress: stack.temporal.address,
-      storageNodes: stack.nodes.map((n) => n.url),
-      logger: pino({ level: 'silent' }),
-    });
+    api = await startStackApi(stack, { config, logger: pino({ level: 'silent' }) });
   });
   after(async () => {
     await receiver?.stop(2000);

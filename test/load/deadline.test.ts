@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
-import { startApi } from '../../api/server';
 import { startWorker } from '../../worker/create-worker';
 import { eventually } from '../support/executions';
 import { request } from '../support/http';
-import { getStack } from '../support/stack';
+import { getStack, startStackApi } from '../support/stack';
 import { nodeEntries } from '../support/whitelists';
 
 // What an overloaded worker looks like to the API, made deterministic: the batch workflow starts on a
@@ -21,11 +20,7 @@ describe('load: a whitelist batch whose workflow cannot answer by its deadline',
     const stack = await getStack();
     const taskQueue = `no-worker-${process.pid}-${randomBytes(4).toString('hex')}`;
     const config = { ...stack.config, port: 0, temporal: { ...stack.config.temporal, taskQueue } };
-    const api = await startApi(config, {
-      temporalAddress: stack.temporal.address,
-      storageNodes: stack.nodes.map((n) => n.url),
-      logger: pino({ level: 'silent' }),
-    });
+    const api = await startStackApi(stack, { config, logger: pino({ level: 'silent' }) });
     const entry = '0x' + randomBytes(20).toString('hex');
     try {
       const res = await request(api.url, 'POST', '/chain/whitelists/', {

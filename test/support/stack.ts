@@ -130,13 +130,14 @@ export async function stopStack(): Promise<void> {
 
 /**
  * Another API process's worth of API (in this process) on the stack's Temporal and read model:
- * by default the stack's nodes and logger, as a second API behind a load balancer would be.
+ * by default the stack's config, nodes and logger, as a second API behind a load balancer would
+ * be; `config` for one that differs (its limits, its task queue, …).
  */
 export function startStackApi(
   stack: Stack,
-  options: { temporalAddress?: string; storageNodes?: string[]; logger?: Logger } = {},
+  options: { config?: Config; temporalAddress?: string; storageNodes?: string[]; logger?: Logger } = {},
 ): Promise<RunningApi> {
-  return startApi(stack.config, {
+  return startApi(options.config ?? stack.config, {
     temporalAddress: options.temporalAddress ?? stack.temporal.address,
     storageNodes: options.storageNodes ?? stack.nodes.map((n) => n.url),
     logger: options.logger ?? stack.logger,
