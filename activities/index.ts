@@ -66,26 +66,19 @@ export function createActivities(deps: ActivityDeps) {
     }
   };
 
-  /** Throws a non-retryable `forbidden` failure unless the token exists and covers every change. */
-  const authorize = (tokenId: string, changes: readonly WhitelistChange[]): void => {
+  /** Why the token may not make these changes (revoked, or a scope missing); undefined when it may. Throws if the tokens cannot be read. */
+  const refusal = (tokenId: string, changes: readonly WhitelistChange[]): string | undefined => {
     const principal = deps.tokens.principalById(tokenId);
-    if (!principal) {
-      throw ApplicationFailure.create({ type: NodeFailure.forbidden, message: 'token was revoked', nonRetryable: true });
-    }
+    if (!principal) return 'token was revoked';
     const denied = changes.find((c) => !hasScopeFor(principal.scopes, c));
-    if (denied) {
-      throw ApplicationFailure.create({
-        type: NodeFailure.forbidden,
-        message: `token lacks the scope for ${denied.op_type} on the ${denied.kind} whitelist`,
-        nonRetryable: true,
-      });
-    }
+    return denied && `token lacks the scope for ${denied.op_type} on the ${denied.kind} whitelist`;
   };
 
   return {
     /** The batch's authorisation precheck: the token must still exist and cover every change. */
     async authorizeBatch(input: { tokenId: string; changes: WhitelistChange[] }): Promise<void> {
-      authorize(input.tokenId, input.changes);
+      const message = refusal(input.tokenId, input.changes);
+      if (message !== undefined) throw ApplicationFailure.create({ type: NodeFailure.forbidden, message, nonRetryable: true });
     },
 
     /**
@@ -96,12 +89,8 @@ export function createActivities(deps: ActivityDeps) {
      * before any node is asked.
      */
     async precheckAndFirstRound(input: FirstRoundInput): Promise<FirstRoundResult> {
-      try {
-        authorize(input.tokenId, input.changes);
-      } catch (err) {
-        if (err instanceof ApplicationFailure && err.type === NodeFailure.forbidden) return { status: 'forbidden', message: err.message };
-        throw err;
-      }
+      const message = refusal(input.tokenId, input.changes);
+      if (message !== undefined) return { status: 'forbidden', message };
       // From here on nothing throws: the precheck passed, so a node that cannot be asked is late
       // (retried after the answer), never a failure of the whole activity.
       const answers = await Promise.all(
