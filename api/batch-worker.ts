@@ -5,7 +5,7 @@ import { createActivities, type NodeRequestEvent } from '../activities';
 import type { Config } from '../config/config';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import type { TokenStore } from '../tokens/token-store';
-import { bundleInChild } from '../worker/workflow-bundle';
+import { bundleInChild, SHARED_WORKFLOW_MODULES } from '../worker/workflow-bundle';
 import { settleAbandoned } from './temporal-call';
 
 /** How long to wait before trying again when the batch worker could not start (Temporal down, say). */
@@ -57,7 +57,7 @@ export function startBatchWorker(
   const runOnce = async (): Promise<void> => {
     // Loaded only when the batch worker is on: the SDK's native runtime costs an API without it ~15 MB.
     const { NativeConnection, Worker } = await import('@temporalio/worker');
-    const code = await bundleInChild({ workflowsPath: require.resolve('../workflows') });
+    const code = await bundleInChild({ workflowsPath: require.resolve('../workflows'), preloadModules: [...SHARED_WORKFLOW_MODULES] });
     const connection = await NativeConnection.connect(temporalConnectionOptions(config, options.temporalAddress));
     try {
       const { precheckAndFirstRound } = createActivities({

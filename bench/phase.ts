@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { runSubmitCase } from './cases/submit';
-import { batchTimeline } from './cases/timeline';
+import { batchTimeline, floorTimeline } from './cases/timeline';
 import { runWhitelistCase, runWhitelistThroughput } from './cases/whitelist';
 import type { JsonClient } from './http';
 import type { LoadResult } from './load';
@@ -56,6 +56,7 @@ export async function runPhase(
     say(`${workers} worker(s): case 3, ${opts.batches} batches of ${size} per side`);
     const runs = await runWhitelistCase(stack, http, client, size, opts.batches);
     const timeline = await batchTimeline(client, runs.apiBatches.slice(-TIMELINE_SAMPLE));
+    const emptyTimeline = await floorTimeline(client, runs.emptyRuns.slice(-TIMELINE_SAMPLE));
     whitelist.push({
       size,
       api: side(runs.api),
@@ -63,6 +64,7 @@ export async function runPhase(
       empty: side(runs.empty),
       eagerEmpty: side(runs.eagerEmpty),
       timeline,
+      emptyTimeline,
       apiCpuMsPerBatch: runs.apiCpuMsPerBatch,
     });
   }

@@ -51,6 +51,8 @@ export interface PhaseResult {
     /** The empty workflow started eagerly + Update (absent in results from before decision 0015). */
     eagerEmpty?: Side;
     timeline: Timeline;
+    /** The same split for the empty workflows of the same run (absent in results from before issue 17 step 3). */
+    emptyTimeline?: Timeline;
     apiCpuMsPerBatch: number;
   }>;
   /** Batches of `size` through the API from `concurrency` clients: throughput for the scale table. */

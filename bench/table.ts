@@ -90,7 +90,7 @@ function whitelistRows(phases: PhaseResult[]) {
 
 function timelineRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.map(({ size, timeline: t }) => [
+    p.whitelist.map(({ size, timeline: t, emptyTimeline: e }) => [
       p.workers,
       size,
       ms(t.httpMs),
@@ -99,6 +99,7 @@ function timelineRows(phases: PhaseResult[]) {
       ms(t.workflowTaskMs),
       ms(t.activityMs),
       t.workflowTasks,
+      e ? `${ms(e.httpMs)} / ${ms(e.apiMs)} / ${ms(e.serverMs)} / ${ms(e.workflowTaskMs)}` : '',
     ]),
   );
 }
@@ -201,7 +202,7 @@ export function renderTables(r: BenchResults): string {
       whitelistRows(r.phases),
     ),
     '',
-    "Where an API batch's time goes (mean ms over the last 10 batches of each size, from their Temporal histories)",
+    "Where an API batch's time goes (mean ms over the last 10 batches of each size, from their Temporal histories), and the same for the empty workflows of the same rows",
     '',
     table(
       [
@@ -213,6 +214,7 @@ export function renderTables(r: BenchResults): string {
         'workflow tasks',
         'activities only',
         'workflow tasks per batch',
+        'empty workflow: total / outside the workflow / server / workflow task',
       ],
       timelineRows(r.phases),
     ),

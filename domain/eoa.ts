@@ -1,5 +1,5 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { utf8ToBytes } from '@noble/hashes/utils.js';
 import { badRequest } from './errors';
 
 // EOA addresses and their EIP-55 mixed-case checksum (https://eips.ethereum.org/EIPS/eip-55).
@@ -18,9 +18,13 @@ export type EoaParse = { ok: true; address: string } | { ok: false; reason: stri
 export function toChecksumAddress(s: string): string {
   if (typeof s !== 'string' || !ADDRESS.test(s)) throw badRequest('address must be 0x followed by 40 hex digits');
   const lower = s.slice(2).toLowerCase();
-  const hash = bytesToHex(keccak_256(utf8ToBytes(lower)));
+  const hash = keccak_256(utf8ToBytes(lower));
   let out = '0x';
-  for (let i = 0; i < 40; i++) out += parseInt(hash[i], 16) >= 8 ? lower[i].toUpperCase() : lower[i];
+  for (let i = 0; i < 40; i++) {
+    // Nibble i of the hash: the high half of byte i/2 for even i, the low half for odd i.
+    const nibble = i % 2 === 0 ? hash[i >> 1] >> 4 : hash[i >> 1] & 0x0f;
+    out += nibble >= 8 ? lower[i].toUpperCase() : lower[i];
+  }
   return out;
 }
 

@@ -5,7 +5,7 @@ import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
-import { bundleInChild } from './workflow-bundle';
+import { bundleInChild, SHARED_WORKFLOW_MODULES } from './workflow-bundle';
 
 export interface RunningWorker {
   worker: Worker;
@@ -59,6 +59,7 @@ export async function startWorker(
         payloadConverterPath: overrides.dataConverter?.payloadConverterPath,
         failureConverterPath: overrides.dataConverter?.failureConverterPath,
         ignoreModules: overrides.bundlerOptions?.ignoreModules,
+        preloadModules: [...SHARED_WORKFLOW_MODULES],
       }).catch(async (err) => {
         await connection.close().catch(() => undefined);
         await database.close().catch(() => undefined);

@@ -6,7 +6,26 @@ export interface BundleOptions {
   payloadConverterPath?: string;
   failureConverterPath?: string;
   ignoreModules?: string[];
+  /** Modules evaluated once per workflow thread and shared by its workflows (see SHARED_WORKFLOW_MODULES). */
+  preloadModules?: string[];
 }
+
+/**
+ * The workflow code's pure modules: constants and functions, no state of their own, no clock or
+ * randomness at load. With the SDK's reusable V8 context every workflow otherwise evaluates each
+ * module of the bundle again when it is created (its own module cache), and these carry the
+ * heaviest module-level work (the hash libraries build their constant tables at load): preloaded,
+ * they are evaluated once per workflow thread and shared, frozen, by its workflows.
+ */
+export const SHARED_WORKFLOW_MODULES: readonly string[] = [
+  '../domain/eoa',
+  '../domain/errors',
+  '../domain/execution-state',
+  '../domain/failure-facts',
+  '../domain/rendezvous',
+  '../domain/whitelist-batch-plan',
+  '../domain/whitelist-messages',
+].map((m) => require.resolve(m));
 
 /** Per process: bundles already made (or being made), by their options. */
 const bundles = new Map<string, Promise<string>>();

@@ -90,11 +90,30 @@ function split(events: HistoryEvent[], httpMs: number): Omit<Timeline, 'batches'
 }
 
 /** Mean split over the given batches (batchId and its HTTP latency). */
-export async function batchTimeline(client: Client, batches: Array<{ batchId: string; httpMs: number }>): Promise<Timeline> {
+export function batchTimeline(client: Client, batches: Array<{ batchId: string; httpMs: number }>): Promise<Timeline> {
+  return timelineOf(
+    client,
+    batches.map(({ batchId, httpMs }) => ({ workflowId: whitelistBatchWorkflowId(batchId), latencyMs: httpMs })),
+  );
+}
+
+/**
+ * The same split for the floor's empty workflows, started by update-with-start from the bench's
+ * client: `httpMs` is then the client call's latency and `apiMs` what it took outside the workflow
+ * (the gRPC call and the bench's client), so that each part of a batch has its floor beside it.
+ */
+export function floorTimeline(client: Client, runs: Array<{ workflowId: string; clientMs: number }>): Promise<Timeline> {
+  return timelineOf(
+    client,
+    runs.map(({ workflowId, clientMs }) => ({ workflowId, latencyMs: clientMs })),
+  );
+}
+
+async function timelineOf(client: Client, runs: Array<{ workflowId: string; latencyMs: number }>): Promise<Timeline> {
   const splits: Array<Omit<Timeline, 'batches'>> = [];
-  for (const { batchId, httpMs } of batches) {
-    const history = await client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).fetchHistory();
-    const s = split(history.events ?? [], httpMs);
+  for (const { workflowId, latencyMs } of runs) {
+    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const s = split(history.events ?? [], latencyMs);
     if (s) splits.push(s);
   }
   const mean = (key: keyof Omit<Timeline, 'batches'>) => round(splits.reduce((a, s) => a + s[key], 0) / Math.max(1, splits.length), 1);

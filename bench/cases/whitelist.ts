@@ -28,6 +28,8 @@ export interface WhitelistRuns {
   eagerEmpty: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
   apiBatches: Array<{ batchId: string; httpMs: number }>;
+  /** The empty workflows (update-with-start) and their latencies, for the floor's history timeline. */
+  emptyRuns: Array<{ workflowId: string; clientMs: number }>;
   /** CPU time the API process used per batch (summed over the API batches only). */
   apiCpuMsPerBatch: number;
 }
@@ -60,13 +62,16 @@ export async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChan
   );
 }
 
-export async function emptyWorkflow(stack: BenchStack, client: Client): Promise<void> {
+/** Starts the empty workflow by update-with-start and waits for its answer; resolves with its workflow id. */
+export async function emptyWorkflow(stack: BenchStack, client: Client): Promise<string> {
+  const workflowId = `bench-floor:${randomUUID()}`;
   const startWorkflowOperation = new WithStartWorkflowOperation('emptyBatchWorkflow', {
-    workflowId: `bench-floor:${randomUUID()}`,
+    workflowId,
     taskQueue: stack.floorTaskQueue,
     workflowIdConflictPolicy: 'FAIL',
   });
   await client.workflow.executeUpdateWithStart(emptyAnswerUpdate, { startWorkflowOperation });
+  return workflowId;
 }
 
 const ORDERS: Array<Array<'api' | 'direct' | 'empty' | 'eagerEmpty'>> = [
@@ -93,6 +98,7 @@ export async function runWhitelistCase(
   const empty: number[] = [];
   const eagerEmpty: number[] = [];
   const apiBatches: WhitelistRuns['apiBatches'] = [];
+  const emptyRuns: WhitelistRuns['emptyRuns'] = [];
   const errors = { api: 0, direct: 0, empty: 0, eagerEmpty: 0, first: undefined as string | undefined };
   const wall = { api: 0, direct: 0, empty: 0, eagerEmpty: 0 };
   let apiCpu = 0;
@@ -111,8 +117,9 @@ export async function runWhitelistCase(
           await direct(http, directGroups[i]);
           dir.push(performance.now() - t0);
         } else if (side === 'empty') {
-          await emptyWorkflow(stack, client);
+          const workflowId = await emptyWorkflow(stack, client);
           empty.push(performance.now() - t0);
+          emptyRuns.push({ workflowId, clientMs: performance.now() - t0 });
         } else {
           await stack.eagerFloor.run();
           eagerEmpty.push(performance.now() - t0);
@@ -130,6 +137,7 @@ export async function runWhitelistCase(
     empty: { latenciesMs: empty, wallMs: wall.empty, errors: errors.empty, firstError: errors.first },
     eagerEmpty: { latenciesMs: eagerEmpty, wallMs: wall.eagerEmpty, errors: errors.eagerEmpty, firstError: errors.first },
     apiBatches,
+    emptyRuns,
     apiCpuMsPerBatch: round(apiCpu / Math.max(1, count), 2),
   };
 }

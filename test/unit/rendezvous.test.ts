@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { nodeSha256 } from '../../api/whitelist-service';
 import { groupByGivenOwners, groupByOwner, ownerOf } from '../../domain/rendezvous';
 import { ServiceError } from '../../domain/errors';
 
@@ -88,7 +89,6 @@ describe('domain/rendezvous', () => {
   });
 
   it('when ownerOf is given node:crypto SHA-256 (what the API passes), then it picks the same owners as with the default pure-JS one', () => {
-    const nodeSha256 = (data: Uint8Array) => createHash('sha256').update(data).digest();
     for (const key of keys) assert.equal(ownerOf(key, NODES, nodeSha256), ownerOf(key, NODES), key);
   });
 

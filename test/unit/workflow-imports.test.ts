@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../config/config';
 import { checkWorkflowImports, valueImports } from '../../scripts/lib/workflow-imports';
+import { SHARED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
+
+/** Packages a shared module may reach: the hash library, and @temporalio/common (shared by the SDK already). */
+const SHARED_PACKAGES = /^(@noble\/hashes\/[\w.]+|@temporalio\/common)$/;
 
 describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
   it("when the project's workflows/ is checked, then no value import reaches a Node built-in or an I/O folder", () => {
@@ -49,5 +53,33 @@ describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
       ),
       ['x', './z', 'side'],
     );
+  });
+
+  it('when the modules that every workflow shares (preloaded) are followed through their value imports, then each stays in domain/, reaches only the hash library or @temporalio/common, and reads no clock or randomness', () => {
+    // A shared module is evaluated once, before any workflow exists, and its exports are shared by
+    // every workflow of the thread: state, a clock or randomness there would leak between workflows.
+    const problems: string[] = [];
+    const seen = new Set<string>();
+    const queue = SHARED_WORKFLOW_MODULES.map((m) =>
+      path.join(projectRoot, path.relative(path.join(projectRoot, 'dist'), m)).replace(/\.js$/, '.ts'),
+    );
+    assert.ok(queue.length > 0);
+    while (queue.length > 0) {
+      const file = queue.shift()!;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      const name = path.relative(projectRoot, file);
+      if (!name.startsWith(`domain${path.sep}`) || !existsSync(file)) problems.push(`${name}: not a module of domain/`);
+      else {
+        const source = readFileSync(file, 'utf8');
+        if (/\bDate\b|Math\.random|^(let|var)\s/m.test(source.replace(/^\s*(\/\/|\*|\/\*\*).*$/gm, '')))
+          problems.push(`${name}: uses Date or Math.random, or has a module-level let/var`);
+        for (const spec of valueImports(source)) {
+          if (spec.startsWith('.')) queue.push(path.resolve(path.dirname(file), `${spec}.ts`));
+          else if (!SHARED_PACKAGES.test(spec)) problems.push(`${name}: imports ${spec}`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
   });
 });
