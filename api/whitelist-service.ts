@@ -13,6 +13,8 @@ import {
   type WhitelistBatchInput,
   type WhitelistBatchOutcome,
 } from '../workflows/definitions';
+import { outcomeOfMemo } from '../domain/batch-outcome-memo';
+import { awaitBatchOutcomeMemo } from './batch-outcome-history';
 import type { EagerStart } from './batch-worker';
 import { withinMs } from './temporal-call';
 import { mapTemporalError } from './temporal-errors';
@@ -70,7 +72,7 @@ export class WhitelistService {
     // activityTaskQueue: where the batch's activities run, whichever queue runs the workflow; its
     // presence also tells the workflow that this version started it (no patch markers needed).
     const activityTaskQueue = this.config.temporal.taskQueue;
-    const input: WhitelistBatchInput = { batchId, tokenId: principal.id, changes, nodes, owners, deadlineMs, activityTaskQueue };
+    const input = { batchId, tokenId: principal.id, changes, nodes, owners, deadlineMs, activityTaskQueue } satisfies WhitelistBatchInput;
     const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
     const eager = this.eager();
     try {
@@ -102,13 +104,14 @@ export class WhitelistService {
   /**
    * Starts the batch on the API's batch worker with `requestEagerStart` (its first workflow task,
    * precheck and first round included, comes back in the start call's answer and runs in this
-   * process), then asks for the outcome with the `batchOutcome` Update. The Update's answer is
-   * durable (written with a completed workflow task) before it reaches us, as with
-   * update-with-start, which the server refuses to start eagerly.
+   * process), then reads the outcome from the batch's history: the workflow writes it into its memo
+   * with the workflow task that decides it, and the server hands out only stored events, so the
+   * answer is durable before it is sent, as update-with-start's (which cannot start eagerly) is.
+   * An Update after the start would cost the batch a second workflow task.
    */
   private async startEagerly(
     eager: EagerStart,
-    input: WhitelistBatchInput,
+    input: WhitelistBatchInput & { owners: string[] },
     answerBy: number,
   ): Promise<WhitelistBatchOutcome & { started: BatchStart }> {
     const { client, taskQueue } = eager;
@@ -116,12 +119,12 @@ export class WhitelistService {
       const handle = await client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, {
         workflowId: whitelistBatchWorkflowId(input.batchId),
         taskQueue,
-        args: [{ ...input, outcomeByUpdate: { marginMs: ANSWER_MARGIN_MS } }],
+        args: [{ ...input, outcomeByMemo: true }],
         workflowIdConflictPolicy: 'FAIL',
         requestEagerStart: true,
       });
-      const outcome = await handle.executeUpdate(batchOutcomeUpdate);
-      return { ...outcome, started: handle.eagerlyStarted ? 'eager' : 'queued' };
+      const memo = await awaitBatchOutcomeMemo(client, handle.workflowId, handle.firstExecutionRunId);
+      return { ...outcomeOfMemo(memo, input.changes, input.owners), started: handle.eagerlyStarted ? 'eager' : 'queued' };
     });
   }
 

@@ -48,7 +48,7 @@ export interface PhaseResult {
     api: Side;
     direct: Side;
     empty: Side;
-    /** The empty workflow started eagerly + Update (absent in results from before decision 0015). */
+    /** The empty workflow started eagerly, its answer read from its memo (before issue 17 step 3: an Update; absent before decision 0015). */
     eagerEmpty?: Side;
     timeline: Timeline;
     /** The same split for the empty workflows of the same run (absent in results from before issue 17 step 3). */

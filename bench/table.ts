@@ -180,7 +180,7 @@ export function renderTables(r: BenchResults): string {
       ],
     ),
     '',
-    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and two floors: a workflow that does nothing, started by update-with-start (empty) and started eagerly + Update as the API now starts a batch (eager empty)`,
+    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and two floors: a workflow that does nothing, started by update-with-start (empty) and started eagerly with its answer read from its memo, as the API starts a batch with API_BATCH_WORKER=on (eager empty)`,
     '',
     table(
       [

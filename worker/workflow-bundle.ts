@@ -18,6 +18,7 @@ export interface BundleOptions {
  * they are evaluated once per workflow thread and shared, frozen, by its workflows.
  */
 export const SHARED_WORKFLOW_MODULES: readonly string[] = [
+  '../domain/batch-outcome-memo',
   '../domain/eoa',
   '../domain/errors',
   '../domain/execution-state',

@@ -112,6 +112,13 @@ export interface WhitelistBatchInput {
    * for that Update until `deadlineMs + marginMs` after its start. Absent: update-with-start.
    */
   outcomeByUpdate?: { marginMs: number };
+  /**
+   * Set when the API started the batch eagerly and reads the outcome from the batch's history: the
+   * workflow writes it into its memo (`batchOutcome`, domain/batch-outcome-memo.ts) with the
+   * workflow task that decides it, and waits for no Update. Absent: update-with-start, or (with
+   * outcomeByUpdate) an eager start of the previous version.
+   */
+  outcomeByMemo?: true;
 }
 
 export interface WhitelistBatchOutcome {

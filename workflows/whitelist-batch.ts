@@ -7,9 +7,11 @@ import {
   proxyLocalActivities,
   setHandler,
   sleep,
+  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import { BATCH_OUTCOME_MEMO, batchOutcomeMemo } from '../domain/batch-outcome-memo';
 import { failureFacts } from '../domain/failure-facts';
 import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
 import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
@@ -137,6 +139,16 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     return outcome!;
   });
   setHandler(batchProgressQuery, summary);
+  /**
+   * A batch started eagerly (input.outcomeByMemo): the API reads its outcome from the memo, which
+   * the server stores with this workflow task's completion, so the answer is durable before it is
+   * sent, as an Update's would be.
+   */
+  const publishOutcome = () => {
+    if (!input.outcomeByMemo || outcome === undefined) return;
+    const applied = [...nodes].filter(([, s]) => s.progress === 'applied').map(([node]) => node);
+    upsertMemo({ [BATCH_OUTCOME_MEMO]: batchOutcomeMemo(outcome, applied) });
+  };
 
   // A batch whose input has activityTaskQueue was started by this version or a later one: it takes
   // every newer path without patch markers, which cost the first workflow task a marker and a
@@ -160,6 +172,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   }
   if (refused) {
     outcome = refused;
+    publishOutcome();
     await outcomeDelivered();
     return summary();
   }
@@ -221,6 +234,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     await Promise.all(runs);
   }
   outcome ??= decideOutcome(input, groups, nodes);
+  publishOutcome();
 
   await Promise.all(
     [...groups].map(async ([node, items]) => {

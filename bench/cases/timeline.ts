@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
 import { whitelistBatchWorkflowId } from '../../workflows/definitions';
 import { round } from '../stats';
 
@@ -55,10 +56,14 @@ function intervals(
   return out;
 }
 
-/** The split of one batch's history; undefined when the history has no completed outcome update. */
+/** The split of one batch's history; undefined when the history has no outcome (Update or memo). */
 function split(events: HistoryEvent[], httpMs: number): Omit<Timeline, 'batches'> | undefined {
   const start = ms(events[0]);
-  const outcome = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes);
+  // The outcome: the batchOutcome Update's completion, or (an eager start, decision 0015) the
+  // event that stored the outcome memo, written with the workflow task that decided it.
+  const outcome =
+    events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes) ??
+    events.find((e) => e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[BATCH_OUTCOME_MEMO]);
   if (!outcome) return undefined;
   const end = ms(outcome);
   const wft = intervals(

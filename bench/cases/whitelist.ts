@@ -15,8 +15,8 @@ import { round } from '../stats';
 // nodes in parallel with a fresh batchId: the fan-out without Temporal (grouped by owner before
 // the clock starts, so that only the requests are timed). Two more sides measure floors: a
 // workflow that does nothing, started by update-with-start from this process; and the same
-// started eagerly on a worker in this process and answered by an Update after the start, the way
-// the API starts a batch on its batch worker (decision 0015). One call at a time, rotating the
+// started eagerly on a worker in this process, its answer read from its memo in its history, the
+// way the API starts a batch on its batch worker (decision 0015). One call at a time, rotating the
 // order of the four, so that all see the same machine.
 
 export interface WhitelistRuns {
@@ -24,7 +24,7 @@ export interface WhitelistRuns {
   direct: LoadResult;
   /** The empty workflow (bench/floor) by update-with-start: what one workflow costs on this server. */
   empty: LoadResult;
-  /** The empty workflow started eagerly and answered by an Update, as the API starts a batch with API_BATCH_WORKER=on (decision 0015). */
+  /** The empty workflow started eagerly, its answer read from its memo, as the API starts a batch with API_BATCH_WORKER=on (decision 0015). */
   eagerEmpty: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
   apiBatches: Array<{ batchId: string; httpMs: number }>;

@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { awaitBatchOutcomeMemo } from '../../api/batch-outcome-history';
 import { bundleInChild } from '../../worker/workflow-bundle';
-import { emptyAnswerUpdate } from './workflows';
-
-/** How long the empty workflow waits for its Update (as a batch waits until its deadline and margin). */
-const WAIT_MS = 6_000;
 
 export interface EagerFloor {
-  /** One empty workflow, started eagerly and answered by the Update after the start; rejects if the server did not start it eagerly. */
+  /** One empty workflow, started eagerly, its answer read from its memo as the API reads a batch's; rejects if the server did not start it eagerly. */
   run(): Promise<void>;
   close(): Promise<void>;
 }
@@ -26,14 +23,13 @@ export async function startEagerFloor(address: string, namespace: string, taskQu
   const client = new Client({ connection, namespace });
   return {
     async run() {
-      const handle = await client.workflow.start('emptyEagerWorkflow', {
+      const handle = await client.workflow.start('emptyMemoWorkflow', {
         workflowId: `bench-floor-eager:${randomUUID()}`,
         taskQueue,
-        args: [WAIT_MS],
         workflowIdConflictPolicy: 'FAIL',
         requestEagerStart: true,
       });
-      await handle.executeUpdate(emptyAnswerUpdate);
+      await awaitBatchOutcomeMemo(client, handle.workflowId, handle.firstExecutionRunId);
       if (!handle.eagerlyStarted) throw new Error('the server did not start the empty workflow eagerly');
     },
     async close() {

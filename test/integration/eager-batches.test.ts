@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { RunningApi } from '../../api/server';
+import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
+import { confirmationOfChecksummed } from '../../domain/whitelist-messages';
 import { whitelistBatchWorkflowId } from '../../workflows/definitions';
 import { eventually } from '../support/executions';
 import { request } from '../support/http';
@@ -45,6 +48,14 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
   const history = async (batchId: string): Promise<HistoryEvent[]> =>
     (await stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).fetchHistory()).events ?? [];
   const started = (events: HistoryEvent[]) => events[0].workflowExecutionStartedEventAttributes!;
+  /** The outcome memo the batch wrote (decision 0015), decoded. */
+  const memoOutcome = (events: HistoryEvent[]) => {
+    const written = events.filter((e) => e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[BATCH_OUTCOME_MEMO]);
+    assert.equal(written.length, 1, 'one outcome memo');
+    return defaultPayloadConverter.fromPayload(
+      written[0].workflowPropertiesModifiedEventAttributes!.upsertedMemo!.fields![BATCH_OUTCOME_MEMO],
+    );
+  };
 
   it('when the batch worker runs, then a batch starts eagerly on the batches queue, answers 200 without any activity through a queue, is counted as eager, and its node requests count in the API metrics', async () => {
     const before = await starts(eagerApi, 'eager');
@@ -58,6 +69,11 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     const types = events.map((e) => e.eventType);
     assert.equal(types.at(-1), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     assert.equal(types.filter((t) => t === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).length, 0, 'no activity through a queue');
+    // The outcome came from the memo written with the one workflow task, not from an Update.
+    assert.equal(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).length, 1, 'one workflow task');
+    assert.equal(types.filter((t) => t === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED).length, 0, 'no Update');
+    assert.deepEqual(memoOutcome(events), { status: 200 });
+    assert.deepEqual(res.body, changes.map(confirmationOfChecksummed));
     for (let i = 0; i < 3; i++) assert.ok((await nodeEntries(stack.nodes[i].url, 'developer')).includes(changes[i].entry));
     // The first round ran in the API: its node requests are in the API's metrics.
     const samples = await scrape(`${eagerApi.url}/metrics`);
@@ -71,6 +87,8 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     await setFault(stack.nodes[2].url, { delayMs: 1500 });
     const res = await post(eagerApi, changes, { timeout: '500' });
     assert.equal(res.status, 408, res.text);
+    // The confirmations are those of the nodes that answered in time, rebuilt by the API from the memo.
+    assert.deepEqual((res.body as { result: string[] }).result, changes.slice(0, 2).map(confirmationOfChecksummed));
     const batchId = String(res.headers.get('x-batch-id'));
     const events = await eventually(async () => {
       const all = await history(batchId);
@@ -81,6 +99,11 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     assert.ok(scheduled.length >= 1, 'the late node got an activity');
     for (const e of scheduled) assert.equal(e.activityTaskScheduledEventAttributes?.taskQueue?.name, stack.config.temporal.taskQueue);
     assert.ok((await nodeEntries(stack.nodes[2].url, 'developer')).includes(changes[2].entry), 'the late change was applied');
+    assert.deepEqual(memoOutcome(events), {
+      status: 408,
+      errorMessage: 'not every storage node answered within 500 ms; the rest is being retried',
+      appliedNodes: [stack.nodes[0].url, stack.nodes[1].url],
+    });
   });
 
   it('when API_BATCH_WORKER is off (the default), then batches start by update-with-start on the workers task queue, without patch markers', async () => {

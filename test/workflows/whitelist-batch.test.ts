@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { createActivities } from '../../activities';
 import type { NodeResult } from '../../domain/whitelist-batch-plan';
+import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
 import { confirmationOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
 import {
   NodeFailure,
@@ -100,7 +101,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
    */
   async function runBatch(
     nodeScripts: Record<string, NodeScript>,
-    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number; eager?: boolean } = {},
+    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number; eager?: 'memo' | 'update' } = {},
   ) {
     const tokenId = options.tokenId ?? 'token';
     const batchId = randomUUID();
@@ -113,8 +114,10 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
       nodes: NODES,
       owners: changes.map((_, i) => NODES[i % 3]),
       deadlineMs: options.deadlineMs ?? 5_000,
-      // As the API's eager start sends it (decision 0015); the mocked activities serve one queue.
-      ...(options.eager ? { activityTaskQueue: taskQueue, outcomeByUpdate: { marginMs: 1_000 } } : {}),
+      // As the API's eager start sends it (decision 0015; 'update': the previous version's); the
+      // mocked activities serve one queue.
+      ...(options.eager === 'memo' ? { activityTaskQueue: taskQueue, outcomeByMemo: true as const } : {}),
+      ...(options.eager === 'update' ? { activityTaskQueue: taskQueue, outcomeByUpdate: { marginMs: 1_000 } } : {}),
     };
     const workflowId = `whitelist-batch:${batchId}`;
     const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
@@ -133,8 +136,37 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     assert.equal(callsOf('applyToNodeQuickly').length + callsOf('applyToNode').length, 0, 'no other activity, no retry round');
   });
 
-  it('when a batch is started eagerly (its Update sent after the start), then it stays open for the Update, answers 200 through it, and records no patch marker', async () => {
-    const { changes, handle, outcome, workflowId, callsOf } = await runBatch({}, { eager: true, goesOn: true });
+  it('when a batch is started eagerly (its outcome read from its memo), then it writes the 200 outcome into its memo with its one workflow task, waits for no Update and completes', async () => {
+    const { handle, outcome, workflowId, callsOf } = await runBatch({}, { eager: 'memo' });
+    assert.equal(outcome.status, 200);
+    assert.deepEqual((await handle.describe()).memo, { [BATCH_OUTCOME_MEMO]: { status: 200 } });
+    assert.equal(callsOf('precheckAndFirstRound').length, 1);
+    const events = await eventTypes(env, workflowId);
+    assert.deepEqual(
+      events.filter((e) => e.startsWith('WORKFLOW_TASK_COMPLETED') || e === 'WORKFLOW_PROPERTIES_MODIFIED' || e === 'TIMER_STARTED'),
+      ['WORKFLOW_TASK_COMPLETED', 'WORKFLOW_PROPERTIES_MODIFIED'],
+      events.join(' '),
+    );
+    assert.equal(events.filter((e) => e === 'MARKER_RECORDED').length, 1, `only the local activity's marker: ${events.join(' ')}`);
+  });
+
+  it('when a batch started eagerly has a node late at the deadline, then its memo says 408 with the nodes that applied in time, and the late node is applied afterwards', async () => {
+    const { handle, workflowId } = await runBatch(
+      { [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } },
+      { eager: 'memo' },
+    );
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    const { memo } = await handle.describe();
+    assert.deepEqual(memo?.[BATCH_OUTCOME_MEMO], {
+      status: 408,
+      errorMessage: 'not every storage node answered within 5000 ms; the rest is being retried',
+      appliedNodes: [NODES[0], NODES[1]],
+    });
+    assert.ok((await eventTypes(env, workflowId)).includes('ACTIVITY_TASK_SCHEDULED'), 'the late node retried afterwards');
+  });
+
+  it('when a batch was started eagerly by the previous version (its Update sent after the start), then it stays open for the Update, answers 200 through it, and records no patch marker', async () => {
+    const { changes, handle, outcome, workflowId, callsOf } = await runBatch({}, { eager: 'update', goesOn: true });
     assert.equal(outcome.status, 200);
     assert.deepEqual(outcome.confirmations, changes.map(confirmationOfChecksummed));
     assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
@@ -145,8 +177,8 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     assert.ok(events.includes('WORKFLOW_EXECUTION_UPDATE_COMPLETED'));
   });
 
-  it('when a batch started eagerly is never asked for its outcome (its API died), then it ends on its own after the deadline and the margin, its work done', async () => {
-    const { handle, outcome, workflowId } = await runBatch({}, { eager: true, deadlineMs: 2_000 });
+  it('when a batch started eagerly by the previous version is never asked for its outcome (its API died), then it ends on its own after the deadline and the margin, its work done', async () => {
+    const { handle, outcome, workflowId } = await runBatch({}, { eager: 'update', deadlineMs: 2_000 });
     assert.equal(outcome.status, 200);
     assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
     const events = await eventTypes(env, workflowId);

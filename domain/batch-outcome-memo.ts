@@ -1,0 +1,47 @@
+import { confirmationOfChecksummed, type WhitelistChange } from './whitelist-messages';
+
+// How an eagerly started whitelist batch tells the API its HTTP outcome (decision 0015): the
+// workflow writes it into its memo with the workflow task that decides it, and the API reads it
+// from the batch's history once the server has stored that task. The memo stays small whatever
+// the batch's size: the confirmations are not in it, the API rebuilds them from the changes.
+
+/** The memo key under which a batch's outcome is written. */
+export const BATCH_OUTCOME_MEMO = 'batchOutcome';
+
+export interface BatchOutcomeMemo {
+  status: 200 | 403 | 408 | 500;
+  errorMessage?: string;
+  /** 408 only: the nodes that applied their share before the deadline (200: every node did). */
+  appliedNodes?: string[];
+}
+
+/** What a batch outcome puts in the memo. */
+export function batchOutcomeMemo(
+  outcome: { status: BatchOutcomeMemo['status']; errorMessage?: string },
+  appliedNodes: readonly string[],
+): BatchOutcomeMemo {
+  return {
+    status: outcome.status,
+    ...(outcome.errorMessage === undefined ? {} : { errorMessage: outcome.errorMessage }),
+    ...(outcome.status === 408 ? { appliedNodes: [...appliedNodes] } : {}),
+  };
+}
+
+/**
+ * The HTTP outcome from the memo, the batch's changes (EIP-55) and their owners (the API's, which
+ * the workflow used): every change confirmed for 200, those of the applied nodes for 408, in
+ * request order; none for 403 and 500.
+ */
+export function outcomeOfMemo(
+  memo: BatchOutcomeMemo,
+  changes: readonly WhitelistChange[],
+  owners: readonly string[],
+): { status: BatchOutcomeMemo['status']; confirmations: string[]; errorMessage?: string } {
+  const applied = new Set(memo.appliedNodes ?? []);
+  const confirmed = memo.status === 200 ? changes : memo.status === 408 ? changes.filter((_, i) => applied.has(owners[i])) : [];
+  return {
+    status: memo.status,
+    confirmations: confirmed.map(confirmationOfChecksummed),
+    ...(memo.errorMessage === undefined ? {} : { errorMessage: memo.errorMessage }),
+  };
+}
