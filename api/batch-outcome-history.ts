@@ -6,6 +6,11 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 const STATUSES = new Set([200, 403, 408, 500]);
 
+/** The payload of the outcome memo when `event` is the one that stored it (decision 0015), else undefined. */
+export function outcomeMemoPayload(event: HistoryEvent): temporal.api.common.v1.IPayload | undefined {
+  return event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[BATCH_OUTCOME_MEMO] ?? undefined;
+}
+
 /** True for the event that closes a workflow run, whatever way it closed. */
 function closes(e: HistoryEvent): boolean {
   return Boolean(
@@ -39,7 +44,7 @@ export async function awaitBatchOutcomeMemo(client: Client, workflowId: string, 
       nextPageToken,
     });
     for (const event of answer.history?.events ?? []) {
-      const payload = event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[BATCH_OUTCOME_MEMO];
+      const payload = outcomeMemoPayload(event);
       if (payload) {
         const memo = loadedDataConverter.payloadConverter.fromPayload<BatchOutcomeMemo>(payload);
         if (!STATUSES.has(memo?.status)) throw new Error(`batch workflow ${workflowId} wrote an outcome memo without a known status`);

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
+import { outcomeMemoPayload } from '../../api/batch-outcome-history';
 import { whitelistBatchWorkflowId } from '../../workflows/definitions';
 import { round } from '../stats';
 
@@ -62,8 +62,7 @@ function split(events: HistoryEvent[], httpMs: number): Omit<Timeline, 'batches'
   // The outcome: the batchOutcome Update's completion, or (an eager start, decision 0015) the
   // event that stored the outcome memo, written with the workflow task that decided it.
   const outcome =
-    events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes) ??
-    events.find((e) => e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[BATCH_OUTCOME_MEMO]);
+    events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes) ?? events.find((e) => outcomeMemoPayload(e) !== undefined);
   if (!outcome) return undefined;
   const end = ms(outcome);
   const wft = intervals(

@@ -118,8 +118,9 @@ export async function runWhitelistCase(
           dir.push(performance.now() - t0);
         } else if (side === 'empty') {
           const workflowId = await emptyWorkflow(stack, client);
-          empty.push(performance.now() - t0);
-          emptyRuns.push({ workflowId, clientMs: performance.now() - t0 });
+          const clientMs = performance.now() - t0;
+          empty.push(clientMs);
+          emptyRuns.push({ workflowId, clientMs });
         } else {
           await stack.eagerFloor.run();
           eagerEmpty.push(performance.now() - t0);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { outcomeMemoPayload } from '../../api/batch-outcome-history';
 import type { RunningApi } from '../../api/server';
-import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
 import { confirmationOfChecksummed } from '../../domain/whitelist-messages';
 import { whitelistBatchWorkflowId } from '../../workflows/definitions';
 import { eventually } from '../support/executions';
@@ -50,11 +50,9 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
   const started = (events: HistoryEvent[]) => events[0].workflowExecutionStartedEventAttributes!;
   /** The outcome memo the batch wrote (decision 0015), decoded. */
   const memoOutcome = (events: HistoryEvent[]) => {
-    const written = events.filter((e) => e.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.[BATCH_OUTCOME_MEMO]);
+    const written = events.map(outcomeMemoPayload).filter((payload) => payload !== undefined);
     assert.equal(written.length, 1, 'one outcome memo');
-    return defaultPayloadConverter.fromPayload(
-      written[0].workflowPropertiesModifiedEventAttributes!.upsertedMemo!.fields![BATCH_OUTCOME_MEMO],
-    );
+    return defaultPayloadConverter.fromPayload(written[0]);
   };
 
   it('when the batch worker runs, then a batch starts eagerly on the batches queue, answers 200 without any activity through a queue, is counted as eager, and its node requests count in the API metrics', async () => {
