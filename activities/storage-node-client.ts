@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { checkApplyResponse, ROUTES, type ApplyRequest as WireApplyRequest } from '../storage-node/protocol';
 import { NodeFailure } from '../workflows/definitions';
+import { postJson, type PostAnswer } from './http-post';
 
 /** One node's share of a batch: the wire request (storage-node/protocol.ts) and the node's base URL. */
 export interface ApplyRequest extends WireApplyRequest {
@@ -43,40 +44,35 @@ function errorCode(err: unknown): string | undefined {
  * whose type tells the workflow whether the node may have applied the batch (see NodeFailure).
  */
 export async function postApply(request: ApplyRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<NodeResult[]> {
-  const signals = [AbortSignal.timeout(options.timeoutMs), ...(options.signal ? [options.signal] : [])];
-  let response: Response;
-  let text: string;
+  // Field by field: callers pass wider objects (QuickApplyInput), and the node refuses unknown fields.
+  const { batchId, changes, tokenId, revertOf } = request;
+  const body: WireApplyRequest = {
+    batchId,
+    changes,
+    ...(tokenId === undefined ? {} : { tokenId }),
+    ...(revertOf === undefined ? {} : { revertOf }),
+  };
+  let answer: PostAnswer;
   try {
-    // Field by field: callers pass wider objects (QuickApplyInput), and the node refuses unknown fields.
-    const { batchId, changes, tokenId, revertOf } = request;
-    const body: WireApplyRequest = {
-      batchId,
-      changes,
-      ...(tokenId === undefined ? {} : { tokenId }),
-      ...(revertOf === undefined ? {} : { revertOf }),
-    };
-    response = await fetch(`${request.node}${ROUTES.apply}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.any(signals),
-    });
-    text = await response.text();
+    answer = await postJson(`${request.node}${ROUTES.apply}`, JSON.stringify(body), options);
   } catch (err) {
     const code = errorCode(err);
     if (code && CONNECT_REFUSED.has(code)) {
       throw ApplicationFailure.create({ type: NodeFailure.unreachable, message: `${request.node} unreachable (${code})` });
+    }
+    if ((err as Error).name === 'AnswerTooLarge') {
+      throw ApplicationFailure.create({ type: NodeFailure.badResponse, message: `${request.node}: ${(err as Error).message}` });
     }
     throw ApplicationFailure.create({
       type: NodeFailure.timeout,
       message: `${request.node} did not answer (${code ?? (err as Error).name})`,
     });
   }
-  if (!response.ok) {
-    throw ApplicationFailure.create({ type: NodeFailure.rejected, message: `${request.node} answered HTTP ${response.status}` });
+  if (answer.status < 200 || answer.status > 299) {
+    throw ApplicationFailure.create({ type: NodeFailure.rejected, message: `${request.node} answered HTTP ${answer.status}` });
   }
   try {
-    return parseApplyAnswer(text, request);
+    return parseApplyAnswer(answer.text, request);
   } catch (err) {
     throw ApplicationFailure.create({ type: NodeFailure.badResponse, message: `${request.node}: ${(err as Error).message}` });
   }
