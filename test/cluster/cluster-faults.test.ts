@@ -29,6 +29,14 @@ interface ExecutionOp {
   deposit?: Outcome;
   submit?: Outcome;
 }
+/**
+ * A prepare answered as designed: 201, or, after a retry whose earlier attempt got no answer but
+ * did create the execution, 200 with `Idempotent-Replayed: true` and the record (decision 0054:
+ * the same id, intent and ttl again is a replay, not a conflict).
+ */
+const prepared = (o: Outcome) =>
+  o.status === 201 || (o.status === 200 && o.replayed === true && o.attempts.length > 1 && o.body?.result?.status === 'PREPARED');
+
 interface BatchOp {
   changes: WhitelistChange[];
   outcome?: Outcome;
@@ -65,8 +73,7 @@ interface BatchOp {
           json: { executionId, intent, ttlSeconds: 3600 },
           token: stack.token,
         });
-        // 409 on a retry: an earlier attempt that got no answer did create it (same id, same intent).
-        if (!(op.prepare.status === 201 || (op.prepare.status === 409 && op.prepare.attempts.length > 1))) return;
+        if (!prepared(op.prepare)) return;
         op.deposit = await client.send('POST', `/api/v1/executions/${wallet.id}/${executionId}/deposit`, {
           json: { txHash: `0x${executionId}` },
           token: stack.token,
@@ -157,7 +164,7 @@ interface BatchOp {
       // Every final answer is a designed one, and nobody gave up.
       const wrong: string[] = [];
       for (const e of executions) {
-        if (e.prepare && !(e.prepare.status === 201 || (e.prepare.status === 409 && e.prepare.attempts.length > 1)))
+        if (e.prepare && !prepared(e.prepare))
           wrong.push(`prepare ${e.executionId}: ${e.prepare.status} ${JSON.stringify(e.prepare.body)}`);
         if (e.deposit && e.deposit.status !== 200)
           wrong.push(`deposit ${e.executionId}: ${e.deposit.status} ${JSON.stringify(e.deposit.body)}`);
@@ -168,7 +175,7 @@ interface BatchOp {
         if (b.outcome && ![200, 408].includes(b.outcome.status)) wrong.push(`batch: ${b.outcome.status} ${JSON.stringify(b.outcome.body)}`);
 
       // Executions: each acknowledged step is in its record; the history is exact.
-      const acknowledged = executions.filter((e) => e.prepare && (e.prepare.status === 201 || e.prepare.status === 409));
+      const acknowledged = executions.filter((e) => e.prepare && prepared(e.prepare));
       const notAsAcknowledged: string[] = [];
       for (const e of acknowledged) {
         const expected =

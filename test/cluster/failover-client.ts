@@ -17,6 +17,8 @@ export interface Attempt {
 export interface Outcome {
   status: number;
   body: any;
+  /** The final answer's `Idempotent-Replayed` header: true when a prepare was answered from the existing record (decision 0054). */
+  replayed?: boolean;
   attempts: Attempt[];
   /** First send to final answer (or giving up). */
   ms: number;
@@ -63,7 +65,8 @@ export class FailoverClient {
           } catch {
             parsed = text;
           }
-          return { status: res.status, body: parsed, attempts, ms: Date.now() - startedAt, startedAt, gaveUp: false };
+          const replayed = res.headers.get('idempotent-replayed') === 'true';
+          return { status: res.status, body: parsed, replayed, attempts, ms: Date.now() - startedAt, startedAt, gaveUp: false };
         }
       } catch (err) {
         attempts.push({
