@@ -15,13 +15,20 @@ export interface PostAnswer {
 /** A node may not answer with more than this (an apply answer of 100 changes is ~15 KB). */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true }),
-  'https:': new https.Agent({ keepAlive: true }),
+/** The name of the error postJson rejects with when an answer passes MAX_ANSWER_BYTES. */
+export const ANSWER_TOO_LARGE = 'AnswerTooLarge';
+
+/** Each protocol's request function and its keep-alive agent. */
+const TRANSPORTS = {
+  'http:': { request: http.request, agent: new http.Agent({ keepAlive: true }) },
+  'https:': { request: https.request, agent: new https.Agent({ keepAlive: true }) },
 };
 
-/** An error named like the DOM's, so that callers can tell a timeout and an abort from a socket error (which has a `code`). */
-function named(name: 'TimeoutError' | 'AbortError', message: string): Error {
+/**
+ * An error with a name (the DOM's `TimeoutError` and `AbortError`, or ANSWER_TOO_LARGE), so that
+ * callers can tell those from a socket error (which has a `code`).
+ */
+function named(name: 'TimeoutError' | 'AbortError' | typeof ANSWER_TOO_LARGE, message: string): Error {
   const err = new Error(message);
   err.name = name;
   return err;
@@ -30,7 +37,7 @@ function named(name: 'TimeoutError' | 'AbortError', message: string): Error {
 /**
  * POSTs `body` (JSON text) to `url`; resolves with the answer once it has been read whole. Rejects
  * with a `TimeoutError` when the whole exchange takes longer than `timeoutMs`, an `AbortError`
- * when `signal` aborts, an error named `AnswerTooLarge` past MAX_ANSWER_BYTES, or the socket's
+ * when `signal` aborts, an ANSWER_TOO_LARGE error past MAX_ANSWER_BYTES, or the socket's
  * error (`code` ECONNREFUSED, ECONNRESET, …).
  */
 export function postJson(url: string, body: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<PostAnswer> {
@@ -38,11 +45,11 @@ export function postJson(url: string, body: string, options: { timeoutMs: number
     const { signal } = options;
     if (signal?.aborted) return reject(named('AbortError', 'the request was aborted'));
     const target = new URL(url);
-    const agent = agents[target.protocol as keyof typeof agents];
-    if (!agent) return reject(new Error(`${url}: not an http(s) URL`));
-    const request = (target.protocol === 'https:' ? https : http).request(target, {
+    const transport = TRANSPORTS[target.protocol as keyof typeof TRANSPORTS];
+    if (!transport) return reject(new Error(`${url}: not an http(s) URL`));
+    const request = transport.request(target, {
       method: 'POST',
-      agent,
+      agent: transport.agent,
       headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
     let settled = false;
@@ -67,9 +74,7 @@ export function postJson(url: string, body: string, options: { timeoutMs: number
       response.on('data', (chunk: Buffer) => {
         size += chunk.length;
         if (size <= MAX_ANSWER_BYTES) return void chunks.push(chunk);
-        const err = new Error(`answer longer than ${MAX_ANSWER_BYTES} bytes`);
-        err.name = 'AnswerTooLarge';
-        fail(err);
+        fail(named(ANSWER_TOO_LARGE, `answer longer than ${MAX_ANSWER_BYTES} bytes`));
       });
       response.on('error', fail);
       response.on('end', () => settle(() => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })));

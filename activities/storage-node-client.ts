@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { checkApplyResponse, ROUTES, type ApplyRequest as WireApplyRequest } from '../storage-node/protocol';
 import { NodeFailure } from '../workflows/definitions';
-import { postJson, type PostAnswer } from './http-post';
+import { ANSWER_TOO_LARGE, postJson, type PostAnswer } from './http-post';
 
 /** One node's share of a batch: the wire request (storage-node/protocol.ts) and the node's base URL. */
 export interface ApplyRequest extends WireApplyRequest {
@@ -60,7 +60,7 @@ export async function postApply(request: ApplyRequest, options: { timeoutMs: num
     if (code && CONNECT_REFUSED.has(code)) {
       throw ApplicationFailure.create({ type: NodeFailure.unreachable, message: `${request.node} unreachable (${code})` });
     }
-    if ((err as Error).name === 'AnswerTooLarge') {
+    if ((err as Error).name === ANSWER_TOO_LARGE) {
       throw ApplicationFailure.create({ type: NodeFailure.badResponse, message: `${request.node}: ${(err as Error).message}` });
     }
     throw ApplicationFailure.create({
