@@ -28,7 +28,8 @@ export async function applyQuickly(
     if (remainingMs <= 0) break;
     try {
       const results = await options.post(input, Math.min(options.requestTimeoutMs, remainingMs));
-      return { status: 'applied', results };
+      // post checked each result against its change: the flags are all the answer adds (decision 0017).
+      return { status: 'applied', changed: results.map((r) => r.changed) };
     } catch (err) {
       const { type, message } = failureOf(err);
       if (mayHaveApplied(type)) maybeApplied = true;

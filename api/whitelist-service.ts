@@ -13,7 +13,7 @@ import {
   type WhitelistBatchInput,
   type WhitelistBatchOutcome,
 } from '../workflows/definitions';
-import { outcomeOfMemo } from '../domain/batch-outcome-memo';
+import { outcomeOfAnswer, outcomeOfMemo } from '../domain/batch-outcome-memo';
 import { awaitBatchOutcomeMemo } from './batch-outcome-history';
 import type { EagerStart } from './batch-worker';
 import { withinMs } from './temporal-call';
@@ -71,13 +71,23 @@ export class WhitelistService {
     const owners = changes.map((c) => ownerOf(ownerKeyOfChecksummed(c), nodes, nodeSha256));
     // activityTaskQueue: where the batch's activities run, whichever queue runs the workflow; its
     // presence also tells the workflow that this version started it (no patch markers needed).
-    const activityTaskQueue = this.config.temporal.taskQueue;
-    const input = { batchId, tokenId: principal.id, changes, nodes, owners, deadlineMs, activityTaskQueue } satisfies WhitelistBatchInput;
+    // compactOutcome: the Update answers without the confirmations, which this API rebuilds from
+    // `changes` and `owners` (decision 0017).
+    const input = {
+      batchId,
+      tokenId: principal.id,
+      changes,
+      nodes,
+      ownerIndexes: owners.map((owner) => nodes.indexOf(owner)),
+      deadlineMs,
+      activityTaskQueue: this.config.temporal.taskQueue,
+      compactOutcome: true,
+    } satisfies WhitelistBatchInput;
     const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
     const eager = this.eager();
     try {
-      if (eager) return { batchId, ...(await this.startEagerly(eager, input, answerBy)) };
-      const outcome = await withinMs(this.client, answerBy - Date.now(), () =>
+      if (eager) return { batchId, ...(await this.startEagerly(eager, input, owners, answerBy)) };
+      const answer = await withinMs(this.client, answerBy - Date.now(), () =>
         this.client.workflow.executeUpdateWithStart(batchOutcomeUpdate, {
           startWorkflowOperation: new WithStartWorkflowOperation(WHITELIST_BATCH_WORKFLOW_TYPE, {
             workflowId: whitelistBatchWorkflowId(batchId),
@@ -87,7 +97,7 @@ export class WhitelistService {
           }),
         }),
       );
-      return { batchId, ...outcome, started: 'update-with-start' };
+      return { batchId, ...outcomeOfAnswer(answer, changes, owners), started: 'update-with-start' };
     } catch (err) {
       // The workflow may well be running (no worker polled in time, or Temporal is slow under
       // load): it will still apply every change, so the answer is 408, not 500. The start
@@ -111,7 +121,8 @@ export class WhitelistService {
    */
   private async startEagerly(
     eager: EagerStart,
-    input: WhitelistBatchInput & { owners: string[] },
+    input: WhitelistBatchInput,
+    owners: readonly string[],
     answerBy: number,
   ): Promise<WhitelistBatchOutcome & { started: BatchStart }> {
     const { client, taskQueue } = eager;
@@ -124,7 +135,7 @@ export class WhitelistService {
         requestEagerStart: true,
       });
       const memo = await awaitBatchOutcomeMemo(client, handle.workflowId, handle.firstExecutionRunId);
-      return { ...outcomeOfMemo(memo, input.changes, input.owners), started: handle.eagerlyStarted ? 'eager' : 'queued' };
+      return { ...outcomeOfMemo(memo, input.changes, owners), started: handle.eagerlyStarted ? 'eager' : 'queued' };
     });
   }
 

@@ -1,9 +1,10 @@
 import { confirmationOfChecksummed, type WhitelistChange } from './whitelist-messages';
 
-// How an eagerly started whitelist batch tells the API its HTTP outcome (decision 0015): the
-// workflow writes it into its memo with the workflow task that decides it, and the API reads it
-// from the batch's history once the server has stored that task. The memo stays small whatever
-// the batch's size: the confirmations are not in it, the API rebuilds them from the changes.
+// A whitelist batch's HTTP outcome in a compact form, whatever the batch's size: the
+// confirmations are not in it, the API rebuilds them from the changes it sent. An eagerly started
+// batch writes it into its memo with the workflow task that decides it, and the API reads it from
+// the batch's history once the server has stored that task (decision 0015); a batch started by
+// update-with-start answers it to the `batchOutcome` Update and returns it (decision 0017).
 
 /** The memo key under which a batch's outcome is written. */
 export const BATCH_OUTCOME_MEMO = 'batchOutcome';
@@ -44,4 +45,24 @@ export function outcomeOfMemo(
     confirmations: confirmed.map(confirmationOfChecksummed),
     ...(memo.errorMessage === undefined ? {} : { errorMessage: memo.errorMessage }),
   };
+}
+
+/** A batch's HTTP outcome in full, as workers before decision 0017 answered it to the Update. */
+export interface FullBatchOutcome {
+  status: BatchOutcomeMemo['status'];
+  confirmations: string[];
+  errorMessage?: string;
+}
+
+/**
+ * The `batchOutcome` Update's answer as the HTTP outcome: the compact form (what a worker answers
+ * to an input with `compactOutcome`) with the confirmations rebuilt as outcomeOfMemo does, or the
+ * full outcome as an older worker answers it, taken as it is.
+ */
+export function outcomeOfAnswer<T extends FullBatchOutcome>(
+  answer: T | BatchOutcomeMemo,
+  changes: readonly WhitelistChange[],
+  owners: readonly string[],
+): T | FullBatchOutcome {
+  return 'confirmations' in answer ? answer : outcomeOfMemo(answer, changes, owners);
 }

@@ -5,6 +5,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
+import type { BatchOutcomeMemo } from '../domain/batch-outcome-memo';
 import type { NodeProgress } from '../domain/batch-status';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import type { WhitelistChange } from '../domain/whitelist-messages';
@@ -98,6 +99,11 @@ export interface WhitelistBatchInput {
    * batch. Absent in batches started by older versions; the workflow then computes them itself.
    */
   owners?: string[];
+  /**
+   * The same owners as indexes into `nodes` (this version on, instead of `owners`): a URL per
+   * change made a batch of 100 carry 2.5 KB more through every hop of its start.
+   */
+  ownerIndexes?: number[];
   deadlineMs: number;
   /**
    * The task queue of the batch's activities, whichever queue runs the workflow (the API's batch
@@ -119,6 +125,13 @@ export interface WhitelistBatchInput {
    * outcomeByUpdate) an eager start of the previous version.
    */
   outcomeByMemo?: true;
+  /**
+   * Set by APIs of this version on, which rebuild the confirmations from the changes they sent
+   * (decision 0017): the `batchOutcome` Update then answers a BatchOutcomeMemo (status, message,
+   * for a 408 the nodes that applied) instead of every confirmation. Absent (an older API): the
+   * full WhitelistBatchOutcome.
+   */
+  compactOutcome?: true;
 }
 
 export interface WhitelistBatchOutcome {
@@ -138,6 +151,19 @@ export interface BatchChangeView extends WhitelistChange {
   changed?: boolean;
 }
 
+/**
+ * What a batch workflow returns (this version on, decision 0017): its outcome in the compact form
+ * and each node's progress. Each change's view is the `batchProgress` query's, which is what `GET
+ * /chain/whitelists/batches/{batchId}` reads. Batches that completed before returned a
+ * WhitelistBatchSummary.
+ */
+export interface WhitelistBatchResult {
+  batchId: string;
+  tokenId: string;
+  outcome?: BatchOutcomeMemo;
+  nodes: Record<string, NodeProgress>;
+}
+
 export interface WhitelistBatchSummary {
   batchId: string;
   /** Undefined until the HTTP outcome is known. */
@@ -151,8 +177,11 @@ export interface WhitelistBatchSummary {
   changes?: BatchChangeView[];
 }
 
-/** Waits until the batch's HTTP answer is known (all nodes answered, one failed, or the deadline). */
-export const batchOutcomeUpdate = defineUpdate<WhitelistBatchOutcome>('batchOutcome');
+/**
+ * Waits until the batch's HTTP answer is known (all nodes answered, one failed, or the deadline).
+ * Answers a BatchOutcomeMemo when the input has `compactOutcome`, else a WhitelistBatchOutcome.
+ */
+export const batchOutcomeUpdate = defineUpdate<WhitelistBatchOutcome | BatchOutcomeMemo>('batchOutcome');
 export const batchProgressQuery = defineQuery<WhitelistBatchSummary>('batchProgress');
 
 /** ApplicationFailure types thrown by the whitelist activities. */
@@ -214,6 +243,12 @@ export type FirstRoundResult =
   | { status: 'ran'; nodes: Record<string, QuickApplyResult> };
 
 export type QuickApplyResult =
+  /**
+   * Each change's `changed` flag, in the order of the node's share (this version on, decision
+   * 0017): the node's answer matched every change (parseApplyAnswer), so the flags are all it adds.
+   */
+  | { status: 'applied'; changed: boolean[] }
+  /** The node's results in full: local activities of older versions, as their histories recorded them. */
   | { status: 'applied'; results: NodeResult[] }
   /** The node failed for good (refused, non-2xx, unreadable, out of attempts): the batch fails. */
   | { status: 'failed'; type: string; message: string; maybeApplied: boolean }

@@ -11,7 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { BATCH_OUTCOME_MEMO, batchOutcomeMemo } from '../domain/batch-outcome-memo';
+import { BATCH_OUTCOME_MEMO, batchOutcomeMemo, type BatchOutcomeMemo } from '../domain/batch-outcome-memo';
 import { failureFacts } from '../domain/failure-facts';
 import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
 import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
@@ -26,6 +26,7 @@ import {
   batchProgressQuery,
   type NodeProgress,
   type WhitelistBatchInput,
+  type WhitelistBatchResult,
   type WhitelistBatchSummary,
   type WhitelistBatchOutcome,
   type BatchChangeView,
@@ -115,39 +116,52 @@ function nodeFailure(err: unknown): { type: string; message: string } {
  * as soon as it is known. Afterwards the workflow finishes the job: a late node is retried until
  * it applies (408), or everything applied is reverted (500), so no batch is left half-applied.
  */
-export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchSummary> {
+export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchResult> {
   const { batchId, changes } = input;
   // The activities run on input.activityTaskQueue (the workers' queue, also when the workflow runs
   // on the API's batch worker); older batches run both on their own queue.
   const { authorizeBatch, applyToNode, applyUntilDone } = remoteActivities(input.activityTaskQueue);
   let outcome: WhitelistBatchOutcome | undefined;
+  /** The outcome in the compact form (decision 0017), taken when it is decided. */
+  let compact: BatchOutcomeMemo | undefined;
   let outcomeAsked = false;
   // The API's owners when they fit the nodes, else (older batches) the same hashing here.
-  const groups = (input.owners && groupByGivenOwners(changes, input.owners, input.nodes)) || groupByOwner(changes, ownerKey, input.nodes);
+  const givenOwners = input.ownerIndexes?.map((i) => input.nodes[i]) ?? input.owners;
+  const groups = (givenOwners && groupByGivenOwners(changes, givenOwners, input.nodes)) || groupByOwner(changes, ownerKey, input.nodes);
   const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
 
+  const progress = () => Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress]));
   const summary = (): WhitelistBatchSummary => ({
     batchId,
     outcome,
-    nodes: Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress])),
+    nodes: progress(),
     tokenId: input.tokenId,
     changes: changeViews(changes, groups, nodes),
   });
+  // The result leaves out each change's view and the confirmations (the query has the first, the
+  // changes the second): at 100 changes they were 28 KB of the batch's history.
+  const result = (): WhitelistBatchResult => ({ batchId, tokenId: input.tokenId, outcome: compact, nodes: progress() });
   setHandler(batchOutcomeUpdate, async () => {
     outcomeAsked = true;
+    if (input.compactOutcome) {
+      await condition(() => compact !== undefined);
+      return compact!;
+    }
     await condition(() => outcome !== undefined);
     return outcome!;
   });
   setHandler(batchProgressQuery, summary);
   /**
-   * A batch started eagerly (input.outcomeByMemo): the API reads its outcome from the memo, which
-   * the server stores with this workflow task's completion, so the answer is durable before it is
-   * sent, as an Update's would be.
+   * Once the outcome is decided: its compact form, with the nodes that applied by then, for the
+   * Update and the result; and for a batch started eagerly (input.outcomeByMemo) into the memo,
+   * where the API reads it once the server has stored this workflow task's completion, so the
+   * answer is durable before it is sent, as an Update's would be.
    */
   const publishOutcome = () => {
-    if (!input.outcomeByMemo || outcome === undefined) return;
+    if (outcome === undefined) return;
     const applied = [...nodes].filter(([, s]) => s.progress === 'applied').map(([node]) => node);
-    upsertMemo({ [BATCH_OUTCOME_MEMO]: batchOutcomeMemo(outcome, applied) });
+    compact = batchOutcomeMemo(outcome, applied);
+    if (input.outcomeByMemo) upsertMemo({ [BATCH_OUTCOME_MEMO]: compact });
   };
 
   // A batch whose input has activityTaskQueue was started by this version or a later one: it takes
@@ -174,7 +188,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     outcome = refused;
     publishOutcome();
     await outcomeDelivered();
-    return summary();
+    return result();
   }
 
   // The token id and, for a revert, the batch it undoes travel to the node for its audit trail.
@@ -266,7 +280,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   );
 
   await outcomeDelivered();
-  return summary();
+  return result();
 
   /**
    * Ends only once the outcome has been answered. A batch started eagerly (input.outcomeByUpdate)
@@ -284,6 +298,8 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
 }
 
 type Groups = OwnerGroups<WhitelistChange>;
+/** One node's share of a batch: its changes, each with its index in the request. */
+type Share = readonly { index: number; item: WhitelistChange }[];
 
 /** Each change, in request order, with its node and, once that node answered, whether it changed the set. */
 function changeViews(changes: readonly WhitelistChange[], groups: Groups, nodes: Map<string, NodeState>): BatchChangeView[] {
@@ -354,15 +370,28 @@ async function firstRoundLocally(input: WhitelistBatchInput, groups: Groups, nod
             ? { status: 'late', message, maybeApplied: true }
             : { status: 'failed', type: failure.type, message, maybeApplied: true };
       }
-      recordQuickAnswer(state, answer);
+      recordQuickAnswer(state, answer, items);
     }),
   );
 }
 
-/** A node's first-round answer, into its state. */
-function recordQuickAnswer(state: NodeState, answer: QuickApplyResult): void {
+/** A node's first-round answer for its share (`items`, in the order the node applied them), into its state. */
+function recordQuickAnswer(state: NodeState, answer: QuickApplyResult, items: Share): void {
   if (answer.status === 'applied') {
-    state.results = answer.results;
+    if ('results' in answer) {
+      state.results = answer.results;
+    } else if (answer.changed.length === items.length) {
+      state.results = items.map(({ item }, k) => ({ ...item, changed: answer.changed[k] }));
+    } else {
+      // Not one flag per change: nothing says what the node changed. Asked again (idempotent per
+      // batch id) to learn it, the node's changes are reverted with the batch's 500.
+      recordQuickAnswer(
+        state,
+        { status: 'failed', type: NodeFailure.badResponse, message: 'first round: not one result per change', maybeApplied: true },
+        items,
+      );
+      return;
+    }
     state.progress = 'applied';
     return;
   }
@@ -408,11 +437,19 @@ async function precheckAndFirstRoundLocally(
     // unknown, so nothing may be applied later on its word. Every node counts as failed and maybe
     // applied: the batch answers 500 and each node is asked what it changed, which is reverted.
     for (const [node, state] of nodes)
-      recordQuickAnswer(state, { status: 'failed', type: NodeFailure.timeout, message: `${node}: ${failure.message}`, maybeApplied: true });
+      recordQuickAnswer(
+        state,
+        { status: 'failed', type: NodeFailure.timeout, message: `${node}: ${failure.message}`, maybeApplied: true },
+        [],
+      );
     return { status: 'ran' };
   }
   if (result.status === 'forbidden') return result;
   for (const [node, state] of nodes)
-    recordQuickAnswer(state, result.nodes[node] ?? { status: 'late', message: `${node}: no answer`, maybeApplied: true });
+    recordQuickAnswer(
+      state,
+      result.nodes[node] ?? { status: 'late', message: `${node}: no answer`, maybeApplied: true },
+      groups.get(node)!,
+    );
   return { status: 'ran' };
 }

@@ -36,9 +36,12 @@ function node(...answers: string[]) {
 }
 
 describe('unit: the first round at one node (applyQuickly)', () => {
-  it('when the node answers, then the results come back after one request', async () => {
+  it("when the node answers, then each change's changed flag comes back (in the share's order) after one request", async () => {
     const n = node('ok');
-    assert.deepEqual(await applyQuickly(input(), { requestTimeoutMs: 10_000, post: n.post }), { status: 'applied', results: applied });
+    assert.deepEqual(await applyQuickly(input(), { requestTimeoutMs: 10_000, post: n.post }), {
+      status: 'applied',
+      changed: applied.map((r) => r.changed),
+    });
     assert.equal(n.timeouts.length, 1);
   });
 

@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { createActivities } from '../../activities';
 import type { NodeResult } from '../../domain/whitelist-batch-plan';
-import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
+import { BATCH_OUTCOME_MEMO, outcomeOfAnswer } from '../../domain/batch-outcome-memo';
 import { confirmationOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
 import {
   NodeFailure,
@@ -29,6 +29,8 @@ interface NodeScript {
 }
 
 const applied = (changes: WhitelistChange[]): NodeResult[] => changes.map((c) => ({ ...c, changed: true }));
+/** A first round that applied every change, as the activity answers it (decision 0017: the flags only). */
+const appliedQuickly = (changes: WhitelistChange[]): QuickApplyResult => ({ status: 'applied', changed: changes.map(() => true) });
 const refuse = (type: string, message: string) => ApplicationFailure.create({ type, message });
 
 // The whitelist batch workflow alone, on Temporal's time-skipping test server, with its activities
@@ -59,13 +61,13 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
       for (const { node, indexes } of input.perNode) {
         const quick = { ...input, node, changes: indexes.map((i) => input.changes[i]) };
         calls.push({ activity: 'firstRoundTry', batchId: input.batchId, node, changes: quick.changes });
-        nodes[node] = scriptOf(input.batchId, node).quick?.(quick) ?? { status: 'applied', results: applied(quick.changes) };
+        nodes[node] = scriptOf(input.batchId, node).quick?.(quick) ?? appliedQuickly(quick.changes);
       }
       return { status: 'ran', nodes };
     },
     async applyToNodeQuickly(input) {
       calls.push({ activity: 'applyToNodeQuickly', batchId: input.batchId, node: input.node, changes: input.changes });
-      return scriptOf(input.batchId, input.node).quick?.(input) ?? { status: 'applied', results: applied(input.changes) };
+      return scriptOf(input.batchId, input.node).quick?.(input) ?? appliedQuickly(input.changes);
     },
     async applyToNode(request) {
       const { attempt, currentAttemptScheduledTimestampMs } = Context.current().info;
@@ -97,22 +99,25 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
    * outcome: through the `batchOutcome` Update (as the API does) when the batch goes on after its
    * answer, else from its result. (A batch that answers and completes in one workflow task sends
    * the Update's answer after CompleteWorkflowExecution, which the real server takes and the Java
-   * test server refuses: "CompleteWorkflowExecution must be the last command".)
+   * test server refuses: "CompleteWorkflowExecution must be the last command".) `answer` is what
+   * the workflow said, `outcome` the HTTP outcome the API makes of it. `olderApi`: the input as an
+   * API from before decision 0017 sends it (owners as URLs, the outcome answered in full).
    */
   async function runBatch(
     nodeScripts: Record<string, NodeScript>,
-    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number; eager?: 'memo' | 'update' } = {},
+    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number; eager?: 'memo' | 'update'; olderApi?: boolean } = {},
   ) {
     const tokenId = options.tokenId ?? 'token';
     const batchId = randomUUID();
     scripts.set(batchId, nodeScripts);
     const changes = [0, 1, 2, 3, 4, 5].map((i) => change(i));
+    const owners = changes.map((_, i) => NODES[i % 3]);
     const input: WhitelistBatchInput = {
       batchId,
       tokenId,
       changes,
       nodes: NODES,
-      owners: changes.map((_, i) => NODES[i % 3]),
+      ...(options.olderApi ? { owners } : { ownerIndexes: changes.map((_, i) => i % 3), compactOutcome: true as const }),
       deadlineMs: options.deadlineMs ?? 5_000,
       // As the API's eager start sends it (decision 0015; 'update': the previous version's); the
       // mocked activities serve one queue.
@@ -121,16 +126,22 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     };
     const workflowId = `whitelist-batch:${batchId}`;
     const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
-    const outcome = options.goesOn ? await handle.executeUpdate(batchOutcomeUpdate) : (await handle.result()).outcome!;
+    const answer = options.goesOn ? await handle.executeUpdate(batchOutcomeUpdate) : (await handle.result()).outcome!;
     const callsOf = (activity: string, id = batchId) => calls.filter((c) => c.activity === activity && c.batchId === id);
-    return { batchId, changes, handle, outcome, workflowId, callsOf };
+    return { batchId, changes, handle, answer, outcome: outcomeOfAnswer(answer, changes, owners), workflowId, callsOf };
   }
 
   it('when every node applies in the first round, then the outcome is 200 with one confirmation per change in request order, and every node is applied', async () => {
-    const { changes, handle, outcome, callsOf } = await runBatch({});
+    const { batchId, changes, handle, outcome, callsOf } = await runBatch({});
     assert.equal(outcome.status, 200);
     assert.deepEqual(outcome.confirmations, changes.map(confirmationOfChecksummed));
-    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    // The result is compact (decision 0017): no confirmations, no per-change views.
+    assert.deepEqual(await handle.result(), {
+      batchId,
+      tokenId: 'token',
+      outcome: { status: 200 },
+      nodes: { [NODES[0]]: 'applied', [NODES[1]]: 'applied', [NODES[2]]: 'applied' },
+    });
     assert.equal(callsOf('precheckAndFirstRound').length, 1, 'one local activity for the precheck and the first round');
     assert.equal(callsOf('firstRoundTry').length, 3, 'each node tried in it');
     assert.equal(callsOf('applyToNodeQuickly').length + callsOf('applyToNode').length, 0, 'no other activity, no retry round');
@@ -244,17 +255,50 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   });
 
   it('when a node is late at the deadline, then the outcome is 408 with the confirmations of the other nodes in request order, and the late node is applied afterwards', async () => {
-    const { changes, handle, outcome, callsOf } = await runBatch(
+    const { changes, handle, answer, outcome, callsOf } = await runBatch(
       { [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } },
       { goesOn: true },
     );
-    assert.equal(outcome.status, 408);
+    // The Update answers the nodes that applied in time; the API rebuilds the confirmations.
+    assert.deepEqual(answer, {
+      status: 408,
+      errorMessage: 'not every storage node answered within 5000 ms; the rest is being retried',
+      appliedNodes: [NODES[0], NODES[1]],
+    });
     assert.deepEqual(outcome.confirmations, changes.filter((_, i) => i % 3 !== 2).map(confirmationOfChecksummed));
     assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
     assert.deepEqual(
       callsOf('applyToNode').map((c) => c.node),
       [NODES[2]],
     );
+  });
+
+  it('when an API from before the compact outcome starts a batch (owners as URLs) and a node is late, then the Update answers the 408 in full, with the confirmations of the other nodes', async () => {
+    const { changes, answer } = await runBatch(
+      { [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } },
+      { goesOn: true, olderApi: true },
+    );
+    assert.deepEqual(answer, {
+      status: 408,
+      confirmations: changes.filter((_, i) => i % 3 !== 2).map(confirmationOfChecksummed),
+      errorMessage: 'not every storage node answered within 5000 ms; the rest is being retried',
+    });
+  });
+
+  it("when a node's first-round answer has not one flag per change, then nothing is taken on its word: the outcome is 500, the node is asked again, and everything is reverted", async () => {
+    const { handle, outcome, batchId, callsOf } = await runBatch(
+      { [NODES[0]]: { quick: () => ({ status: 'applied', changed: [true] }) } },
+      { goesOn: true },
+    );
+    assert.equal(outcome.status, 500);
+    assert.match(outcome.errorMessage ?? '', /not one result per change/);
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['reverted', 'reverted', 'reverted']);
+    assert.deepEqual(
+      callsOf('applyToNode').map((c) => c.node),
+      [NODES[0]],
+      'the node is asked again under the same batchId to learn what it changed',
+    );
+    assert.equal(callsOf('applyToNode', `${batchId}:revert`).length, 3);
   });
 
   it('when the late node is down for 7 days after a 408, then Temporal retries it server side (one activity in the history, no event per attempt) and the batch converges once it is back', async () => {
