@@ -152,13 +152,13 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   });
   setHandler(batchProgressQuery, summary);
   /**
-   * Once the outcome is decided: its compact form, with the nodes that applied by then, for the
+   * Once, when the outcome is decided: its compact form, with the nodes that applied by then, for the
    * Update and the result; and for a batch started eagerly (input.outcomeByMemo) into the memo,
    * where the API reads it once the server has stored this workflow task's completion, so the
    * answer is durable before it is sent, as an Update's would be.
    */
   const publishOutcome = () => {
-    if (outcome === undefined) return;
+    if (outcome === undefined || compact !== undefined) return;
     const applied = [...nodes].filter(([, s]) => s.progress === 'applied').map(([node]) => node);
     compact = batchOutcomeMemo(outcome, applied);
     if (input.outcomeByMemo) upsertMemo({ [BATCH_OUTCOME_MEMO]: compact });
@@ -245,6 +245,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     const remainingMs = Math.max(1, input.deadlineMs - (Date.now() - workflowInfo().startTime.getTime()));
     await condition(() => settled(nodes) || failed(nodes) !== undefined, remainingMs);
     outcome = decideOutcome(input, groups, nodes);
+    publishOutcome();
     await Promise.all(runs);
   }
   outcome ??= decideOutcome(input, groups, nodes);
