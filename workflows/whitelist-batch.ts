@@ -371,26 +371,23 @@ async function firstRoundLocally(input: WhitelistBatchInput, groups: Groups, nod
             ? { status: 'late', message, maybeApplied: true }
             : { status: 'failed', type: failure.type, message, maybeApplied: true };
       }
-      recordQuickAnswer(state, answer, items);
+      recordQuickAnswer(node, state, answer, items);
     }),
   );
 }
 
 /** A node's first-round answer for its share (`items`, in the order the node applied them), into its state. */
-function recordQuickAnswer(state: NodeState, answer: QuickApplyResult, items: Share): void {
+function recordQuickAnswer(node: string, state: NodeState, answer: QuickApplyResult, items: Share): void {
   if (answer.status === 'applied') {
     if ('results' in answer) {
       state.results = answer.results;
     } else if (answer.changed.length === items.length) {
       state.results = items.map(({ item }, k) => ({ ...item, changed: answer.changed[k] }));
     } else {
-      // Not one flag per change: nothing says what the node changed. Asked again (idempotent per
-      // batch id) to learn it, the node's changes are reverted with the batch's 500.
-      recordQuickAnswer(
-        state,
-        { status: 'failed', type: NodeFailure.badResponse, message: 'first round: not one result per change', maybeApplied: true },
-        items,
-      );
+      // Not one flag per change: nothing says what the node changed. The batch fails (500), and the
+      // node, asked again under the same batch id (idempotent), says it so that it can be reverted.
+      const message = `${node}: the first round's answer has ${answer.changed.length} flags for ${items.length} changes`;
+      recordQuickAnswer(node, state, { status: 'failed', type: NodeFailure.badResponse, message, maybeApplied: true }, items);
       return;
     }
     state.progress = 'applied';
@@ -439,6 +436,7 @@ async function precheckAndFirstRoundLocally(
     // applied: the batch answers 500 and each node is asked what it changed, which is reverted.
     for (const [node, state] of nodes)
       recordQuickAnswer(
+        node,
         state,
         { status: 'failed', type: NodeFailure.timeout, message: `${node}: ${failure.message}`, maybeApplied: true },
         [],
@@ -448,6 +446,7 @@ async function precheckAndFirstRoundLocally(
   if (result.status === 'forbidden') return result;
   for (const [node, state] of nodes)
     recordQuickAnswer(
+      node,
       state,
       result.nodes[node] ?? { status: 'late', message: `${node}: no answer`, maybeApplied: true },
       groups.get(node)!,

@@ -291,7 +291,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
       { goesOn: true },
     );
     assert.equal(outcome.status, 500);
-    assert.match(outcome.errorMessage ?? '', /not one result per change/);
+    assert.match(outcome.errorMessage ?? '', /http:\/\/node-1: the first round's answer has 1 flags for 2 changes/);
     assert.deepEqual(Object.values((await handle.result()).nodes), ['reverted', 'reverted', 'reverted']);
     assert.deepEqual(
       callsOf('applyToNode').map((c) => c.node),
