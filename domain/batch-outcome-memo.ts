@@ -6,6 +6,17 @@ import { confirmationOfChecksummed, type WhitelistChange } from './whitelist-mes
 // the batch's history once the server has stored that task (decision 0015); a batch started by
 // update-with-start answers it to the `batchOutcome` Update and returns it (decision 0017).
 
+/**
+ * A batch's HTTP outcome in full (workflows/definitions.ts names it WhitelistBatchOutcome): what
+ * the API answers, and what workers before decision 0017 answered to the `batchOutcome` Update.
+ */
+export interface FullBatchOutcome {
+  status: BatchOutcomeMemo['status'];
+  /** Confirmations of the changes whose node answered, in request order. */
+  confirmations: string[];
+  errorMessage?: string;
+}
+
 /** The memo key under which a batch's outcome is written. */
 export const BATCH_OUTCOME_MEMO = 'batchOutcome';
 
@@ -33,11 +44,7 @@ export function batchOutcomeMemo(
  * the workflow used): every change confirmed for 200, those of the applied nodes for 408, in
  * request order; none for 403 and 500.
  */
-export function outcomeOfMemo(
-  memo: BatchOutcomeMemo,
-  changes: readonly WhitelistChange[],
-  owners: readonly string[],
-): { status: BatchOutcomeMemo['status']; confirmations: string[]; errorMessage?: string } {
+export function outcomeOfMemo(memo: BatchOutcomeMemo, changes: readonly WhitelistChange[], owners: readonly string[]): FullBatchOutcome {
   const applied = new Set(memo.appliedNodes ?? []);
   const confirmed = memo.status === 200 ? changes : memo.status === 408 ? changes.filter((_, i) => applied.has(owners[i])) : [];
   return {
@@ -47,22 +54,15 @@ export function outcomeOfMemo(
   };
 }
 
-/** A batch's HTTP outcome in full, as workers before decision 0017 answered it to the Update. */
-export interface FullBatchOutcome {
-  status: BatchOutcomeMemo['status'];
-  confirmations: string[];
-  errorMessage?: string;
-}
-
 /**
  * The `batchOutcome` Update's answer as the HTTP outcome: the compact form (what a worker answers
  * to an input with `compactOutcome`) with the confirmations rebuilt as outcomeOfMemo does, or the
  * full outcome as an older worker answers it, taken as it is.
  */
-export function outcomeOfAnswer<T extends FullBatchOutcome>(
-  answer: T | BatchOutcomeMemo,
+export function outcomeOfAnswer(
+  answer: FullBatchOutcome | BatchOutcomeMemo,
   changes: readonly WhitelistChange[],
   owners: readonly string[],
-): T | FullBatchOutcome {
+): FullBatchOutcome {
   return 'confirmations' in answer ? answer : outcomeOfMemo(answer, changes, owners);
 }

@@ -5,7 +5,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
-import type { BatchOutcomeMemo } from '../domain/batch-outcome-memo';
+import type { BatchOutcomeMemo, FullBatchOutcome } from '../domain/batch-outcome-memo';
 import type { NodeProgress } from '../domain/batch-status';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import type { WhitelistChange } from '../domain/whitelist-messages';
@@ -134,12 +134,8 @@ export interface WhitelistBatchInput {
   compactOutcome?: true;
 }
 
-export interface WhitelistBatchOutcome {
-  status: 200 | 403 | 408 | 500;
-  /** Confirmations of the changes whose node answered, in request order. */
-  confirmations: string[];
-  errorMessage?: string;
-}
+/** A batch's HTTP outcome with every confirmation (domain/batch-outcome-memo.ts). */
+export type WhitelistBatchOutcome = FullBatchOutcome;
 
 export type { NodeProgress } from '../domain/batch-status';
 

@@ -141,14 +141,12 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   // The result leaves out each change's view and the confirmations (the query has the first, the
   // changes the second): at 100 changes they were 28 KB of the batch's history.
   const result = (): WhitelistBatchResult => ({ batchId, tokenId: input.tokenId, outcome: compact, nodes: progress() });
+  // The form the API that started the batch reads: compact from this version on, else in full.
+  const answer = () => (input.compactOutcome ? compact : outcome);
   setHandler(batchOutcomeUpdate, async () => {
     outcomeAsked = true;
-    if (input.compactOutcome) {
-      await condition(() => compact !== undefined);
-      return compact!;
-    }
-    await condition(() => outcome !== undefined);
-    return outcome!;
+    await condition(() => answer() !== undefined);
+    return answer()!;
   });
   setHandler(batchProgressQuery, summary);
   /**

@@ -32,6 +32,8 @@ const applied = (changes: WhitelistChange[]): NodeResult[] => changes.map((c) =>
 /** A first round that applied every change, as the activity answers it (decision 0017: the flags only). */
 const appliedQuickly = (changes: WhitelistChange[]): QuickApplyResult => ({ status: 'applied', changed: changes.map(() => true) });
 const refuse = (type: string, message: string) => ApplicationFailure.create({ type, message });
+/** A node that has not answered by the deadline. */
+const late = (i: QuickApplyInput): QuickApplyResult => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true });
 
 // The whitelist batch workflow alone, on Temporal's time-skipping test server, with its activities
 // mocked: the outcomes of the first round (200, 403, 408 with the partial result, 500 with revert)
@@ -131,6 +133,20 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     return { batchId, changes, handle, answer, outcome: outcomeOfAnswer(answer, changes, owners), workflowId, callsOf };
   }
 
+  /**
+   * A node that may have applied without our knowing what: asked again under the same batch id (and
+   * nothing else asked again), and then all three nodes' changes reverted.
+   */
+  async function assertAskedAgainAndAllReverted(batch: Awaited<ReturnType<typeof runBatch>>, node: string) {
+    assert.deepEqual(Object.values((await batch.handle.result()).nodes), ['reverted', 'reverted', 'reverted']);
+    assert.deepEqual(
+      batch.callsOf('applyToNode').map((c) => c.node),
+      [node],
+      'the node that may have applied is asked again under the same batchId to learn what it changed',
+    );
+    assert.equal(batch.callsOf('applyToNode', `${batch.batchId}:revert`).length, 3);
+  }
+
   it('when every node applies in the first round, then the outcome is 200 with one confirmation per change in request order, and every node is applied', async () => {
     const { batchId, changes, handle, outcome, callsOf } = await runBatch({});
     assert.equal(outcome.status, 200);
@@ -162,10 +178,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   });
 
   it('when a batch started eagerly has a node late at the deadline, then its memo says 408 with the nodes that applied in time, and the late node is applied afterwards', async () => {
-    const { handle, workflowId } = await runBatch(
-      { [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } },
-      { eager: 'memo' },
-    );
+    const { handle, workflowId } = await runBatch({ [NODES[2]]: { quick: late } }, { eager: 'memo' });
     assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
     const { memo } = await handle.describe();
     assert.deepEqual(memo?.[BATCH_OUTCOME_MEMO], {
@@ -236,7 +249,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   });
 
   it('when a node answers garbage (it may have applied), then the outcome is 500, the node is asked again to learn what it changed, and that is reverted too', async () => {
-    const { handle, outcome, batchId, callsOf } = await runBatch(
+    const batch = await runBatch(
       {
         [NODES[2]]: {
           quick: (i) => ({ status: 'failed', type: NodeFailure.badResponse, message: `${i.node}: answer is not JSON`, maybeApplied: true }),
@@ -244,21 +257,12 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
       },
       { goesOn: true },
     );
-    assert.equal(outcome.status, 500);
-    assert.deepEqual(Object.values((await handle.result()).nodes), ['reverted', 'reverted', 'reverted']);
-    assert.deepEqual(
-      callsOf('applyToNode').map((c) => c.node),
-      [NODES[2]],
-      'the unreadable node is asked again under the same batchId',
-    );
-    assert.equal(callsOf('applyToNode', `${batchId}:revert`).length, 3);
+    assert.equal(batch.outcome.status, 500);
+    await assertAskedAgainAndAllReverted(batch, NODES[2]);
   });
 
   it('when a node is late at the deadline, then the outcome is 408 with the confirmations of the other nodes in request order, and the late node is applied afterwards', async () => {
-    const { changes, handle, answer, outcome, callsOf } = await runBatch(
-      { [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } },
-      { goesOn: true },
-    );
+    const { changes, handle, answer, outcome, callsOf } = await runBatch({ [NODES[2]]: { quick: late } }, { goesOn: true });
     // The Update answers the nodes that applied in time; the API rebuilds the confirmations.
     assert.deepEqual(answer, {
       status: 408,
@@ -274,10 +278,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   });
 
   it('when an API from before the compact outcome starts a batch (owners as URLs) and a node is late, then the Update answers the 408 in full, with the confirmations of the other nodes', async () => {
-    const { changes, answer } = await runBatch(
-      { [NODES[2]]: { quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }) } },
-      { goesOn: true, olderApi: true },
-    );
+    const { changes, answer } = await runBatch({ [NODES[2]]: { quick: late } }, { goesOn: true, olderApi: true });
     assert.deepEqual(answer, {
       status: 408,
       confirmations: changes.filter((_, i) => i % 3 !== 2).map(confirmationOfChecksummed),
@@ -286,19 +287,11 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   });
 
   it("when a node's first-round answer has not one flag per change, then nothing is taken on its word: the outcome is 500, the node is asked again, and everything is reverted", async () => {
-    const { handle, outcome, batchId, callsOf } = await runBatch(
-      { [NODES[0]]: { quick: () => ({ status: 'applied', changed: [true] }) } },
-      { goesOn: true },
-    );
+    const batch = await runBatch({ [NODES[0]]: { quick: () => ({ status: 'applied', changed: [true] }) } }, { goesOn: true });
+    const { outcome } = batch;
     assert.equal(outcome.status, 500);
     assert.match(outcome.errorMessage ?? '', /http:\/\/node-1: the first round's answer has 1 flags for 2 changes/);
-    assert.deepEqual(Object.values((await handle.result()).nodes), ['reverted', 'reverted', 'reverted']);
-    assert.deepEqual(
-      callsOf('applyToNode').map((c) => c.node),
-      [NODES[0]],
-      'the node is asked again under the same batchId to learn what it changed',
-    );
-    assert.equal(callsOf('applyToNode', `${batchId}:revert`).length, 3);
+    await assertAskedAgainAndAllReverted(batch, NODES[0]);
   });
 
   it('when the late node is down for 7 days after a 408, then Temporal retries it server side (one activity in the history, no event per attempt) and the batch converges once it is back', async () => {
@@ -306,7 +299,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     const { handle, outcome, workflowId, callsOf } = await runBatch(
       {
         [NODES[1]]: {
-          quick: (i) => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true }),
+          quick: late,
           apply: (changes, _attempt, scheduledAt) => {
             if (scheduledAt < downUntil) throw refuse(NodeFailure.unreachable, `${NODES[1]} unreachable (ECONNREFUSED)`);
             return applied(changes);
