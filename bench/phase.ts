@@ -54,7 +54,7 @@ export async function runPhase(
 
   const whitelistMem = new PeakRss(pids()).start();
   // A few untimed rounds first: the first batches after case 1's 50 clients took 0.5-1.4 s on all
-  // four sides alike (the server and the workers still finishing case 1), which made the
+  // sides alike (the server and the workers still finishing case 1), which made the
   // 1-change rows' p99 a measure of case 1.
   await runWhitelistCase(stack, http, client, 1, SETTLE_ROUNDS);
   const whitelist: PhaseResult['whitelist'] = [];
@@ -69,6 +69,7 @@ export async function runPhase(
       direct: side(runs.direct),
       empty: side(runs.empty),
       eagerEmpty: side(runs.eagerEmpty),
+      oneLocalActivity: side(runs.oneLocalActivity),
       timeline,
       emptyTimeline,
       apiCpuMsPerBatch: runs.apiCpuMsPerBatch,

@@ -50,6 +50,8 @@ export interface PhaseResult {
     empty: Side;
     /** The empty workflow started eagerly, its answer read from its memo (before issue 17 step 3: an Update; absent before decision 0015). */
     eagerEmpty?: Side;
+    /** The empty workflow whose Update waits for one no-op local activity: the least a batch can be (absent before issue 17's last session). */
+    oneLocalActivity?: Side;
     timeline: Timeline;
     /** The same split for the empty workflows of the same run (absent in results from before issue 17 step 3). */
     emptyTimeline?: Timeline;

@@ -13,11 +13,13 @@ import { round } from '../stats';
 // Case 3: whitelist batches of fresh entries through the API (a workflow: precheck and one apply
 // per owning node as local activities), against the same changes posted straight to their owning
 // nodes in parallel with a fresh batchId: the fan-out without Temporal (grouped by owner before
-// the clock starts, so that only the requests are timed). Two more sides measure floors: a
-// workflow that does nothing, started by update-with-start from this process; and the same
-// started eagerly on a worker in this process, its answer read from its memo in its history, the
-// way the API starts a batch on its batch worker (decision 0015). One call at a time, rotating the
-// order of the four, so that all see the same machine.
+// the clock starts, so that only the requests are timed). Three more sides measure floors: a
+// workflow that does nothing, started by update-with-start from this process; the same whose
+// Update waits for one local activity that does nothing (the least a batch can be while its
+// precheck runs inside the workflow); and the empty workflow started eagerly on a worker in this
+// process, its answer read from its memo in its history, the way the API starts a batch on its
+// batch worker (decision 0015). One call at a time, rotating the order of the five, so that all
+// see the same machine.
 
 export interface WhitelistRuns {
   api: LoadResult;
@@ -26,6 +28,8 @@ export interface WhitelistRuns {
   empty: LoadResult;
   /** The empty workflow started eagerly, its answer read from its memo, as the API starts a batch with API_BATCH_WORKER=on (decision 0015). */
   eagerEmpty: LoadResult;
+  /** The empty workflow whose Update waits for one no-op local activity, by update-with-start: the least a batch can be. */
+  oneLocalActivity: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
   apiBatches: Array<{ batchId: string; httpMs: number }>;
   /** The empty workflows (update-with-start) and their latencies, for the floor's history timeline. */
@@ -62,10 +66,17 @@ export async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChan
   );
 }
 
-/** Starts the empty workflow by update-with-start and waits for its answer; resolves with its workflow id. */
-export async function emptyWorkflow(stack: BenchStack, client: Client): Promise<string> {
+/**
+ * Starts a floor workflow (by default the empty one) by update-with-start and waits for its
+ * answer; resolves with its workflow id.
+ */
+export async function emptyWorkflow(
+  stack: BenchStack,
+  client: Client,
+  workflowType: 'emptyBatchWorkflow' | 'oneLocalActivityWorkflow' = 'emptyBatchWorkflow',
+): Promise<string> {
   const workflowId = `bench-floor:${randomUUID()}`;
-  const startWorkflowOperation = new WithStartWorkflowOperation('emptyBatchWorkflow', {
+  const startWorkflowOperation = new WithStartWorkflowOperation(workflowType, {
     workflowId,
     taskQueue: stack.floorTaskQueue,
     workflowIdConflictPolicy: 'FAIL',
@@ -74,12 +85,10 @@ export async function emptyWorkflow(stack: BenchStack, client: Client): Promise<
   return workflowId;
 }
 
-const ORDERS: Array<Array<'api' | 'direct' | 'empty' | 'eagerEmpty'>> = [
-  ['api', 'direct', 'empty', 'eagerEmpty'],
-  ['direct', 'empty', 'eagerEmpty', 'api'],
-  ['empty', 'eagerEmpty', 'api', 'direct'],
-  ['eagerEmpty', 'api', 'direct', 'empty'],
-];
+const SIDES = ['api', 'direct', 'empty', 'oneLocalActivity', 'eagerEmpty'] as const;
+type SideName = (typeof SIDES)[number];
+/** Round i runs the sides starting from the (i mod 5)-th, so that each follows each as often. */
+const orderOf = (round: number): SideName[] => SIDES.map((_, k) => SIDES[(round + k) % SIDES.length]);
 
 /** `count` batches of `size` changes each way (and `count` empty workflows), one at a time, interleaved. */
 export async function runWhitelistCase(
@@ -97,14 +106,15 @@ export async function runWhitelistCase(
   const dir: number[] = [];
   const empty: number[] = [];
   const eagerEmpty: number[] = [];
+  const oneLocalActivity: number[] = [];
   const apiBatches: WhitelistRuns['apiBatches'] = [];
   const emptyRuns: WhitelistRuns['emptyRuns'] = [];
-  const errors = { api: 0, direct: 0, empty: 0, eagerEmpty: 0, first: undefined as string | undefined };
-  const wall = { api: 0, direct: 0, empty: 0, eagerEmpty: 0 };
+  const errors = { api: 0, direct: 0, empty: 0, eagerEmpty: 0, oneLocalActivity: 0, first: undefined as string | undefined };
+  const wall = { api: 0, direct: 0, empty: 0, eagerEmpty: 0, oneLocalActivity: 0 };
   let apiCpu = 0;
   for (let i = 0; i < count; i++) {
     // Rotate which goes first, so that none always runs right after another's I/O.
-    for (const side of ORDERS[i % ORDERS.length]) {
+    for (const side of orderOf(i)) {
       const t0 = performance.now();
       try {
         if (side === 'api') {
@@ -121,6 +131,9 @@ export async function runWhitelistCase(
           const clientMs = performance.now() - t0;
           empty.push(clientMs);
           emptyRuns.push({ workflowId, clientMs });
+        } else if (side === 'oneLocalActivity') {
+          await emptyWorkflow(stack, client, 'oneLocalActivityWorkflow');
+          oneLocalActivity.push(performance.now() - t0);
         } else {
           await stack.eagerFloor.run();
           eagerEmpty.push(performance.now() - t0);
@@ -137,6 +150,12 @@ export async function runWhitelistCase(
     direct: { latenciesMs: dir, wallMs: wall.direct, errors: errors.direct, firstError: errors.first },
     empty: { latenciesMs: empty, wallMs: wall.empty, errors: errors.empty, firstError: errors.first },
     eagerEmpty: { latenciesMs: eagerEmpty, wallMs: wall.eagerEmpty, errors: errors.eagerEmpty, firstError: errors.first },
+    oneLocalActivity: {
+      latenciesMs: oneLocalActivity,
+      wallMs: wall.oneLocalActivity,
+      errors: errors.oneLocalActivity,
+      firstError: errors.first,
+    },
     apiBatches,
     emptyRuns,
     apiCpuMsPerBatch: round(apiCpu / Math.max(1, count), 2),

@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { envSettings } from '../../config/settings';
+import * as activities from './activities';
 
 // A worker for bench/floor/workflows.ts only, as a process of its own like the service's worker,
 // on FLOOR_TASK_QUEUE of TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE (bench/stack.ts starts it).
@@ -8,7 +9,7 @@ async function main(): Promise<void> {
   const { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, FLOOR_TASK_QUEUE: taskQueue } = envSettings();
   if (!address || !namespace || !taskQueue) throw new Error('TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and FLOOR_TASK_QUEUE must be set');
   const connection = await NativeConnection.connect({ address });
-  const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./workflows') });
+  const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./workflows'), activities });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
   console.log(`floor worker polling task queue ${taskQueue}`);
   await worker.run();

@@ -1,5 +1,6 @@
-import { allHandlersFinished, condition, defineUpdate, setHandler, upsertMemo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler, upsertMemo } from '@temporalio/workflow';
 import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
+import type * as floorActivities from './activities';
 
 // The bench's floor for a whitelist batch: a workflow that does nothing, started and answered the
 // way the API starts a batch (update-with-start), so that "what one workflow costs on this server"
@@ -9,6 +10,25 @@ export const emptyAnswerUpdate = defineUpdate<string>('emptyAnswer');
 
 export async function emptyBatchWorkflow(): Promise<void> {
   setHandler(emptyAnswerUpdate, () => 'done');
+  await condition(allHandlersFinished);
+}
+
+const { settle } = proxyLocalActivities<typeof floorActivities>({ startToCloseTimeout: '10 s' });
+
+/**
+ * The least a batch can be while it re-checks its token inside the workflow before any node is
+ * asked (issue 17): the empty workflow whose Update waits for one local activity that does
+ * nothing, as a batch's Update waits for its precheck-and-first-round local activity. Against
+ * `emptyBatchWorkflow` it measures one local-activity round: the activity's dispatch and the
+ * second activation that takes its result.
+ */
+export async function oneLocalActivityWorkflow(): Promise<void> {
+  let answer: string | undefined = undefined;
+  setHandler(emptyAnswerUpdate, async () => {
+    await condition(() => answer !== undefined);
+    return answer ?? 'done';
+  });
+  answer = await settle();
   await condition(allHandlersFinished);
 }
 
