@@ -189,3 +189,22 @@ export function shuffle<T>(items: T[], seed: number): T[] {
   }
   return items;
 }
+
+/**
+ * The causes behind the API's 5xx log lines (level error: answered 500), by route and error type,
+ * each with its count and first message (with its gRPC code when it has one), so that a load test
+ * that meets a 500 says what the API saw.
+ */
+export function errorTypes(lines: ReadonlyArray<Record<string, any>>): Record<string, { count: number; first: string }> {
+  const out: Record<string, { count: number; first: string }> = {};
+  const route = (p = '') =>
+    p.startsWith('/chain/') ? 'whitelists' : p.endsWith('/submit') ? 'submit' : p.endsWith('/deposit') ? 'deposit' : 'prepare or get';
+  for (const line of lines) {
+    if (line.level < 50) continue;
+    const type = `${route(line.path)}: ${line.err?.type ?? line.msg}`;
+    const code = line.err?.code === undefined ? '' : `(code ${line.err.code}) `;
+    out[type] ??= { count: 0, first: `${code}${String(line.err?.message ?? line.msg)}`.slice(0, 300) };
+    out[type].count++;
+  }
+  return out;
+}

@@ -6,7 +6,7 @@ import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domai
 import { getStack, type Stack } from '../support/stack';
 import { newWallet, nowSeconds, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { nodeEntries } from '../support/whitelists';
-import { figures, percentile, retry503, runLoad, shuffle, type LoadRequest } from './load-client';
+import { errorTypes, figures, percentile, retry503, runLoad, shuffle, type LoadRequest } from './load-client';
 import { envSettings } from '../../config/settings';
 
 // Load over loopback against the shared real stack: 2,000 submits over 200 executions and 500
@@ -275,20 +275,6 @@ describe('load: 2,000 submits over 200 executions and 500 whitelist batches from
     assert.equal(results.filter((r) => r.error).length, 0, 'requests without an HTTP answer');
   });
 });
-
-/** Counts of the error types behind the API's 5xx log lines (e.g. a Temporal deadline under load). */
-function errorTypes(lines: ReadonlyArray<Record<string, any>>): Record<string, number | string> {
-  const out: Record<string, number | string> = {};
-  const route = (p = '') =>
-    p.startsWith('/chain/') ? 'whitelists' : p.endsWith('/submit') ? 'submit' : p.endsWith('/deposit') ? 'deposit' : 'prepare or get';
-  for (const line of lines) {
-    if (line.level < 50) continue;
-    const type = `${route(line.path)}: ${line.err?.type ?? line.msg}`;
-    out[type] = ((out[type] as number) ?? 0) + 1;
-    out.first ??= String(line.err?.message ?? line.msg).slice(0, 160);
-  }
-  return out;
-}
 
 /**
  * Setup, not measured: sends every request, and again (at most 3 times) those answered 503, as a

@@ -6,8 +6,10 @@ import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domai
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 import { nodeEntries } from '../support/whitelists';
-import { figures, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
+import { errorTypes, figures, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
 import { envSettings } from '../../config/settings';
+import { executionWorkflowId } from '../../workflows/definitions';
+import { workflowFacts } from '../support/workflow-facts';
 
 // Issue 12 §3: under overload an answer whose outcome is unknown is 503 + Retry-After ("the same
 // request may be retried safely"), never 500, and the retried request is then safe. The mix is
@@ -104,6 +106,7 @@ describe('overload: the same mix at twice the rate that saturates this machine (
         seed,
       );
 
+    const logFrom = stack.apiLog.length;
     const saturated = await runLoad(stack.api.url, mix(saturating, SEED), CLIENTS);
     const ceiling = saturated.results.length / saturated.seconds;
     // The closed-loop phase may meet its own 503s; a client retries them before moving on.
@@ -112,9 +115,11 @@ describe('overload: the same mix at twice the rate that saturates this machine (
     const overloadRequests = mix(overloading, SEED + 1);
     const overloaded = await runOpenLoop(stack.api.url, overloadRequests, rate);
     const results = [...saturated.results, ...overloaded.results];
+    const apiErrors = JSON.stringify(errorTypes(stack.apiLog.slice(logFrom)));
 
     // Every answer, after its 503s were retried: the designed one.
     const wrong: string[] = [];
+    const wrongResults: typeof results = [];
     for (const r of results) {
       const req = r.request;
       const ok =
@@ -127,7 +132,9 @@ describe('overload: the same mix at twice the rate that saturates this machine (
               : r.status === 200
                 ? JSON.stringify(r.body) === JSON.stringify(req.changes!.map(confirmationMessage))
                 : r.status === 408 && Array.isArray(r.body?.result);
-      if (!ok) wrong.push(`${req.kind}: ${r.status} ${JSON.stringify(r.body ?? r.error).slice(0, 200)}`);
+      if (ok) continue;
+      wrong.push(`${req.kind}: ${r.status} ${JSON.stringify(r.body ?? r.error).slice(0, 200)}`);
+      wrongResults.push(r);
     }
 
     // Final state: every execution SIGNING with its deposit and signature; every batch's entries on their owner.
@@ -179,11 +186,23 @@ describe('overload: the same mix at twice the rate that saturates this machine (
         `  open loop at ${rate.toFixed(1)} req/s (2×): ${overloaded.results.length} requests, all answered after ${overloaded.seconds.toFixed(1)} s; 503s retried: ${unavailable} (on ${overloaded.results.filter((r) => r.unavailable).length} requests, at most ${Math.max(...overloaded.results.map((r) => r.unavailable ?? 0))} for one); first send to final answer p50 ${percentile(ms, 50).toFixed(0)} ms, p99 ${percentile(ms, 99).toFixed(0)} ms`,
         ...figures(overloaded.results).map((l) => `    ${l}`),
         `  answers not as designed after retries: ${wrong.length}; 500s: ${results.filter((r) => r.status === 500).length}; no answer: ${results.filter((r) => r.error).length}`,
+        `  API errors logged (500s): ${apiErrors}`,
         `  lost = ${lostExecutions.length + missing.length} (executions ${lostExecutions.length}/${reads.results.length}, whitelist changes ${missing.length}/${accepted.length})`,
       ].join('\n'),
     );
 
-    assert.deepEqual(wrong.slice(0, 10), [], `${wrong.length} answers were not the designed ones`);
+    if (wrong.length > 0) {
+      // Say what Temporal knows of the executions behind them (a workflow task failing or timing out, say).
+      const executions = new Set(
+        wrongResults.flatMap(({ request: { execution: e } }) => (e ? [executionWorkflowId(e.wallet.id, e.executionId)] : [])),
+      );
+      const facts = await Promise.all([...executions].slice(0, 5).map((id) => workflowFacts(stack.client, id)));
+      assert.deepEqual(
+        wrong.slice(0, 10),
+        [],
+        `${wrong.length} answers were not the designed ones; the API logged ${apiErrors}; ${facts.join(' | ')}`,
+      );
+    }
     assert.equal(results.filter((r) => r.status === 500).length, 0, 'no 500 under overload');
     assert.equal(
       lostExecutions.length,

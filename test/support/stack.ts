@@ -120,12 +120,23 @@ export async function stopStack(): Promise<void> {
   const stack = await stackPromise.catch(() => undefined);
   stackPromise = undefined;
   if (!stack) return;
-  await stack.api.close(2000).catch(() => undefined);
-  await stack.worker.shutdown().catch(() => undefined);
-  await stack.client.connection.close().catch(() => undefined);
-  await Promise.all(stack.nodes.map((n) => n.stop(2000)));
-  await stack.temporal.stop(5000);
+  // Each step has a bound: one that hangs is named (and the steps after it still run, so no
+  // process is left behind), instead of the root hook's bare timeout.
+  const hung: string[] = [];
+  const step = async (name: string, boundMs: number, run: () => Promise<unknown>) => {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), boundMs)));
+    const outcome = await Promise.race([run().catch(() => undefined), bound]);
+    clearTimeout(timer);
+    if (outcome === 'hung') hung.push(`${name} (over ${boundMs} ms)`);
+  };
+  await step('api.close', 15_000, () => stack.api.close(2000));
+  await step('worker.shutdown', 15_000, () => stack.worker.shutdown());
+  await step('client.connection.close', 5_000, () => stack.client.connection.close());
+  await step('storage nodes stop', 5_000, () => Promise.all(stack.nodes.map((n) => n.stop(2000))));
+  await step('temporal.stop', 10_000, () => stack.temporal.stop(5000));
   rmSync(stack.tmpDir, { recursive: true, force: true });
+  if (hung.length > 0) throw new Error(`the test stack did not stop: ${hung.join(', ')}`);
 }
 
 /**
