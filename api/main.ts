@@ -1,5 +1,5 @@
 import { loadConfig } from '../config/config';
-import { createLogger, lifecycleLogger } from '../config/logger';
+import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { pinoSdkLogger } from '../worker/sdk-logger';
 import { startApi } from './server';
 
@@ -28,7 +28,7 @@ async function main() {
     const cut = await api.close(graceMs);
     if (cut > 0) logger.warn({ cut }, 'requests cut at the end of the grace period (their workflows carry on)');
     lifecycle.info('api stopped');
-    process.exit(0);
+    exitAfterFlush(logger, 0);
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
 }

@@ -26,3 +26,28 @@ export function createLogger(name: string, level: string, destination?: pino.Des
 export function lifecycleLogger(logger: Logger): Logger {
   return logger.child({}, { level: 'info' });
 }
+
+interface EndableDestination {
+  destroyed: boolean;
+  end(): void;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** How long `exitAfterFlush` waits for the log to reach its destination before it exits anyway. */
+const FLUSH_BOUND_MS = 2_000;
+
+/**
+ * Exits with `code` once every line `logger` wrote has reached its destination. pino writes to
+ * stdout asynchronously, and `process.exit` right after a line flushes the rest synchronously past
+ * a write still in flight (pino's `flush` does not wait for it), so the last lines came out of
+ * order or cut (seen: a request's line after "api stopped"). Ending the destination waits for
+ * that write. Bounded: a destination that never drains (its reader gone) cannot hold the exit.
+ */
+export function exitAfterFlush(logger: Logger, code: number): void {
+  setTimeout(() => process.exit(code), FLUSH_BOUND_MS).unref();
+  // pino's own destination (sonic-boom): end() writes what is buffered after the write in flight, then emits 'close'.
+  const destination = (logger as unknown as Record<symbol, Partial<EndableDestination> | undefined>)[pino.symbols.streamSym];
+  if (typeof destination?.end !== 'function' || typeof destination.once !== 'function' || destination.destroyed) process.exit(code);
+  destination.once('close', () => process.exit(code));
+  destination.end();
+}
