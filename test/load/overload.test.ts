@@ -77,6 +77,25 @@ describe('overload: the same mix at twice the rate that saturates this machine (
       'every prepare done',
     );
 
+    // The API answers a prepare before its workflow's first task has run (decision 0009): wait for
+    // those tasks (a query waits for the first one), or the closed loop's batches queue behind them,
+    // time out (408) and hold its clients, and what it measures is not the machine's ceiling.
+    const firstTasks = await runLoad(
+      stack.api.url,
+      [...saturating, ...overloading].map<Req>((e) => ({
+        kind: 'get',
+        method: 'GET',
+        path: `/api/v1/executions/${e.wallet.id}/${e.executionId}`,
+      })),
+      CLIENTS,
+    );
+    await retry503(stack.api.url, firstTasks.results);
+    assert.deepEqual(
+      firstTasks.results.filter((r) => r.status !== 200).map((r) => `${r.status} ${JSON.stringify(r.body)}`),
+      [],
+      'every prepared execution answers',
+    );
+
     const freshAdd = (): WhitelistChange => ({
       op_type: 'add_entry',
       kind: randomBytes(1)[0] % 2 ? 'developer' : 'user',
