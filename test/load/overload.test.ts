@@ -137,24 +137,20 @@ describe('overload: the same mix at twice the rate that saturates this machine (
     const apiErrors = JSON.stringify(errorTypes(stack.apiLog.slice(logFrom)));
 
     // Every answer, after its 503s were retried: the designed one.
-    const wrong: string[] = [];
-    const wrongResults: typeof results = [];
-    for (const r of results) {
+    const designed = (r: (typeof results)[number]): boolean => {
       const req = r.request;
-      const ok =
-        req.kind === 'deposit'
-          ? r.status === 200 && r.body?.result?.deposit?.txHash === req.execution!.txHash
-          : req.kind === 'submit'
-            ? r.status === 200 && ['PREPARED', 'SIGNING'].includes(r.body?.result?.status)
-            : req.kind === 'get'
-              ? r.status === 200 && r.body?.result?.executionId === req.execution!.executionId
-              : r.status === 200
-                ? JSON.stringify(r.body) === JSON.stringify(req.changes!.map(confirmationMessage))
-                : r.status === 408 && Array.isArray(r.body?.result);
-      if (ok) continue;
-      wrong.push(`${req.kind}: ${r.status} ${JSON.stringify(r.body ?? r.error).slice(0, 200)}`);
-      wrongResults.push(r);
-    }
+      return req.kind === 'deposit'
+        ? r.status === 200 && r.body?.result?.deposit?.txHash === req.execution!.txHash
+        : req.kind === 'submit'
+          ? r.status === 200 && ['PREPARED', 'SIGNING'].includes(r.body?.result?.status)
+          : req.kind === 'get'
+            ? r.status === 200 && r.body?.result?.executionId === req.execution!.executionId
+            : r.status === 200
+              ? JSON.stringify(r.body) === JSON.stringify(req.changes!.map(confirmationMessage))
+              : r.status === 408 && Array.isArray(r.body?.result);
+    };
+    const wrongResults = results.filter((r) => !designed(r));
+    const wrong = wrongResults.map((r) => `${r.request.kind}: ${r.status} ${JSON.stringify(r.body ?? r.error).slice(0, 200)}`);
 
     // Final state: every execution SIGNING with its deposit and signature; every batch's entries on their owner.
     const reads = await runLoad(
