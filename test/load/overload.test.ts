@@ -77,21 +77,28 @@ describe('overload: the same mix at twice the rate that saturates this machine (
       'every prepare done',
     );
 
+    // Every execution read once by GET (a 503 retried as a client would).
+    const readAll = async () => {
+      const reads = await runLoad(
+        stack.api.url,
+        [...saturating, ...overloading].map<Req>((e) => ({
+          kind: 'get',
+          method: 'GET',
+          path: `/api/v1/executions/${e.wallet.id}/${e.executionId}`,
+          execution: e,
+        })),
+        CLIENTS,
+      );
+      await retry503(stack.api.url, reads.results);
+      return reads.results;
+    };
+
     // The API answers a prepare before its workflow's first task has run (decision 0009): wait for
     // those tasks (a query waits for the first one), or the closed loop's batches queue behind them,
     // time out (408) and hold its clients, and what it measures is not the machine's ceiling.
-    const firstTasks = await runLoad(
-      stack.api.url,
-      [...saturating, ...overloading].map<Req>((e) => ({
-        kind: 'get',
-        method: 'GET',
-        path: `/api/v1/executions/${e.wallet.id}/${e.executionId}`,
-      })),
-      CLIENTS,
-    );
-    await retry503(stack.api.url, firstTasks.results);
+    const firstTasks = await readAll();
     assert.deepEqual(
-      firstTasks.results.filter((r) => r.status !== 200).map((r) => `${r.status} ${JSON.stringify(r.body)}`),
+      firstTasks.filter((r) => r.status !== 200).map((r) => `${r.status} ${JSON.stringify(r.body)}`),
       [],
       'every prepared execution answers',
     );
@@ -153,18 +160,8 @@ describe('overload: the same mix at twice the rate that saturates this machine (
     const wrong = wrongResults.map((r) => `${r.request.kind}: ${r.status} ${JSON.stringify(r.body ?? r.error).slice(0, 200)}`);
 
     // Final state: every execution SIGNING with its deposit and signature; every batch's entries on their owner.
-    const reads = await runLoad(
-      stack.api.url,
-      [...saturating, ...overloading].map<Req>((e) => ({
-        kind: 'get',
-        method: 'GET',
-        path: `/api/v1/executions/${e.wallet.id}/${e.executionId}`,
-        execution: e,
-      })),
-      CLIENTS,
-    );
-    await retry503(stack.api.url, reads.results);
-    const lostExecutions = reads.results.filter((read) => {
+    const reads = await readAll();
+    const lostExecutions = reads.filter((read) => {
       const e = read.request.execution!;
       const record = read.body?.result;
       return !(
@@ -202,7 +199,7 @@ describe('overload: the same mix at twice the rate that saturates this machine (
         ...figures(overloaded.results).map((l) => `    ${l}`),
         `  answers not as designed after retries: ${wrong.length}; 500s: ${results.filter((r) => r.status === 500).length}; no answer: ${results.filter((r) => r.error).length}`,
         `  API errors logged (500s): ${apiErrors}`,
-        `  lost = ${lostExecutions.length + missing.length} (executions ${lostExecutions.length}/${reads.results.length}, whitelist changes ${missing.length}/${accepted.length})`,
+        `  lost = ${lostExecutions.length + missing.length} (executions ${lostExecutions.length}/${reads.length}, whitelist changes ${missing.length}/${accepted.length})`,
       ].join('\n'),
     );
 
