@@ -123,15 +123,21 @@ export async function stopStack(): Promise<void> {
   // Each step has a bound: one that hangs is named (and the steps after it still run, so no
   // process is left behind), instead of the root hook's bare timeout.
   const hung: string[] = [];
-  const step = async (name: string, boundMs: number, run: () => Promise<unknown>) => {
+  const step = async (name: string, boundMs: number, run: () => Promise<unknown>, state?: () => unknown) => {
     let timer: NodeJS.Timeout | undefined;
     const bound = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), boundMs)));
     const outcome = await Promise.race([run().catch(() => undefined), bound]);
     clearTimeout(timer);
-    if (outcome === 'hung') hung.push(`${name} (over ${boundMs} ms)`);
+    if (outcome === 'hung') hung.push(`${name} (over ${boundMs} ms${state ? `; ${JSON.stringify(state())}` : ''})`);
   };
   await step('api.close', 15_000, () => stack.api.close(2000));
-  await step('worker.shutdown', 15_000, () => stack.worker.shutdown());
+  // What the worker still waits for: activations, activities (local or not), polls.
+  await step(
+    'worker.shutdown',
+    15_000,
+    () => stack.worker.shutdown(),
+    () => stack.worker.worker.getStatus(),
+  );
   await step('client.connection.close', 5_000, () => stack.client.connection.close());
   await step('storage nodes stop', 5_000, () => Promise.all(stack.nodes.map((n) => n.stop(2000))));
   await step('temporal.stop', 10_000, () => stack.temporal.stop(5000));
