@@ -1,0 +1,147 @@
+/**
+ * The last accepted change wins, whatever arrives late: the pure rule a node applies to one
+ * whitelist entry (decision 0061). Every change carries its batch's place in one order (the
+ * batch's position, then its batchId, then the change's index in the node's share); an entry's
+ * presence is the operation of its newest change in that order that was not reverted. A node
+ * keeps the entry's newest changes (superseded and reverted ones included), so that a late
+ * delivery, a duplicate or a revert lands where the order puts it, not where it arrived. No I/O.
+ */
+import type { OpType } from './protocol';
+
+/** Where a change stands in the one order of accepted batches. */
+export interface ChangeOrder {
+  /** The batch's position: its workflow's start time, ms since the epoch. */
+  position: number;
+  /** Breaks ties between batches started in the same millisecond. */
+  batchId: string;
+  /** The change's place in the node's share of its batch (a batch may touch one entry twice). */
+  index: number;
+}
+
+/** One change to an entry, as the entry's history keeps it. */
+export interface EntryChange extends ChangeOrder {
+  op: OpType;
+  /** Undone by its batch's revert (or a revert that came before the change itself). */
+  reverted: boolean;
+  /** What the first delivery answered, so that a repeat answers the same. */
+  changed: boolean;
+  superseded: boolean;
+}
+
+/** An entry's state: its newest changes and what the older ones, folded away, left. */
+export interface EntryHistory {
+  /** Presence after every folded change, and the order of the newest of them. */
+  base: { present: boolean; order?: ChangeOrder };
+  /** Changes not folded yet, in ascending order. */
+  changes: EntryChange[];
+}
+
+/** What one delivery did to the entry. */
+export interface Verdict {
+  /** The entry's presence changed. */
+  changed: boolean;
+  /** A newer change (in the order) had already decided the entry; this one did not apply. */
+  superseded: boolean;
+}
+
+/** How many changes an entry keeps unless told otherwise; older ones fold into its base. */
+export const DEFAULT_KEPT_CHANGES = 32;
+
+export const emptyHistory = (): EntryHistory => ({ base: { present: false }, changes: [] });
+
+/** Orders changes: position, then batchId (code-unit order), then index. */
+export function compareOrder(a: ChangeOrder, b: ChangeOrder): number {
+  if (a.position !== b.position) return a.position < b.position ? -1 : 1;
+  if (a.batchId !== b.batchId) return a.batchId < b.batchId ? -1 : 1;
+  return a.index - b.index;
+}
+
+/** Whether the entry is on the whitelist: its newest change that was not reverted, else its base. */
+export function isPresent(history: EntryHistory): boolean {
+  for (let i = history.changes.length - 1; i >= 0; i--) {
+    const change = history.changes[i];
+    if (!change.reverted) return change.op === 'add_entry';
+  }
+  return history.base.present;
+}
+
+const folded = (history: EntryHistory, order: ChangeOrder) =>
+  history.base.order !== undefined && compareOrder(order, history.base.order) <= 0;
+
+function locate(history: EntryHistory, order: ChangeOrder): { at: number; found: boolean } {
+  let at = history.changes.length;
+  while (at > 0 && compareOrder(history.changes[at - 1], order) > 0) at--;
+  if (at > 0 && compareOrder(history.changes[at - 1], order) === 0) return { at: at - 1, found: true };
+  return { at, found: false };
+}
+
+/** Keeps at most `keep` changes: the oldest fold into the base, in order. */
+function fold(history: EntryHistory, keep: number): EntryHistory {
+  if (history.changes.length <= keep) return history;
+  const excess = history.changes.length - keep;
+  let { present } = history.base;
+  for (const change of history.changes.slice(0, excess)) if (!change.reverted) present = change.op === 'add_entry';
+  const last = history.changes[excess - 1];
+  return {
+    base: { present, order: { position: last.position, batchId: last.batchId, index: last.index } },
+    changes: history.changes.slice(excess),
+  };
+}
+
+const newerLive = (changes: readonly EntryChange[], from: number) => changes.slice(from + 1).some((c) => !c.reverted);
+
+/**
+ * Delivers one change. A change older than everything the entry still keeps is superseded; a
+ * repeat answers what its first delivery answered; a change whose batch was already reverted
+ * stays undone. Otherwise it takes its place in the order, and decides the entry only if nothing
+ * newer has.
+ */
+export function applyChange(
+  history: EntryHistory,
+  order: ChangeOrder,
+  op: OpType,
+  keep = DEFAULT_KEPT_CHANGES,
+): { history: EntryHistory; verdict: Verdict } {
+  if (folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
+  const { at, found } = locate(history, order);
+  if (found) {
+    const known = history.changes[at];
+    const verdict = known.reverted ? { changed: false, superseded: true } : { changed: known.changed, superseded: known.superseded };
+    return { history, verdict };
+  }
+  const before = isPresent(history);
+  const changes = [...history.changes];
+  const superseded = changes.slice(at).some((c) => !c.reverted);
+  const entry: EntryChange = { ...pick(order), op, reverted: false, changed: false, superseded };
+  changes.splice(at, 0, entry);
+  const next = { base: history.base, changes };
+  entry.changed = isPresent(next) !== before;
+  return { history: fold(next, keep), verdict: { changed: entry.changed, superseded } };
+}
+
+/**
+ * Undoes the change of a failed batch. It changes the entry only if that change was the newest
+ * live one (nothing newer touched the entry). A revert that comes before its change leaves a
+ * marker, so that the change, arriving late, is not applied.
+ */
+export function revertChange(
+  history: EntryHistory,
+  order: ChangeOrder,
+  op: OpType,
+  keep = DEFAULT_KEPT_CHANGES,
+): { history: EntryHistory; verdict: Verdict } {
+  if (folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
+  const { at, found } = locate(history, order);
+  const changes = [...history.changes];
+  if (found) {
+    if (changes[at].reverted) return { history, verdict: { changed: false, superseded: false } };
+    const before = isPresent(history);
+    changes[at] = { ...changes[at], reverted: true };
+    const next = { base: history.base, changes };
+    return { history: next, verdict: { changed: isPresent(next) !== before, superseded: newerLive(changes, at) } };
+  }
+  changes.splice(at, 0, { ...pick(order), op, reverted: true, changed: false, superseded: false });
+  return { history: fold({ base: history.base, changes }, keep), verdict: { changed: false, superseded: false } };
+}
+
+const pick = ({ position, batchId, index }: ChangeOrder): ChangeOrder => ({ position, batchId, index });
