@@ -1,10 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { NodeTransport } from './node-transport';
 
-// A JSON POST on node:http with keep-alive connections, for the storage nodes' apply route. It
-// replaced `fetch` there (issue 17): three requests per batch cost 2-3 ms of CPU with fetch and
-// AbortSignal.any against 0.7-1.2 ms this way (scratch benchmark, client and server together),
-// on the worker's main thread, which also runs the SDK's activation plumbing.
+// A JSON request on node:http with keep-alive connections, for the storage nodes' routes. It
+// replaced `fetch` for the apply route: three requests per batch cost 2-3 ms of CPU with fetch and
+// AbortSignal.any against 0.7-1.2 ms this way (scratch benchmark, client and server together), on
+// the worker's main thread, which also runs the SDK's activation plumbing. The API's reads and
+// probes use it too, so that one place signs every request and trusts the nodes' CA.
 
 /** The answer's status and body text. */
 export interface PostAnswer {
@@ -18,11 +20,14 @@ export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 /** The name of the error postJson rejects with when an answer passes MAX_ANSWER_BYTES. */
 export const ANSWER_TOO_LARGE = 'AnswerTooLarge';
 
-/** Each protocol's request function and its keep-alive agent. */
-const TRANSPORTS = {
-  'http:': { request: http.request, agent: new http.Agent({ keepAlive: true }) },
-  'https:': { request: https.request, agent: new https.Agent({ keepAlive: true }) },
-};
+const REQUEST_FUNCTIONS: Record<string, typeof http.request> = { 'http:': http.request, 'https:': https.request };
+
+export interface RequestOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Signs the request and holds the connections (activities/node-transport.ts). */
+  transport: NodeTransport;
+}
 
 /**
  * An error with a name (the DOM's `TimeoutError` and `AbortError`, or ANSWER_TOO_LARGE), so that
@@ -35,23 +40,37 @@ function named(name: 'TimeoutError' | 'AbortError' | typeof ANSWER_TOO_LARGE, me
 }
 
 /**
- * POSTs `body` (JSON text) to `url`; resolves with the answer once it has been read whole. Rejects
- * with a `TimeoutError` when the whole exchange takes longer than `timeoutMs`, an `AbortError`
- * when `signal` aborts, an ANSWER_TOO_LARGE error past MAX_ANSWER_BYTES, or the socket's
- * error (`code` ECONNREFUSED, ECONNRESET, …).
+ * POSTs `body` (JSON text) to `url`, signed; resolves with the answer once it has been read whole.
+ * Rejects as `requestNode` does.
  */
-export function postJson(url: string, body: string, options: { timeoutMs: number; signal?: AbortSignal }): Promise<PostAnswer> {
+export function postJson(url: string, body: string, options: RequestOptions): Promise<PostAnswer> {
+  return requestNode('POST', url, body, options);
+}
+
+/** GETs `url`, signed; resolves and rejects as `requestNode` does. */
+export function getJson(url: string, options: RequestOptions): Promise<PostAnswer> {
+  return requestNode('GET', url, undefined, options);
+}
+
+/**
+ * Sends one signed request to a storage node and reads the whole answer. Rejects with a
+ * `TimeoutError` when the whole exchange takes longer than `timeoutMs`, an `AbortError` when
+ * `signal` aborts, an ANSWER_TOO_LARGE error past MAX_ANSWER_BYTES, or the socket's error (`code`
+ * ECONNREFUSED, ECONNRESET, …; a TLS failure is its own code, e.g. UNABLE_TO_VERIFY_LEAF_SIGNATURE).
+ */
+export function requestNode(method: 'GET' | 'POST', url: string, body: string | undefined, options: RequestOptions): Promise<PostAnswer> {
   return new Promise((resolve, reject) => {
     const { signal } = options;
     if (signal?.aborted) return reject(named('AbortError', 'the request was aborted'));
     const target = new URL(url);
-    const transport = TRANSPORTS[target.protocol as keyof typeof TRANSPORTS];
-    if (!transport) return reject(new Error(`${url}: not an http(s) URL`));
-    const request = transport.request(target, {
-      method: 'POST',
-      agent: transport.agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    });
+    const send = REQUEST_FUNCTIONS[target.protocol];
+    const agent = options.transport.agent(target.protocol);
+    if (!send || !agent) return reject(new Error(`${url}: not an http(s) URL`));
+    // Signed over the request target as node:http sends it for a URL: its path and query.
+    const signature = options.transport.sign(method, `${target.pathname}${target.search}`, body ?? '');
+    const headers: Record<string, string | number> =
+      body === undefined ? signature : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...signature };
+    const request = send(target, { method, agent, headers });
     let settled = false;
     const settle = (outcome: () => void) => {
       if (settled) return;

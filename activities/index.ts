@@ -5,14 +5,9 @@ import type { ExecutionRecord } from '../domain/execution-state';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
-import {
-  NodeFailure,
-  type FirstRoundInput,
-  type FirstRoundResult,
-  type QuickApplyInput,
-  type QuickApplyResult,
-} from '../workflows/definitions';
+import type { FirstRoundInput, FirstRoundResult, QuickApplyResult } from '../workflows/definitions';
 import { applyQuickly } from './quick-apply';
+import type { NodeTransport } from './node-transport';
 import { postApply, type ApplyRequest } from './storage-node-client';
 import { postWebhook, type WebhookDelivery } from './webhooks';
 
@@ -37,6 +32,8 @@ export interface ActivityDeps {
   tokens: TokenStore;
   /** How long one apply request may take before it counts as a timeout. */
   nodeRequestTimeoutMs: number;
+  /** Signs each request to a storage node and holds the connections to them. */
+  nodeTransport: NodeTransport;
   /** Told of every apply request (the worker's metrics); activities/ itself keeps no metrics. */
   onNodeRequest?: (event: NodeRequestEvent) => void;
   /** Told of every retried attempt at a late node (the worker's waiting-batches gauges). */
@@ -57,7 +54,7 @@ export function createActivities(deps: ActivityDeps) {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {
-      const results = await postApply(request, { timeoutMs, signal: Context.current().cancellationSignal });
+      const results = await postApply(request, { timeoutMs, signal: Context.current().cancellationSignal, transport: deps.nodeTransport });
       deps.onNodeRequest?.({ node: request.node, seconds: seconds() });
       return results;
     } catch (error) {
@@ -75,15 +72,9 @@ export function createActivities(deps: ActivityDeps) {
   };
 
   return {
-    /** The batch's authorisation precheck: the token must still exist and cover every change. */
-    async authorizeBatch(input: { tokenId: string; changes: WhitelistChange[] }): Promise<void> {
-      const message = refusal(input.tokenId, input.changes);
-      if (message !== undefined) throw ApplicationFailure.create({ type: NodeFailure.forbidden, message, nonRetryable: true });
-    },
-
     /**
-     * The precheck, then (only if it passes) the first round at every owning node in parallel, as
-     * `applyToNodeQuickly` does it: one local activity, so the happy path costs the workflow one
+     * The precheck, then (only if it passes) the first round at every owning node in parallel, a
+     * few quick tries each (applyQuickly): one local activity, so the happy path costs the workflow one
      * activation instead of one for the precheck and one per node. A refused token is an answer
      * (`forbidden`), not a failure; anything else the precheck throws is retried by Temporal
      * before any node is asked.
@@ -99,6 +90,7 @@ export function createActivities(deps: ActivityDeps) {
             {
               node,
               batchId: input.batchId,
+              position: input.position,
               tokenId: input.tokenId,
               changes: indexes.map((i) => input.changes[i]),
               deadlineAt: input.deadlineAt,
@@ -113,7 +105,8 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Applies one node's share of a batch (idempotent per batchId on the node). Retried by Temporal
+     * Applies one node's share of a batch, or its revert (idempotent: the node keeps each change's
+     * place in the order of batches, storage-node/entry-order.ts). Retried by Temporal
      * when a batch waits for a late node: those attempts are logged at a bounded rate and reported.
      */
     async applyToNode(request: ApplyRequest) {
@@ -134,11 +127,6 @@ export function createActivities(deps: ActivityDeps) {
         deps.onLateNode?.({ ...event, applied: false });
         throw err;
       }
-    },
-
-    /** A node's share of a batch, tried until the batch's deadline; answers instead of throwing (run as a local activity). */
-    async applyToNodeQuickly(input: QuickApplyInput) {
-      return applyQuickly(input, { requestTimeoutMs: deps.nodeRequestTimeoutMs, post });
     },
 
     /**

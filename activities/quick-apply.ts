@@ -29,7 +29,7 @@ export async function applyQuickly(
     try {
       const results = await options.post(input, Math.min(options.requestTimeoutMs, remainingMs));
       // post checked each result against its change: the flags are all the answer adds (decision 0017).
-      return { status: 'applied', changed: results.map((r) => r.changed) };
+      return { status: 'applied', changed: results.map((r) => r.changed), superseded: results.map((r) => r.superseded) };
     } catch (err) {
       const { type, message } = failureOf(err);
       if (mayHaveApplied(type)) maybeApplied = true;

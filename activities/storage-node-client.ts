@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { checkApplyResponse, ROUTES, type ApplyRequest as WireApplyRequest } from '../storage-node/protocol';
 import { NodeFailure } from '../workflows/definitions';
-import { ANSWER_TOO_LARGE, postJson, type PostAnswer } from './http-post';
+import { ANSWER_TOO_LARGE, postJson, type PostAnswer, type RequestOptions } from './http-post';
 
 /** One node's share of a batch: the wire request (storage-node/protocol.ts) and the node's base URL. */
 export interface ApplyRequest extends WireApplyRequest {
@@ -27,7 +27,7 @@ export function parseApplyAnswer(text: string, request: ApplyRequest): NodeResul
     if (r.kind !== change.kind || r.entry !== change.entry || r.op_type !== change.op_type) {
       throw new Error(`result ${i} does not match its change`);
     }
-    return { ...change, changed: r.changed };
+    return { ...change, changed: r.changed, superseded: r.superseded };
   });
 }
 
@@ -43,14 +43,15 @@ function errorCode(err: unknown): string | undefined {
  * POSTs one batch to one node and returns its per-change results. Failures are ApplicationFailures
  * whose type tells the workflow whether the node may have applied the batch (see NodeFailure).
  */
-export async function postApply(request: ApplyRequest, options: { timeoutMs: number; signal?: AbortSignal }): Promise<NodeResult[]> {
+export async function postApply(request: ApplyRequest, options: RequestOptions): Promise<NodeResult[]> {
   // Field by field: callers pass wider objects (QuickApplyInput), and the node refuses unknown fields.
-  const { batchId, changes, tokenId, revertOf } = request;
+  const { batchId, position, changes, tokenId, revert } = request;
   const body: WireApplyRequest = {
     batchId,
+    position,
     changes,
     ...(tokenId === undefined ? {} : { tokenId }),
-    ...(revertOf === undefined ? {} : { revertOf }),
+    ...(revert ? { revert } : {}),
   };
   let answer: PostAnswer;
   try {

@@ -30,10 +30,10 @@ export function createApp(deps: AppDeps): ServiceApp {
   app.silent = true;
   const router = new Router();
   const executions = new ExecutionService(deps.client, deps.config, deps.executionStore);
-  const events = new ExecutionEventHub((wallet, id) => executions.get(wallet, id), deps.config.ssePollMs, deps.logger);
+  const events = new ExecutionEventHub((ids) => deps.executionStore.getMany(ids), deps.config.ssePollMs, deps.config.sse, deps.logger);
   const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger, deps.batchWorker?.eager);
   const metrics = createApiMetrics();
-  const limits = createRateLimits(deps.config);
+  const limits = createRateLimits(deps.config, deps.limiterStore);
 
   healthRoutes(router, deps, metrics.registry);
   metricsRoutes(router, metrics.registry);
@@ -41,7 +41,12 @@ export function createApp(deps: AppDeps): ServiceApp {
   executionRoutes(router, deps, executions, limits, events);
   whitelistRoutes(router, deps, whitelists, limits);
   // Node reads wait as long as a batch waits for its nodes by default (RequestConfig.TimeoutMs).
-  whitelistReadRoutes(router, deps, new WhitelistReads(deps.storageNodes, new StorageNodeReads(deps.config.request.timeoutMs)), limits);
+  whitelistReadRoutes(
+    router,
+    deps,
+    new WhitelistReads(deps.storageNodes, new StorageNodeReads(deps.config.request.timeoutMs, deps.nodeTransport)),
+    limits,
+  );
 
   app.use(requestLog(deps.logger));
   app.use(metrics.middleware());

@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import { changeState, type BatchChangeStatus } from '../domain/batch-status';
-import { unavailable } from '../domain/errors';
 import type { WhitelistKind } from '../domain/whitelist-messages';
 import {
   batchProgressQuery,
@@ -10,7 +9,7 @@ import {
 } from '../workflows/definitions';
 import { BATCH_FAILED_MESSAGE } from './routes/whitelists';
 import { withinMs } from './temporal-call';
-import { mapTemporalError, UNKNOWN_OUTCOME_RETRY_AFTER_S } from './temporal-errors';
+import { mapTemporalError } from './temporal-errors';
 
 const TEMPORAL_CALL_MS = 5_000;
 
@@ -53,19 +52,16 @@ export async function readBatchStatus(client: Client, batchId: string): Promise<
   } catch (err) {
     throw mapTemporalError(err, `whitelist batch ${batchId}`);
   }
-  if (!summary.changes || summary.tokenId === undefined) {
-    // A worker of an older version answered the query (a rolling deploy): it knows no per-change view.
-    throw unavailable('this batch is served by an older worker version; try again shortly', UNKNOWN_OUTCOME_RETRY_AFTER_S);
-  }
   const running = description.status.name === 'RUNNING';
   const httpStatus = summary.outcome?.status;
-  const changes = summary.changes.map(({ node, changed, op_type, kind, entry }) => ({
+  const changes = summary.changes.map(({ node, changed, superseded, op_type, kind, entry }) => ({
     op_type,
     kind,
     entry,
     node,
     state: changeState(summary.nodes[node] ?? 'pending', httpStatus, running),
     ...(changed === undefined ? {} : { changed }),
+    ...(superseded ? { superseded } : {}),
   }));
   return {
     batchId,

@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { createActivities, type NodeRequestEvent } from '../activities';
+import type { NodeTransport } from '../activities/node-transport';
 import type { Config } from '../config/config';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import type { TokenStore } from '../tokens/token-store';
@@ -37,7 +38,13 @@ export interface BatchWorker {
  */
 export function startBatchWorker(
   config: Config,
-  options: { temporalAddress: string; tokens: TokenStore; logger: Logger; onNodeRequest?: (event: NodeRequestEvent) => void },
+  options: {
+    temporalAddress: string;
+    tokens: TokenStore;
+    nodeTransport: NodeTransport;
+    logger: Logger;
+    onNodeRequest?: (event: NodeRequestEvent) => void;
+  },
 ): BatchWorker {
   const taskQueue = config.temporal.batchTaskQueue;
   if (taskQueue === undefined) return { eager: () => undefined, close: async () => undefined };
@@ -63,6 +70,7 @@ export function startBatchWorker(
       const { precheckAndFirstRound } = createActivities({
         tokens: options.tokens,
         nodeRequestTimeoutMs: 10_000,
+        nodeTransport: options.nodeTransport,
         onNodeRequest: options.onNodeRequest,
       });
       const worker = await Worker.create({

@@ -1,44 +1,109 @@
 import type { Logger } from 'pino';
+import { unavailable, tooManyRequests } from '../domain/errors';
 import { FINAL_STATUSES, recordVersion, type ExecutionRecord } from '../domain/execution-state';
 import { executionWorkflowId } from '../workflows/definitions';
 
-/** One SSE client of one execution. */
+/** One SSE client of one execution: `write` answers false when its socket buffer is full. */
 export interface EventSubscriber {
-  send(record: ExecutionRecord): void;
+  write(text: string): boolean;
   end(): void;
 }
 
 export const isFinal = (record: ExecutionRecord) => FINAL_STATUSES.includes(record.status);
 
-interface Watch {
-  wallet: string;
-  executionId: string;
-  last: ExecutionRecord;
-  subscribers: Map<EventSubscriber, number>;
-  timer?: NodeJS.Timeout;
-}
+/** One SSE event: the record, its version as the event id (EventSource sends it back as Last-Event-ID). */
+export const sseEvent = (record: ExecutionRecord) => `id: ${recordVersion(record)}\nevent: status\ndata: ${JSON.stringify(record)}\n\n`;
 
 /**
- * The SSE fan-out of one API process (docs/decisions/0053-sse-polls-per-process.md). Each
- * execution with subscribers is read once per `pollMs` however many subscribers it has, and each
- * change is sent to all of them. Reading is a query while the workflow exists and the read model
- * after, so it works the same behind any number of API processes, costs the workflow no Update
- * (Temporal allows 10 in flight per workflow) and writes nothing to its history.
+ * The record as it stood when it reached history entry `index`: the status, the time and the
+ * history up to it; sent, without an id, for a status that came and went between two reads, so
+ * that a subscriber sees every status change. Its other fields are the newest record's.
+ */
+export function passedStatusEvent(record: ExecutionRecord, index: number): string {
+  const entry = record.history[index];
+  const then = { ...record, status: entry.status, updatedAt: entry.at, history: record.history.slice(0, index + 1) };
+  return `event: status\ndata: ${JSON.stringify(then)}\n\n`;
+}
+
+export interface StreamLimits {
+  /** Open streams one API process serves at most (beyond: 503). */
+  maxStreams: number;
+  /** Open streams one client (its IPv4 address or IPv6 /64) may hold on one API process (beyond: 429). */
+  maxPerClient: number;
+  /** A stream ends after this long; EventSource reconnects with Last-Event-ID. */
+  maxLifetimeMs: number;
+}
+
+interface Seen {
+  version: number;
+  /** History entries the subscriber has had an event for. */
+  statuses: number;
+}
+
+interface Watch {
+  last: ExecutionRecord;
+  subscribers: Map<EventSubscriber, Seen>;
+}
+
+/** How long a refused client should wait before it tries to open a stream again. */
+const STREAM_RETRY_AFTER_S = 5;
+
+/**
+ * The SSE fan-out of one API process (docs/decisions/0064-sse-from-the-read-model.md). Every
+ * `pollMs` it reads all watched executions from the read model in one query, however many
+ * subscribers they have: an idle stream costs Temporal nothing. A change is serialised once and
+ * written to every subscriber; one whose socket cannot keep up is ended (it reconnects). A status
+ * that came and went between two reads is still sent. Streams are capped per client and per
+ * process and end after a maximum lifetime.
  */
 export class ExecutionEventHub {
   private readonly watches = new Map<string, Watch>();
+  private readonly perClient = new Map<string, number>();
+  private open = 0;
+  private reads = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
 
   constructor(
-    private readonly read: (wallet: string, executionId: string) => Promise<ExecutionRecord>,
+    private readonly readMany: (workflowIds: string[]) => Promise<Map<string, ExecutionRecord>>,
     private readonly pollMs: number,
+    private readonly limits: StreamLimits,
     private readonly logger: Logger,
   ) {}
 
-  /** Executions being watched and their subscribers, for tests and metrics. */
-  stats(): { executions: number; subscribers: number } {
+  /** Watched executions, their subscribers, open streams and read-model reads so far, for tests and metrics. */
+  stats(): { executions: number; subscribers: number; streams: number; reads: number } {
     let subscribers = 0;
     for (const w of this.watches.values()) subscribers += w.subscribers.size;
-    return { executions: this.watches.size, subscribers };
+    return { executions: this.watches.size, subscribers, streams: this.open, reads: this.reads };
+  }
+
+  /**
+   * Takes one stream slot for `client`, or throws 429 (the client holds its share) or 503 (the
+   * process holds its share). The returned function gives the slot back; call it once.
+   */
+  admit(client: string): () => void {
+    const held = this.perClient.get(client) ?? 0;
+    if (held >= this.limits.maxPerClient)
+      throw tooManyRequests(`too many open event streams from this client address (${this.limits.maxPerClient})`, STREAM_RETRY_AFTER_S);
+    if (this.open >= this.limits.maxStreams)
+      throw unavailable('this API serves its maximum of event streams; try again later', STREAM_RETRY_AFTER_S);
+    this.perClient.set(client, held + 1);
+    this.open++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.open--;
+      const left = (this.perClient.get(client) ?? 1) - 1;
+      if (left > 0) this.perClient.set(client, left);
+      else this.perClient.delete(client);
+    };
+  }
+
+  /** The lifetime after which the route ends a stream. */
+  get maxLifetimeMs(): number {
+    return this.limits.maxLifetimeMs;
   }
 
   /**
@@ -49,63 +114,78 @@ export class ExecutionEventHub {
     const id = executionWorkflowId(known.wallet, known.executionId);
     let watch = this.watches.get(id);
     if (!watch) {
-      watch = { wallet: known.wallet, executionId: known.executionId, last: known, subscribers: new Map() };
+      watch = { last: known, subscribers: new Map() };
       this.watches.set(id, watch);
-      this.schedule(id, watch);
     }
-    watch.subscribers.set(subscriber, recordVersion(known));
+    watch.subscribers.set(subscriber, { version: recordVersion(known), statuses: known.history.length });
     // A watch that already saw something newer than this subscriber's first record catches it up.
     if (recordVersion(watch.last) > recordVersion(known)) this.deliver(id, watch);
+    this.schedule();
     const w = watch;
     return () => {
       w.subscribers.delete(subscriber);
-      if (w.subscribers.size === 0) this.stop(id, w);
+      if (w.subscribers.size === 0 && this.watches.get(id) === w) this.watches.delete(id);
     };
   }
 
   /** Ends every stream (API shutdown): EventSource clients reconnect, to another process if there is one. */
   close(): void {
-    for (const [id, watch] of this.watches) {
-      for (const s of watch.subscribers.keys()) s.end();
-      this.stop(id, watch);
-    }
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const watch of this.watches.values()) for (const s of watch.subscribers.keys()) s.end();
+    this.watches.clear();
   }
 
-  private schedule(id: string, watch: Watch): void {
-    watch.timer = setTimeout(() => void this.poll(id, watch), this.pollMs);
-    watch.timer.unref();
+  private schedule(): void {
+    if (this.timer || this.polling || this.watches.size === 0) return;
+    this.timer = setTimeout(() => void this.poll(), this.pollMs);
+    this.timer.unref();
   }
 
-  private stop(id: string, watch: Watch): void {
-    clearTimeout(watch.timer);
-    watch.timer = undefined;
-    if (this.watches.get(id) === watch) this.watches.delete(id);
-  }
-
-  private async poll(id: string, watch: Watch): Promise<void> {
+  private async poll(): Promise<void> {
+    this.timer = undefined;
+    this.polling = true;
     try {
-      const record = await this.read(watch.wallet, watch.executionId);
-      if (recordVersion(record) > recordVersion(watch.last)) watch.last = record;
+      const ids = [...this.watches.keys()];
+      this.reads++;
+      const records = await this.readMany(ids);
+      for (const id of ids) {
+        const watch = this.watches.get(id);
+        const record = records.get(id);
+        if (!watch || !record) continue;
+        if (recordVersion(record) > recordVersion(watch.last)) watch.last = record;
+        this.deliver(id, watch);
+      }
     } catch (err) {
-      // A busy or briefly unreachable Temporal: the subscribers wait for the next round.
-      this.logger.warn({ workflowId: id, reason: (err as Error).message }, 'SSE read of an execution failed; retrying');
+      // The read model briefly unreachable: the subscribers wait for the next round.
+      this.logger.warn({ reason: (err as Error).message }, 'SSE read of the watched executions failed; retrying');
+    } finally {
+      this.polling = false;
+      this.schedule();
     }
-    if (this.watches.get(id) !== watch) return;
-    this.deliver(id, watch);
-    if (this.watches.get(id) === watch) this.schedule(id, watch);
   }
 
   private deliver(id: string, watch: Watch): void {
-    const version = recordVersion(watch.last);
+    const { last } = watch;
+    const version = recordVersion(last);
+    // Serialised once per change, whatever the number of subscribers.
+    let current: string | undefined;
+    const passed = new Map<number, string>();
     for (const [subscriber, seen] of watch.subscribers) {
-      if (seen < version) {
-        watch.subscribers.set(subscriber, version);
-        subscriber.send(watch.last);
+      if (seen.version >= version) continue;
+      let text = '';
+      for (let i = seen.statuses; i < last.history.length - 1; i++) {
+        if (!passed.has(i)) passed.set(i, passedStatusEvent(last, i));
+        text += passed.get(i);
       }
+      current ??= sseEvent(last);
+      watch.subscribers.set(subscriber, { version, statuses: last.history.length });
+      // A subscriber that cannot take its events is ended rather than buffered without bound.
+      if (!subscriber.write(text + current)) subscriber.end();
     }
-    if (isFinal(watch.last)) {
+    if (isFinal(last)) {
       for (const s of watch.subscribers.keys()) s.end();
-      this.stop(id, watch);
+      if (this.watches.get(id) === watch) this.watches.delete(id);
     }
   }
 }

@@ -10,7 +10,7 @@ import type { Config } from '../config/config';
 import { intentHash as hashIntent } from '../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { decodeKey, decodeSignature, toHex } from '../domain/encoding';
-import { badRequest, conflict } from '../domain/errors';
+import { badRequest, conflict, signatureRefused, unavailable } from '../domain/errors';
 import {
   checkCancel,
   checkSubmit,
@@ -78,8 +78,15 @@ interface ExecutionFacts {
 }
 
 const CACHE_MAX = 50_000;
+
+/** Called once a wallet's signature verified; throws (429) to refuse the action. */
+type Verified = () => Promise<void>;
+const noLimit: Verified = () => Promise.resolve();
+
 /** How long one Temporal call may take before the API answers 503 (outcome unknown) instead of hanging. */
 const TEMPORAL_CALL_MS = 5_000;
+/** Seconds a client should wait when the read model did not answer. */
+const READ_MODEL_RETRY_AFTER_S = 5;
 
 /**
  * The execution use-cases of the HTTP API. Signatures are verified here, with node:crypto, before
@@ -110,6 +117,15 @@ export class ExecutionService {
     return withinMs(this.client, TEMPORAL_CALL_MS, fn);
   }
 
+  /** A read-model read whose failure is a 503: the same request may be sent again once it is back. */
+  private async readModel<R>(fn: () => Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw unavailable('the execution store is unavailable; try again later', READ_MODEL_RETRY_AFTER_S, err);
+    }
+  }
+
   /**
    * Starts the execution's workflow. A retry of the same prepare (same id, intentHash, signer key
    * and ttl) answers the existing record with `replayed: true`; other content under the id is 409.
@@ -138,6 +154,11 @@ export class ExecutionService {
       webhooks: this.config.webhooks.length > 0,
     };
     const workflowId = executionWorkflowId(wallet, executionId);
+    // An id is never used twice, not even after Temporal's retention dropped its run: the read
+    // model keeps every record, so one run can never be read, signed or announced as another
+    // (decision 0062). While Temporal still holds the run, its REJECT_DUPLICATE says the same.
+    if (await this.readModel(() => this.store.get(wallet, executionId)))
+      return { record: await this.samePrepare(wallet, input, body.ttlSeconds ?? this.config.executionTtlSeconds), replayed: true };
     try {
       await this.call(() =>
         this.client.workflow.start(EXECUTION_WORKFLOW_TYPE, {
@@ -199,7 +220,7 @@ export class ExecutionService {
   async list(wallet: string, request: ListRequest): Promise<ExecutionList> {
     const after = request.pageToken === undefined ? undefined : decodePageToken(request.pageToken);
     if (request.pageToken !== undefined && !after) throw badRequest('pageToken is not a token this API issued');
-    const page = await this.store.list(wallet, { statuses: request.statuses, pageSize: request.pageSize, after });
+    const page = await this.readModel(() => this.store.list(wallet, { statuses: request.statuses, pageSize: request.pageSize, after }));
     return page.next ? { result: page.records, nextPageToken: encodePageToken(page.next) } : { result: page.records };
   }
 
@@ -207,17 +228,18 @@ export class ExecutionService {
    * Cancels on the wallet's signature of the cancel message (same envelope checks as submit).
    * Already CANCELLED answers the record and writes nothing; SIGNING or EXPIRED is 409.
    */
-  async cancel(wallet: string, executionId: string, body: CancelRequest): Promise<ExecutionRecord> {
+  async cancel(wallet: string, executionId: string, body: CancelRequest, onVerified: Verified = noLimit): Promise<ExecutionRecord> {
     const { key, signature } = this.checkEnvelope(wallet, body);
     const facts = await this.factsOf(wallet, executionId);
-    if (toHex(key) !== facts.signerPublicKey) throw badRequest('publicKey is not the signer key of this execution');
+    if (toHex(key) !== facts.signerPublicKey) throw signatureRefused('publicKey is not the signer key of this execution');
     const message = buildCancelMessage({
       domain: body.connectEnvelope.domain,
       executionId,
       address: wallet,
       timestamp: body.connectEnvelope.timestamp,
     });
-    if (!verifyEd25519(new TextEncoder().encode(message), signature, key)) throw badRequest('signature does not verify');
+    if (!verifyEd25519(new TextEncoder().encode(message), signature, key)) throw signatureRefused('signature does not verify');
+    await onVerified();
 
     const refused = (status: string) => conflict(`execution is ${status} and can no longer be cancelled`, 'CANCEL_REFUSED');
     try {
@@ -254,14 +276,18 @@ export class ExecutionService {
     return { key, signature };
   }
 
-  async submit(wallet: string, body: SubmitRequest): Promise<ExecutionStatus> {
+  /**
+   * Stores the wallet's signature. `onVerified` runs once the signature verified (the wallet's own
+   * rate limit), before any Temporal call.
+   */
+  async submit(wallet: string, body: SubmitRequest, onVerified: Verified = noLimit): Promise<ExecutionStatus> {
     const { executionId, connectEnvelope: envelope } = body;
     const { key, signature } = this.checkEnvelope(wallet, body);
 
     const workflowId = executionWorkflowId(wallet, executionId);
     const facts = await this.factsOf(wallet, executionId);
     const publicKey = toHex(key);
-    if (publicKey !== facts.signerPublicKey) throw badRequest('publicKey is not the signer key of this execution');
+    if (publicKey !== facts.signerPublicKey) throw signatureRefused('publicKey is not the signer key of this execution');
     const signingMessage = buildSigningMessage({
       domain: envelope.domain,
       executionId,
@@ -269,7 +295,8 @@ export class ExecutionService {
       intentHash: facts.intentHash,
       timestamp: envelope.timestamp,
     });
-    if (!verifyEd25519(new TextEncoder().encode(signingMessage), signature, key)) throw badRequest('signature does not verify');
+    if (!verifyEd25519(new TextEncoder().encode(signingMessage), signature, key)) throw signatureRefused('signature does not verify');
+    await onVerified();
 
     const stored = toHex(signature);
     if (this.storedSignatures.get(workflowId) === stored) {

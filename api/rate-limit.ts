@@ -1,34 +1,61 @@
 import type { Context, Next } from 'koa';
+import type { Pool } from 'pg';
 import proxyaddr from 'proxy-addr';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config/config';
-import { tooManyRequests } from '../domain/errors';
-import { WALLET_PATTERN } from './schemas';
-
-const WALLET = new RegExp(WALLET_PATTERN);
+import { SIGNATURE_REFUSED, ServiceError, tooManyRequests } from '../domain/errors';
+import { clientKey } from './client-key';
 
 /**
- * Per-process request limits (docs/operations.md "Rate limits"): per client IP and per wallet on
- * the routes without a token, per token id on the routes with one. A request over a limit is 429
- * with `Retry-After`. Each API process counts on its own; several processes behind a load balancer
- * allow N times the limit, so a limit across processes belongs in the load balancer or a shared
- * store (rate-limiter-flexible's Redis or PostgreSQL limiters take the same calls).
+ * Request limits (docs/operations.md "Rate limits"), each answered 429 with `Retry-After`:
+ * - per client (its IPv4 address or IPv6 /64) on the routes without a token: reads never spend a
+ *   wallet's budget, so nobody can lock a wallet out by reading it;
+ * - per wallet on its signed actions (submit, cancel), counted only once the signature verified,
+ *   so only the wallet's own key can spend them;
+ * - per token id on the routes with a token;
+ * - per client on failed authentications (a 401, a signature that does not verify).
+ * With a PostgreSQL read model (the cluster) the counters live in its database, so every API
+ * process enforces one limit; should the database fail, each process falls back to its own.
  */
 export interface RateLimits {
-  /** Koa middleware for a route without a token: the client IP, then the `:wallet` path parameter. */
+  /** Koa middleware for a route without a token: one request of this client. */
   readonly publicRoute: (ctx: Context, next: Next) => Promise<void>;
+  /** Counts one signed action of `wallet`; call only after its signature verified. */
+  wallet(wallet: string): Promise<void>;
   /** Counts one request of an authenticated token; throws 429 over the limit. */
   token(tokenId: string): Promise<void>;
+  /** Koa middleware: 429 for a client past its failed authentications; counts each new one. */
+  readonly authFailures: (ctx: Context, next: Next) => Promise<void>;
   /** The client's IP: the socket's peer, or from X-Forwarded-For only through trusted proxies. */
   clientIp(ctx: Context): string;
 }
 
-/** A limiter of `points` requests per `windowS`, or none when `points` is 0 (limit off). */
-function limiter(points: number, windowS: number, keyPrefix: string): RateLimiterMemory | undefined {
-  return points > 0 ? new RateLimiterMemory({ points, duration: windowS, keyPrefix }) : undefined;
+/** Where the counters live: each process's memory, or a PostgreSQL pool shared by the APIs. */
+export interface LimiterStore {
+  pool?: Pool;
 }
 
-async function consume(limit: RateLimiterMemory | undefined, key: string, what: string): Promise<void> {
+/** Created by the read model's migrations (db/migrations.ts). */
+const TABLE = 'rate_limits';
+
+function limiter(points: number, windowS: number, keyPrefix: string, store: LimiterStore): RateLimiterAbstract | undefined {
+  if (points <= 0) return undefined;
+  const memory = new RateLimiterMemory({ points, duration: windowS, keyPrefix });
+  if (!store.pool) return memory;
+  // Should the database fail, the insurance limiter answers (per process) until it is back.
+  return new RateLimiterPostgres({
+    storeClient: store.pool,
+    tableName: TABLE,
+    tableCreated: true,
+    points,
+    duration: windowS,
+    keyPrefix,
+    insuranceLimiter: memory,
+    clearExpiredByTimeout: true,
+  });
+}
+
+async function consume(limit: RateLimiterAbstract | undefined, key: string, what: string): Promise<void> {
   if (!limit) return;
   try {
     await limit.consume(key);
@@ -38,11 +65,14 @@ async function consume(limit: RateLimiterMemory | undefined, key: string, what: 
   }
 }
 
-export function createRateLimits(config: Pick<Config, 'rateLimits' | 'trustProxy'>): RateLimits {
-  const { windowS, perIp, perWallet, perToken } = config.rateLimits;
-  const ip = limiter(perIp, windowS, 'ip');
-  const wallet = limiter(perWallet, windowS, 'wallet');
-  const token = limiter(perToken, windowS, 'token');
+const isAuthFailure = (err: unknown) => err instanceof ServiceError && (err.status === 401 || err.code === SIGNATURE_REFUSED);
+
+export function createRateLimits(config: Pick<Config, 'rateLimits' | 'trustProxy'>, store: LimiterStore = {}): RateLimits {
+  const { windowS, perIp, perWallet, perToken, authFailuresPerIp } = config.rateLimits;
+  const client = limiter(perIp, windowS, 'ip', store);
+  const wallet = limiter(perWallet, windowS, 'wallet', store);
+  const token = limiter(perToken, windowS, 'token', store);
+  const failures = limiter(authFailuresPerIp, windowS, 'authfail', store);
   // proxy-addr walks X-Forwarded-For from the socket's peer outwards and stops at the first
   // address it does not trust, so a client cannot choose its own key by sending the header.
   const trust = proxyaddr.compile([...config.trustProxy]);
@@ -50,11 +80,28 @@ export function createRateLimits(config: Pick<Config, 'rateLimits' | 'trustProxy
   return {
     clientIp,
     async publicRoute(ctx, next) {
-      await consume(ip, clientIp(ctx), 'client address');
-      const w = (ctx as Context & { params?: Record<string, string> }).params?.wallet;
-      if (typeof w === 'string' && WALLET.test(w)) await consume(wallet, w, 'wallet');
+      await consume(client, clientKey(clientIp(ctx)), 'client address');
       await next();
     },
+    wallet: (w) => consume(wallet, w, 'wallet'),
     token: (tokenId) => consume(token, tokenId, 'token'),
+    async authFailures(ctx, next) {
+      if (!failures) return next();
+      const key = clientKey(clientIp(ctx));
+      const spent = await failures.get(key).catch(() => null);
+      if (spent && spent.consumedPoints >= authFailuresPerIp) {
+        throw tooManyRequests(
+          'too many failed authentications from this client address; retry later',
+          Math.max(1, Math.ceil(spent.msBeforeNext / 1000)),
+        );
+      }
+      try {
+        await next();
+      } catch (err) {
+        // Counted, never answered from here: the failure itself is what the client gets.
+        if (isAuthFailure(err)) await failures.consume(key).catch(() => undefined);
+        throw err;
+      }
+    },
   };
 }

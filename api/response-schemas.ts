@@ -222,6 +222,12 @@ export const whitelistBatchStatusAnswerSchema = {
                   'pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first',
               },
               changed: { type: 'boolean', description: "the node's answer: whether the change altered the set (absent until it answered)" },
+              superseded: {
+                type: 'boolean',
+                enum: [true],
+                description:
+                  'set when a newer batch had already decided the entry: counted as applied, the set left as the newer batch made it',
+              },
             },
           },
         },
@@ -239,20 +245,24 @@ export const whitelistAuditAnswerSchema = {
       description: 'applied changes, newest first, merged from every storage node',
       items: {
         type: 'object',
-        required: ['batchId', 'revert', 'op_type', 'kind', 'entry', 'changed', 'node'],
+        required: ['batchId', 'position', 'revert', 'op_type', 'kind', 'entry', 'changed', 'superseded', 'node', 'appliedAt'],
         properties: {
           batchId: { type: 'string', description: 'the batch (X-Batch-Id); for a revert, the failed batch it undid' },
+          position: {
+            type: 'integer',
+            minimum: 0,
+            description:
+              "the batch's place in the order of accepted batches (its start, ms since the epoch); the newest position decides an entry",
+          },
           revert: { type: 'boolean', description: 'true for the change that undid a change of batchId after its 500' },
           op_type: opType,
           kind,
           entry: { type: 'string' },
           changed: { type: 'boolean' },
+          superseded: { type: 'boolean', description: 'true when a newer batch had already decided the entry: recorded, not applied' },
           node: { type: 'string', description: 'the storage node that applied it' },
-          tokenId: { type: 'string', description: 'absent on records written before the audit trail existed' },
-          appliedAt: {
-            ...isoTime,
-            description: "the node's clock when it made the change durable; absent on records written before the audit trail existed",
-          },
+          tokenId: { type: 'string', description: 'the token id the signed request to the node carried' },
+          appliedAt: { ...isoTime, description: "the node's clock when it made the change durable" },
         },
       },
     },

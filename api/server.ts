@@ -8,6 +8,7 @@ import { ExecutionStore } from '../db/execution-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal-call';
 import { TokenStore } from '../tokens/token-store';
+import { loadNodeTransport } from '../activities/node-transport';
 import { createApp, type ServiceApp } from './app';
 import { startBatchWorker, type BatchWorker } from './batch-worker';
 
@@ -29,15 +30,23 @@ export async function startApi(
   config: Config,
   options: { temporalAddress: string; storageNodes: readonly string[]; logger: Logger },
 ): Promise<RunningApi> {
+  // Before anything is opened: without the storage nodes' keys no batch or read can work.
+  const nodeTransport = loadNodeTransport(config);
   // Connection.lazy: the API comes up (and /healthz answers) even while Temporal is still starting
   // or down; calls made meanwhile fail fast and map to 500.
-  const database = await openDatabase(config.database);
+  const database = await openDatabase(config.database, (err) =>
+    options.logger.error(
+      { err: err.message },
+      'read model unavailable; executions and batches go on, lists and prepares answer 503 until it is back',
+    ),
+  );
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const tokens = new TokenStore(config.apiTokensFile);
   const batchWorker = startBatchWorker(config, {
     temporalAddress: options.temporalAddress,
     tokens,
+    nodeTransport,
     logger: options.logger,
     // The first rounds run here: their node requests count in the API's metrics.
     onNodeRequest: (event) => app.metrics.recordNodeRequest(event),
@@ -49,7 +58,9 @@ export async function startApi(
     tokens,
     logger: options.logger,
     storageNodes: options.storageNodes,
+    nodeTransport,
     executionStore: new ExecutionStore(database),
+    limiterStore: { pool: database.pool },
   });
   // Koa's handler returns a promise that never rejects (errors end in errorMiddleware / app.onerror).
   const handle = app.callback();

@@ -1,17 +1,23 @@
 import { Gauge, type Registry } from 'prom-client';
+import { getJson } from '../activities/http-post';
+import type { NodeTransport } from '../activities/node-transport';
+import { ROUTES } from '../storage-node/protocol';
 
 /** How long one probe of a node's /healthz may take. */
 export const PROBE_MS = 2000;
 
 export type NodeHealth = Record<string, 'up' | 'down'>;
 
-/** GETs each node's /healthz in parallel (2 s each): `up` on a 2xx, `down` otherwise. */
-export async function probeStorageNodes(nodes: readonly string[]): Promise<NodeHealth> {
+/**
+ * GETs each node's /healthz in parallel (2 s each), signed like every request to a node: `up` on a
+ * 2xx, `down` otherwise (a node that refuses this API's key is down to it).
+ */
+export async function probeStorageNodes(nodes: readonly string[], transport: NodeTransport): Promise<NodeHealth> {
   const health: NodeHealth = {};
   await Promise.all(
     nodes.map((node) =>
-      fetch(`${node}/healthz`, { signal: AbortSignal.timeout(PROBE_MS) }).then(
-        (r) => void (health[node] = r.ok ? 'up' : 'down'),
+      getJson(`${node}${ROUTES.health}`, { timeoutMs: PROBE_MS, transport }).then(
+        ({ status }) => void (health[node] = status >= 200 && status <= 299 ? 'up' : 'down'),
         () => void (health[node] = 'down'),
       ),
     ),
@@ -24,14 +30,14 @@ export async function probeStorageNodes(nodes: readonly string[]): Promise<NodeH
  * each scrape. A node's outage is an alert of its own (batches owned by it answer 408/500 and
  * retry), never a reason to take the API out of a load balancer: see api/routes/health.ts.
  */
-export function registerStorageNodeGauge(registry: Registry, nodes: readonly string[]): void {
+export function registerStorageNodeGauge(registry: Registry, nodes: readonly string[], transport: NodeTransport): void {
   new Gauge({
     name: 'intent_storage_node_up',
     help: 'Whether each storage node answers GET /healthz within 2 s (1 up, 0 down), probed at scrape time',
     labelNames: ['node'] as const,
     registers: [registry],
     async collect() {
-      const health = await probeStorageNodes(nodes);
+      const health = await probeStorageNodes(nodes, transport);
       for (const node of nodes) this.set({ node }, health[node] === 'up' ? 1 : 0);
     },
   });

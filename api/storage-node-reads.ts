@@ -1,3 +1,5 @@
+import { getJson, type PostAnswer } from '../activities/http-post';
+import type { NodeTransport } from '../activities/node-transport';
 import { internal, unavailable } from '../domain/errors';
 import {
   ROUTES,
@@ -30,7 +32,10 @@ export interface NodeAuditQuery {
  * caller cannot get a complete answer now and may retry.
  */
 export class StorageNodeReads {
-  constructor(private readonly timeoutMs: number) {}
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly transport: NodeTransport,
+  ) {}
 
   /** At most `limit` entries of `kind` after `after`, in compareEntries order. */
   list(node: string, kind: WhitelistKind, after: string | undefined, limit: number): Promise<ListResponse> {
@@ -51,18 +56,18 @@ export class StorageNodeReads {
   }
 
   private async get<T>(node: string, path: string, check: (value: unknown) => Checked<T>): Promise<T> {
-    let response: Response;
-    let text: string;
+    let answer: PostAnswer;
     try {
-      response = await fetch(`${node}${path}`, { signal: AbortSignal.timeout(this.timeoutMs) });
-      text = await response.text();
+      answer = await getJson(`${node}${path}`, { timeoutMs: this.timeoutMs, transport: this.transport });
     } catch (err) {
       throw unavailable(`storage node ${node} did not answer; try again later`, NODE_DOWN_RETRY_AFTER_S, err);
     }
-    // A 4xx means this API built a request the node refuses: our fault, not the node's.
-    if (response.status >= 400 && response.status < 500)
-      throw internal(`storage node ${node} refused ${path} with HTTP ${response.status}: ${text.slice(0, 200)}`);
-    if (!response.ok) throw unavailable(`storage node ${node} answered HTTP ${response.status}; try again later`, NODE_DOWN_RETRY_AFTER_S);
+    const { status, text } = answer;
+    // A 4xx means this API built a request the node refuses (or signed it with a key the node
+    // does not hold): our fault, not the node's.
+    if (status >= 400 && status < 500) throw internal(`storage node ${node} refused ${path} with HTTP ${status}: ${text.slice(0, 200)}`);
+    if (status < 200 || status > 299)
+      throw unavailable(`storage node ${node} answered HTTP ${status}; try again later`, NODE_DOWN_RETRY_AFTER_S);
     let checked: Checked<T>;
     try {
       checked = check(JSON.parse(text));

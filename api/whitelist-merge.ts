@@ -40,10 +40,10 @@ export interface AuditPage {
   cursors?: AuditCursors;
 }
 
-/** Newest first by appliedAt (records without one are the oldest), then by node, then by the node's order. */
+/** Newest first by appliedAt, then by node, then by the node's order. */
 function newer(a: { node: string; record: AuditRecord }, b: { node: string; record: AuditRecord }): boolean {
-  const ta = a.record.appliedAt ?? '';
-  const tb = b.record.appliedAt ?? '';
+  const ta = a.record.appliedAt;
+  const tb = b.record.appliedAt;
   if (ta !== tb) return ta > tb;
   if (a.node !== b.node) return a.node < b.node;
   return a.record.seq > b.record.seq || (a.record.seq === b.record.seq && a.record.index > b.record.index);

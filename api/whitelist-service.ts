@@ -13,7 +13,7 @@ import {
   type WhitelistBatchInput,
   type WhitelistBatchOutcome,
 } from '../workflows/definitions';
-import { outcomeOfAnswer, outcomeOfMemo } from '../domain/batch-outcome-memo';
+import { outcomeOfMemo } from '../domain/batch-outcome-memo';
 import { awaitBatchOutcomeMemo } from './batch-outcome-history';
 import type { EagerStart } from './batch-worker';
 import { withinMs } from './temporal-call';
@@ -69,10 +69,9 @@ export class WhitelistService {
     const batchId = randomUUID();
     const nodes = [...this.nodes];
     const owners = changes.map((c) => ownerOf(ownerKeyOfChecksummed(c), nodes, nodeSha256));
-    // activityTaskQueue: where the batch's activities run, whichever queue runs the workflow; its
-    // presence also tells the workflow that this version started it (no patch markers needed).
-    // compactOutcome: the Update answers without the confirmations, which this API rebuilds from
-    // `changes` and `owners` (decision 0017).
+    // activityTaskQueue: where the batch's activities run, whichever queue runs the workflow. The
+    // Update answers without the confirmations, which this API rebuilds from `changes` and
+    // `owners` (decision 0017).
     const input = {
       batchId,
       tokenId: principal.id,
@@ -81,7 +80,6 @@ export class WhitelistService {
       ownerIndexes: owners.map((owner) => nodes.indexOf(owner)),
       deadlineMs,
       activityTaskQueue: this.config.temporal.taskQueue,
-      compactOutcome: true,
     } satisfies WhitelistBatchInput;
     const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
     const eager = this.eager();
@@ -97,7 +95,7 @@ export class WhitelistService {
           }),
         }),
       );
-      return { batchId, ...outcomeOfAnswer(answer, changes, owners), started: 'update-with-start' };
+      return { batchId, ...outcomeOfMemo(answer, changes, owners), started: 'update-with-start' };
     } catch (err) {
       // The workflow may well be running (no worker polled in time, or Temporal is slow under
       // load): it will still apply every change, so the answer is 408, not 500. The start

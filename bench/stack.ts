@@ -8,6 +8,8 @@ import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storag
 import { temporalBinary } from '../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
 import { startThrowawayCluster } from '../scripts/lib/cluster/throwaway-cluster';
+import { createNodeKeysFile, readNodeKeysFile } from '../storage-node/keys-file';
+import type { NodeKeys } from '../storage-node/request-auth';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
 import { childEnv } from '../config/settings';
@@ -28,6 +30,8 @@ export interface BenchStack {
   eagerFloor: EagerFloor;
   apiUrl: string;
   nodes: string[];
+  /** The storage nodes' keys: the direct side signs its requests as the worker does. */
+  nodeKeys: NodeKeys;
   /** Every scope: executions:prepare, executions:deposit, whitelist:*. */
   token: string;
   api: BenchChild;
@@ -98,8 +102,10 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       log(`temporal dev server ${dev.address} (pid ${dev.child.pid})`);
     }
 
+    const keysFile = path.join(tmpDir, 'storage-node-keys');
+    createNodeKeysFile(keysFile);
     const nodeProcs: StorageNodeProcess[] = await Promise.all(
-      [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false })),
+      [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), keysFile, echo: false })),
     );
     for (const n of nodeProcs) {
       track(n.child);
@@ -119,6 +125,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
         ...temporal.database,
         TEMPORAL_TASK_QUEUE: taskQueue,
         STORAGE_NODES: nodes.join(','),
+        STORAGE_NODE_KEYS_FILE: keysFile,
         API_TOKENS_FILE: tokensFile,
         PORT: String(apiPort),
         HOST: '127.0.0.1',
@@ -178,6 +185,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       eagerFloor,
       apiUrl,
       nodes,
+      nodeKeys: readNodeKeysFile(keysFile),
       token,
       api,
       workers,

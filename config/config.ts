@@ -27,6 +27,10 @@ export interface Config {
   };
   /** Unset: `npm start` runs three local storage nodes. */
   readonly storageNodes?: readonly string[];
+  /** The keys every request to a storage node is signed with (storage-node/keys-file.ts); absolute. */
+  readonly storageNodeKeysFile: string;
+  /** PEM CA bundle for `https://` storage nodes; unset: the system roots. */
+  readonly storageNodeCaFile?: string;
   readonly request: { readonly maxBatchLen: number; readonly timeoutMs: number; readonly maxTimeoutMs: number };
   readonly allowedDomains: readonly string[];
   readonly envelopeMaxAgeS: number;
@@ -35,7 +39,13 @@ export interface Config {
   readonly executionTtlSeconds: number;
   readonly executionLingerSeconds: number;
   /** Requests per `windowS` per client IP / wallet (routes without a token) / token id; 0 turns one off. */
-  readonly rateLimits: { readonly windowS: number; readonly perIp: number; readonly perWallet: number; readonly perToken: number };
+  readonly rateLimits: {
+    readonly windowS: number;
+    readonly perIp: number;
+    readonly perWallet: number;
+    readonly perToken: number;
+    readonly authFailuresPerIp: number;
+  };
   /**
    * The proxies whose X-Forwarded-For is believed (proxy-addr syntax: IPs, CIDRs, `loopback`,
    * `uniquelocal`); empty: the client IP is the socket's peer and the header is ignored.
@@ -52,6 +62,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** How often one API process reads an execution that has SSE subscribers (SSE_POLL_MS). */
   readonly ssePollMs: number;
+  /** Event stream caps (api/execution-events.ts StreamLimits). */
+  readonly sse: { readonly maxStreams: number; readonly maxPerClient: number; readonly maxLifetimeMs: number };
   /** The JSON log's level (LOG_LEVEL). */
   readonly logLevel: string;
   /** The worker's Temporal SDK log level (SDK_LOG_LEVEL). */
@@ -94,6 +106,8 @@ const fileSchema = {
       },
     },
     storageNodes: { type: 'array', items: { type: 'string', minLength: 1 } },
+    storageNodeKeysFile: { type: 'string', minLength: 1 },
+    storageNodeCaFile: { type: 'string', minLength: 1 },
     RequestConfig: {
       type: 'object',
       additionalProperties: false,
@@ -117,6 +131,7 @@ const fileSchema = {
         perIp: integerSchema('RATE_LIMIT_PER_IP'),
         perWallet: integerSchema('RATE_LIMIT_PER_WALLET'),
         perToken: integerSchema('RATE_LIMIT_PER_TOKEN'),
+        authFailuresPerIp: integerSchema('RATE_LIMIT_AUTH_FAILURES_PER_IP'),
       },
     },
     trustProxy: { type: 'array', items: { type: 'string', minLength: 1 } },
@@ -136,6 +151,15 @@ const fileSchema = {
     },
     corsOrigins: { type: 'array', items: { type: 'string', minLength: 1 } },
     ssePollMs: integerSchema('SSE_POLL_MS'),
+    sse: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        maxStreams: integerSchema('SSE_MAX_STREAMS'),
+        maxPerClient: integerSchema('SSE_MAX_STREAMS_PER_CLIENT'),
+        maxLifetimeS: integerSchema('SSE_MAX_LIFETIME_S'),
+      },
+    },
   },
 } as const;
 
@@ -231,6 +255,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('STORAGE_NODES lists the same node twice');
   }
   const tokensFile: string = e.API_TOKENS_FILE ?? parsed.apiTokensFile ?? d('API_TOKENS_FILE');
+  const nodeKeysFile: string = e.STORAGE_NODE_KEYS_FILE ?? parsed.storageNodeKeysFile ?? d('STORAGE_NODE_KEYS_FILE');
+  const nodeCaFile: string | undefined = e.STORAGE_NODE_CA_FILE ?? parsed.storageNodeCaFile;
   const tlsCert = e.TEMPORAL_TLS_CERT;
   const tlsKey = e.TEMPORAL_TLS_KEY;
   if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
@@ -251,6 +277,8 @@ export function loadConfig(env: Env = process.env): Config {
         : undefined,
     },
     storageNodes: storageNodes && storageNodes.length > 0 ? storageNodes : undefined,
+    storageNodeKeysFile: path.resolve(projectRoot, nodeKeysFile),
+    storageNodeCaFile: nodeCaFile === undefined ? undefined : path.resolve(projectRoot, nodeCaFile),
     request: { maxBatchLen, timeoutMs, maxTimeoutMs },
     allowedDomains: e.ALLOWED_DOMAINS ?? parsed.allowedDomains ?? d('ALLOWED_DOMAINS'),
     envelopeMaxAgeS: e.ENVELOPE_MAX_AGE_S ?? parsed.envelopeMaxAgeS ?? d('ENVELOPE_MAX_AGE_S'),
@@ -263,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
       perIp: e.RATE_LIMIT_PER_IP ?? parsed.rateLimits?.perIp ?? d('RATE_LIMIT_PER_IP'),
       perWallet: e.RATE_LIMIT_PER_WALLET ?? parsed.rateLimits?.perWallet ?? d('RATE_LIMIT_PER_WALLET'),
       perToken: e.RATE_LIMIT_PER_TOKEN ?? parsed.rateLimits?.perToken ?? d('RATE_LIMIT_PER_TOKEN'),
+      authFailuresPerIp: e.RATE_LIMIT_AUTH_FAILURES_PER_IP ?? parsed.rateLimits?.authFailuresPerIp ?? d('RATE_LIMIT_AUTH_FAILURES_PER_IP'),
     },
     trustProxy: checkTrustProxy(e.TRUST_PROXY ?? parsed.trustProxy ?? d('TRUST_PROXY')),
     database: {
@@ -272,6 +301,11 @@ export function loadConfig(env: Env = process.env): Config {
     webhooks: webhookEndpoints(e, parsed.webhooks),
     corsOrigins: corsOrigins(e.CORS_ORIGINS ?? parsed.corsOrigins ?? d('CORS_ORIGINS')),
     ssePollMs: e.SSE_POLL_MS ?? parsed.ssePollMs ?? d('SSE_POLL_MS'),
+    sse: {
+      maxStreams: e.SSE_MAX_STREAMS ?? parsed.sse?.maxStreams ?? d('SSE_MAX_STREAMS'),
+      maxPerClient: e.SSE_MAX_STREAMS_PER_CLIENT ?? parsed.sse?.maxPerClient ?? d('SSE_MAX_STREAMS_PER_CLIENT'),
+      maxLifetimeMs: 1000 * (e.SSE_MAX_LIFETIME_S ?? parsed.sse?.maxLifetimeS ?? d('SSE_MAX_LIFETIME_S')),
+    },
     logLevel: e.LOG_LEVEL ?? d('LOG_LEVEL'),
     sdkLogLevel: e.SDK_LOG_LEVEL ?? d('SDK_LOG_LEVEL'),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),

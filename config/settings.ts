@@ -86,6 +86,21 @@ export const SETTINGS = {
     readBy: 'api, worker',
     description: 'storage node base URLs, comma-separated; every API and worker must list the same set',
   },
+  STORAGE_NODE_KEYS_FILE: {
+    kind: 'string',
+    default: 'data/storage-node-keys',
+    file: 'storageNodeKeysFile',
+    readBy: 'api, worker, scripts',
+    description:
+      'the keys every request to a storage node is signed with: one `whsec_…` line each, the first signs, all verify; `npm start` and `npm run cluster` create it (0600) when they run the nodes and it is missing; the nodes get it as `--keys-file`',
+  },
+  STORAGE_NODE_CA_FILE: {
+    kind: 'string',
+    file: 'storageNodeCaFile',
+    defaultText: 'unset: the system roots',
+    readBy: 'api, worker',
+    description: 'PEM CA bundle that `https://` storage node certificates are verified against',
+  },
   WHITELIST_MAX_BATCH_LEN: {
     kind: 'integer',
     min: 1,
@@ -171,7 +186,7 @@ export const SETTINGS = {
     default: 200,
     file: 'rateLimits.perIp',
     readBy: 'api',
-    description: 'requests per window per client address on the routes without a token (0: off)',
+    description: 'requests per window per client (IPv4 address, IPv6 /64) on the routes without a token (0: off)',
   },
   RATE_LIMIT_PER_WALLET: {
     kind: 'integer',
@@ -179,7 +194,7 @@ export const SETTINGS = {
     default: 100,
     file: 'rateLimits.perWallet',
     readBy: 'api',
-    description: 'requests per window per `{wallet}` on the same routes (0: off)',
+    description: 'signed actions (submit, cancel) per window per `{wallet}`, counted once the signature verified (0: off)',
   },
   RATE_LIMIT_PER_TOKEN: {
     kind: 'integer',
@@ -188,6 +203,14 @@ export const SETTINGS = {
     file: 'rateLimits.perToken',
     readBy: 'api',
     description: 'requests per window per token id on the routes with a token (0: off)',
+  },
+  RATE_LIMIT_AUTH_FAILURES_PER_IP: {
+    kind: 'integer',
+    min: 0,
+    default: 20,
+    file: 'rateLimits.authFailuresPerIp',
+    readBy: 'api',
+    description: 'failed authentications (401, a signature that does not verify) per window per client before it gets 429 (0: off)',
   },
   TRUST_PROXY: {
     kind: 'list',
@@ -237,7 +260,31 @@ export const SETTINGS = {
     default: 1000,
     file: 'ssePollMs',
     readBy: 'api',
-    description: 'how often one API process reads an execution that has SSE subscribers',
+    description: 'how often one API process reads the watched executions (all in one read-model query)',
+  },
+  SSE_MAX_STREAMS: {
+    kind: 'integer',
+    min: 1,
+    default: 5000,
+    file: 'sse.maxStreams',
+    readBy: 'api',
+    description: 'open event streams one API process serves at most (beyond: 503 with Retry-After)',
+  },
+  SSE_MAX_STREAMS_PER_CLIENT: {
+    kind: 'integer',
+    min: 1,
+    default: 20,
+    file: 'sse.maxPerClient',
+    readBy: 'api',
+    description: 'open event streams one client (IPv4 address, IPv6 /64) may hold on one API process (beyond: 429)',
+  },
+  SSE_MAX_LIFETIME_S: {
+    kind: 'integer',
+    min: 1,
+    default: 300,
+    file: 'sse.maxLifetimeS',
+    readBy: 'api',
+    description: 'an event stream ends after this long; EventSource reconnects with Last-Event-ID',
   },
   API_BATCH_WORKER: {
     kind: 'enum',

@@ -14,6 +14,8 @@ export interface Database {
   readonly db: Kysely<ReadModelTables>;
   /** Where it is, for logs: the SQLite file, or the PostgreSQL host/database (never the password). */
   readonly where: string;
+  /** The PostgreSQL pool (absent on SQLite): the API's shared rate-limit counters use it too. */
+  readonly pool?: Pool;
   close(): Promise<void>;
 }
 
@@ -23,18 +25,47 @@ export interface DatabaseSettings {
   readonly sqliteFile: string;
 }
 
+/** How often a PostgreSQL read model that did not answer at start is tried again. */
+const RETRY_MS = 5_000;
+
 /**
  * Opens the read model's database and brings its schema to the latest migration. Kysely speaks
  * both dialects with the same query code (docs/decisions/0050-read-model-kysely.md); SQLite runs
  * in WAL mode with a busy timeout, so the API and the worker processes can share the file.
+ *
+ * A PostgreSQL server that does not answer at start does not stop the caller: executions and
+ * batches run on Temporal without it. The database is returned at once, its queries fail until the
+ * server is back, and the migration is tried again every 5 s in the background (`onRetry` hears
+ * each failure). A SQLite file that cannot be opened is a local fault and throws.
  */
-export async function openDatabase(settings: DatabaseSettings): Promise<Database> {
+export async function openDatabase(settings: DatabaseSettings, onRetry?: (err: Error) => void): Promise<Database> {
   const database = settings.url ? openPostgres(settings.url) : openSqlite(settings.sqliteFile);
+  const migrate = () => migrateToLatest(database.db, database.kind);
   try {
-    await migrateToLatest(database.db, database.kind);
+    await migrate();
   } catch (err) {
-    await database.close().catch(() => undefined);
-    throw new Error(`read model at ${database.where}: migration failed: ${(err as Error).message}`, { cause: err });
+    const failure = new Error(`read model at ${database.where}: migration failed: ${(err as Error).message}`, { cause: err });
+    if (database.kind === 'sqlite' || !onRetry) {
+      await database.close().catch(() => undefined);
+      throw failure;
+    }
+    onRetry(failure);
+    let timer: NodeJS.Timeout | undefined;
+    const retry = () => {
+      timer = setTimeout(() => {
+        migrate().then(
+          () => (timer = undefined),
+          (again: Error) => {
+            onRetry(again);
+            retry();
+          },
+        );
+      }, RETRY_MS);
+      timer.unref();
+    };
+    retry();
+    const close = database.close;
+    return { ...database, close: () => (clearTimeout(timer), close()) };
   }
   return database;
 }
@@ -70,5 +101,5 @@ function openPostgres(url: string): Database {
   // An idle client whose server went away emits 'error' on the pool; without a listener that kills the process.
   pool.on('error', () => undefined);
   const db = new Kysely<ReadModelTables>({ dialect: new PostgresDialect({ pool }) });
-  return { kind: 'postgres', db, where: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() };
+  return { kind: 'postgres', db, pool, where: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() };
 }

@@ -53,6 +53,20 @@ export class ExecutionStore {
     return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
+  /** The stored records of several executions by workflow id (those it has), in one query per 500. */
+  async getMany(workflowIds: readonly string[]): Promise<Map<string, ExecutionRecord>> {
+    const found = new Map<string, ExecutionRecord>();
+    for (let i = 0; i < workflowIds.length; i += 500) {
+      const rows = await this.database.db
+        .selectFrom('executions')
+        .select(['workflow_id', 'record'])
+        .where('workflow_id', 'in', workflowIds.slice(i, i + 500))
+        .execute();
+      for (const row of rows) found.set(row.workflow_id, JSON.parse(row.record) as ExecutionRecord);
+    }
+    return found;
+  }
+
   /** The stored record of one execution, or undefined. */
   async get(wallet: string, executionId: string): Promise<ExecutionRecord | undefined> {
     const row = await this.database.db

@@ -41,6 +41,22 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('executions').execute();
       },
     },
+    // The API's rate-limit counters, shared by every API process of a cluster (api/rate-limit.ts),
+    // in the shape rate-limiter-flexible's PostgreSQL limiter reads. SQLite serves one machine,
+    // where each API counts in its own memory; the table exists there too, unused.
+    '0002-rate-limits': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('rate_limits')
+          .addColumn('key', 'varchar(255)', (c) => c.primaryKey())
+          .addColumn('points', 'integer', (c) => c.notNull().defaultTo(0))
+          .addColumn('expire', 'bigint')
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('rate_limits').execute();
+      },
+    },
   };
 }
 

@@ -53,16 +53,3 @@ export function outcomeOfMemo(memo: BatchOutcomeMemo, changes: readonly Whitelis
     ...(memo.errorMessage === undefined ? {} : { errorMessage: memo.errorMessage }),
   };
 }
-
-/**
- * The `batchOutcome` Update's answer as the HTTP outcome: the compact form (what a worker answers
- * to an input with `compactOutcome`) with the confirmations rebuilt as outcomeOfMemo does, or the
- * full outcome as an older worker answers it, taken as it is.
- */
-export function outcomeOfAnswer(
-  answer: FullBatchOutcome | BatchOutcomeMemo,
-  changes: readonly WhitelistChange[],
-  owners: readonly string[],
-): FullBatchOutcome {
-  return 'confirmations' in answer ? answer : outcomeOfMemo(answer, changes, owners);
-}

@@ -38,4 +38,9 @@ export interface BatchChangeStatus extends WhitelistChange {
   state: ChangeState;
   /** The node's answer: whether the change altered the set (an add of a present entry did not). */
   changed?: boolean;
+  /**
+   * Set when a newer batch had already decided the entry on its node: the change counts as applied
+   * (the last accepted change wins) but did not alter the set.
+   */
+  superseded?: true;
 }

@@ -22,6 +22,9 @@ export class ServiceError extends Error {
 
 export const badRequest = (message: string, code = 'BAD_REQUEST') => new ServiceError(400, code, message);
 export const unauthorized = (message: string) => new ServiceError(401, 'UNAUTHORIZED', message);
+/** The code of a 400 whose signature or signer key does not verify: a failed authentication too. */
+export const SIGNATURE_REFUSED = 'SIGNATURE_REFUSED';
+export const signatureRefused = (message: string) => badRequest(message, SIGNATURE_REFUSED);
 export const forbidden = (message: string) => new ServiceError(403, 'FORBIDDEN', message);
 export const notFound = (message: string) => new ServiceError(404, 'NOT_FOUND', message);
 export const conflict = (message: string, code = 'CONFLICT') => new ServiceError(409, code, message);

@@ -7,6 +7,7 @@ import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib
 import { clusterBinDir, startTemporalCluster } from './lib/cluster/temporal-cluster';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
 import { startStorageNode } from './lib/storage-nodes';
+import { createNodeKeysFile } from '../storage-node/keys-file';
 
 /**
  * `npm run cluster`: the production topology on one machine (temporal-cluster/cluster.yaml):
@@ -62,9 +63,11 @@ async function main() {
         );
     }
 
+    const keysFile = config.storageNodeKeysFile;
+    if (createNodeKeysFile(keysFile)) say(`created the storage node keys file ${keysFile}`);
     const nodes = await Promise.all(
       settings.storageNodePorts.map((port, i) =>
-        startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`) }),
+        startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`), keysFile }),
       ),
     );
     for (const node of nodes) watch(node.name, node.exited, () => node.stop());
@@ -74,6 +77,7 @@ async function main() {
         TEMPORAL_ADDRESS: temporal.address,
         TEMPORAL_NAMESPACE: settings.temporal.namespace,
         STORAGE_NODES: nodes.map((n) => n.url).join(','),
+        STORAGE_NODE_KEYS_FILE: keysFile,
         DATABASE_URL: temporal.databaseUrl,
       },
       SERVICE_PROCESS_ENV,
@@ -111,6 +115,7 @@ async function main() {
         `  server metrics http://${settings.bindIp}:${settings.temporal.metricsPort}/metrics`,
         `  PostgreSQL    ${pg.host}:${pg.port} user ${pg.user}${settings.postgres.kind === 'local' ? ` (password in ${path.relative(projectRoot, path.join(settings.dataDir, 'pg-password'))})` : ''}; databases ${Object.values(settings.databases).join(', ')}`,
         `  storage nodes ${nodes.map((n) => n.url).join(' ')}`,
+        `  node keys     ${keysFile}`,
         `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
         'Ctrl-C stops everything.',
         '',

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
 import { childEnv } from '../config/settings';
 import { startChildService, type ChildService } from './lib/child-service';
+import { createNodeKeysFile } from '../storage-node/keys-file';
 import { startStorageNode } from './lib/storage-nodes';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
@@ -55,17 +56,23 @@ async function main() {
     }
 
     let storageNodes = config.storageNodes;
+    const keysFile = config.storageNodeKeysFile;
     if (!storageNodes) {
+      // The nodes are ours: so is their key. Nodes configured elsewhere come with their own keys file.
+      if (createNodeKeysFile(keysFile)) process.stdout.write(`[start] created the storage node keys file ${keysFile}\n`);
       const nodes = await Promise.all(
         LOCAL_NODE_PORTS.map((port, i) =>
-          startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(projectRoot, 'data', `storage-node-${i + 1}`) }),
+          startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(projectRoot, 'data', `storage-node-${i + 1}`), keysFile }),
         ),
       );
       for (const node of nodes) watch(node.name, node.exited, () => node.stop());
       storageNodes = nodes.map((n) => n.url);
     }
 
-    const env = childEnv({ TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(',') }, SERVICE_PROCESS_ENV);
+    const env = childEnv(
+      { TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(','), STORAGE_NODE_KEYS_FILE: keysFile },
+      SERVICE_PROCESS_ENV,
+    );
     const node = (
       name: string,
       script: string,
@@ -94,6 +101,7 @@ async function main() {
         `  Temporal      ${temporalAddress}   namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
         uiUrl ? `  Temporal UI   ${uiUrl}` : '  Temporal UI   (external cluster)',
         `  storage nodes ${storageNodes.join(' ')}`,
+        `  node keys     ${keysFile}`,
         `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
         'Ctrl-C stops everything.',
         '',

@@ -5,13 +5,18 @@ import { FAULT_MODES, type FaultMode } from './protocol';
 import type { StorageNodeOptions } from './server';
 import { MAX_DELAY_MS } from './validate';
 
-export const USAGE = `usage: storage-node --port P --data DIR [--host H]
-  [--compact-after-batches N] [--remember-batches N]
+export const USAGE = `usage: storage-node --port P --data DIR --keys-file FILE [--host H]
+  [--tls-cert FILE --tls-key FILE] [--remember-request-ids N]
+  [--kept-changes N]
   [--delay-ms N] [--fault none|garbage|http500|truncated|wrong-shape] [--enable-fault-api]   (fault tests only)`;
 
-export interface StorageNodeConfig extends StorageNodeOptions {
+export interface StorageNodeConfig extends Omit<StorageNodeOptions, 'keys' | 'tls'> {
   port: number;
   host: string;
+  /** The deployment's keys file (storage-node/keys-file.ts); main.ts reads it. */
+  keysFile: string;
+  /** PEM files of the node's certificate and key: it serves https. */
+  tls?: { certFile: string; keyFile: string };
 }
 
 function integerOption(name: string, raw: string | undefined, min: number, max: number): number | undefined {
@@ -36,8 +41,11 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
       port: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
       data: { type: 'string' },
-      'compact-after-batches': { type: 'string' },
-      'remember-batches': { type: 'string' },
+      'keys-file': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'remember-request-ids': { type: 'string' },
+      'kept-changes': { type: 'string' },
       'delay-ms': { type: 'string' },
       fault: { type: 'string' },
       'enable-fault-api': { type: 'boolean', default: false },
@@ -46,6 +54,11 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
   const port = integerOption('port', values.port, 0, 65535);
   if (port === undefined) throw new Error('--port is required');
   if (!values.data) throw new Error('--data is required');
+  // No unauthenticated mode: a node that anyone on its network can write is no whitelist.
+  if (!values['keys-file']) throw new Error('--keys-file is required: the node accepts only requests signed with the service key');
+  const certFile = values['tls-cert'];
+  const keyFile = values['tls-key'];
+  if (Boolean(certFile) !== Boolean(keyFile)) throw new Error('--tls-cert and --tls-key go together');
   const fault = values.fault ?? 'none';
   if (!(FAULT_MODES as readonly string[]).includes(fault)) {
     throw new Error(`--fault must be one of ${FAULT_MODES.join(', ')}, got ${JSON.stringify(fault)}`);
@@ -54,8 +67,10 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
     port,
     host: values.host ?? '127.0.0.1',
     dataDir: path.resolve(values.data),
-    compactAfterBatches: integerOption('compact-after-batches', values['compact-after-batches'], 1, 1e9),
-    maxRememberedBatches: integerOption('remember-batches', values['remember-batches'], 1, 1e9),
+    keysFile: path.resolve(values['keys-file']),
+    ...(certFile && keyFile ? { tls: Object.freeze({ certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) }) } : {}),
+    maxRememberedRequestIds: integerOption('remember-request-ids', values['remember-request-ids'], 1, 1e8),
+    keptChanges: integerOption('kept-changes', values['kept-changes'], 1, 10_000),
     faults: Object.freeze({
       delayMs: integerOption('delay-ms', values['delay-ms'], 0, MAX_DELAY_MS) ?? 0,
       fault: fault as FaultMode,

@@ -101,13 +101,13 @@ export function applyChange(
   order: ChangeOrder,
   op: OpType,
   keep = DEFAULT_KEPT_CHANGES,
-): { history: EntryHistory; verdict: Verdict } {
+): { history: EntryHistory; verdict: Verdict; repeat?: true } {
   if (folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
   const { at, found } = locate(history, order);
   if (found) {
     const known = history.changes[at];
     const verdict = known.reverted ? { changed: false, superseded: true } : { changed: known.changed, superseded: known.superseded };
-    return { history, verdict };
+    return { history, verdict, repeat: true };
   }
   const before = isPresent(history);
   const changes = [...history.changes];
@@ -129,12 +129,12 @@ export function revertChange(
   order: ChangeOrder,
   op: OpType,
   keep = DEFAULT_KEPT_CHANGES,
-): { history: EntryHistory; verdict: Verdict } {
+): { history: EntryHistory; verdict: Verdict; repeat?: true } {
   if (folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
   const { at, found } = locate(history, order);
   const changes = [...history.changes];
   if (found) {
-    if (changes[at].reverted) return { history, verdict: { changed: false, superseded: false } };
+    if (changes[at].reverted) return { history, verdict: { changed: false, superseded: false }, repeat: true };
     const before = isPresent(history);
     changes[at] = { ...changes[at], reverted: true };
     const next = { base: history.base, changes };

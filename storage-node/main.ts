@@ -1,9 +1,11 @@
 /**
- * Storage node entry point: `node dist/storage-node/main.js --port P --data DIR [--host H]`.
+ * Storage node entry point: `node dist/storage-node/main.js --port P --data DIR --keys-file FILE [--host H]`.
  * Prints exactly one stdout line once listening (launchers parse the port from it); everything
  * else goes to stderr.
  */
-import { parseStorageNodeArgs, USAGE } from './config';
+import { readFileSync } from 'node:fs';
+import { parseStorageNodeArgs, USAGE, type StorageNodeConfig } from './config';
+import { readNodeKeysFile } from './keys-file';
 import { createStorageNodeServer, type StorageNodeServer } from './server';
 
 /** Give up on a graceful close after this long, so a stuck close cannot block a shutdown. */
@@ -27,6 +29,18 @@ function shutdownOn(node: StorageNodeServer): void {
   process.on('SIGINT', stop);
 }
 
+function readTls(files: StorageNodeConfig['tls']): { cert: Buffer; key: Buffer } | undefined {
+  if (!files) return undefined;
+  const read = (flag: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`cannot read ${flag} ${file}: ${(err as Error).message}`);
+    }
+  };
+  return { cert: read('--tls-cert', files.certFile), key: read('--tls-key', files.keyFile) };
+}
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -35,9 +49,8 @@ async function main(): Promise<void> {
     console.error(`storage-node: ${(err as Error).message}\n${USAGE}`);
     process.exit(2);
   }
-  const node = createStorageNodeServer(config);
-  const { recovery } = node;
-  if (recovery.tornBytes > 0) console.error(`storage-node: cut a torn last log line (${recovery.tornBytes} bytes)`);
+  // The files are read here, once: a missing or bad one stops the start with its path.
+  const node = createStorageNodeServer({ ...config, keys: readNodeKeysFile(config.keysFile), tls: readTls(config.tls) });
   shutdownOn(node);
   const { url } = await node.listen(config.port, config.host);
   console.log(`storage-node listening on ${url}`);

@@ -40,19 +40,28 @@ export interface WhitelistChange {
   entry: string;
 }
 
-/** `POST /v1/whitelists/apply` body. */
+/**
+ * `POST /v1/whitelists/apply` body: one node's share of a batch, or its revert. Every change
+ * stands in one order (storage-node/entry-order.ts): `position`, then `batchId`, then its index
+ * in `changes`; a node applies it only if nothing newer has decided its entry.
+ */
 export interface ApplyRequest {
   batchId: string;
+  /** The batch's place in the order of accepted batches: its workflow's start, ms since the epoch. */
+  position: number;
+  /** Entries in EIP-55 form. */
   changes: WhitelistChange[];
   /** The API token id that authorised the batch (never the token): kept in the audit trail. */
   tokenId?: string;
-  /** Set on the batch that undoes batch `revertOf` after a 500: its audit records are reverts. */
-  revertOf?: string;
+  /** Undo these changes of the batch (it failed with 500); the same changes, in the same order. */
+  revert?: boolean;
 }
 
 export interface ChangeResult extends WhitelistChange {
   /** True when the op changed the set: an add of an absent entry, a remove of a present one. */
   changed: boolean;
+  /** True when a newer change had already decided the entry: this one is acknowledged, not applied. */
+  superseded: boolean;
 }
 
 /** `POST /v1/whitelists/apply` 200 answer; the same for every repeat of a batchId. */
@@ -85,18 +94,21 @@ export interface MembershipResponse {
 export interface AuditRecord {
   seq: number;
   index: number;
-  /** The batch the client was answered with; for a revert, the batch it undoes. */
+  /** The batch the change belongs to; for a revert, the batch it undoes. */
   batchId: string;
+  /** The batch's position in the order of accepted batches. */
+  position: number;
   /** True for the change that undid a change of `batchId` after its 500 answer. */
   revert: boolean;
   op_type: OpType;
   kind: WhitelistKind;
   entry: string;
   changed: boolean;
-  /** Absent on records written before audit fields existed. */
+  superseded: boolean;
+  /** The token id the signed request carried. */
   tokenId?: string;
-  /** The node's clock when it made the batch durable (ISO-8601); absent on records written before. */
-  appliedAt?: string;
+  /** The node's clock when it made the change durable (ISO-8601). */
+  appliedAt: string;
 }
 
 /**
@@ -115,7 +127,7 @@ export interface FaultSettings {
 }
 
 /** The one line `main.ts` prints on stdout once listening; launchers parse the port from it. */
-export const LISTENING_LINE = /^storage-node listening on (http:\/\/\S+:(\d+))$/;
+export const LISTENING_LINE = /^storage-node listening on (https?:\/\/\S+:(\d+))$/;
 
 /** An audit cursor: `{seq}:{index}` of the last record a page returned. */
 export const AUDIT_CURSOR_PATTERN = '^[0-9]{1,15}:[0-9]{1,6}$';
@@ -140,6 +152,9 @@ export function compareEntries(a: string, b: string): number {
 const kindSchema = { type: 'string', enum: [...WHITELIST_KINDS] } as const;
 const opTypeSchema = { type: 'string', enum: [...OP_TYPES] } as const;
 const entrySchema = { type: 'string', minLength: 1, maxLength: MAX_ENTRY_LENGTH } as const;
+/** An EOA's shape; its EIP-55 checksum is checked beside the schema (storage-node/validate.ts). */
+const eoaSchema = { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$' } as const;
+const positionSchema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 const batchIdSchema = { type: 'string', minLength: 1, maxLength: MAX_BATCH_ID_LENGTH } as const;
 const tokenIdSchema = { type: 'string', minLength: 1, maxLength: MAX_TOKEN_ID_LENGTH } as const;
 
@@ -147,18 +162,19 @@ const changeSchema: JSONSchemaType<WhitelistChange> = {
   type: 'object',
   additionalProperties: false,
   required: ['op_type', 'kind', 'entry'],
-  properties: { op_type: opTypeSchema, kind: kindSchema, entry: entrySchema },
+  properties: { op_type: opTypeSchema, kind: kindSchema, entry: eoaSchema },
 };
 
 export const applyRequestSchema: JSONSchemaType<ApplyRequest> = {
   type: 'object',
   additionalProperties: false,
-  required: ['batchId', 'changes'],
+  required: ['batchId', 'position', 'changes'],
   properties: {
     batchId: batchIdSchema,
+    position: positionSchema,
     changes: { type: 'array', items: changeSchema },
     tokenId: { ...tokenIdSchema, nullable: true },
-    revertOf: { ...batchIdSchema, nullable: true },
+    revert: { type: 'boolean', nullable: true },
   },
 };
 
@@ -171,8 +187,14 @@ export const applyResponseSchema: JSONSchemaType<ApplyResponse> = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['op_type', 'kind', 'entry', 'changed'],
-        properties: { op_type: opTypeSchema, kind: kindSchema, entry: { type: 'string' }, changed: { type: 'boolean' } },
+        required: ['op_type', 'kind', 'entry', 'changed', 'superseded'],
+        properties: {
+          op_type: opTypeSchema,
+          kind: kindSchema,
+          entry: { type: 'string' },
+          changed: { type: 'boolean' },
+          superseded: { type: 'boolean' },
+        },
       },
     },
   },
@@ -196,18 +218,20 @@ export const membershipResponseSchema: JSONSchemaType<MembershipResponse> = {
 
 export const auditRecordSchema: JSONSchemaType<AuditRecord> = {
   type: 'object',
-  required: ['seq', 'index', 'batchId', 'revert', 'op_type', 'kind', 'entry', 'changed'],
+  required: ['seq', 'index', 'batchId', 'position', 'revert', 'op_type', 'kind', 'entry', 'changed', 'superseded', 'appliedAt'],
   properties: {
     seq: { type: 'integer', minimum: 1 },
     index: { type: 'integer', minimum: 0 },
     batchId: { type: 'string' },
+    position: positionSchema,
     revert: { type: 'boolean' },
     op_type: opTypeSchema,
     kind: kindSchema,
     entry: { type: 'string' },
     changed: { type: 'boolean' },
+    superseded: { type: 'boolean' },
     tokenId: { type: 'string', nullable: true },
-    appliedAt: { type: 'string', pattern: ISO_TIME_PATTERN, nullable: true },
+    appliedAt: { type: 'string', pattern: ISO_TIME_PATTERN },
   },
 };
 

@@ -1,15 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { badRequest, conflict, notFound, ServiceError } from '../domain/errors';
+import { badRequest, notFound, ServiceError, unauthorized } from '../domain/errors';
 import { parseJson, readBody, sendError, sendJson, sendText } from './http-io';
 import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type FaultSettings } from './protocol';
+import type { RequestVerifier } from './request-auth';
 import { parseApplyRequest, parseAuditQuery, parseFaultUpdate, parseListQuery } from './validate';
-import type { WhitelistStore } from './whitelist-store';
+import type { NodeStore } from './node-store';
 
 export interface RouteDeps {
-  store: WhitelistStore;
+  store: NodeStore;
   /** Current fault settings; mutated in place by `POST /v1/faults`. */
   faults: FaultSettings;
   enableFaultApi: boolean;
+  /** Checks that each request was signed by this deployment's service. */
+  verifier: RequestVerifier;
+  /** Told of each refused request (the server logs them at a bounded rate). */
+  onRefused: (reason: string) => void;
   /** Waits before an apply answer; the server makes it cancellable on close. */
   pause: (ms: number) => Promise<void>;
   onError: (err: Error) => void;
@@ -38,29 +43,22 @@ function requireMethod(req: IncomingMessage, res: ServerResponse, allowed: strin
 
 // Injected faults answer before the body is even parsed: they stand for a node that is broken,
 // not for one that judged the request.
-async function answerApply(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<Send> {
-  const body = await readBody(req, MAX_BODY_BYTES);
+function answerApply(res: ServerResponse, deps: RouteDeps, body: Buffer): Send {
   if (deps.faults.fault === 'http500') return () => sendJson(res, 500, { error: 'Internal Server Error' });
   if (deps.faults.fault === 'garbage') return () => sendText(res, 200, GARBAGE_BODY);
   if (deps.faults.fault === 'wrong-shape') return () => sendJson(res, 200, { ok: true });
-  const request = parseApplyRequest(parseJson(body));
-  const outcome = deps.store.apply(request);
-  if (outcome.type === 'conflict') {
-    throw conflict(`batchId ${JSON.stringify(request.batchId)} was already applied with different changes`);
-  }
-  // `truncated` stands for a node that applied the batch and died mid-answer: the caller cannot
-  // know whether it applied.
-  if (deps.faults.fault === 'truncated') return () => sendTruncated(res, JSON.stringify(outcome.response));
-  return () => sendJson(res, 200, outcome.response);
+  const response = deps.store.apply(parseApplyRequest(parseJson(body)));
+  if (deps.faults.fault === 'truncated') return () => sendTruncated(res, JSON.stringify(response));
+  return () => sendJson(res, 200, response);
 }
 
 // The delay comes after the durable apply, so a slow node is late but not lossy: the change is
 // on disk even if the caller gave up waiting.
-async function handleApply(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<void> {
+async function handleApply(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, body: Buffer): Promise<void> {
   requireMethod(req, res, 'POST');
   let send: Send;
   try {
-    send = await answerApply(req, res, deps);
+    send = answerApply(res, deps, body);
   } catch (err) {
     send = () => sendError(res, err, deps.onError);
   }
@@ -68,13 +66,13 @@ async function handleApply(req: IncomingMessage, res: ServerResponse, deps: Rout
   send();
 }
 
-async function handleFaults(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<void> {
+function handleFaults(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, body: Buffer): void {
   if (req.method === 'GET') {
     sendJson(res, 200, deps.faults);
     return;
   }
   requireMethod(req, res, 'POST');
-  const update = parseFaultUpdate(parseJson(await readBody(req, MAX_BODY_BYTES)), deps.faults);
+  const update = parseFaultUpdate(parseJson(body), deps.faults);
   Object.assign(deps.faults, update);
   sendJson(res, 200, deps.faults);
 }
@@ -100,15 +98,30 @@ function handleRead(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, 
   sendJson(res, 200, { kind, entry, listed: deps.store.has(kind, entry) });
 }
 
+/**
+ * The one gate of every route: the body is read (bounded) and the request's signature checked
+ * over it before anything is parsed, routed or applied. Before the route too, so that an unsigned
+ * caller learns nothing, not even which paths exist.
+ */
+async function authenticatedBody(req: IncomingMessage, deps: RouteDeps): Promise<Buffer> {
+  const body = await readBody(req, MAX_BODY_BYTES);
+  const outcome = deps.verifier.verify({ method: req.method ?? '', target: req.url ?? '', headers: req.headers, body });
+  if (outcome.ok) return body;
+  deps.onRefused(outcome.reason);
+  if (outcome.status === 503) throw new ServiceError(503, 'UNAVAILABLE', outcome.reason, { expose: true });
+  throw unauthorized(outcome.reason);
+}
+
 async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<void> {
+  const body = await authenticatedBody(req, deps);
   const { pathname, searchParams } = new URL(req.url ?? '/', 'http://storage-node');
   if (pathname === ROUTES.health) {
     requireMethod(req, res, 'GET');
     sendJson(res, 200, { ok: true });
   } else if (pathname === ROUTES.apply) {
-    await handleApply(req, res, deps);
+    await handleApply(req, res, deps, body);
   } else if (pathname === ROUTES.faults && deps.enableFaultApi) {
-    await handleFaults(req, res, deps);
+    handleFaults(req, res, deps, body);
   } else if (pathname === ROUTES.audit) {
     requireMethod(req, res, 'GET');
     sendJson(res, 200, deps.store.auditPage(parseAuditQuery(searchParams)));

@@ -1,25 +1,32 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { FaultSettings } from './protocol';
+import { RequestVerifier, type NodeKeys } from './request-auth';
 import { createRequestHandler } from './routes';
-import { WhitelistStore, type RecoveryReport } from './whitelist-store';
+import { NodeStore } from './node-store';
 
 export interface StorageNodeOptions {
   dataDir: string;
+  /** The deployment's keys: every request must be signed with one of them (storage-node/request-auth.ts). */
+  keys: NodeKeys;
+  /** PEM certificate and key: serve https instead of http. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Bound of the replay memory (request-auth.ts DEFAULT_MAX_REMEMBERED_IDS). */
+  maxRememberedRequestIds?: number;
   /** Injected faults at start; off unless a fault test asks. */
   faults?: Partial<FaultSettings>;
   /** Serve `POST /v1/faults`, letting a test change the faults of a running node. */
   enableFaultApi?: boolean;
-  compactAfterBatches?: number;
-  compactAfterBytes?: number;
-  maxRememberedBatches?: number;
+  /** Changes each entry keeps for ordering late deliveries (storage-node/entry-order.ts). */
+  keptChanges?: number;
   onError?: (err: Error) => void;
 }
 
 export interface BoundAddress {
   host: string;
   port: number;
-  /** `http://host:port`, with IPv6 hosts in brackets. */
+  /** `http(s)://host:port`, with IPv6 hosts in brackets. */
   url: string;
 }
 
@@ -32,22 +39,36 @@ export interface StorageNodeServer {
   close(): Promise<void>;
   /** The live fault settings, for in-process tests. */
   readonly faults: FaultSettings;
-  /** What the store recovered from disk at start. */
-  readonly recovery: RecoveryReport;
 }
 
-function toBoundAddress(info: AddressInfo): BoundAddress {
+function toBoundAddress(info: AddressInfo, scheme: 'http' | 'https'): BoundAddress {
   const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
-  return { host: info.address, port: info.port, url: `http://${host}:${info.port}` };
+  return { host: info.address, port: info.port, url: `${scheme}://${host}:${info.port}` };
+}
+
+/** Unsigned requests are logged, but at most one line a minute: whoever sends them must not fill the log. */
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
+
+function refusalLog(write: (line: string) => void): (reason: string) => void {
+  let lastMs = -Infinity;
+  let count = 0;
+  return (reason) => {
+    count++;
+    const now = Date.now();
+    if (now - lastMs < REFUSAL_LOG_INTERVAL_MS) return;
+    write(`storage-node: refused ${count} request(s) not signed with this deployment's key (last: ${reason})`);
+    lastMs = now;
+    count = 0;
+  };
 }
 
 /**
- * Creates a storage node on `dataDir`: opens (and replays) the store at once, binds nothing until
- * `listen`. Throws when the data directory holds corrupt records.
+ * Creates a storage node on `dataDir`: opens the store at once, binds nothing until `listen`.
+ * Throws when the data directory cannot be opened.
  */
 export function createStorageNodeServer(options: StorageNodeOptions): StorageNodeServer {
   const onError = options.onError ?? ((err: Error) => console.error(`storage-node: ${err.stack ?? err.message}`));
-  const store = WhitelistStore.open({ ...options, onError });
+  const store = NodeStore.open(options);
   const faults: FaultSettings = { delayMs: options.faults?.delayMs ?? 0, fault: options.faults?.fault ?? 'none' };
   const timers = new Set<NodeJS.Timeout>();
   // A cleared timer never resolves its promise; that is the point: a delayed answer for a
@@ -60,25 +81,32 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
       }, ms);
       timers.add(timer);
     });
-  const server = http.createServer(
-    createRequestHandler({ store, faults, enableFaultApi: options.enableFaultApi ?? false, pause, onError }),
-  );
+  const handler = createRequestHandler({
+    store,
+    faults,
+    enableFaultApi: options.enableFaultApi ?? false,
+    verifier: new RequestVerifier(options.keys, { maxRememberedIds: options.maxRememberedRequestIds }),
+    onRefused: refusalLog((line) => console.error(line)),
+    pause,
+    onError,
+  });
+  const scheme = options.tls ? 'https' : 'http';
+  const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
   let closed: Promise<void> | undefined;
 
   return {
     faults,
-    recovery: store.recovery,
     listen: (port, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
-          resolve(toBoundAddress(server.address() as AddressInfo));
+          resolve(toBoundAddress(server.address() as AddressInfo, scheme));
         });
       }),
     address: () => {
       const info = server.address();
-      return info && typeof info === 'object' ? toBoundAddress(info) : undefined;
+      return info && typeof info === 'object' ? toBoundAddress(info, scheme) : undefined;
     },
     close: () => {
       closed ??= new Promise<void>((resolve) => {

@@ -1,3 +1,4 @@
+import { parseEoa } from '../domain/eoa';
 import { badRequest } from '../domain/errors';
 import {
   MAX_PAGE_LIMIT,
@@ -24,15 +25,22 @@ function valueOr400<T>(checked: Checked<T>, what: string): T {
 
 /**
  * Checks a parsed `POST /v1/whitelists/apply` body and returns it typed, with the known fields
- * only (a null optional field is dropped). Throws a 400 `ServiceError` naming the first problem.
+ * only (a null optional field is dropped). Every entry must be an EOA in its EIP-55 spelling, as
+ * the API sends it: the node does not take the API's word for it. Throws a 400 `ServiceError`
+ * naming the first problem.
  */
 export function parseApplyRequest(value: unknown): ApplyRequest {
-  const { batchId, changes, tokenId, revertOf } = valueOr400(checkApplyRequest(value), 'apply request');
+  const { batchId, position, changes, tokenId, revert } = valueOr400(checkApplyRequest(value), 'apply request');
+  changes.forEach(({ entry }, i) => {
+    const eoa = parseEoa(entry);
+    if (!eoa.ok || eoa.address !== entry) throw badRequest(`apply request: changes.${i}.entry is not an EOA in EIP-55 form`);
+  });
   return {
     batchId,
+    position,
     changes: changes.map(({ op_type, kind, entry }) => ({ op_type, kind, entry })),
     ...(typeof tokenId === 'string' ? { tokenId } : {}),
-    ...(typeof revertOf === 'string' ? { revertOf } : {}),
+    ...(revert === true ? { revert } : {}),
   };
 }
 

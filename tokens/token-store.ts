@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { replaceFileSync } from '../lib/durable-fs';
+import { withFileLock } from '../lib/file-lock';
 import path from 'node:path';
 
 /** What the tokens file keeps of a token: its hash, never the token. */
@@ -97,21 +98,27 @@ export function createToken(file: string, id: string, scopes: string[], now = ne
   if (scopes.length === 0) throw new Error('a token needs at least one --scope');
   for (const s of scopes) if (!SCOPE_PATTERN.test(s)) throw new Error(`bad scope ${JSON.stringify(s)}`);
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-  const others = readRecords(file).filter((r) => r.id !== id);
-  writeRecords(file, [
-    ...others,
-    { id, sha256: sha256(token).toString('hex'), scopes: [...new Set(scopes)], createdAt: now.toISOString() },
-  ]);
+  mkdirSync(path.dirname(file), { recursive: true });
+  // Two creates at once must not both read the old file and each drop the other's token.
+  withFileLock(file, () => {
+    const others = readRecords(file).filter((r) => r.id !== id);
+    writeRecords(file, [
+      ...others,
+      { id, sha256: sha256(token).toString('hex'), scopes: [...new Set(scopes)], createdAt: now.toISOString() },
+    ]);
+  });
   return token;
 }
 
 /** Removes the token of `id`; true if there was one. */
 export function revokeToken(file: string, id: string): boolean {
-  const records = readRecords(file);
-  const rest = records.filter((r) => r.id !== id);
-  if (rest.length === records.length) return false;
-  writeRecords(file, rest);
-  return true;
+  return withFileLock(file, () => {
+    const records = readRecords(file);
+    const rest = records.filter((r) => r.id !== id);
+    if (rest.length === records.length) return false;
+    writeRecords(file, rest);
+    return true;
+  });
 }
 
 /** id, scopes and creation time of every token (no hashes). */

@@ -1,5 +1,6 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { loadNodeTransport } from '../activities/node-transport';
 import type { Config } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
@@ -38,9 +39,13 @@ export async function startWorker(
   overrides: Partial<WorkerOptions> = {},
   hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> = {},
 ): Promise<RunningWorker> {
-  // The read model first: a worker that cannot reach its database at start-up says so at once
-  // (later outages only delay the writes, which are retried).
-  const database = await openDatabase(config.database);
+  // Before anything is opened: a worker without the storage nodes' keys cannot do its job.
+  const nodeTransport = loadNodeTransport(config);
+  // A read model that does not answer only delays its writes (projectExecution retries); the
+  // worker starts anyway, since executions and batches do not need it.
+  const database = await openDatabase(config.database, (err) =>
+    console.error(JSON.stringify({ level: 'error', msg: 'read model unavailable; its writes wait until it is back', err: err.message })),
+  );
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, address)).catch(async (err) => {
     await database.close().catch(() => undefined);
     throw err;
@@ -77,6 +82,7 @@ export async function startWorker(
     activities: createActivities({
       tokens: new TokenStore(config.apiTokensFile),
       nodeRequestTimeoutMs: 10_000,
+      nodeTransport,
       executions: new ExecutionStore(database),
       webhooks: () => config.webhooks,
       ...hooks,

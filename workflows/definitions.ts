@@ -7,7 +7,6 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
 import type { BatchOutcomeMemo, FullBatchOutcome } from '../domain/batch-outcome-memo';
 import type { NodeProgress } from '../domain/batch-status';
-import type { NodeResult } from '../domain/whitelist-batch-plan';
 import type { WhitelistChange } from '../domain/whitelist-messages';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
@@ -94,44 +93,20 @@ export interface WhitelistBatchInput {
   /** Storage node base URLs; owners are chosen by rendezvous hashing over this list. */
   nodes: string[];
   /**
-   * The owner (one of `nodes`) of each change, in request order, as the API computed it with the
-   * same rendezvous hashing: SHA-256 in the workflow sandbox costs about as much as the rest of a
-   * batch. Absent in batches started by older versions; the workflow then computes them itself.
+   * The owner of each change, in request order, as an index into `nodes`, computed by the API with
+   * the same rendezvous hashing: SHA-256 in the workflow sandbox costs about as much as the rest of
+   * a batch. The workflow hashes itself only when these do not fit `nodes`.
    */
-  owners?: string[];
-  /**
-   * The same owners as indexes into `nodes` (this version on, instead of `owners`): a URL per
-   * change made a batch of 100 carry 2.5 KB more through every hop of its start.
-   */
-  ownerIndexes?: number[];
+  ownerIndexes: number[];
   deadlineMs: number;
-  /**
-   * The task queue of the batch's activities, whichever queue runs the workflow (the API's batch
-   * worker's, decision 0015, or the workers'). Every batch this version starts sets it, which also
-   * tells the workflow to take the current path without `patched` markers; absent (older batches):
-   * the workflow's own task queue, and the patches as recorded.
-   */
-  activityTaskQueue?: string;
-  /**
-   * Set when the API started the batch eagerly and asks for the outcome with a `batchOutcome`
-   * Update right after the start (update-with-start cannot be eager): the workflow stays open
-   * for that Update until `deadlineMs + marginMs` after its start. Absent: update-with-start.
-   */
-  outcomeByUpdate?: { marginMs: number };
+  /** The task queue of the batch's activities, whichever queue runs the workflow (decision 0015). */
+  activityTaskQueue: string;
   /**
    * Set when the API started the batch eagerly and reads the outcome from the batch's history: the
    * workflow writes it into its memo (`batchOutcome`, domain/batch-outcome-memo.ts) with the
-   * workflow task that decides it, and waits for no Update. Absent: update-with-start, or (with
-   * outcomeByUpdate) an eager start of the previous version.
+   * workflow task that decides it. Absent: update-with-start, answered by the `batchOutcome` Update.
    */
   outcomeByMemo?: true;
-  /**
-   * Set by APIs of this version on, which rebuild the confirmations from the changes they sent
-   * (decision 0017): the `batchOutcome` Update then answers a BatchOutcomeMemo (status, message,
-   * for a 408 the nodes that applied) instead of every confirmation. Absent (an older API): the
-   * full WhitelistBatchOutcome.
-   */
-  compactOutcome?: true;
 }
 
 /** A batch's HTTP outcome with every confirmation (domain/batch-outcome-memo.ts). */
@@ -145,13 +120,14 @@ export interface BatchChangeView extends WhitelistChange {
   node: string;
   /** The node's answer for this change, once it answered: whether the change altered the set. */
   changed?: boolean;
+  /** Set when a newer batch had already decided the entry: acknowledged, not applied. */
+  superseded?: true;
 }
 
 /**
- * What a batch workflow returns (this version on, decision 0017): its outcome in the compact form
- * and each node's progress. Each change's view is the `batchProgress` query's, which is what `GET
- * /chain/whitelists/batches/{batchId}` reads. Batches that completed before returned a
- * WhitelistBatchSummary.
+ * What a batch workflow returns (decision 0017): its outcome in the compact form and each node's
+ * progress. Each change's view is the `batchProgress` query's, which is what `GET
+ * /chain/whitelists/batches/{batchId}` reads.
  */
 export interface WhitelistBatchResult {
   batchId: string;
@@ -165,19 +141,17 @@ export interface WhitelistBatchSummary {
   /** Undefined until the HTTP outcome is known. */
   outcome?: WhitelistBatchOutcome;
   nodes: Record<string, NodeProgress>;
-  /**
-   * The token that authorised the batch and each change with its node. Filled by the query from
-   * this version on (queries need no patch); absent in results of batches that completed before.
-   */
-  tokenId?: string;
-  changes?: BatchChangeView[];
+  /** The token that authorised the batch. */
+  tokenId: string;
+  /** Each change with its node and, once it answered, the node's verdict. */
+  changes: BatchChangeView[];
 }
 
 /**
- * Waits until the batch's HTTP answer is known (all nodes answered, one failed, or the deadline).
- * Answers a BatchOutcomeMemo when the input has `compactOutcome`, else a WhitelistBatchOutcome.
+ * Waits until the batch's HTTP answer is known (all nodes answered, one failed, or the deadline)
+ * and answers it in the compact form; the API rebuilds the confirmations from the changes it sent.
  */
-export const batchOutcomeUpdate = defineUpdate<WhitelistBatchOutcome | BatchOutcomeMemo>('batchOutcome');
+export const batchOutcomeUpdate = defineUpdate<BatchOutcomeMemo>('batchOutcome');
 export const batchProgressQuery = defineQuery<WhitelistBatchSummary>('batchProgress');
 
 /** ApplicationFailure types thrown by the whitelist activities. */
@@ -203,12 +177,14 @@ export function isRetryableNodeFailure(type: string): boolean {
   return type === NodeFailure.unreachable || type === NodeFailure.timeout;
 }
 
-/** A node's share of a batch, tried a few times until the batch's deadline (one local activity). */
+/** A node's share of a batch, tried a few times until the batch's deadline. */
 export interface QuickApplyInput {
   node: string;
   batchId: string;
-  /** The token id, for the node's audit trail; absent in batches started by older versions. */
-  tokenId?: string;
+  /** The batch's position in the order of accepted batches (its workflow's start, epoch ms). */
+  position: number;
+  /** The token id, for the node's audit trail. */
+  tokenId: string;
   changes: WhitelistChange[];
   /** Epoch ms: no attempt is started or waited for past this. */
   deadlineAt: number;
@@ -217,12 +193,10 @@ export interface QuickApplyInput {
   backoffMs: number;
 }
 
-/**
- * The precheck and the first round in one local activity (batches started from
- * 'whitelist-one-local-round' on): the token is checked first, and no node is asked unless it passes.
- */
+/** The precheck and the first round in one local activity: the token is checked first, and no node is asked unless it passes. */
 export interface FirstRoundInput {
   batchId: string;
+  position: number;
   tokenId: string;
   /** Every change of the batch, in request order (the precheck checks them all). */
   changes: WhitelistChange[];
@@ -235,17 +209,15 @@ export interface FirstRoundInput {
 
 export type FirstRoundResult =
   | { status: 'forbidden'; message: string }
-  /** Per node, as `applyToNodeQuickly` answers. */
+  /** Per node, as `applyQuickly` answers. */
   | { status: 'ran'; nodes: Record<string, QuickApplyResult> };
 
 export type QuickApplyResult =
   /**
-   * Each change's `changed` flag, in the order of the node's share (this version on, decision
-   * 0017): the node's answer matched every change (parseApplyAnswer), so the flags are all it adds.
+   * Each change's verdict flags, in the order of the node's share (decision 0017): the node's
+   * answer matched every change (parseApplyAnswer), so the flags are all it adds.
    */
-  | { status: 'applied'; changed: boolean[] }
-  /** The node's results in full: local activities of older versions, as their histories recorded them. */
-  | { status: 'applied'; results: NodeResult[] }
+  | { status: 'applied'; changed: boolean[]; superseded: boolean[] }
   /** The node failed for good (refused, non-2xx, unreadable, out of attempts): the batch fails. */
   | { status: 'failed'; type: string; message: string; maybeApplied: boolean }
   /** The deadline came first: the node is retried after the answer. */

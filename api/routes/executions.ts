@@ -6,7 +6,8 @@ import { badRequest } from '../../domain/errors';
 import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../workflows/definitions';
 import { authenticate, requireScope } from '../auth';
-import { isFinal, type ExecutionEventHub } from '../execution-events';
+import { isFinal, sseEvent, type ExecutionEventHub } from '../execution-events';
+import { clientKey } from '../client-key';
 import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest } from '../execution-service';
 import type { RateLimits } from '../rate-limit';
 import { readJsonBody } from '../http-body';
@@ -44,9 +45,9 @@ function listRequest(query: unknown) {
   return { statuses: statuses as ExecutionStatus[] | undefined, pageSize, pageToken: q.pageToken };
 }
 
-/** One SSE event: the record, its version as the event id (EventSource sends it back as Last-Event-ID). */
-const sseEvent = (record: ExecutionRecord) => `id: ${recordVersion(record)}\nevent: status\ndata: ${JSON.stringify(record)}\n\n`;
 const SSE_KEEPALIVE_MS = 15_000;
+/** A subscriber whose unsent events pass this is ended (it reconnects) rather than buffered without bound. */
+const SSE_MAX_BUFFERED_BYTES = 1024 * 1024;
 
 /**
  * 400 when the signer key decodes to 32 bytes that are no curve point: no signature could ever
@@ -65,7 +66,8 @@ function refuseOffCurveSigner(text: string): void {
 
 /**
  * The execution routes of DESIGN.md; error bodies are `{ error }`. Routes without a token are
- * limited per client IP and wallet, routes with one per token id (api/rate-limit.ts).
+ * limited per client, a wallet's signed actions per wallet once verified, routes with a token per
+ * token id, and failed authentications per client (api/rate-limit.ts).
  */
 export function executionRoutes(
   router: Router,
@@ -76,7 +78,7 @@ export function executionRoutes(
 ): void {
   const limit = deps.config.bodyLimitBytes;
 
-  router.post('/api/v1/executions/:wallet', async (ctx) => {
+  router.post('/api/v1/executions/:wallet', limits.authFailures, async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const principal = authenticate(ctx, deps.tokens);
     await limits.token(principal.id);
@@ -98,16 +100,16 @@ export function executionRoutes(
     ctx.body = await executions.list(wallet, listRequest(ctx.query));
   });
 
-  router.post('/api/v1/executions/:wallet/submit', limits.publicRoute, async (ctx) => {
+  router.post('/api/v1/executions/:wallet/submit', limits.authFailures, limits.publicRoute, async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const body = checkSubmit(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
-    const status = await executions.submit(wallet, body);
+    const status = await executions.submit(wallet, body, () => limits.wallet(wallet));
     ctx.state.outcome = status;
     ctx.body = { result: { status } };
   });
 
-  router.post('/api/v1/executions/:wallet/:executionId/deposit', async (ctx) => {
+  router.post('/api/v1/executions/:wallet/:executionId/deposit', limits.authFailures, async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
     const principal = authenticate(ctx, deps.tokens);
@@ -125,12 +127,12 @@ export function executionRoutes(
     ctx.body = { result: await executions.get(wallet, executionId) };
   });
 
-  router.post('/api/v1/executions/:wallet/:executionId/cancel', limits.publicRoute, async (ctx) => {
+  router.post('/api/v1/executions/:wallet/:executionId/cancel', limits.authFailures, limits.publicRoute, async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
     const body = checkCancel(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
-    const record = await executions.cancel(wallet, executionId, body);
+    const record = await executions.cancel(wallet, executionId, body, () => limits.wallet(wallet));
     ctx.state.outcome = record.status;
     ctx.body = { result: record };
   });
@@ -139,11 +141,21 @@ export function executionRoutes(
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
-    const record = await executions.get(wallet, executionId);
+    const release = events.admit(clientKey(limits.clientIp(ctx)));
+    let record: ExecutionRecord;
+    try {
+      // The read model first: an idle stream costs Temporal nothing (decision 0064).
+      const stored = await deps.executionStore.get(wallet, executionId).catch(() => undefined);
+      record = stored ?? (await executions.get(wallet, executionId));
+    } catch (err) {
+      release();
+      throw err;
+    }
     const lastEventId = ctx.get('Last-Event-ID');
     const alreadySeen = lastEventId === String(recordVersion(record));
     // An EventSource reconnecting after the final record: 204 tells it to stop (HTML spec, "fail the connection").
     if (alreadySeen && isFinal(record)) {
+      release();
       ctx.status = 204;
       return;
     }
@@ -158,14 +170,25 @@ export function executionRoutes(
     stream.write('retry: 3000\n\n');
     if (!alreadySeen) stream.write(sseEvent(record));
     if (isFinal(record)) {
+      release();
       stream.end();
       return;
     }
     const keepalive = setInterval(() => stream.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
-    const unsubscribe = events.subscribe(record, { send: (r) => stream.write(sseEvent(r)), end: () => stream.end() });
+    // The stream ends after its lifetime; EventSource reconnects and resumes from Last-Event-ID.
+    const lifetime = setTimeout(() => stream.end(), events.maxLifetimeMs);
+    const unsubscribe = events.subscribe(record, {
+      write: (text) => {
+        stream.write(text);
+        return stream.writableLength <= SSE_MAX_BUFFERED_BYTES;
+      },
+      end: () => stream.end(),
+    });
     const cleanup = () => {
       clearInterval(keepalive);
+      clearTimeout(lifetime);
       unsubscribe();
+      release();
     };
     stream.once('close', cleanup);
     stream.once('finish', cleanup);

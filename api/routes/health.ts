@@ -19,7 +19,7 @@ declare module 'koa' {
  * Their health is the `storageNodes` field here and the `intent_storage_node_up` metric.
  */
 export function healthRoutes(router: Router, deps: AppDeps, registry?: Registry): void {
-  if (registry) registerStorageNodeGauge(registry, deps.storageNodes);
+  if (registry) registerStorageNodeGauge(registry, deps.storageNodes, deps.nodeTransport);
 
   router.get('/healthz', (ctx) => {
     ctx.body = { ok: true };
@@ -33,7 +33,7 @@ export function healthRoutes(router: Router, deps: AppDeps, registry?: Registry)
         () => 'up' as const,
         () => 'down' as const,
       ),
-      probeStorageNodes(deps.storageNodes),
+      probeStorageNodes(deps.storageNodes, deps.nodeTransport),
     ]);
     const checks = { temporal, process: ctx.shuttingDown ? ('shutting-down' as const) : ('serving' as const) };
     const down = [...(temporal === 'down' ? ['temporal'] : []), ...(ctx.shuttingDown ? ['process'] : [])];

@@ -72,7 +72,7 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
   };
 
   // Registered before /{kind} and /{kind}/{entry}, which would otherwise take `audit` and `batches` as a kind.
-  router.get('/chain/whitelists/audit', async (ctx) => {
+  router.get('/chain/whitelists/audit', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
     const { pageSize = DEFAULT_PAGE_SIZE, pageToken, since, entry, ...filters } = checkAuditQuery(typedQuery(ctx, ['pageSize']));
     if (!canAudit(principal.scopes)) throw forbidden(`token lacks a scope to read the audit trail (one of ${AUDIT_SCOPES.join(', ')})`);
@@ -90,7 +90,7 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
     ctx.body = page;
   });
 
-  router.get('/chain/whitelists/batches/:batchId', async (ctx) => {
+  router.get('/chain/whitelists/batches/:batchId', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
     const batchId = checkBatchId(ctx.params.batchId);
     // A token with no whitelist scope at all learns nothing, not even whether the batch exists.
@@ -103,7 +103,7 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
     ctx.body = { result: status };
   });
 
-  router.get('/chain/whitelists/:kind', async (ctx) => {
+  router.get('/chain/whitelists/:kind', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
     const kind = checkKind(ctx.params.kind);
     const { pageSize = DEFAULT_PAGE_SIZE, pageToken } = checkListQuery(typedQuery(ctx, ['pageSize']));
@@ -111,7 +111,7 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
     ctx.body = await reads.entries(kind, pageSize, pageToken);
   });
 
-  router.get('/chain/whitelists/:kind/:entry', async (ctx) => {
+  router.get('/chain/whitelists/:kind/:entry', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
     const kind = checkKind(ctx.params.kind);
     const entry = checksummed(checkEntry(ctx.params.entry), 'entry path parameter');

@@ -76,6 +76,6 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
     }
   };
 
-  router.post('/chain/whitelists/', handler);
-  router.post('/chain/whitelists', handler);
+  router.post('/chain/whitelists/', limits.authFailures, handler);
+  router.post('/chain/whitelists', limits.authFailures, handler);
 }

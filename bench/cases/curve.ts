@@ -43,7 +43,7 @@ export async function runCurve(
         http.dropIdle();
         const run = await closedLoop(batchesPerPoint, clients, async (i) => {
           if (side === 'api') await viaApi(stack, http, changes[i]);
-          else if (side === 'direct') await direct(http, groups[i]);
+          else if (side === 'direct') await direct(http, groups[i], stack.nodeKeys);
           else await emptyWorkflow(stack, client);
         });
         const s = summarise(run.latenciesMs, run.wallMs);

@@ -3,6 +3,8 @@ import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { toChecksumAddress } from '../../domain/eoa';
 import { groupByOwner, type OwnerGroups } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
+import { ROUTES } from '../../storage-node/protocol';
+import { signRequest, type NodeKeys } from '../../storage-node/request-auth';
 import type { JsonClient } from '../http';
 import { closedLoop, type LoadResult } from '../load';
 import { cpuMs } from '../proc';
@@ -55,12 +57,18 @@ export async function viaApi(stack: BenchStack, http: JsonClient, changes: White
   return String(answer.headers['x-batch-id']);
 }
 
-/** Posts each node its share, in parallel; the grouping was done before the clock started. */
-export async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChange>): Promise<void> {
+/**
+ * Posts each node its share, in parallel, signed as the worker signs (so the direct side pays the
+ * same HMAC); the grouping was done before the clock started.
+ */
+export async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChange>, keys: NodeKeys): Promise<void> {
   const batchId = randomUUID();
   await Promise.all(
     [...groups].map(async ([node, items]) => {
-      const answer = await http.post(`${node}/v1/whitelists/apply`, { batchId, changes: items.map((i) => i.item) });
+      const payload = { batchId, changes: items.map((i) => i.item) };
+      // JsonClient sends JSON.stringify(payload): the same bytes as signed here.
+      const signature = signRequest(keys, { method: 'POST', target: ROUTES.apply, body: JSON.stringify(payload) });
+      const answer = await http.post(`${node}${ROUTES.apply}`, payload, signature);
       if (answer.status !== 200 || answer.body?.results?.length !== items.length) throw new Error(`${node}: HTTP ${answer.status}`);
     }),
   );
@@ -124,7 +132,7 @@ export async function runWhitelistCase(
           api.push(performance.now() - t0);
           apiBatches.push({ batchId, httpMs: performance.now() - t0 });
         } else if (side === 'direct') {
-          await direct(http, directGroups[i]);
+          await direct(http, directGroups[i], stack.nodeKeys);
           dir.push(performance.now() - t0);
         } else if (side === 'empty') {
           const workflowId = await emptyWorkflow(stack, client);

@@ -8,19 +8,20 @@ export interface StorageNodeProcess extends ChildService {
 
 /**
  * Starts one storage node process (`node dist/storage-node/main.js`) and waits until it listens.
- * `port` 0 picks a free port; `extraArgs` carries the fault flags tests use.
+ * `port` 0 picks a free port; `keysFile` is the deployment's keys file (the node accepts only
+ * requests signed with them); `extraArgs` carries the fault flags tests use.
  */
 export async function startStorageNode(
   name: string,
-  options: { port: number; dataDir: string; echo?: boolean; extraArgs?: string[] },
+  options: { port: number; dataDir: string; keysFile: string; echo?: boolean; extraArgs?: string[] },
 ): Promise<StorageNodeProcess> {
   const script = path.join(projectRoot, 'dist', 'storage-node', 'main.js');
   const service = startChildService(
     name,
     process.execPath,
-    [script, '--port', String(options.port), '--data', options.dataDir, ...(options.extraArgs ?? [])],
+    [script, '--port', String(options.port), '--data', options.dataDir, '--keys-file', options.keysFile, ...(options.extraArgs ?? [])],
     {
-      readyPattern: /storage-node listening on (http:\/\/\S+)/,
+      readyPattern: /storage-node listening on (https?:\/\/\S+)/,
       echo: options.echo,
       readyTimeoutMs: 20_000,
     },

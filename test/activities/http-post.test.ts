@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { MAX_ANSWER_BYTES, postJson } from '../../activities/http-post';
+import { getJson, MAX_ANSWER_BYTES, postJson } from '../../activities/http-post';
+import { RequestVerifier } from '../../storage-node/request-auth';
+import { testNodeKeys, testNodeTransport } from '../support/node-keys';
 
 // The storage nodes' apply POST (activities/http-post.ts) against a real loopback server whose
 // behaviour each test sets: every way an answer can fail must reject with what postApply maps to
@@ -28,6 +30,8 @@ describe('activity http: postJson (real loopback server)', function () {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  const transport = testNodeTransport();
+
   /** Reads the request body, then answers with `status` and `text`. */
   const answering = (status: number, text: string) => (req: IncomingMessage, res: ServerResponse) => {
     req.resume();
@@ -49,23 +53,43 @@ describe('activity http: postJson (real loopback server)', function () {
       });
     };
     const before = connections;
-    const first = await postJson(url, JSON.stringify({ n: 1, text: 'é' }), { timeoutMs: 5_000 });
-    const second = await postJson(url, JSON.stringify({ n: 2 }), { timeoutMs: 5_000 });
+    const first = await postJson(url, JSON.stringify({ n: 1, text: 'é' }), { timeoutMs: 5_000, transport });
+    const second = await postJson(url, JSON.stringify({ n: 2 }), { timeoutMs: 5_000, transport });
     assert.deepEqual(first, { status: 200, text: JSON.stringify({ echo: { n: 1, text: 'é' } }) });
     assert.deepEqual(second, { status: 200, text: JSON.stringify({ echo: { n: 2 } }) });
     assert.deepEqual(sent, ['POST application/json {"n":1,"text":"é"}', 'POST application/json {"n":2}']);
     assert.equal(connections - before, 1, 'the second request reused the first one’s connection');
   });
 
+  it('when a POST and a GET with a query are sent, then each is signed over what the node receives and verifies', async () => {
+    const verifier = new RequestVerifier(testNodeKeys());
+    handle = (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const outcome = verifier.verify({
+          method: req.method ?? '',
+          target: req.url ?? '',
+          headers: req.headers,
+          body: Buffer.concat(chunks),
+        });
+        res.writeHead(outcome.ok ? 200 : 401).end(outcome.ok ? 'ok' : outcome.reason);
+      });
+    };
+    assert.deepEqual(await postJson(url, JSON.stringify({ text: 'é' }), { timeoutMs: 5_000, transport }), { status: 200, text: 'ok' });
+    const get = `${url.replace('/apply', '/user')}?after=${encodeURIComponent('0xAb c/é')}&limit=2`;
+    assert.deepEqual(await getJson(get, { timeoutMs: 5_000, transport }), { status: 200, text: 'ok' });
+  });
+
   it('when the node answers an error status, then it resolves with it (postApply decides what it means)', async () => {
     handle = answering(503, 'busy');
-    assert.deepEqual(await postJson(url, '{}', { timeoutMs: 5_000 }), { status: 503, text: 'busy' });
+    assert.deepEqual(await postJson(url, '{}', { timeoutMs: 5_000, transport }), { status: 503, text: 'busy' });
   });
 
   it('when the node never answers, then it rejects with a TimeoutError at the timeout', async () => {
     handle = () => undefined; // holds the request open
     const started = performance.now();
-    await assert.rejects(postJson(url, '{}', { timeoutMs: 200 }), (e: Error) => e.name === 'TimeoutError');
+    await assert.rejects(postJson(url, '{}', { timeoutMs: 200, transport }), (e: Error) => e.name === 'TimeoutError');
     assert.ok(performance.now() - started >= 190, 'not before the timeout');
   });
 
@@ -75,18 +99,21 @@ describe('activity http: postJson (real loopback server)', function () {
       const timer = setInterval(() => res.write(' '), 50);
       res.on('close', () => clearInterval(timer));
     };
-    await assert.rejects(postJson(url, '{}', { timeoutMs: 300 }), (e: Error) => e.name === 'TimeoutError');
+    await assert.rejects(postJson(url, '{}', { timeoutMs: 300, transport }), (e: Error) => e.name === 'TimeoutError');
   });
 
   it('when the signal aborts mid-request, then it rejects with an AbortError; an aborted signal sends nothing', async () => {
     let requests = 0;
     handle = () => void requests++;
     const controller = new AbortController();
-    const pending = postJson(url, '{}', { timeoutMs: 5_000, signal: controller.signal });
+    const pending = postJson(url, '{}', { timeoutMs: 5_000, signal: controller.signal, transport });
     setTimeout(() => controller.abort(), 50);
     await assert.rejects(pending, (e: Error) => e.name === 'AbortError');
     assert.equal(requests, 1);
-    await assert.rejects(postJson(url, '{}', { timeoutMs: 5_000, signal: controller.signal }), (e: Error) => e.name === 'AbortError');
+    await assert.rejects(
+      postJson(url, '{}', { timeoutMs: 5_000, signal: controller.signal, transport }),
+      (e: Error) => e.name === 'AbortError',
+    );
     assert.equal(requests, 1, 'the second call never reached the node');
   });
 
@@ -96,7 +123,7 @@ describe('activity http: postJson (real loopback server)', function () {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     await assert.rejects(
-      postJson(`http://127.0.0.1:${port}/`, '{}', { timeoutMs: 5_000 }),
+      postJson(`http://127.0.0.1:${port}/`, '{}', { timeoutMs: 5_000, transport }),
       (e: Error & { code?: string }) => e.code === 'ECONNREFUSED',
     );
   });
@@ -107,15 +134,15 @@ describe('activity http: postJson (real loopback server)', function () {
       res.write('{"batchId":');
       setTimeout(() => res.socket?.destroy(), 20);
     };
-    await assert.rejects(postJson(url, '{}', { timeoutMs: 5_000 }), (e: Error & { code?: string }) => e.code === 'ECONNRESET');
+    await assert.rejects(postJson(url, '{}', { timeoutMs: 5_000, transport }), (e: Error & { code?: string }) => e.code === 'ECONNRESET');
   });
 
   it('when the answer is larger than MAX_ANSWER_BYTES, then it stops reading and rejects with AnswerTooLarge', async () => {
     handle = answering(200, 'x'.repeat(MAX_ANSWER_BYTES + 1));
-    await assert.rejects(postJson(url, '{}', { timeoutMs: 10_000 }), (e: Error) => e.name === 'AnswerTooLarge');
+    await assert.rejects(postJson(url, '{}', { timeoutMs: 10_000, transport }), (e: Error) => e.name === 'AnswerTooLarge');
   });
 
   it('when the URL is not http(s), then it rejects without a request', async () => {
-    await assert.rejects(postJson('ftp://127.0.0.1/', '{}', { timeoutMs: 1_000 }), /not an http\(s\) URL/);
+    await assert.rejects(postJson('ftp://127.0.0.1/', '{}', { timeoutMs: 1_000, transport }), /not an http\(s\) URL/);
   });
 });

@@ -11,6 +11,7 @@ import type { WhitelistChange } from '../../domain/whitelist-messages';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { TokenStore, createToken } from '../../tokens/token-store';
 import type { FirstRoundInput, FirstRoundResult } from '../../workflows/definitions';
+import { testNodeKeysFile, testNodeTransport } from '../support/node-keys';
 import { randomEoa } from '../support/whitelists';
 
 // The batch's precheck and first round as one activity (issue 17), run the way Temporal's SDK
@@ -29,7 +30,7 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
     dir = mkdtempSync(path.join(os.tmpdir(), 'precheck-first-round-'));
     const tokens = path.join(dir, 'tokens.json');
     createToken(tokens, 'developers-only', ['whitelist:developer:*']);
-    node = await startStorageNode('activity-node', { port: 0, dataDir: path.join(dir, 'node'), echo: false });
+    node = await startStorageNode('activity-node', { port: 0, dataDir: path.join(dir, 'node'), keysFile: testNodeKeysFile(), echo: false });
     // A "node" that only counts what reaches it: a refused token must reach no node.
     counter = createServer((req, res) => {
       counted++;
@@ -37,7 +38,7 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
     });
     await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
     counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}`;
-    activities = createActivities({ tokens: new TokenStore(tokens), nodeRequestTimeoutMs: 5_000 });
+    activities = createActivities({ tokens: new TokenStore(tokens), nodeRequestTimeoutMs: 5_000, nodeTransport: testNodeTransport() });
   });
   after(async () => {
     await node?.stop(2000);
@@ -52,6 +53,7 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
   });
   const input = (changes: WhitelistChange[], perNode: FirstRoundInput['perNode']): FirstRoundInput => ({
     batchId: `batch-${Date.now()}-${Math.random()}`,
+    position: Date.now(),
     tokenId: 'developers-only',
     changes,
     perNode,
@@ -85,7 +87,7 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
     assert.equal(result.status, 'ran');
     if (result.status !== 'ran') return;
     // Only the flags come back, in the share's order (decision 0017).
-    assert.deepEqual(result.nodes[node.url], { status: 'applied', changed: [true, false] });
+    assert.deepEqual(result.nodes[node.url], { status: 'applied', changed: [true, false], superseded: [false, false] });
     // The counting node answers 500: refused for good, and known not to have applied.
     assert.deepEqual(
       { ...result.nodes[counterUrl], message: undefined },

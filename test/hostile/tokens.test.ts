@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import crypto, { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TokenStore, createToken, revokeToken } from '../../tokens/token-store';
+import { projectRoot } from '../../config/config';
+import { childEnv } from '../../config/settings';
+import { TokenStore, createToken, listTokens, revokeToken } from '../../tokens/token-store';
 import { request, type HttpAnswer } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 import { newWallet, prepare } from '../support/executions';
@@ -23,6 +26,37 @@ describe('tokens: hashed at rest, compared against every record, revoked at once
   before(async () => {
     stack = await getStack();
     used.push(...Object.values(stack.tokens));
+  });
+
+  it('when eight `token create` processes run at once on one file, then every token is kept (none lost to another writer)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tokens-race-'));
+    const file = path.join(dir, 'tokens.json');
+    try {
+      const created = await Promise.all(
+        Array.from(
+          { length: 8 },
+          (_, i) =>
+            new Promise<string>((resolve, reject) =>
+              execFile(
+                process.execPath,
+                [path.join(projectRoot, 'dist', 'scripts', 'token.js'), 'create', '--id', `racer-${i}`, '--scope', 'whitelist:read'],
+                { env: childEnv({ API_TOKENS_FILE: file }) },
+                (err, stdout) => (err ? reject(err) : resolve(stdout.trim())),
+              ),
+            ),
+        ),
+      );
+      assert.deepEqual(
+        listTokens(file)
+          .map((t) => t.id)
+          .sort(),
+        Array.from({ length: 8 }, (_, i) => `racer-${i}`),
+      );
+      const store = new TokenStore(file);
+      assert.ok(created.every((token, i) => store.authenticate(token)?.id === `racer-${i}`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("when the tokens file is read, then it holds each token's SHA-256 and never the token nor its secret part, and only its owner may read it", () => {

@@ -7,6 +7,12 @@ import { cancelBody, cancelHttp, depositHttp, newWallet, prepare } from '../supp
 import { readEventStream, type SseEvent } from '../support/sse';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 
+/** What an API's event hub watches (its other counters are checked apart). */
+const watched = (api: RunningApi) => {
+  const { executions, subscribers } = api.app.events.stats();
+  return { executions, subscribers };
+};
+
 describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Server-Sent Events)', function () {
   this.timeout(90_000);
   let stack: Stack;
@@ -47,8 +53,8 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
     });
     await Promise.all(firstSeen);
     // Every subscriber of one process shares one poll of the execution.
-    assert.deepEqual(stack.api.app.events.stats(), { executions: 1, subscribers: 50 });
-    assert.deepEqual(secondApi.app.events.stats(), { executions: 1, subscribers: 50 });
+    assert.deepEqual(watched(stack.api), { executions: 1, subscribers: 50 });
+    assert.deepEqual(watched(secondApi), { executions: 1, subscribers: 50 });
 
     assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0xsse' })).status, 200);
     // The next change only once every subscriber has had the OPERATION_PENDING round: a poll that
@@ -72,8 +78,8 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
       );
       assert.deepEqual(JSON.parse(events[2].data).deposit, { txHash: '0xsse', refundDue: true });
     }
-    assert.deepEqual(stack.api.app.events.stats(), { executions: 0, subscribers: 0 }, 'nothing left watched');
-    assert.deepEqual(secondApi.app.events.stats(), { executions: 0, subscribers: 0 });
+    assert.deepEqual(watched(stack.api), { executions: 0, subscribers: 0 }, 'nothing left watched');
+    assert.deepEqual(watched(secondApi), { executions: 0, subscribers: 0 });
   });
 
   it('when an EventSource client (the eventsource package) follows an execution, then it gets status events and, reconnecting after the final one, is told 204 and stops', async () => {
@@ -111,11 +117,11 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
     const seen = new Promise<void>((r) => (first = r));
     const reading = readEventStream(stack.api.url + path, { signal: controller.signal, onEvent: () => first() });
     await seen;
-    assert.equal(stack.api.app.events.stats().subscribers, 1);
+    assert.equal(watched(stack.api).subscribers, 1);
     controller.abort();
     await reading;
     const deadline = Date.now() + 5000;
-    while (stack.api.app.events.stats().subscribers !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.deepEqual(stack.api.app.events.stats(), { executions: 0, subscribers: 0 });
+    while (watched(stack.api).subscribers !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(watched(stack.api), { executions: 0, subscribers: 0 });
   });
 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { RunningApi } from '../../api/server';
 import type { Config } from '../../config/config';
-import { newWallet } from '../support/executions';
+import { newWallet, prepare, sampleIntent, signedBody } from '../support/executions';
+import { startThrowawayPostgres, postgresBinDir, type ThrowawayPostgres } from '../support/postgres';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 
 interface Answer {
@@ -50,7 +51,7 @@ async function times(n: number, fn: (i: number) => Promise<Answer>): Promise<Ans
 
 const statuses = (answers: Answer[]) => answers.map((a) => a.status);
 
-describe('rate limits: per client IP and wallet without a token, per token id with one (429 + Retry-After)', function () {
+describe('rate limits: per client without a token, per wallet once its signature verified, per token id, per client on failed authentications (429 + Retry-After)', function () {
   this.timeout(60_000);
   let stack: Stack;
   const apis: RunningApi[] = [];
@@ -62,14 +63,19 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
   });
 
   /** An API process of its own with these limits (the shared stack runs without limits). */
-  async function apiWith(rateLimits: Config['rateLimits'], trustProxy: string[] = []): Promise<string> {
-    const api = await startStackApi(stack, { config: { ...stack.config, rateLimits, trustProxy } });
+  async function apiWith(
+    limits: Partial<Config['rateLimits']>,
+    trustProxy: string[] = [],
+    database: Config['database'] = stack.config.database,
+  ): Promise<string> {
+    const rateLimits = { windowS: 60, perIp: 0, perWallet: 0, perToken: 0, authFailuresPerIp: 0, ...limits };
+    const api = await startStackApi(stack, { config: { ...stack.config, rateLimits, trustProxy, database } });
     apis.push(api);
     return api.url;
   }
 
   it('when one IP floods a public route past its limit, then it gets 429 {error} with Retry-After while another IP is still served', async () => {
-    const url = await apiWith({ windowS: 60, perIp: 10, perWallet: 0, perToken: 0 });
+    const url = await apiWith({ perIp: 10 });
     const path = `/api/v1/executions/${newWallet().id}/missing`;
     const flood = await times(14, () => send(url, 'GET', path, { from: '127.0.0.1' }));
     assert.deepEqual(statuses(flood), [...Array(10).fill(404), ...Array(4).fill(429)]);
@@ -84,7 +90,7 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
   });
 
   it('when TRUST_PROXY is not set, then a spoofed X-Forwarded-For changes nothing: the socket address is the key', async () => {
-    const url = await apiWith({ windowS: 60, perIp: 5, perWallet: 0, perToken: 0 });
+    const url = await apiWith({ perIp: 5 });
     const path = `/api/v1/executions/${newWallet().id}/missing`;
     const answers = await times(8, (i) =>
       send(url, 'GET', path, { from: '127.0.0.3', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` } }),
@@ -93,7 +99,7 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
   });
 
   it('when TRUST_PROXY names the proxy, then the client address comes from its X-Forwarded-For, so one client is limited and another is served', async () => {
-    const url = await apiWith({ windowS: 60, perIp: 3, perWallet: 0, perToken: 0 }, ['loopback']);
+    const url = await apiWith({ perIp: 3 }, ['loopback']);
     const path = `/api/v1/executions/${newWallet().id}/missing`;
     const one = await times(5, () => send(url, 'GET', path, { from: '127.0.0.4', headers: { 'x-forwarded-for': '198.51.100.7' } }));
     assert.deepEqual(statuses(one), [404, 404, 404, 429, 429]);
@@ -101,21 +107,96 @@ describe('rate limits: per client IP and wallet without a token, per token id wi
     assert.equal(another.status, 404);
   });
 
-  it('when one wallet is hammered, then that wallet gets 429 while another wallet from the same address is served', async () => {
-    const url = await apiWith({ windowS: 60, perIp: 0, perWallet: 4, perToken: 0 });
-    const hot = newWallet().id;
-    const answers = await times(6, () => send(url, 'GET', `/api/v1/executions/${hot}/missing`));
-    assert.deepEqual(statuses(answers), [404, 404, 404, 404, 429, 429]);
-    assert.equal(
-      (await send(url, 'POST', `/api/v1/executions/${hot}/submit`, { json: {} })).status,
-      429,
-      'submit shares the wallet budget',
+  it("when an attacker reads a victim's execution at full rate from several addresses, then each address is limited on its own, and the owner's signed submit still succeeds", async () => {
+    const url = await apiWith({ perIp: 5, perWallet: 3 });
+    const victim = newWallet();
+    const executionId = `victim-${Date.now()}`;
+    const intent = sampleIntent();
+    assert.equal((await prepare(stack, victim, { executionId, intent })).status, 201);
+    const path = `/api/v1/executions/${victim.id}/${executionId}`;
+    for (const from of ['127.0.0.21', '127.0.0.22', '127.0.0.23']) {
+      const flood = await times(8, () => send(url, 'GET', path, { from }));
+      assert.deepEqual(statuses(flood), [...Array(5).fill(200), ...Array(3).fill(429)], from);
+      // A submit signed by anyone but the owner is no signed action of the wallet's own.
+      const forged = await send(url, 'POST', `/api/v1/executions/${victim.id}/submit`, {
+        from: '127.0.0.24',
+        json: signedBody(victim, executionId, { forged: true }),
+      });
+      assert.equal(forged.status, 400, JSON.stringify(forged.body));
+    }
+    const own = await send(url, 'POST', `/api/v1/executions/${victim.id}/submit`, {
+      from: '127.0.0.25',
+      json: signedBody(victim, executionId, intent),
+    });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(own.body.result.status, 'PREPARED');
+  });
+
+  it("when a wallet's own signed actions pass its limit, then they get 429, counted only once verified", async () => {
+    const url = await apiWith({ perWallet: 2 });
+    const owner = newWallet();
+    const executionId = `own-${Date.now()}`;
+    const intent = sampleIntent();
+    assert.equal((await prepare(stack, owner, { executionId, intent })).status, 201);
+    const body = signedBody(owner, executionId, intent);
+    const answers = await times(3, () => send(url, 'POST', `/api/v1/executions/${owner.id}/submit`, { json: body }));
+    assert.deepEqual(statuses(answers), [200, 200, 429]);
+    assert.ok(Number(answers[2].retryAfter) >= 1);
+  });
+
+  it('when a client keeps failing to authenticate (bad tokens, forged signatures), then it gets 429 on its next attempts, and another client is served', async () => {
+    const url = await apiWith({ authFailuresPerIp: 3 });
+    const from = '127.0.0.31';
+    const bad = await times(3, () =>
+      send(url, 'POST', `/api/v1/executions/${newWallet().id}`, { from, headers: { authorization: 'Bearer nope' }, json: {} }),
     );
-    assert.equal((await send(url, 'GET', `/api/v1/executions/${newWallet().id}/missing`)).status, 404);
+    assert.deepEqual(statuses(bad), [401, 401, 401]);
+    const next = await send(url, 'POST', '/chain/whitelists/', {
+      from,
+      headers: { authorization: `Bearer ${stack.tokens.all}` },
+      json: [],
+    });
+    assert.equal(next.status, 429, 'even a good token from that client waits out the window');
+    assert.equal(
+      (
+        await send(url, 'POST', `/api/v1/executions/${newWallet().id}`, {
+          from: '127.0.0.32',
+          headers: { authorization: 'Bearer nope' },
+          json: {},
+        })
+      ).status,
+      401,
+    );
+    // A signature that does not verify is a failed authentication too.
+    const owner = newWallet();
+    const executionId = `forged-${Date.now()}`;
+    const intent = sampleIntent();
+    assert.equal((await prepare(stack, owner, { executionId, intent })).status, 201);
+    const forged = () =>
+      send(url, 'POST', `/api/v1/executions/${owner.id}/submit`, {
+        from: '127.0.0.33',
+        json: signedBody(owner, executionId, { other: 'intent' }),
+      });
+    assert.deepEqual(statuses(await times(4, forged)), [400, 400, 400, 429]);
+  });
+
+  it('when two APIs share the PostgreSQL read model, then together they admit one limit, not two', async function () {
+    if (!postgresBinDir()) this.skip();
+    const pg: ThrowawayPostgres = await startThrowawayPostgres('limits');
+    try {
+      const database = { ...stack.config.database, url: pg.url };
+      const [a, b] = [await apiWith({ perIp: 6 }, [], database), await apiWith({ perIp: 6 }, [], database)];
+      const path = `/api/v1/executions/${newWallet().id}/missing`;
+      const answers = await times(10, (i) => send(i % 2 ? b : a, 'GET', path, { from: '127.0.0.41' }));
+      assert.deepEqual(statuses(answers), [...Array(6).fill(404), ...Array(4).fill(429)]);
+    } finally {
+      await Promise.all(apis.splice(-2).map((api) => api.close(1000)));
+      await pg.stop();
+    }
   });
 
   it('when a token sends past its limit, then it gets 429 with Retry-After on execution and whitelist routes, and another token is served', async () => {
-    const url = await apiWith({ windowS: 60, perIp: 0, perWallet: 0, perToken: 3 });
+    const url = await apiWith({ perToken: 3 });
     const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
     // Off-schema bodies: each is a cheap 400 after the token was counted.
     const answers = await times(3, () =>

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LISTENING_LINE, type ApplyRequest, type ListResponse, type WhitelistChange } from '../../storage-node/protocol';
+import { signedHeaders, testNodeKeysFile } from '../support/node-keys';
 
 /** The compiled entry point, next to this file's compiled copy in dist/. */
 export const MAIN_JS = path.resolve(__dirname, '../../storage-node/main.js');
@@ -21,11 +22,12 @@ export interface NodeProcess {
 const running = new Set<ChildProcess>();
 
 /**
- * Spawns the real compiled node on `dataDir` with `--port 0` and resolves once it printed its
- * listening line. Rejects with its stderr when it exits first or takes over 10 s.
+ * Spawns the real compiled node on `dataDir` with `--port 0` and the test keys and resolves once
+ * it printed its listening line (a `--keys-file` in `extraArgs` wins: the last one counts).
+ * Rejects with its stderr when it exits first or takes over 10 s.
  */
 export function startNode(dataDir: string, extraArgs: string[] = []): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [MAIN_JS, '--port', '0', '--data', dataDir, ...extraArgs], {
+  const child = spawn(process.execPath, [MAIN_JS, '--port', '0', '--data', dataDir, '--keys-file', testNodeKeysFile(), ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);
@@ -84,9 +86,10 @@ export interface HttpAnswer {
   json: () => any;
 }
 
-/** Sends one request and reads the whole answer. */
+/** Sends one request, signed with the test keys, and reads the whole answer. */
 export async function request(url: string, init: { method?: string; body?: string | Uint8Array } = {}): Promise<HttpAnswer> {
-  const res = await fetch(url, { method: init.method ?? 'GET', body: init.body });
+  const method = init.method ?? 'GET';
+  const res = await fetch(url, { method, body: init.body, headers: signedHeaders(method, url, init.body) });
   const text = await res.text();
   return { status: res.status, text, json: () => JSON.parse(text) };
 }

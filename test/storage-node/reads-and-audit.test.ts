@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
 import { checkAuditResponse, checkListResponse, checkMembershipResponse, type AuditRecord } from '../../storage-node/protocol';
-import { AUDIT_FILE, LOG_FILE, SNAPSHOT_FILE } from '../../storage-node/whitelist-store';
+import { toChecksumAddress } from '../../domain/eoa';
 import { add, apply, kill9, killAll, list, remove, request, startNode, tempDataDir, type NodeProcess } from './node-process';
 
 const A = '0x52908400098527886E0F7030069857D2E4169EE7';
 const B = '0x8617E340B3D01FA5F11F306F4090FD50E238070D';
-const C = '0xde709f2102306220921060314715629080e2fb77';
-const D = '0x27b1fdb04752bbc536007a920d24acb045561c26';
+const C = toChecksumAddress('0xde709f2102306220921060314715629080e2fb77');
+const D = toChecksumAddress('0x27b1fdb04752bbc536007a920d24acb045561c26');
 
 /** GET a node route and check its answer against the wire schema. */
 async function read<T>(url: string, check: (v: unknown) => { ok: true; value: T } | { ok: false; problem: string }): Promise<T> {
@@ -40,7 +39,7 @@ describe('storage node reads: paginated list, membership, audit trail (real node
   it('when a whitelist is read page by page, then the pages follow one order with no gap or repeat, and limit is checked', async () => {
     const node = await startNode(dir);
     const entries = [A, B, C, D, '0x0000000000000000000000000000000000000001'];
-    assert.equal((await apply(node, { batchId: 'b1', changes: entries.map((e) => add('user', e)) })).status, 200);
+    assert.equal((await apply(node, { batchId: 'b1', position: 1, changes: entries.map((e) => add('user', e)) })).status, 200);
     const first = await read(`${node.url}/v1/whitelists/user?limit=2`, checkListResponse);
     assert.equal(first.entries.length, 2);
     assert.equal(first.next, first.entries[1]);
@@ -62,7 +61,7 @@ describe('storage node reads: paginated list, membership, audit trail (real node
 
   it('when one entry is checked, then membership is exact and costs no list', async () => {
     const node = await startNode(dir);
-    await apply(node, { batchId: 'b1', changes: [add('developer', A)] });
+    await apply(node, { batchId: 'b1', position: 1, changes: [add('developer', A)] });
     assert.deepEqual(await read(`${node.url}/v1/whitelists/developer/${A}`, checkMembershipResponse), {
       kind: 'developer',
       entry: A,
@@ -77,20 +76,31 @@ describe('storage node reads: paginated list, membership, audit trail (real node
     assert.equal((await request(`${node.url}/v1/whitelists/developer/${A}`, { method: 'POST', body: '{}' })).status, 405);
   });
 
-  it('when batches, a repeat and a revert are applied, then the audit trail lists each applied change once, newest first, with token id and time', async () => {
+  it('when batches, a repeat and a revert are applied, then the audit trail lists each delivered change once (a repeat adds nothing), newest first, with token id and time', async () => {
     const node = await startNode(dir);
     const before = new Date().toISOString();
-    assert.equal((await apply(node, { batchId: 'b1', tokenId: 'alice', changes: [add('developer', A), add('developer', B)] })).status, 200);
     assert.equal(
-      (await apply(node, { batchId: 'b1', tokenId: 'alice', changes: [add('developer', A), add('developer', B)] })).status,
+      (await apply(node, { batchId: 'b1', position: 1, tokenId: 'alice', changes: [add('developer', A), add('developer', B)] })).status,
+      200,
+    );
+    assert.equal(
+      (await apply(node, { batchId: 'b1', position: 1, tokenId: 'alice', changes: [add('developer', A), add('developer', B)] })).status,
       200,
       'a repeat',
     );
-    assert.equal((await apply(node, { batchId: 'b2', tokenId: 'bob', changes: [add('developer', A), add('user', C)] })).status, 200);
-    assert.equal((await apply(node, { batchId: 'b2:revert', tokenId: 'bob', revertOf: 'b2', changes: [remove('user', C)] })).status, 200);
+    assert.equal(
+      (await apply(node, { batchId: 'b2', position: 2, tokenId: 'bob', changes: [add('developer', A), add('user', C)] })).status,
+      200,
+    );
+    assert.equal(
+      (await apply(node, { batchId: 'b2', position: 2, tokenId: 'bob', revert: true, changes: [add('developer', A), add('user', C)] }))
+        .status,
+      200,
+    );
     const all = await audit(node);
     assert.deepEqual(story(all.records), [
-      `b2 (revert) remove_entry user ${C} changed=true by bob`,
+      `b2 (revert) add_entry user ${C} changed=true by bob`,
+      `b2 (revert) add_entry developer ${A} changed=false by bob`,
       `b2 add_entry user ${C} changed=true by bob`,
       `b2 add_entry developer ${A} changed=false by bob`,
       `b1 add_entry developer ${B} changed=true by alice`,
@@ -99,9 +109,11 @@ describe('storage node reads: paginated list, membership, audit trail (real node
     assert.equal(all.next, undefined);
     for (const r of all.records) assert.ok(r.appliedAt! >= before && r.appliedAt! <= new Date().toISOString(), r.appliedAt);
 
-    assert.deepEqual(story((await audit(node, `entry=${C}`)).records), story(all.records.slice(0, 2)));
-    assert.deepEqual(story((await audit(node, 'tokenId=alice')).records), story(all.records.slice(3)));
-    assert.deepEqual(story((await audit(node, 'kind=developer&tokenId=bob')).records), story(all.records.slice(2, 3)));
+    assert.deepEqual(story((await audit(node, `entry=${C}`)).records), [story(all.records)[0], story(all.records)[2]]);
+    assert.deepEqual(story((await audit(node, 'tokenId=alice')).records), story(all.records.slice(4)));
+    assert.deepEqual(story((await audit(node, 'kind=developer&tokenId=bob')).records), [story(all.records)[1], story(all.records)[3]]);
+    assert.deepEqual(await list(node, 'user'), [], 'the revert undid C');
+    assert.deepEqual(await list(node, 'developer'), [A, B], "A stays: b1 added it, and b2's add of it changed nothing");
     assert.deepEqual((await audit(node, `since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).records, []);
 
     const page1 = await audit(node, 'limit=2');
@@ -115,69 +127,27 @@ describe('storage node reads: paginated list, membership, audit trail (real node
     }
   });
 
-  it('when the log is compacted and the node is killed with SIGKILL, then the audit trail still holds every batch (archive plus log tail)', async () => {
-    let node = await startNode(dir, ['--compact-after-batches', '2']);
-    const entries = [A, B, C, D, A.toLowerCase()];
-    for (const [i, entry] of entries.entries()) {
-      assert.equal((await apply(node, { batchId: `b${i}`, tokenId: 't', changes: [add('user', entry)] })).status, 200);
+  it('when the node is killed with SIGKILL and restarted, then the audit trail holds every acknowledged batch and goes on numbering after it', async () => {
+    let node = await startNode(dir);
+    for (const [i, entry] of [A, B, C, D].entries()) {
+      assert.equal((await apply(node, { batchId: `b${i}`, position: i + 1, tokenId: 't', changes: [add('user', entry)] })).status, 200);
     }
-    assert.ok(fs.statSync(path.join(dir, AUDIT_FILE)).size > 0, 'compaction archived the log');
     await kill9(node);
-    node = await startNode(dir, ['--compact-after-batches', '2']);
+    node = await startNode(dir);
     const records = (await audit(node)).records;
     assert.deepEqual(
-      records.map((r) => r.batchId),
-      ['b4', 'b3', 'b2', 'b1', 'b0'],
+      records.map((r) => [r.batchId, r.seq, r.position]),
+      [
+        ['b3', 4, 4],
+        ['b2', 3, 3],
+        ['b1', 2, 2],
+        ['b0', 1, 1],
+      ],
     );
-    assert.deepEqual(
-      records.map((r) => r.seq),
-      [5, 4, 3, 2, 1],
-    );
-    assert.equal((await apply(node, { batchId: 'b5', changes: [remove('user', A)] })).status, 200);
+    assert.equal((await apply(node, { batchId: 'b5', position: 9, changes: [remove('user', A)] })).status, 200);
     assert.deepEqual(
       (await audit(node, 'limit=1')).records.map((r) => [r.batchId, r.seq, r.tokenId]),
-      [['b5', 6, undefined]],
-    );
-  });
-
-  it('when the data folder holds a log and a version-1 snapshot written before audit fields existed, then the node starts, lists and audits them', async () => {
-    fs.writeFileSync(
-      path.join(dir, SNAPSHOT_FILE),
-      JSON.stringify({
-        version: 1,
-        lastSeq: 1,
-        entries: { developer: [A], user: [] },
-        batches: [{ batchId: 'old0', changes: [add('developer', A)], changed: [true] }],
-      }),
-    );
-    const line = (seq: number, batchId: string, changes: unknown[], changed: boolean[]) =>
-      `${JSON.stringify({ seq, batchId, changes, changed })}\n`;
-    fs.writeFileSync(
-      path.join(dir, LOG_FILE),
-      line(2, 'old1', [add('developer', B)], [true]) +
-        line(3, 'old2', [add('user', C)], [true]) +
-        line(4, 'old2:revert', [remove('user', C)], [true]),
-    );
-    const node = await startNode(dir, ['--compact-after-batches', '4']);
-    assert.deepEqual(await list(node, 'developer'), [A, B]);
-    assert.deepEqual(await list(node, 'user'), []);
-    assert.deepEqual(story((await audit(node)).records), [
-      `old2 (revert) remove_entry user ${C} changed=true by -`,
-      `old2 add_entry user ${C} changed=true by -`,
-      `old1 add_entry developer ${B} changed=true by -`,
-    ]);
-    assert.ok((await audit(node)).records.every((r) => r.appliedAt === undefined));
-    // The repeat of an old batch is still recognised (idempotency survives the format change).
-    const repeat = await apply(node, { batchId: 'old1', changes: [add('developer', B)] });
-    assert.equal(repeat.status, 200);
-    assert.equal((await audit(node)).records.length, 3);
-    // One more batch compacts: the old records move into the archive, and a version-2 snapshot is written.
-    assert.equal((await apply(node, { batchId: 'new', tokenId: 't', changes: [add('user', D)] })).status, 200);
-    assert.equal(JSON.parse(fs.readFileSync(path.join(dir, SNAPSHOT_FILE), 'utf8')).version, 2);
-    assert.equal(fs.readFileSync(path.join(dir, LOG_FILE), 'utf8'), '');
-    assert.deepEqual(
-      (await audit(node)).records.map((r) => r.batchId),
-      ['new', 'old2', 'old2', 'old1'],
+      [['b5', 5, undefined]],
     );
   });
 });

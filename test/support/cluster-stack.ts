@@ -8,6 +8,7 @@ import { startChildService, type ChildService } from '../../scripts/lib/child-se
 import type { RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-cluster';
 import { WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from '../../scripts/lib/service-env';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
+import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { testCluster } from './temporal-target';
 import { childEnv } from '../../config/settings';
@@ -37,7 +38,14 @@ export class ClusterStack {
     try {
       this.cluster = await testCluster();
       this.nodes = await Promise.all(
-        [1, 2, 3].map((i) => startStorageNode(`cluster-node-${i}`, { port: 0, dataDir: path.join(this.tmpDir, `node-${i}`), echo: false })),
+        [1, 2, 3].map((i) =>
+          startStorageNode(`cluster-node-${i}`, {
+            port: 0,
+            dataDir: path.join(this.tmpDir, `node-${i}`),
+            keysFile: testNodeKeysFile(),
+            echo: false,
+          }),
+        ),
       );
       this.apiPorts = [await freePort(), await freePort()];
       await Promise.all([0, 1].map((i) => this.startWorker(i)));
@@ -57,6 +65,7 @@ export class ClusterStack {
       TEMPORAL_TASK_QUEUE: this.taskQueue,
       API_TOKENS_FILE: this.tokensFile,
       STORAGE_NODES: this.nodes.map((n) => n.url).join(','),
+      STORAGE_NODE_KEYS_FILE: testNodeKeysFile(),
       DATABASE_URL: this.cluster.databaseUrl,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_IP: '0',

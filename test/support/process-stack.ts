@@ -9,6 +9,7 @@ import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/sto
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type DevServerSettings } from '../../scripts/lib/temporal-dev-server';
 import type { RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-cluster';
+import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
 import { childEnv } from '../../config/settings';
@@ -77,6 +78,7 @@ export class ProcessStack {
       API_TOKENS_FILE: this.tokensFile,
       DATABASE_FILE: path.join(this.tmpDir, 'read-model.sqlite'),
       STORAGE_NODES: this.nodes.map((n) => n.url).join(','),
+      STORAGE_NODE_KEYS_FILE: testNodeKeysFile(),
       LOG_LEVEL: 'warn',
       // One client address sends everything here: the rate limits have tests of their own.
       RATE_LIMIT_PER_IP: '0',
@@ -91,6 +93,7 @@ export class ProcessStack {
     return startStorageNode(`fault-node-${index + 1}`, {
       port,
       dataDir: path.join(this.tmpDir, `node-${index + 1}`),
+      keysFile: testNodeKeysFile(),
       echo: false,
       extraArgs: ['--enable-fault-api'],
     });

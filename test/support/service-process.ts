@@ -27,6 +27,7 @@ export function stackEnv(stack: Stack, extra: Record<string, string> = {}): Node
     TEMPORAL_TASK_QUEUE: stack.config.temporal.taskQueue,
     API_TOKENS_FILE: stack.config.apiTokensFile,
     STORAGE_NODES: stack.nodes.map((n) => n.url).join(','),
+    STORAGE_NODE_KEYS_FILE: stack.config.storageNodeKeysFile,
     LOG_LEVEL: 'info',
     ...extra,
   });

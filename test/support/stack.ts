@@ -11,6 +11,7 @@ import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer } from '../../scripts/lib/temporal-dev-server';
+import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
 import { childEnv } from '../../config/settings';
@@ -71,7 +72,13 @@ async function startStack(): Promise<Stack> {
 
   const nodes = await Promise.all(
     [1, 2, 3].map((i) =>
-      startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), echo: false, extraArgs: ['--enable-fault-api'] }),
+      startStorageNode(`node-${i}`, {
+        port: 0,
+        dataDir: path.join(tmpDir, `node-${i}`),
+        keysFile: testNodeKeysFile(),
+        echo: false,
+        extraArgs: ['--enable-fault-api'],
+      }),
     ),
   );
   const tokensFile = path.join(tmpDir, 'tokens.json');
@@ -87,6 +94,7 @@ async function startStack(): Promise<Stack> {
       CORS_ORIGINS: '',
       SSE_POLL_MS: '200',
       STORAGE_NODES: nodes.map((n) => n.url).join(','),
+      STORAGE_NODE_KEYS_FILE: testNodeKeysFile(),
       ALLOWED_DOMAINS: 'localhost,app.example',
       WHITELIST_MAX_BATCH_LEN: '100',
       WHITELIST_TIMEOUT_MS: '5000',

@@ -6,6 +6,7 @@ import { ownerKey, type WhitelistChange, type WhitelistKind } from '../../domain
 import { startStorageNode } from '../../scripts/lib/storage-nodes';
 import type { ListResponse } from '../../storage-node/protocol';
 import { request } from './http';
+import { signedHeaders } from './node-keys';
 import type { Stack } from './stack';
 
 export const randomEoa = () => '0x' + randomBytes(20).toString('hex');
@@ -38,7 +39,8 @@ export function postBatch(stack: Stack, body: unknown, options: { token?: string
 export async function nodeEntries(node: string, kind: WhitelistKind): Promise<string[]> {
   const entries: string[] = [];
   for (let after: string | undefined; ;) {
-    const res = await fetch(`${node}/v1/whitelists/${kind}${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`);
+    const url = `${node}/v1/whitelists/${kind}${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`;
+    const res = await fetch(url, { headers: signedHeaders('GET', url) });
     if (!res.ok) throw new Error(`${node} answered ${res.status}`);
     const page = (await res.json()) as ListResponse;
     entries.push(...page.entries);
@@ -51,10 +53,12 @@ export async function setFault(
   node: string,
   settings: { delayMs?: number; fault?: 'none' | 'garbage' | 'http500' | 'truncated' | 'wrong-shape' },
 ): Promise<void> {
-  const res = await fetch(`${node}/v1/faults`, {
+  const url = `${node}/v1/faults`;
+  const body = JSON.stringify(settings);
+  const res = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(settings),
+    headers: { 'content-type': 'application/json', ...signedHeaders('POST', url, body) },
+    body,
   });
   if (!res.ok) throw new Error(`fault API of ${node} answered ${res.status}`);
 }
@@ -67,6 +71,7 @@ export async function restartNode(stack: Stack, index: number): Promise<void> {
   stack.nodes[index] = await startStorageNode(old.name, {
     port,
     dataDir: path.join(stack.tmpDir, `node-${index + 1}`),
+    keysFile: stack.config.storageNodeKeysFile,
     echo: false,
     extraArgs: ['--enable-fault-api'],
   });

@@ -9,7 +9,7 @@ import { docSection } from '../../scripts/lib/doc-section';
 describe('config: rate limits and trusted proxies', () => {
   it('when nothing is set, then the documented defaults apply and no proxy is trusted', () => {
     const config = loadConfig({});
-    assert.deepEqual(config.rateLimits, { windowS: 10, perIp: 200, perWallet: 100, perToken: 2000 });
+    assert.deepEqual(config.rateLimits, { windowS: 10, perIp: 200, perWallet: 100, perToken: 2000, authFailuresPerIp: 20 });
     assert.deepEqual(config.trustProxy, []);
   });
 
@@ -21,7 +21,7 @@ describe('config: rate limits and trusted proxies', () => {
       RATE_LIMIT_PER_TOKEN: '9',
       TRUST_PROXY: 'loopback, 10.0.0.0/8',
     });
-    assert.deepEqual(config.rateLimits, { windowS: 60, perIp: 0, perWallet: 7, perToken: 9 });
+    assert.deepEqual(config.rateLimits, { windowS: 60, perIp: 0, perWallet: 7, perToken: 9, authFailuresPerIp: 20 });
     assert.deepEqual(config.trustProxy, ['loopback', '10.0.0.0/8']);
   });
 

@@ -5,12 +5,14 @@ import type { NodeResult } from '../../domain/whitelist-batch-plan';
 import { NodeFailure, type QuickApplyInput } from '../../workflows/definitions';
 
 const change = { op_type: 'add_entry', kind: 'user', entry: '0x52908400098527886E0F7030069857D2E4169EE7' } as const;
-const applied: NodeResult[] = [{ ...change, changed: true }];
+const applied: NodeResult[] = [{ ...change, changed: true, superseded: false }];
 
 function input(overrides: Partial<QuickApplyInput> = {}): QuickApplyInput {
   return {
     node: 'http://node-a',
     batchId: 'b1',
+    position: 1,
+    tokenId: 't',
     changes: [change],
     deadlineAt: Date.now() + 2000,
     attempts: 3,
@@ -41,6 +43,7 @@ describe('unit: the first round at one node (applyQuickly)', () => {
     assert.deepEqual(await applyQuickly(input(), { requestTimeoutMs: 10_000, post: n.post }), {
       status: 'applied',
       changed: applied.map((r) => r.changed),
+      superseded: applied.map((r) => r.superseded),
     });
     assert.equal(n.timeouts.length, 1);
   });

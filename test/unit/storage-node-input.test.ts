@@ -9,16 +9,20 @@ const badRequest = (err: unknown) => err instanceof ServiceError && err.status =
 describe('storage node input parsing', () => {
   describe('apply body', () => {
     it('when the body is well formed, then it comes back typed with only the known fields', () => {
-      const body = { batchId: 'b1', changes: [{ op_type: 'remove_entry', kind: 'developer', entry: '0xAbC' }] };
+      const body = {
+        batchId: 'b1',
+        position: 3,
+        changes: [{ op_type: 'remove_entry', kind: 'developer', entry: '0x52908400098527886E0F7030069857D2E4169EE7' }],
+      };
       assert.deepEqual(parseApplyRequest(body), body);
     });
 
     it('when changes is empty, then it is accepted', () => {
-      assert.deepEqual(parseApplyRequest({ batchId: 'b', changes: [] }), { batchId: 'b', changes: [] });
+      assert.deepEqual(parseApplyRequest({ batchId: 'b', position: 0, changes: [] }), { batchId: 'b', position: 0, changes: [] });
     });
 
     it('when a field is missing, mistyped, out of range or unknown, then it is a 400', () => {
-      const change = { op_type: 'add_entry', kind: 'user', entry: 'e' };
+      const change = { op_type: 'add_entry', kind: 'user', entry: '0x52908400098527886E0F7030069857D2E4169EE7' };
       for (const body of [
         null,
         'text',
@@ -32,14 +36,17 @@ describe('storage node input parsing', () => {
         { batchId: 'b', changes: [{ ...change, kind: 'users' }] },
         { batchId: 'b', changes: [{ ...change, entry: 'x'.repeat(257) }] },
         { batchId: 'b', changes: [{ ...change, note: 'hi' }] },
-        { batchId: 'b', changes: [change], deadline: 5 },
+        { batchId: 'b', position: 1, changes: [change], deadline: 5 },
+        { batchId: 'b', changes: [change] },
+        { batchId: 'b', position: '1', changes: [change] },
+        { batchId: 'b', position: 1, changes: [{ ...change, entry: 'not-even-an-address' }] },
       ]) {
         assert.throws(() => parseApplyRequest(body), badRequest, JSON.stringify(body));
       }
     });
 
     it('when batchId is exactly 200 characters, then it is accepted', () => {
-      assert.equal(parseApplyRequest({ batchId: 'x'.repeat(200), changes: [] }).batchId.length, 200);
+      assert.equal(parseApplyRequest({ batchId: 'x'.repeat(200), position: 1, changes: [] }).batchId.length, 200);
     });
   });
 
@@ -59,11 +66,13 @@ describe('storage node input parsing', () => {
   });
 
   describe('command line', () => {
-    it('when only port and data are given, then the defaults fill the rest', () => {
-      const config = parseStorageNodeArgs(['--port', '0', '--data', 'some/dir']);
+    it('when only port, data and keys file are given, then the defaults fill the rest', () => {
+      const config = parseStorageNodeArgs(['--port', '0', '--data', 'some/dir', '--keys-file', 'keys']);
       assert.equal(config.port, 0);
       assert.equal(config.host, '127.0.0.1');
       assert.equal(config.dataDir, path.resolve('some/dir'));
+      assert.equal(config.keysFile, path.resolve('keys'));
+      assert.equal(config.tls, undefined);
       assert.deepEqual(config.faults, { delayMs: 0, fault: 'none' });
       assert.equal(config.enableFaultApi, false);
       assert.ok(Object.isFrozen(config));
@@ -76,10 +85,16 @@ describe('storage node input parsing', () => {
         '0.0.0.0',
         '--data',
         '/tmp/x',
-        '--compact-after-batches',
-        '10',
-        '--remember-batches',
-        '50',
+        '--keys-file',
+        '/etc/node/keys',
+        '--tls-cert',
+        '/etc/node/cert.pem',
+        '--tls-key',
+        '/etc/node/key.pem',
+        '--remember-request-ids',
+        '1000',
+        '--kept-changes',
+        '5',
         '--delay-ms',
         '250',
         '--fault',
@@ -92,8 +107,10 @@ describe('storage node input parsing', () => {
           port: 7001,
           host: '0.0.0.0',
           dataDir: '/tmp/x',
-          compactAfterBatches: 10,
-          maxRememberedBatches: 50,
+          keysFile: '/etc/node/keys',
+          tls: { certFile: '/etc/node/cert.pem', keyFile: '/etc/node/key.pem' },
+          maxRememberedRequestIds: 1000,
+          keptChanges: 5,
           faults: { delayMs: 250, fault: 'http500' },
           enableFaultApi: true,
         },
@@ -101,19 +118,30 @@ describe('storage node input parsing', () => {
     });
 
     it('when an option is missing, unknown or out of range, then parsing throws', () => {
+      const base = ['--keys-file', 'k'];
       for (const args of [
-        ['--data', 'd'],
-        ['--port', '0'],
-        ['--port', '65536', '--data', 'd'],
-        ['--port', '-1', '--data', 'd'],
-        ['--port', '0', '--data', 'd', '--fault', 'slow'],
-        ['--port', '0', '--data', 'd', '--delay-ms', 'soon'],
-        ['--port', '0', '--data', 'd', '--compact-after-batches', '0'],
-        ['--port', '0', '--data', 'd', '--verbose'],
-        ['--port', '0', '--data', 'd', 'extra'],
+        ['--data', 'd', ...base],
+        ['--port', '0', ...base],
+        ['--port', '0', '--data', 'd'],
+        ['--port', '65536', '--data', 'd', ...base],
+        ['--port', '-1', '--data', 'd', ...base],
+        ['--port', '0', '--data', 'd', ...base, '--fault', 'slow'],
+        ['--port', '0', '--data', 'd', ...base, '--delay-ms', 'soon'],
+        ['--port', '0', '--data', 'd', ...base, '--remember-request-ids', '0'],
+        ['--port', '0', '--data', 'd', ...base, '--tls-cert', 'c.pem'],
+        ['--port', '0', '--data', 'd', ...base, '--tls-key', 'k.pem'],
+        ['--port', '0', '--data', 'd', ...base, '--verbose'],
+        ['--port', '0', '--data', 'd', ...base, 'extra'],
       ]) {
         assert.throws(() => parseStorageNodeArgs(args), Error, args.join(' '));
       }
+    });
+
+    it('when the keys file is missing, then the message says the node accepts only signed requests', () => {
+      assert.throws(
+        () => parseStorageNodeArgs(['--port', '0', '--data', 'd']),
+        /--keys-file is required: the node accepts only requests signed/,
+      );
     });
   });
 });

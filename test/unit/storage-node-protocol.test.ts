@@ -1,22 +1,19 @@
 import assert from 'node:assert/strict';
 import { parseApplyAnswer } from '../../activities/storage-node-client';
-import { auditRecordsOf } from '../../storage-node/audit-trail';
 import { checkApplyRequest, checkAuditResponse } from '../../storage-node/protocol';
-import { toApplyResponse, WhitelistState } from '../../storage-node/whitelist-state';
+import { parseApplyRequest } from '../../storage-node/validate';
 
 const change = { op_type: 'add_entry' as const, kind: 'user' as const, entry: '0x52908400098527886E0F7030069857D2E4169EE7' };
 
 describe('unit: the storage-node wire contract is one module (storage-node/protocol.ts)', () => {
   it('when the node answers an apply, then the client reads that very answer, and refuses one off the contract', () => {
-    const state = new WhitelistState();
-    const plan = state.plan('b1', [change], { tokenId: 't', appliedAt: '2024-01-01T00:00:00.000Z' });
-    assert.equal(plan.type, 'new');
-    const answer = JSON.stringify(toApplyResponse(plan.record));
-    const request = { node: 'http://n', batchId: 'b1', changes: [change], tokenId: 't' };
-    assert.deepEqual(parseApplyAnswer(answer, request), [{ ...change, changed: true }]);
+    const answer = JSON.stringify({ batchId: 'b1', results: [{ ...change, changed: true, superseded: false }] });
+    const request = { node: 'http://n', batchId: 'b1', position: 1, changes: [change], tokenId: 't' };
+    assert.deepEqual(parseApplyAnswer(answer, request), [{ ...change, changed: true, superseded: false }]);
     for (const bad of [
       '{"ok":true}',
-      '{"batchId":"b1","results":[{"kind":"user","entry":"x","op_type":"add_entry","changed":"yes"}]}',
+      '{"batchId":"b1","results":[{"kind":"user","entry":"x","op_type":"add_entry","changed":"yes","superseded":false}]}',
+      '{"batchId":"b1","results":[{"kind":"user","entry":"x","op_type":"add_entry","changed":true}]}',
       '{"batchId":"b2","results":[]}',
       'nope',
     ]) {
@@ -24,30 +21,44 @@ describe('unit: the storage-node wire contract is one module (storage-node/proto
     }
   });
 
-  it('when an apply request carries the audit fields, then the contract accepts them, and refuses unknown ones', () => {
-    assert.equal(checkApplyRequest({ batchId: 'b:revert', changes: [change], tokenId: 't', revertOf: 'b' }).ok, true);
-    assert.equal(checkApplyRequest({ batchId: 'b', changes: [change], token: 'secret' }).ok, false);
+  it('when an apply request carries its position, token and revert flag, then the contract accepts them, and refuses unknown or missing ones', () => {
+    assert.equal(checkApplyRequest({ batchId: 'b', position: 5, changes: [change], tokenId: 't', revert: true }).ok, true);
+    assert.equal(checkApplyRequest({ batchId: 'b', changes: [change] }).ok, false, 'position is required');
+    assert.equal(checkApplyRequest({ batchId: 'b', position: -1, changes: [change] }).ok, false);
+    assert.equal(checkApplyRequest({ batchId: 'b', position: 1.5, changes: [change] }).ok, false);
+    assert.equal(checkApplyRequest({ batchId: 'b', position: 1, changes: [change], token: 'secret' }).ok, false);
   });
 
-  it('when a logged revert batch (new or legacy) becomes audit records, then each names the batch it undid and passes the contract', () => {
-    const legacy = auditRecordsOf({ seq: 4, batchId: 'x:revert', changes: [change], changed: [true] });
-    const current = auditRecordsOf({
-      seq: 5,
-      batchId: 'y:revert',
-      revertOf: 'y',
+  it('when an entry is not an EOA in its EIP-55 form, then the node refuses the whole request (400)', () => {
+    for (const entry of [
+      'not-even-an-address',
+      '0x52908400098527886e0f7030069857d2e4169ee7',
+      '0x52908400098527886E0F7030069857D2E4169Ee7',
+    ]) {
+      assert.throws(
+        () => parseApplyRequest({ batchId: 'b', position: 1, changes: [change, { ...change, entry }] }),
+        (err: Error & { status?: number }) => err.status === 400 && /changes\.1\.entry/.test(err.message),
+        entry,
+      );
+    }
+    assert.deepEqual(parseApplyRequest({ batchId: 'b', position: 1, changes: [change] }).changes, [change]);
+  });
+
+  it('when an audit page carries the order and the verdicts, then it passes the contract, and a record without its time does not', () => {
+    const record = {
+      seq: 1,
+      index: 0,
+      batchId: 'b',
+      position: 7,
+      revert: false,
+      ...change,
+      changed: true,
+      superseded: false,
       tokenId: 't',
       appliedAt: '2024-01-01T00:00:00.000Z',
-      changes: [change],
-      changed: [false],
-    });
-    assert.deepEqual(
-      legacy.map((r) => [r.batchId, r.revert, r.tokenId]),
-      [['x', true, undefined]],
-    );
-    assert.deepEqual(
-      current.map((r) => [r.batchId, r.revert, r.tokenId, r.changed]),
-      [['y', true, 't', false]],
-    );
-    assert.equal(checkAuditResponse({ records: [...current, ...legacy] }).ok, true);
+    };
+    assert.equal(checkAuditResponse({ records: [record], next: '1:0' }).ok, true);
+    const { appliedAt: _dropped, ...untimed } = record;
+    assert.equal(checkAuditResponse({ records: [untimed] }).ok, false);
   });
 });

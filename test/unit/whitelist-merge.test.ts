@@ -3,16 +3,18 @@ import fc from 'fast-check';
 import { mergeAuditPages, mergeEntryPages, type AuditCursors, type NodeAuditPage } from '../../api/whitelist-merge';
 import { compareEntries, type AuditRecord } from '../../storage-node/protocol';
 
-const record = (seq: number, index: number, appliedAt: string | undefined, batchId = `b${seq}`): AuditRecord => ({
+const record = (seq: number, index: number, appliedAt: string, batchId = `b${seq}`): AuditRecord => ({
   seq,
   index,
   batchId,
+  position: seq,
   revert: false,
   op_type: 'add_entry',
   kind: 'user',
   entry: `e${seq}.${index}`,
   changed: true,
-  ...(appliedAt === undefined ? {} : { appliedAt }),
+  superseded: false,
+  appliedAt,
 });
 
 /** A node's whole trail, newest first, served in pages of `limit` after a cursor, as the node does. */
@@ -34,9 +36,9 @@ describe("unit: merging the storage nodes' pages (api/whitelist-merge.ts)", () =
     assert.deepEqual(mergeEntryPages([], 5), { entries: [] });
   });
 
-  it('when records carry times, then the merge is newest first, records without a time last, ties by node', () => {
+  it('when records carry times, then the merge is newest first, ties by node', () => {
     const pages: NodeAuditPage[] = [
-      { node: 'http://b', records: [record(3, 0, '2024-01-01T00:00:03.000Z'), record(1, 0, undefined)] },
+      { node: 'http://b', records: [record(3, 0, '2024-01-01T00:00:03.000Z'), record(1, 0, '2024-01-01T00:00:00.000Z')] },
       { node: 'http://a', records: [record(9, 1, '2024-01-01T00:00:03.000Z'), record(9, 0, '2024-01-01T00:00:02.000Z')] },
     ];
     const page = mergeAuditPages(pages, 10);

@@ -21,6 +21,7 @@ import { createActivities } from '../../activities';
 import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
 import { TokenStore } from '../../tokens/token-store';
+import { testNodeTransport } from '../support/node-keys';
 import { eventTypes, timeSkippingEnv, updateEvents, workflowWorker } from './env';
 
 const HOUR = 3_600_000;
@@ -46,6 +47,7 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     const activities = createActivities({
       tokens: new TokenStore(path.join(tmp, 'tokens.json')),
       nodeRequestTimeoutMs: 1000,
+      nodeTransport: testNodeTransport(),
       executions: store,
     });
     stopWorker = (await workflowWorker(env, taskQueue, activities)).stop;

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { toChecksumAddress } from '../../domain/eoa';
+import { NodeStore } from '../../storage-node/node-store';
+import type { WhitelistChange } from '../../storage-node/protocol';
+import { tempDataDir } from './node-process';
+
+const eoa = (n: number) => toChecksumAddress(`0x${n.toString(16).padStart(40, '0')}`);
+const add = (kind: WhitelistChange['kind'], entry: string): WhitelistChange => ({ op_type: 'add_entry', kind, entry });
+const remove = (kind: WhitelistChange['kind'], entry: string): WhitelistChange => ({ op_type: 'remove_entry', kind, entry });
+const X = eoa(0xa1);
+const Y = eoa(0xb2);
+
+describe('storage node store (in-process, SQLite)', () => {
+  let dir: string;
+  let store: NodeStore;
+  beforeEach(() => {
+    dir = path.join(tempDataDir(), 'not-yet');
+    store = NodeStore.open({ dataDir: dir });
+  });
+  afterEach(() => {
+    store.close();
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  });
+
+  it('when the data directory does not exist, then it is created', () => {
+    assert.ok(fs.existsSync(dir));
+  });
+
+  it('when a batch adds and removes one entry, then each result says whether it changed the set, in order', () => {
+    const answer = store.apply({ batchId: 'b1', position: 1, changes: [add('user', X), remove('user', X), add('user', Y)] });
+    assert.deepEqual(
+      answer.results.map((r) => [r.changed, r.superseded]),
+      [
+        [true, false],
+        [true, false],
+        [true, false],
+      ],
+    );
+    assert.deepEqual(store.listPage('user', undefined, 10).entries, [Y]);
+  });
+
+  it('when a batch comes again, then it answers as the first time and applies nothing again', () => {
+    const first = store.apply({ batchId: 'b1', position: 1, changes: [add('developer', X)] });
+    store.apply({ batchId: 'b2', position: 2, changes: [remove('developer', X)] });
+    const again = store.apply({ batchId: 'b1', position: 1, changes: [add('developer', X)] });
+    assert.deepEqual(again, first);
+    assert.equal(store.has('developer', X), false, 'the newer remove still decides');
+  });
+
+  it('when an older batch arrives after a newer one, then it is acknowledged as superseded and the newer one stays', () => {
+    store.apply({ batchId: 'new', position: 20, changes: [remove('developer', X)] });
+    const late = store.apply({ batchId: 'old', position: 10, changes: [add('developer', X)] });
+    assert.deepEqual(late.results[0], { ...add('developer', X), changed: false, superseded: true });
+    assert.equal(store.has('developer', X), false);
+  });
+
+  it('when a failed batch is reverted, then its change is undone only where nothing newer decided the entry', () => {
+    store.apply({ batchId: 'a', position: 1, changes: [add('user', X), add('user', Y)] });
+    store.apply({ batchId: 'c', position: 3, changes: [add('user', Y)] });
+    const revert = store.apply({ batchId: 'a', position: 1, revert: true, changes: [add('user', X), add('user', Y)] });
+    assert.deepEqual(
+      revert.results.map((r) => r.changed),
+      [true, false],
+    );
+    assert.deepEqual(store.listPage('user', undefined, 10).entries, [Y]);
+  });
+
+  it('when the store is closed and opened again, then the sets, the order of each entry and the audit trail are as they were', () => {
+    store.apply({ batchId: 'b2', position: 2, changes: [add('developer', X)], tokenId: 'alice' });
+    store.close();
+    store = NodeStore.open({ dataDir: dir });
+    assert.equal(store.has('developer', X), true);
+    assert.equal(store.apply({ batchId: 'b1', position: 1, changes: [remove('developer', X)] }).results[0].superseded, true);
+    assert.deepEqual(
+      store.auditPage({ limit: 10 }).records.map((r) => [r.seq, r.batchId, r.superseded, r.tokenId]),
+      [
+        [2, 'b1', true, undefined],
+        [1, 'b2', false, 'alice'],
+      ],
+    );
+  });
+
+  it('when a whitelist is read page by page, then the pages follow one order (case-insensitive) with no gap or repeat', () => {
+    const entries = Array.from({ length: 25 }, (_, i) => eoa(0x1000 + i * 7919));
+    store.apply({ batchId: 'b', position: 1, changes: entries.map((e) => add('user', e)) });
+    const seen: string[] = [];
+    for (let after: string | undefined; ;) {
+      const page = store.listPage('user', after, 4);
+      seen.push(...page.entries);
+      if (page.next === undefined) break;
+      after = page.next;
+    }
+    assert.deepEqual(
+      seen,
+      [...entries].sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1)),
+    );
+  });
+
+  it('when the audit trail is filtered by entry, token and time and paged by cursor, then each page is newest first and pages join without gap', () => {
+    for (let i = 1; i <= 6; i++)
+      store.apply({ batchId: `b${i}`, position: i, changes: [add('user', i % 2 ? X : Y)], tokenId: i <= 3 ? 'alice' : 'bob' });
+    assert.deepEqual(
+      store.auditPage({ entry: X, limit: 10 }).records.map((r) => r.batchId),
+      ['b5', 'b3', 'b1'],
+    );
+    assert.deepEqual(
+      store.auditPage({ tokenId: 'alice', limit: 10 }).records.map((r) => r.batchId),
+      ['b3', 'b2', 'b1'],
+    );
+    assert.deepEqual(store.auditPage({ since: new Date(Date.now() + 60_000).toISOString(), limit: 10 }).records, []);
+    const page1 = store.auditPage({ limit: 4 });
+    assert.equal(page1.next, '3:0');
+    const [seq, index] = page1.next.split(':').map(Number);
+    const page2 = store.auditPage({ limit: 4, before: { seq, index } });
+    assert.deepEqual(
+      [...page1.records, ...page2.records].map((r) => r.batchId),
+      ['b6', 'b5', 'b4', 'b3', 'b2', 'b1'],
+    );
+    assert.equal(page2.next, undefined);
+  });
+});
