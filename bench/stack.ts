@@ -133,6 +133,8 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
         RATE_LIMIT_PER_IP: '0',
         RATE_LIMIT_PER_WALLET: '0',
         RATE_LIMIT_PER_TOKEN: '0',
+        RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
+        SSE_MAX_STREAMS_PER_CLIENT: '100000',
         // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
         WORKER_METRICS_PORT: '0',
       },

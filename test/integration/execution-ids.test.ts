@@ -28,13 +28,9 @@ describe('execution ids never cross runs: an id is refused for ever once used, a
     const intent = sampleIntent();
     assert.equal((await prepare(stack, wallet, { executionId, intent })).status, 201);
     assert.equal((await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId))).status, 200);
-    await eventually(async () => (await listHttp(stack.api.url, wallet.id)).body?.result?.[0]?.status === 'CANCELLED');
+    await eventually(async () => (await listHttp(stack.api.url, wallet.id)).body?.result?.[0]?.status === 'CANCELLED', 15_000);
     // What retention does to a closed run: Temporal deletes it. Only the read model remembers.
     const workflowId = executionWorkflowId(wallet.id, executionId);
-    await stack.client.workflowService.terminateWorkflowExecution({
-      namespace: stack.config.temporal.namespace,
-      workflowExecution: { workflowId },
-    });
     await stack.client.workflowService.deleteWorkflowExecution({
       namespace: stack.config.temporal.namespace,
       workflowExecution: { workflowId },
@@ -46,7 +42,7 @@ describe('execution ids never cross runs: an id is refused for ever once used, a
       } catch {
         return true;
       }
-    });
+    }, 15_000);
 
     const other = newWallet();
     const again = await prepare(stack, wallet, { executionId, intent, signerPublicKey: other.id });

@@ -321,7 +321,7 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
           .slice(1)
           .flatMap((c) => [
             `${failId} add_entry ${c.entry} changed=true on ${owner(c)}`,
-            `${failId} revert remove_entry ${c.entry} changed=true on ${owner(c)}`,
+            `${failId} revert add_entry ${c.entry} changed=true on ${owner(c)}`,
           ]),
         ...late.map((c) => `${lateId} add_entry ${c.entry} changed=true on ${owner(c)}`),
       ]);
@@ -332,7 +332,7 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
       // Per entry: the 500 batch's change on a node that applied it shows the add, then (newer) its revert.
       const reverted = await get(`/chain/whitelists/audit?entry=${failing[1].entry.toLowerCase()}`, tokens.audit);
       assert.deepEqual(reverted.body.result.map(line), [
-        `${failId} revert remove_entry ${failing[1].entry} changed=true on ${owner(failing[1])}`,
+        `${failId} revert add_entry ${failing[1].entry} changed=true on ${owner(failing[1])}`,
         `${failId} add_entry ${failing[1].entry} changed=true on ${owner(failing[1])}`,
       ]);
       assert.deepEqual((await get(`/chain/whitelists/audit?entry=${failing[0].entry}`, tokens.audit)).body.result, []);

@@ -84,6 +84,8 @@ export class ProcessStack {
       RATE_LIMIT_PER_IP: '0',
       RATE_LIMIT_PER_WALLET: '0',
       RATE_LIMIT_PER_TOKEN: '0',
+      RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
+      SSE_MAX_STREAMS_PER_CLIENT: '100000',
       // any free port: a second worker on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
     });

@@ -103,6 +103,8 @@ async function startStack(): Promise<Stack> {
       RATE_LIMIT_PER_IP: '0',
       RATE_LIMIT_PER_WALLET: '0',
       RATE_LIMIT_PER_TOKEN: '0',
+      RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
+      SSE_MAX_STREAMS_PER_CLIENT: '100000',
     }),
   );
   const tokens: Record<string, string> = {
