@@ -65,7 +65,7 @@ export async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChan
   const batchId = randomUUID();
   await Promise.all(
     [...groups].map(async ([node, items]) => {
-      const payload = { batchId, changes: items.map((i) => i.item) };
+      const payload = { batchId, position: Date.now(), changes: items.map((i) => i.item) };
       // JsonClient sends JSON.stringify(payload): the same bytes as signed here.
       const signature = signRequest(keys, { method: 'POST', target: ROUTES.apply, body: JSON.stringify(payload) });
       const answer = await http.post(`${node}${ROUTES.apply}`, payload, signature);
