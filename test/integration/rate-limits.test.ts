@@ -181,7 +181,10 @@ describe('rate limits: per client without a token, per wallet once its signature
   });
 
   it('when two APIs share the PostgreSQL read model, then together they admit one limit, not two', async function () {
-    if (!postgresBinDir()) this.skip();
+    if (!postgresBinDir()) {
+      console.log('    PostgreSQL server binaries are not installed (pg_config --bindir): the shared-limit test is skipped');
+      this.skip();
+    }
     const pg: ThrowawayPostgres = await startThrowawayPostgres('limits');
     try {
       const database = { ...stack.config.database, url: pg.url };
