@@ -12,16 +12,28 @@ import { createRateLimits } from './rate-limit';
 import { requestLog } from './request-log';
 import { docsRoutes } from './routes/docs';
 import { executionRoutes } from './routes/executions';
-import { healthRoutes } from './routes/health';
-import { metricsRoutes } from './routes/metrics';
+import { healthRoutes, operatorRoutes, probeTemporal } from './routes/health';
+import { SharedProbe } from './readiness';
+import { nodeName } from './node-names';
 import { whitelistReadRoutes } from './routes/whitelist-reads';
 import { whitelistRoutes } from './routes/whitelists';
 import { StorageNodeReads } from './storage-node-reads';
 import { WhitelistReads } from './whitelist-reads';
 import { WhitelistService } from './whitelist-service';
 
-/** The Koa app, with its router (tests read the registered routes off it), its metrics and its SSE hub. */
-export type ServiceApp = Koa & { readonly router: Router; readonly metrics: ApiMetrics; readonly events: ExecutionEventHub };
+/**
+ * The public Koa app, with its router (tests read the registered routes off it), its metrics, its
+ * SSE hub and the operator app (metrics and detailed readiness, served on the operator port).
+ */
+export type ServiceApp = Koa & {
+  readonly router: Router;
+  readonly metrics: ApiMetrics;
+  readonly events: ExecutionEventHub;
+  readonly operator: Koa;
+};
+
+/** How long the public /readyz reuses one Temporal probe. */
+const READINESS_MAX_AGE_MS = 1000;
 
 /** Builds the Koa app from its dependencies; the caller binds it to a port. */
 export function createApp(deps: AppDeps): ServiceApp {
@@ -35,8 +47,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   const metrics = createApiMetrics();
   const limits = createRateLimits(deps.config, deps.limiterStore);
 
-  healthRoutes(router, deps, metrics.registry);
-  metricsRoutes(router, metrics.registry);
+  healthRoutes(router, new SharedProbe(() => probeTemporal(deps), READINESS_MAX_AGE_MS));
   docsRoutes(router, buildOpenApiDocument(deps.config));
   executionRoutes(router, deps, executions, limits, events);
   whitelistRoutes(router, deps, whitelists, limits);
@@ -44,7 +55,10 @@ export function createApp(deps: AppDeps): ServiceApp {
   whitelistReadRoutes(
     router,
     deps,
-    new WhitelistReads(deps.storageNodes, new StorageNodeReads(deps.config.request.timeoutMs, deps.nodeTransport)),
+    new WhitelistReads(
+      deps.storageNodes,
+      new StorageNodeReads(deps.config.request.timeoutMs, deps.nodeTransport, (node) => nodeName(deps.storageNodes, node)),
+    ),
     limits,
   );
 
@@ -70,5 +84,10 @@ export function createApp(deps: AppDeps): ServiceApp {
   });
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return Object.assign(app, { router, metrics, events });
+  const operator = new Koa({ proxy: false });
+  const operatorRouter = new Router();
+  operatorRoutes(operatorRouter, deps, metrics.registry, () => app.context.shuttingDown);
+  operator.use(operatorRouter.routes());
+  operator.use(operatorRouter.allowedMethods());
+  return Object.assign(app, { router, metrics, events, operator });
 }

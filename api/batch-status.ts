@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { nodeName } from './node-names';
 import { changeState, type BatchChangeStatus } from '../domain/batch-status';
 import type { WhitelistKind } from '../domain/whitelist-messages';
 import {
@@ -40,8 +41,9 @@ function publicOutcome(outcome: WhitelistBatchOutcome): NonNullable<BatchStatus[
 /**
  * Reads a batch from its workflow while Temporal keeps it: `describe` for the times and status,
  * the `batchProgress` query for the outcome and each change. Queries write nothing to history.
+ * Each change names its node as `node-N` (`nodes`: STORAGE_NODES), never by address.
  */
-export async function readBatchStatus(client: Client, batchId: string): Promise<BatchStatus> {
+export async function readBatchStatus(client: Client, batchId: string, nodes: readonly string[]): Promise<BatchStatus> {
   const handle = client.workflow.getHandle(whitelistBatchWorkflowId(batchId));
   let description: Awaited<ReturnType<typeof handle.describe>>;
   let summary: WhitelistBatchSummary;
@@ -58,7 +60,7 @@ export async function readBatchStatus(client: Client, batchId: string): Promise<
     op_type,
     kind,
     entry,
-    node,
+    node: nodeName(nodes, node),
     state: changeState(summary.nodes[node] ?? 'pending', httpStatus, running),
     ...(changed === undefined ? {} : { changed }),
     ...(superseded ? { superseded } : {}),

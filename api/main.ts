@@ -18,7 +18,7 @@ async function main() {
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');
   const api = await startApi(config, { temporalAddress: config.temporal.address ?? '127.0.0.1:7233', storageNodes, logger });
-  lifecycle.info({ url: api.url }, 'api listening');
+  lifecycle.info({ url: api.url, operatorUrl: api.operatorUrl }, 'api listening');
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     // A second signal while draining changes nothing: the grace period already bounds the wait.

@@ -374,7 +374,7 @@ function whitelistReadPaths(): Json {
   };
 }
 
-/** Operability routes: probes, metrics and this document. */
+/** Operability routes of the public port: probes and this document (metrics are on the operator port). */
 function operationsPaths(): Json {
   const plain = (operationId: string, summary: string, responses: Json) => ({
     get: { operationId, summary, tags: ['operations'], security: [], parameters: [param('requestId')], responses },
@@ -383,19 +383,12 @@ function operationsPaths(): Json {
     '/healthz': plain('health', 'Liveness: the process is up', { 200: answer('up', ref('Health')) }),
     '/readyz': plain(
       'readiness',
-      'Readiness of this process: Temporal answers (2 s probe) and the process is not shutting down. Storage nodes do not gate it: their health is the `storageNodes` field (and the intent_storage_node_up metric), so one node down never takes the API out of a load balancer',
+      "Readiness of this process: Temporal answers (one 2 s probe shared by every caller for a second) and the process is not shutting down. Storage nodes do not gate it, so one node down never takes the API out of a load balancer. Metrics and the storage nodes' health are on the operator port (OPERATOR_PORT), not here",
       {
-        200: answer('this process can serve (storage nodes may be down: see storageNodes)', ref('Readiness')),
+        200: answer('this process can serve', ref('Readiness')),
         503: answer('Temporal unreachable or the process shutting down; `down` names which', ref('Readiness')),
       },
     ),
-    '/metrics': plain('metrics', 'Prometheus metrics of this API process', {
-      200: {
-        description: 'Prometheus text exposition format 0.0.4',
-        headers: requestIdHeader,
-        content: { 'text/plain': { schema: { type: 'string' } } },
-      },
-    }),
     '/openapi.json': plain('openapi', 'This document', { 200: answer('the OpenAPI 3.1 document', { type: 'object' }) }),
   };
 }

@@ -135,7 +135,7 @@ export const healthSchema = { type: 'object', required: ['ok'], properties: { ok
 
 export const readinessSchema = {
   type: 'object',
-  required: ['ready', 'checks', 'down', 'storageNodes'],
+  required: ['ready', 'checks', 'down'],
   properties: {
     ready: { type: 'boolean', description: 'this process can serve: Temporal answers and it is not shutting down' },
     checks: {
@@ -147,12 +147,6 @@ export const readinessSchema = {
       type: 'array',
       items: { type: 'string', enum: ['temporal', 'process'] },
       description: 'the names of `checks` that make this process unready',
-    },
-    storageNodes: {
-      type: 'object',
-      description:
-        'each storage node URL and whether it answered its /healthz (2 s probe); detail for alerts, never a reason for 503 (also the metric intent_storage_node_up)',
-      additionalProperties: { type: 'string', enum: ['up', 'down'] },
     },
   },
 } as const;
@@ -214,7 +208,11 @@ export const whitelistBatchStatusAnswerSchema = {
               op_type: opType,
               kind,
               entry: eoa,
-              node: { type: 'string', description: 'the storage node that owns the entry' },
+              node: {
+                type: 'string',
+                pattern: '^node-([1-9][0-9]*|retired)$',
+                description: 'the storage node that owns the entry: node-N, its place in STORAGE_NODES (never its address)',
+              },
               state: {
                 type: 'string',
                 enum: ['applied', 'pending', 'reverted', 'not-applied', 'unknown'],
@@ -260,7 +258,11 @@ export const whitelistAuditAnswerSchema = {
           entry: { type: 'string' },
           changed: { type: 'boolean' },
           superseded: { type: 'boolean', description: 'true when a newer batch had already decided the entry: recorded, not applied' },
-          node: { type: 'string', description: 'the storage node that applied it' },
+          node: {
+            type: 'string',
+            pattern: '^node-([1-9][0-9]*|retired)$',
+            description: 'the storage node that applied it: node-N, its place in STORAGE_NODES (never its address)',
+          },
           tokenId: { type: 'string', description: 'the token id the signed request to the node carried' },
           appliedAt: { ...isoTime, description: "the node's clock when it made the change durable" },
         },

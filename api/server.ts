@@ -14,6 +14,8 @@ import { startBatchWorker, type BatchWorker } from './batch-worker';
 
 export interface RunningApi {
   url: string;
+  /** The operator endpoints (`/metrics`, detailed `/readyz`); undefined with OPERATOR_PORT=off. */
+  operatorUrl?: string;
   server: Server;
   app: ServiceApp;
   /** The API's worker for whitelist batches (API_BATCH_WORKER); `eager()` is set while it runs. */
@@ -78,10 +80,24 @@ export async function startApi(
     await database.close().catch(() => undefined);
     throw err;
   });
-  const { address, port } = server.address() as AddressInfo;
-  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  const url = urlOf(server);
+  const operatorHandle = app.operator.callback();
+  const operatorServer = config.operator && createServer((req, res) => void operatorHandle(req, res));
+  if (operatorServer && config.operator) {
+    const { host, port } = config.operator;
+    await new Promise<void>((resolve, reject) => {
+      operatorServer.once('error', reject);
+      operatorServer.listen(port, host, () => resolve());
+    }).catch(async (err) => {
+      await new Promise((resolve) => server.close(resolve));
+      await batchWorker.close();
+      await database.close().catch(() => undefined);
+      throw err;
+    });
+  }
   return {
     url,
+    operatorUrl: operatorServer ? urlOf(operatorServer) : undefined,
     server,
     app,
     batchWorker,
@@ -99,6 +115,10 @@ export async function startApi(
       }, graceMs);
       await closed;
       clearTimeout(timer);
+      if (operatorServer) {
+        operatorServer.closeAllConnections();
+        await new Promise((resolve) => operatorServer.close(resolve));
+      }
       // A call the API stopped waiting for may still be retrying: closing under it would throw.
       await settleAbandoned(client);
       // After the requests: a batch being answered may still need a workflow task run here.
@@ -108,6 +128,11 @@ export async function startApi(
       return cut;
     },
   };
+}
+
+function urlOf(server: Server): string {
+  const { address, port } = server.address() as AddressInfo;
+  return `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 }
 
 /**

@@ -28,13 +28,15 @@ export interface NodeAuditQuery {
 
 /**
  * The API's reads from the storage nodes, over their wire contract (storage-node/protocol.ts).
- * A node that does not answer, answers non-2xx or off-contract is a 503 naming the node: the
+ * A node that does not answer, answers non-2xx or off-contract is a 503 naming the node (node-N): the
  * caller cannot get a complete answer now and may retry.
  */
 export class StorageNodeReads {
   constructor(
     private readonly timeoutMs: number,
     private readonly transport: NodeTransport,
+    /** How an answer names a node (never its address: api/node-names.ts). */
+    private readonly name: (node: string) => string,
   ) {}
 
   /** At most `limit` entries of `kind` after `after`, in compareEntries order. */
@@ -60,14 +62,14 @@ export class StorageNodeReads {
     try {
       answer = await getJson(`${node}${path}`, { timeoutMs: this.timeoutMs, transport: this.transport });
     } catch (err) {
-      throw unavailable(`storage node ${node} did not answer; try again later`, NODE_DOWN_RETRY_AFTER_S, err);
+      throw unavailable(`storage node ${this.name(node)} did not answer; try again later`, NODE_DOWN_RETRY_AFTER_S, err);
     }
     const { status, text } = answer;
     // A 4xx means this API built a request the node refuses (or signed it with a key the node
     // does not hold): our fault, not the node's.
     if (status >= 400 && status < 500) throw internal(`storage node ${node} refused ${path} with HTTP ${status}: ${text.slice(0, 200)}`);
     if (status < 200 || status > 299)
-      throw unavailable(`storage node ${node} answered HTTP ${status}; try again later`, NODE_DOWN_RETRY_AFTER_S);
+      throw unavailable(`storage node ${this.name(node)} answered HTTP ${status}; try again later`, NODE_DOWN_RETRY_AFTER_S);
     let checked: Checked<T>;
     try {
       checked = check(JSON.parse(text));
@@ -75,7 +77,10 @@ export class StorageNodeReads {
       checked = { ok: false, problem: 'not JSON' };
     }
     if (!checked.ok)
-      throw unavailable(`storage node ${node} answered off its contract (${checked.problem}); try again later`, NODE_DOWN_RETRY_AFTER_S);
+      throw unavailable(
+        `storage node ${this.name(node)} answered off its contract (${checked.problem}); try again later`,
+        NODE_DOWN_RETRY_AFTER_S,
+      );
     return checked.value;
   }
 }

@@ -36,10 +36,26 @@ export function isUnknownOutcome(err: unknown): boolean {
 }
 
 /**
+ * True when Temporal refused a query or Update because the workflow's last task failed or timed out
+ * and is being retried (gRPC FAILED_PRECONDITION, "Workflow Task in failed state"). Nothing was
+ * applied; the workflow answers again once a task completes, so the caller should retry.
+ */
+export function isWorkflowTaskRetrying(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isGrpcServiceError(e) && e.code === 9 && /workflow task in failed state/i.test(e.details ?? e.message)) return true;
+  }
+  return false;
+}
+
+/** Seconds a client should wait before retrying a call to a workflow whose task is being retried. */
+export const TASK_RETRY_AFTER_S = 2;
+
+/**
  * Maps what the Temporal client throws to a ServiceError. `known` maps ApplicationFailure types of
  * rejected Updates to answers. A call whose outcome is unknown (deadline passed, load shed,
  * Temporal unreachable) is a 503 with Retry-After: every route makes the same request safe to
- * repeat. Anything else is a 500 whose details go only to the log.
+ * repeat. A workflow whose task is being retried (slow or restarted worker) refused the call: also
+ * 503 + Retry-After. Anything else is a 500 whose details go only to the log.
  */
 export function mapTemporalError(err: unknown, what: string, known: Record<string, (message: string) => ServiceError> = {}): ServiceError {
   if (err instanceof ServiceError) return err;
@@ -55,6 +71,9 @@ export function mapTemporalError(err: unknown, what: string, known: Record<strin
       UNKNOWN_OUTCOME_RETRY_AFTER_S,
       err,
     );
+  }
+  if (isWorkflowTaskRetrying(err)) {
+    return unavailable(`the ${what} cannot answer until its worker completes a retried task; retry shortly`, TASK_RETRY_AFTER_S, err);
   }
   return internal(`temporal call failed for ${what}`, err);
 }

@@ -1,4 +1,5 @@
 import { ServiceError, unavailable } from '../domain/errors';
+import { nodeName } from './node-names';
 import { ownerOf } from '../domain/rendezvous';
 import { ownerKeyOfChecksummed, type WhitelistKind } from '../domain/whitelist-messages';
 import { AUDIT_CURSOR_PATTERN } from '../storage-node/protocol';
@@ -51,13 +52,13 @@ export interface Page<T> {
  * Every node's answer, or one 503 naming every node that did not give one: a list or an audit
  * page built without a node would be silently partial.
  */
-async function fromEveryNode<T>(nodes: readonly string[], ask: (node: string) => Promise<T>): Promise<T[]> {
+async function fromEveryNode<T>(nodes: readonly string[], all: readonly string[], ask: (node: string) => Promise<T>): Promise<T[]> {
   const settled = await Promise.allSettled(nodes.map(ask));
   const failures = settled.flatMap((s, i) => (s.status === 'rejected' ? [{ node: nodes[i], reason: s.reason as unknown }] : []));
   if (failures.length === 0) return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
   const ours = failures.find((f) => !(f.reason instanceof ServiceError && f.reason.status === 503));
   if (ours) throw ours.reason;
-  const names = failures.map((f) => f.node).join(', ');
+  const names = failures.map((f) => nodeName(all, f.node)).join(', ');
   throw unavailable(
     `storage node(s) ${names} did not answer, so the answer would be incomplete; try again later`,
     NODE_DOWN_RETRY_AFTER_S,
@@ -78,7 +79,7 @@ export class WhitelistReads {
   /** One page of the `kind` whitelist, sorted (case-insensitively), EIP-55 as stored. */
   async entries(kind: WhitelistKind, pageSize: number, pageToken?: string): Promise<Page<string>> {
     const after = pageToken === undefined ? undefined : decodePageToken(pageToken, isEntriesToken).after;
-    const pages = await fromEveryNode(this.nodes, (node) => this.reads.list(node, kind, after, pageSize));
+    const pages = await fromEveryNode(this.nodes, this.nodes, (node) => this.reads.list(node, kind, after, pageSize));
     const page = mergeEntryPages(pages, pageSize);
     return { result: page.entries, ...(page.after === undefined ? {} : { nextPageToken: encodePageToken({ after: page.after }) }) };
   }
@@ -92,16 +93,22 @@ export class WhitelistReads {
 
   /** One page of the merged audit trail, newest first. */
   async audit(filters: AuditFilters, pageSize: number, pageToken?: string): Promise<Page<MergedAuditRecord>> {
+    // The token keys each node's cursor by its name (node-N), never by its address.
+    const name = (node: string) => nodeName(this.nodes, node);
     const decoded = pageToken === undefined ? {} : decodePageToken(pageToken, isAuditToken).cursors;
     // Only the configured nodes: a token from before a node was removed must not page on forever.
-    const cursors: AuditCursors = Object.fromEntries(this.nodes.filter((node) => node in decoded).map((node) => [node, decoded[node]]));
+    const cursors: AuditCursors = Object.fromEntries(
+      this.nodes.filter((node) => name(node) in decoded).map((node) => [node, decoded[name(node)]]),
+    );
     const open = this.nodes.filter((node) => cursors[node] !== null);
-    const pages = await fromEveryNode(open, async (node) => {
+    const pages = await fromEveryNode(open, this.nodes, async (node) => {
       const before = cursors[node] ?? undefined;
       const answer = await this.reads.audit(node, { ...filters, ...(before === undefined ? {} : { before }), limit: pageSize });
       return { node, records: answer.records, ...(answer.next === undefined ? {} : { next: answer.next }) };
     });
     const page = mergeAuditPages(pages, pageSize, cursors);
-    return { result: page.records, ...(page.cursors ? { nextPageToken: encodePageToken({ cursors: page.cursors }) } : {}) };
+    const records = page.records.map((record) => ({ ...record, node: name(record.node) }));
+    const next = page.cursors && Object.fromEntries(Object.entries(page.cursors).map(([node, cursor]) => [name(node), cursor]));
+    return { result: records, ...(next ? { nextPageToken: encodePageToken({ cursors: next }) } : {}) };
   }
 }

@@ -137,6 +137,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
         SSE_MAX_STREAMS_PER_CLIENT: '100000',
         // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
         WORKER_METRICS_PORT: '0',
+        OPERATOR_PORT: '0',
       },
       SERVICE_PROCESS_ENV,
     );

@@ -70,6 +70,8 @@ export interface Config {
   readonly sdkLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** On SIGTERM, how long requests in flight may run on (SHUTDOWN_GRACE_MS). */
   readonly shutdownGraceMs: number;
+  /** The API's operator endpoints (metrics, detailed readiness); undefined: none (OPERATOR_PORT=off). */
+  readonly operator?: { readonly host: string; readonly port: number };
   /** The worker's metrics port; undefined: no metrics endpoint (WORKER_METRICS_PORT=off). */
   readonly workerMetricsPort?: number;
 }
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (Boolean(tlsCert) !== Boolean(tlsKey)) throw new ConfigError('TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together');
   const tlsWanted = tlsCert || e.TEMPORAL_TLS_CA || e.TEMPORAL_TLS || e.TEMPORAL_API_KEY;
   const metricsPort = e.WORKER_METRICS_PORT ?? d('WORKER_METRICS_PORT');
+  const operatorPort = e.OPERATOR_PORT ?? d('OPERATOR_PORT');
   const taskQueue: string = e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE');
   const config: Config = {
     port: e.PORT ?? parsed.port ?? d('PORT'),
@@ -309,6 +312,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: e.LOG_LEVEL ?? d('LOG_LEVEL'),
     sdkLogLevel: e.SDK_LOG_LEVEL ?? d('SDK_LOG_LEVEL'),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),
+    operator: operatorPort === 'off' ? undefined : { host: e.OPERATOR_HOST ?? d('OPERATOR_HOST'), port: operatorPort },
     workerMetricsPort: metricsPort === 'off' ? undefined : metricsPort,
   };
   return deepFreeze(config);

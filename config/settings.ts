@@ -302,6 +302,21 @@ export const SETTINGS = {
     readBy: 'api',
     description: 'on SIGTERM, how long requests in flight may take before the API exits',
   },
+  OPERATOR_PORT: {
+    kind: 'integer-or-off',
+    min: 0,
+    max: 65535,
+    default: 9470,
+    readBy: 'api',
+    description:
+      'port of the API operator endpoints `/metrics` and the detailed `/readyz` (0: any free one; `off`: none); never the public port',
+  },
+  OPERATOR_HOST: {
+    kind: 'string',
+    default: '127.0.0.1',
+    readBy: 'api',
+    description: 'address the API operator endpoints bind (keep it off the public network)',
+  },
   WORKER_METRICS_PORT: {
     kind: 'integer-or-off',
     min: 0,

@@ -98,7 +98,12 @@ async function main() {
     );
     await Promise.all(workers.map((w) => w.ready));
     const apis = settings.apiPorts.map((port, i) =>
-      node(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, [], { PORT: String(port), HOST: settings.bindIp }),
+      node(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, [], {
+        PORT: String(port),
+        HOST: settings.bindIp,
+        OPERATOR_PORT: String(settings.apiOperatorPorts[i]),
+        OPERATOR_HOST: settings.bindIp,
+      }),
     );
     await Promise.all(apis.map((a) => a.ready));
 
@@ -108,7 +113,10 @@ async function main() {
       [
         '',
         'intent-service cluster is up',
-        ...apiUrls.map((url, i) => `  API ${i + 1}         ${url}   (try: curl ${url}/readyz)`),
+        ...apiUrls.map(
+          (url, i) =>
+            `  API ${i + 1}         ${url}   (try: curl ${url}/readyz; operator: http://${settings.bindIp}:${settings.apiOperatorPorts[i]}/metrics)`,
+        ),
         `  workers       ${settings.workerMetricsPorts.length}, metrics ${settings.workerMetricsPorts.map((p) => `http://${settings.bindIp}:${p}/metrics`).join(' ')}`,
         `  Temporal      ${temporal.address}   namespace ${settings.temporal.namespace}, task queue ${config.temporal.taskQueue}, ${settings.temporal.historyShards} history shards`,
         `  Temporal UI   ${temporal.uiUrl ?? '(off)'}`,

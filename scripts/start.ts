@@ -98,6 +98,9 @@ async function main() {
         '',
         'intent-service is up',
         `  API           ${apiUrl}   (try: curl ${apiUrl}/healthz)`,
+        config.operator
+          ? `  operator      http://${config.operator.host}:${config.operator.port}/metrics and /readyz`
+          : '  operator      (off)',
         `  Temporal      ${temporalAddress}   namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
         uiUrl ? `  Temporal UI   ${uiUrl}` : '  Temporal UI   (external cluster)',
         `  storage nodes ${storageNodes.join(' ')}`,

@@ -3,9 +3,9 @@ import {
   allHandlersFinished,
   condition,
   log,
-  patched,
   proxyActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -17,6 +17,7 @@ import {
   checkCancel,
   checkSubmit,
   expire,
+  FINAL_STATUSES,
   initialRecord,
   recordVersion,
   type Deposit,
@@ -68,51 +69,71 @@ const duplicate = (answer: unknown) =>
  * configured, the webhooks (deliverWebhook, in status order). Signatures arrive already verified
  * by the API (node:crypto cannot run in this sandbox); the workflow only decides what a verified
  * signature does.
+ *
+ * Every command is issued synchronously by the code that causes it: a status change (in a handler
+ * or the expiry timer's callback) upserts the search attribute, starts the projection and the
+ * webhook and, at a final status, the linger timer; an activity's completion starts the next one.
+ * No coroutine waits on the record to issue commands of its own, so the order of commands in a
+ * workflow task never depends on how promise continuations interleave, which can differ between
+ * a cached run and its replay after eviction (decision 0065).
  */
 export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<ExecutionRecord> {
   let record = initialRecord(input);
   const now = () => new Date().toISOString();
   const { workflowId } = workflowInfo();
-  // Executions started before the read model and webhooks existed replay without their activities.
-  const outbox = patched('read-model-and-webhooks');
   /** The record at each status change, oldest first, for the webhooks; `sent` of them are done. */
-  const events: Array<{ seq: number; record: ExecutionRecord }> = outbox && input.webhooks ? [{ seq: 1, record }] : [];
+  const events: Array<{ seq: number; record: ExecutionRecord }> = input.webhooks ? [{ seq: 1, record }] : [];
   let sent = 0;
+  let delivering = false;
   let projected = 0;
+  let projecting = false;
+  let lingered = false;
 
-  const setRecord = (next: ExecutionRecord) => {
-    if (next.status !== record.status) {
-      upsertSearchAttributes([{ key: executionStatusKey, value: next.status }]);
-      if (outbox && input.webhooks) events.push({ seq: next.history.length, record: next });
-    }
-    record = next;
+  // The newest record, one write at a time; a change made meanwhile is written when this one is done.
+  const project = (): void => {
+    if (projecting || recordVersion(record) <= projected) return;
+    projecting = true;
+    const snapshot = record;
+    void projectExecution({ workflowId, record: snapshot }).then(() => {
+      projected = recordVersion(snapshot);
+      projecting = false;
+      project();
+    });
+  };
+  // Each status change once, in order; a receiver that is gone for 72 hours is given up on.
+  const deliver = (): void => {
+    if (delivering || sent >= events.length) return;
+    delivering = true;
+    const { seq, record: data } = events[sent];
+    void deliverWebhook({
+      webhookId: `${workflowId}:${seq}`,
+      event: { type: 'execution.status_changed', timestamp: data.updatedAt, data },
+    })
+      .catch((err: Error) => log.warn('webhook given up after its retries', { workflowId, seq, status: data.status, error: err.message }))
+      .then(() => {
+        sent++;
+        delivering = false;
+        deliver();
+      });
+  };
+  // Stay answerable for a while after a final status: a client's retry of the same signature gets
+  // 200, and a late deposit is recorded for refund instead of being lost.
+  const linger = (): void => {
+    if (input.lingerSeconds > 0) void sleep(input.lingerSeconds * 1000).then(() => (lingered = true));
+    else lingered = true;
   };
 
-  if (outbox) {
-    void (async () => {
-      for (;;) {
-        await condition(() => recordVersion(record) > projected);
-        const snapshot = record;
-        await projectExecution({ workflowId, record: snapshot });
-        projected = recordVersion(snapshot);
-      }
-    })();
-    void (async () => {
-      for (;;) {
-        await condition(() => sent < events.length);
-        const { seq, record: data } = events[sent];
-        try {
-          await deliverWebhook({
-            webhookId: `${workflowId}:${seq}`,
-            event: { type: 'execution.status_changed', timestamp: data.updatedAt, data },
-          });
-        } catch (err) {
-          log.warn('webhook given up after its retries', { workflowId, seq, status: data.status, error: (err as Error).message });
-        }
-        sent++;
-      }
-    })();
-  }
+  const setRecord = (next: ExecutionRecord) => {
+    const changed = next.status !== record.status;
+    record = next;
+    if (changed) {
+      upsertSearchAttributes([{ key: executionStatusKey, value: next.status }]);
+      if (input.webhooks) events.push({ seq: next.history.length, record: next });
+      deliver();
+      if (FINAL_STATUSES.includes(next.status)) linger();
+    }
+    project();
+  };
 
   const deposit = (d: Deposit) => {
     const { record: next, outcome } = applyDeposit(record, d, now());
@@ -222,21 +243,20 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     },
   );
 
+  // Left PREPARED before expiry by a deposit or a cancel, or EXPIRED when the timer fires. The
+  // timer is not cancelled when the execution moves on: firing, it finds nothing to do.
   const msUntilExpiry = Date.parse(input.expiresAt) - Date.now();
-  // Left PREPARED before expiry: a deposit or a cancel.
-  const moved = msUntilExpiry > 0 && (await condition(() => record.status !== 'PREPARED', msUntilExpiry));
-  if (!moved && record.status === 'PREPARED') setRecord(expire(record, now()));
-  // A deposited execution waits for its signature as long as it takes: the deposit is in, so it
-  // must not close under a client that signs late. (Patched: the first version started lingering
-  // at OPERATION_PENDING; its histories still replay.)
-  if (patched('wait-for-signing-before-linger')) await condition(() => record.status !== 'OPERATION_PENDING');
+  const expireIfPrepared = () => {
+    if (record.status === 'PREPARED') setRecord(expire(record, now()));
+  };
+  if (msUntilExpiry > 0) void sleep(msUntilExpiry).then(expireIfPrepared);
+  else expireIfPrepared();
+  project();
+  deliver();
 
-  // Stay answerable for a while: a client's retry of the same signature gets 200, and a late deposit
-  // is recorded for refund instead of being lost. Then close, after any handler still running.
-  if (input.lingerSeconds > 0) await condition(() => false, input.lingerSeconds * 1000);
-  // The read model and the webhooks catch up before the workflow closes (a closed workflow would
-  // abandon their activities).
-  await condition(() => !outbox || (projected >= recordVersion(record) && sent >= events.length));
-  await condition(allHandlersFinished);
+  // A deposited execution waits for its signature as long as it takes (OPERATION_PENDING is not
+  // final). The read model and the webhooks catch up before the workflow closes (a closed workflow
+  // would abandon their activities), after any handler still running.
+  await condition(() => lingered && !projecting && projected >= recordVersion(record) && sent >= events.length && allHandlersFinished());
   return record;
 }

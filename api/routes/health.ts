@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Registry } from 'prom-client';
 import type { AppDeps } from '../deps';
+import type { SharedProbe } from '../readiness';
 import { withinMs } from '../temporal-call';
 import { PROBE_MS, probeStorageNodes, registerStorageNodeGauge } from '../storage-node-health';
 
@@ -11,33 +12,62 @@ declare module 'koa' {
   }
 }
 
-/**
- * `GET /healthz`: the process is up. `GET /readyz`: this process can serve: Temporal answers
- * for the namespace and the process is not shutting down. Storage nodes do not gate readiness:
- * executions never touch them and a batch survives a node down (408, then retried), so one node's
- * outage must not take every API out of a load balancer (docs/decisions/0040-readiness-does-not-cascade.md).
- * Their health is the `storageNodes` field here and the `intent_storage_node_up` metric.
- */
-export function healthRoutes(router: Router, deps: AppDeps, registry?: Registry): void {
-  if (registry) registerStorageNodeGauge(registry, deps.storageNodes, deps.nodeTransport);
+export type TemporalHealth = 'up' | 'down';
 
+/** Whether Temporal answers for the namespace within the probe time; never rejects. */
+export function probeTemporal(deps: AppDeps): Promise<TemporalHealth> {
+  return withinMs(deps.client, PROBE_MS, () =>
+    deps.client.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }),
+  ).then(
+    () => 'up' as const,
+    () => 'down' as const,
+  );
+}
+
+function readiness(temporal: TemporalHealth, shuttingDown: boolean | undefined) {
+  const checks = { temporal, process: shuttingDown ? ('shutting-down' as const) : ('serving' as const) };
+  const down = [...(temporal === 'down' ? ['temporal'] : []), ...(shuttingDown ? ['process'] : [])];
+  return { status: down.length === 0 ? 200 : 503, body: { ready: down.length === 0, checks, down } };
+}
+
+/**
+ * The public port's probes, for load balancers. `GET /healthz`: the process is up. `GET /readyz`:
+ * this process can serve: Temporal answers for the namespace (a probe shared by every caller for a
+ * second, so a flood of probes costs Temporal one call a second) and the process is not shutting
+ * down. Storage nodes do not gate readiness: executions never touch them and a batch survives a
+ * node down (408, then retried), so one node's outage must not take every API out of a load
+ * balancer (docs/decisions/0040-readiness-does-not-cascade.md). Nothing here names an internal address.
+ */
+export function healthRoutes(router: Router, temporal: SharedProbe<TemporalHealth>): void {
   router.get('/healthz', (ctx) => {
     ctx.body = { ok: true };
   });
 
   router.get('/readyz', async (ctx) => {
-    const [temporal, storageNodes] = await Promise.all([
-      withinMs(deps.client, PROBE_MS, () =>
-        deps.client.workflowService.describeNamespace({ namespace: deps.config.temporal.namespace }),
-      ).then(
-        () => 'up' as const,
-        () => 'down' as const,
-      ),
-      probeStorageNodes(deps.storageNodes, deps.nodeTransport),
-    ]);
-    const checks = { temporal, process: ctx.shuttingDown ? ('shutting-down' as const) : ('serving' as const) };
-    const down = [...(temporal === 'down' ? ['temporal'] : []), ...(ctx.shuttingDown ? ['process'] : [])];
-    ctx.status = down.length === 0 ? 200 : 503;
-    ctx.body = { ready: down.length === 0, checks, down, storageNodes };
+    const { status, body } = readiness(await temporal.get(), ctx.shuttingDown);
+    ctx.status = status;
+    ctx.body = body;
+  });
+}
+
+/**
+ * The operator port's routes (OPERATOR_HOST:OPERATOR_PORT, never the public one): `GET /metrics`
+ * (Prometheus text), `GET /readyz` probed afresh, with each storage node's health by URL (also
+ * `intent_storage_node_up`), and `GET /healthz`.
+ */
+export function operatorRoutes(router: Router, deps: AppDeps, registry: Registry, shuttingDown: () => boolean | undefined): void {
+  registerStorageNodeGauge(registry, deps.storageNodes, deps.nodeTransport);
+  router.get('/healthz', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  router.get('/readyz', async (ctx) => {
+    const [temporal, storageNodes] = await Promise.all([probeTemporal(deps), probeStorageNodes(deps.storageNodes, deps.nodeTransport)]);
+    const { status, body } = readiness(temporal, shuttingDown());
+    ctx.status = status;
+    ctx.body = { ...body, storageNodes };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
   });
 }

@@ -96,7 +96,7 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
     // A token with no whitelist scope at all learns nothing, not even whether the batch exists.
     if (!principal.scopes.some((scope) => scope.startsWith('whitelist:'))) throw forbidden('token has no whitelist scope');
     ctx.state.workflowId = whitelistBatchWorkflowId(batchId);
-    const { kinds, ...status } = await readBatchStatus(deps.client, batchId);
+    const { kinds, ...status } = await readBatchStatus(deps.client, batchId, deps.storageNodes);
     // The token that made the batch may follow it; others need read access to every kind it touches.
     const denied = status.tokenId === principal.id ? undefined : kinds.find((kind) => !canRead(principal.scopes, kind));
     if (denied) throw forbidden(needRead(denied));

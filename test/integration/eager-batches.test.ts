@@ -44,7 +44,7 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
       headers: { 'content-type': 'application/json', ...headers },
     });
   const starts = async (api: RunningApi, how: string) =>
-    metricSum(await scrape(`${api.url}/metrics`), 'intent_whitelist_batch_starts_total', { how });
+    metricSum(await scrape(`${api.operatorUrl}/metrics`), 'intent_whitelist_batch_starts_total', { how });
   const history = async (batchId: string): Promise<HistoryEvent[]> =>
     (await stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).fetchHistory()).events ?? [];
   const started = (events: HistoryEvent[]) => events[0].workflowExecutionStartedEventAttributes!;
@@ -74,7 +74,7 @@ describe('whitelist batches started eagerly on the API batch worker', () => {
     assert.deepEqual(res.body, changes.map(confirmationOfChecksummed));
     for (let i = 0; i < 3; i++) assert.ok((await nodeEntries(stack.nodes[i].url, 'developer')).includes(changes[i].entry));
     // The first round ran in the API: its node requests are in the API's metrics.
-    const samples = await scrape(`${eagerApi.url}/metrics`);
+    const samples = await scrape(`${eagerApi.operatorUrl}/metrics`);
     for (const node of stack.nodes)
       assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: node.url, outcome: 'ok' }) >= 1, node.url);
   });

@@ -17,12 +17,20 @@ describe('foundation: the real stack', () => {
     assert.deepEqual(res.body, { ok: true });
   });
 
-  it('when Temporal and every storage node answer, then /readyz answers 200 with Temporal up and each node up', async () => {
+  it('when Temporal and every storage node answer, then the public /readyz answers 200 naming no address, and the operator /readyz names each node up', async () => {
     const res = await request(stack.api.url, 'GET', '/readyz');
     assert.equal(res.status, 200, res.text);
-    assert.equal(res.body.ready, true);
-    assert.deepEqual(res.body.checks, { temporal: 'up', process: 'serving' });
-    for (const node of stack.nodes) assert.equal(res.body.storageNodes[node.url], 'up');
+    assert.deepEqual(res.body, { ready: true, checks: { temporal: 'up', process: 'serving' }, down: [] });
+    const detailed = await request(stack.api.operatorUrl!, 'GET', '/readyz');
+    assert.equal(detailed.status, 200, detailed.text);
+    for (const node of stack.nodes) assert.equal(detailed.body.storageNodes[node.url], 'up');
+  });
+
+  it('when /metrics is asked on the public port, then it is 404; on the operator port it is the Prometheus text', async () => {
+    assert.equal((await request(stack.api.url, 'GET', '/metrics')).status, 404);
+    const metrics = await request(stack.api.operatorUrl!, 'GET', '/metrics');
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.text, /^# HELP intent_/m);
   });
 
   it('when the temporal CLI lists workflows on the test server, then it answers (exit 0)', () => {
@@ -56,7 +64,6 @@ describe('foundation: the real stack', () => {
       ['GET', '/chain/whitelists/', 'POST'],
       ['POST', '/healthz', 'HEAD, GET'],
       ['POST', '/readyz', 'HEAD, GET'],
-      ['DELETE', '/metrics', 'HEAD, GET'],
       ['PUT', '/openapi.json', 'HEAD, GET'],
       ['PROPFIND', '/healthz', 'HEAD, GET'],
     ];

@@ -193,12 +193,12 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
 
   describe('GET /metrics', () => {
     it('when requests are answered, then the counters move by route pattern and status, never by raw path', async () => {
-      const before = await scrape(`${stack.api.url}/metrics`);
+      const before = await scrape(`${stack.api.operatorUrl}/metrics`);
       const wallet = newWallet();
       const missing = `missing-${randomUUID()}`;
       await getExecution(stack, wallet.id, missing);
       await getExecution(stack, wallet.id, missing);
-      const res = await request(stack.api.url, 'GET', '/metrics');
+      const res = await request(stack.api.operatorUrl!, 'GET', '/metrics');
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
       const after = parseMetrics(res.text);
@@ -216,7 +216,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
     });
 
     it('when a submit and whitelist batches are answered, then the submit outcome and batch outcome counters move', async () => {
-      const before = await scrape(`${stack.api.url}/metrics`);
+      const before = await scrape(`${stack.api.operatorUrl}/metrics`);
       const wallet = newWallet();
       const intent = sampleIntent();
       const executionId = `ex-${randomUUID()}`;
@@ -229,7 +229,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         403,
       );
       assert.equal((await postBatch(stack, [], {})).status, 400);
-      const after = await scrape(`${stack.api.url}/metrics`);
+      const after = await scrape(`${stack.api.operatorUrl}/metrics`);
       const delta = (name: string, labels: Record<string, string>) => metricSum(after, name, labels) - metricSum(before, name, labels);
       assert.equal(delta('intent_execution_submits_total', { status: '200', result: 'PREPARED' }), 1);
       assert.equal(delta('intent_execution_submits_total', { status: '404', result: 'none' }), 1);
@@ -292,20 +292,20 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
     });
   });
 
-  describe('/readyz', () => {
+  describe('/readyz (public: shared probe, no addresses; operator port: detailed)', () => {
     const quiet = pino({ level: 'silent' });
 
     it('when one storage node is down, then the API stays ready (200) and names the node down in storageNodes and in intent_storage_node_up', async () => {
       const dead = `http://127.0.0.1:${await freePort()}`;
       const api = await startStackApi(stack, { storageNodes: [stack.nodes[0].url, dead], logger: quiet });
       try {
-        const res = await request(api.url, 'GET', '/readyz');
+        const res = await request(api.operatorUrl!, 'GET', '/readyz');
         assert.equal(res.status, 200, res.text);
         assert.equal(res.body.ready, true);
         assert.deepEqual(res.body.down, []);
         assert.deepEqual(res.body.checks, { temporal: 'up', process: 'serving' });
         assert.deepEqual(res.body.storageNodes, { [stack.nodes[0].url]: 'up', [dead]: 'down' });
-        const samples = await scrape(`${api.url}/metrics`);
+        const samples = await scrape(`${api.operatorUrl}/metrics`);
         assert.equal(metricSum(samples, 'intent_storage_node_up', { node: dead }), 0);
         assert.equal(metricSum(samples, 'intent_storage_node_up', { node: stack.nodes[0].url }), 1);
       } finally {
@@ -319,14 +319,14 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       const node = stack.nodes[index].url;
       await stack.nodes[index].stop(2000);
       try {
-        const res = await request(stack.api.url, 'GET', '/readyz');
+        const res = await request(stack.api.operatorUrl!, 'GET', '/readyz');
         assert.equal(res.status, 200, res.text);
         assert.equal(res.body.storageNodes[node], 'down');
-        assert.equal(metricSum(await scrape(`${stack.api.url}/metrics`), 'intent_storage_node_up', { node }), 0);
+        assert.equal(metricSum(await scrape(`${stack.api.operatorUrl}/metrics`), 'intent_storage_node_up', { node }), 0);
       } finally {
         await restartNode(stack, index);
       }
-      const back = await request(stack.api.url, 'GET', '/readyz');
+      const back = await request(stack.api.operatorUrl!, 'GET', '/readyz');
       assert.equal(back.body.storageNodes[node], 'up');
     });
 
@@ -337,10 +337,13 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         logger: quiet,
       });
       try {
-        const res = await request(api.url, 'GET', '/readyz');
+        const res = await request(api.operatorUrl!, 'GET', '/readyz');
         assert.equal(res.status, 503, res.text);
         assert.deepEqual(res.body.down, ['temporal']);
         assert.deepEqual(res.body.storageNodes, { [stack.nodes[0].url]: 'up' });
+        const pub = await request(api.url, 'GET', '/readyz');
+        assert.equal(pub.status, 503, pub.text);
+        assert.deepEqual(pub.body, { ready: false, checks: { temporal: 'down', process: 'serving' }, down: ['temporal'] });
       } finally {
         await api.close(1000);
       }

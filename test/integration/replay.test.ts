@@ -142,7 +142,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
     assert.ok((seen.get('whitelist-batch') ?? 0) >= made.batches, `replayed whitelist batch histories: ${JSON.stringify([...seen])}`);
   });
 
-  it('when the histories committed under test/fixtures/histories are replayed, then none fails (older histories stay replayable)', async function () {
+  it('when the histories committed under test/fixtures/histories are replayed, then none fails (the 1.0 histories of every path, recorded by npm run histories:record)', async function () {
     this.timeout(60_000);
     const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json'));
     assert.ok(files.length >= 4, `expected committed fixtures, found ${files.length}`);

@@ -49,11 +49,11 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
 
   const spread = (op: WhitelistChange['op_type'] = 'add_entry', kind: WhitelistChange['kind'] = 'developer') =>
     stack.nodes.map((n) => changeOwnedBy(stack, n.url, op, kind));
-  const owner = (change: WhitelistChange) =>
-    ownerOf(
-      ownerKey(change),
-      stack.nodes.map((n) => n.url),
-    );
+  // Answers name a node by its place in STORAGE_NODES (node-N), never by its address.
+  const owner = (change: WhitelistChange) => {
+    const urls = stack.nodes.map((n) => n.url);
+    return `node-${urls.indexOf(ownerOf(ownerKey(change), urls)) + 1}`;
+  };
 
   describe('GET /chain/whitelists/{kind}', () => {
     it("when the list is read in pages of 7, then the pages together are exactly every node's entries, merged, sorted, EIP-55, without repeats", async () => {
@@ -387,7 +387,8 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
           const res = await get(path, token);
           assert.equal(res.status, 503, `${path}: ${res.text}`);
           assert.equal(res.body.error, 'Service Unavailable');
-          assert.ok(res.body.errorMessage.includes(down.url), `${path} names the node: ${res.body.errorMessage}`);
+          assert.ok(res.body.errorMessage.includes('node-2'), `${path} names the node: ${res.body.errorMessage}`);
+          assert.ok(!/https?:|127\.0\.0\.1/.test(res.text), `${path} reveals no address: ${res.text}`);
           assert.match(res.headers.get('retry-after') ?? '', /^[0-9]+$/);
         }
         const other = await get(`/chain/whitelists/developer/${onNode0.entry}`, tokens.read);

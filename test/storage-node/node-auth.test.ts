@@ -205,7 +205,7 @@ describe('storage node authentication (real node processes)', function () {
       const body = JSON.stringify({ batchId: 'tls-1', position: 1, changes: [add('developer', A)] });
       const applied = await postJson(`${node.url}${ROUTES.apply}`, body, { timeoutMs: 5_000, transport });
       assert.equal(applied.status, 200, applied.text);
-      assert.deepEqual((await new StorageNodeReads(5_000, transport).list(node.url, 'developer', undefined, 10)).entries, [A]);
+      assert.deepEqual((await new StorageNodeReads(5_000, transport, (n) => n).list(node.url, 'developer', undefined, 10)).entries, [A]);
       assert.deepEqual(await probeStorageNodes([node.url], transport), { [node.url]: 'up' });
 
       // The system roots do not know this CA: the connection fails before anything is sent.

@@ -95,7 +95,7 @@ export class ClusterStack {
   async startApi(i: number): Promise<void> {
     this.apis[i] = startChildService(`cluster-api-${i + 1}`, process.execPath, [path.join(projectRoot, 'dist', 'api', 'main.js')], {
       readyPattern: /"msg":"api listening"/,
-      env: { ...this.env(), PORT: String(this.apiPorts[i]), LOG_LEVEL: 'info' },
+      env: { ...this.env(), PORT: String(this.apiPorts[i]), OPERATOR_PORT: '0', LOG_LEVEL: 'info' },
       echo: false,
     });
     await this.apis[i].ready;

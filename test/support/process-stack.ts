@@ -86,8 +86,9 @@ export class ProcessStack {
       RATE_LIMIT_PER_TOKEN: '0',
       RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
       SSE_MAX_STREAMS_PER_CLIENT: '100000',
-      // any free port: a second worker on this machine must not fight over the default one
+      // any free port: a second worker or API on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
+      OPERATOR_PORT: '0',
     });
   }
 

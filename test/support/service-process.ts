@@ -21,6 +21,7 @@ export interface ServiceProcess extends ChildService {
 export function stackEnv(stack: Stack, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return childEnv({
     PORT: '0',
+    OPERATOR_PORT: '0',
     HOST: '127.0.0.1',
     TEMPORAL_ADDRESS: stack.temporal.address,
     TEMPORAL_NAMESPACE: stack.config.temporal.namespace,

@@ -85,6 +85,7 @@ async function startStack(): Promise<Stack> {
   const config = loadConfig(
     childEnv({
       PORT: '0',
+      OPERATOR_PORT: '0',
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_TASK_QUEUE: `test-${process.pid}`,
       API_TOKENS_FILE: tokensFile,

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { settleAbandoned, withinMs } from '../../api/temporal-call';
-import { isUnknownOutcome } from '../../api/temporal-errors';
+import { isUnknownOutcome, isWorkflowTaskRetrying, mapTemporalError } from '../../api/temporal-errors';
 
 describe('api/temporal-call withinMs', () => {
   let connection: Connection;
@@ -63,5 +63,30 @@ describe('api/temporal-call withinMs', () => {
     setTimeout(finish, 50);
     assert.equal(await settled, true, 'settleAbandoned resolved only after the call ended');
     assert.equal(await settleAbandoned(own).then(() => 'nothing left'), 'nothing left');
+  });
+});
+
+describe('api/temporal-errors mapTemporalError', () => {
+  const grpcError = (code: number, details: string): Error =>
+    Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+
+  it('when Temporal refuses an Update or query because the workflow task is being retried, then the answer is 503 with Retry-After, not a 500', () => {
+    // What the server answers while a workflow's task has timed out or failed and waits for its retry.
+    const refused = new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      grpcError(9, 'Unable to perform workflow execution update due to Workflow Task in failed state.'),
+    );
+    for (const err of [refused, grpcError(9, 'Unable to query workflow due to Workflow Task in failed state.')]) {
+      assert.ok(isWorkflowTaskRetrying(err));
+      const mapped = mapTemporalError(err, 'execution');
+      assert.equal(mapped.status, 503);
+      assert.ok((mapped.retryAfterS ?? 0) > 0, 'a Retry-After');
+    }
+  });
+
+  it('when FAILED_PRECONDITION says anything else, then it stays an internal error (500) whose details go only to the log', () => {
+    const mapped = mapTemporalError(grpcError(9, 'Namespace is not active'), 'execution');
+    assert.equal(isWorkflowTaskRetrying(grpcError(9, 'Namespace is not active')), false);
+    assert.equal(mapped.status, 500);
   });
 });

@@ -31,6 +31,8 @@ export interface ClusterSettings {
   /** Undefined: no Web UI (tests). */
   uiPort?: number;
   apiPorts: number[];
+  /** One per API: its operator endpoints (metrics, detailed readiness). */
+  apiOperatorPorts: number[];
   workerMetricsPorts: number[];
   storageNodePorts: number[];
   /** data/cluster: the password file and the storage nodes' data live here. */
@@ -99,6 +101,7 @@ export function readClusterSettings(
     },
     uiPort: raw.uiPort,
     apiPorts: raw.apiPorts ?? [],
+    apiOperatorPorts: raw.apiOperatorPorts ?? [],
     workerMetricsPorts: raw.workerMetricsPorts ?? [],
     storageNodePorts: raw.storageNodePorts ?? [],
     dataDir,
@@ -133,8 +136,10 @@ export function checkSettings(s: ClusterSettings, source = 'cluster settings'): 
     throw new ClusterSettingsError(`${source}: temporal.historyShards must be a positive integer`);
   if (!Number.isInteger(s.temporal.retentionDays) || s.temporal.retentionDays < 1)
     throw new ClusterSettingsError(`${source}: temporal.retentionDays must be a positive integer of days`);
-  for (const p of [...s.apiPorts, ...s.workerMetricsPorts, ...s.storageNodePorts])
+  for (const p of [...s.apiPorts, ...s.apiOperatorPorts, ...s.workerMetricsPorts, ...s.storageNodePorts])
     if (!isPort(p)) throw new ClusterSettingsError(`${source}: ${p} is not a port`);
+  if (s.apiOperatorPorts.length !== s.apiPorts.length)
+    throw new ClusterSettingsError(`${source}: apiOperatorPorts needs one port per API (apiPorts lists ${s.apiPorts.length})`);
   if (s.uiPort !== undefined && !isPort(s.uiPort)) throw new ClusterSettingsError(`${source}: uiPort must be a port, got ${s.uiPort}`);
 }
 

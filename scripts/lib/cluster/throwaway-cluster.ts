@@ -51,6 +51,7 @@ export async function startThrowawayCluster(label: string): Promise<ThrowawayClu
     },
     uiPort: undefined,
     apiPorts: [],
+    apiOperatorPorts: [],
     workerMetricsPorts: [],
     storageNodePorts: [],
     dataDir: tmpDir,

@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import fc from 'fast-check';
+import { temporal } from '@temporalio/proto';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import {
+  applyCancel,
+  applyDeposit,
+  applySubmit,
+  checkCancel,
+  checkSubmit,
+  initialRecord,
+  recordVersion,
+} from '../../domain/execution-state';
+import type { ExecutionRecord } from '../../domain/execution-state';
+import {
+  EXECUTION_WORKFLOW_TYPE,
+  cancelExecutionUpdate,
+  depositCompletedSignal,
+  getExecutionQuery,
+  recordDepositUpdate,
+  submitSignatureUpdate,
+  type ExecutionWorkflowInput,
+  type SubmitSignatureArgs,
+} from '../../workflows/definitions';
+import { getStack, type Stack } from '../support/stack';
+
+type Op =
+  | { kind: 'deposit-update'; tx: number; pauseMs: number }
+  | { kind: 'deposit-signal'; tx: number; pauseMs: number }
+  | { kind: 'submit'; signature: number; pauseMs: number }
+  | { kind: 'cancel'; pauseMs: number };
+
+const pause = fc.integer({ min: 0, max: 40 });
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constant('deposit-update' as const), tx: fc.integer({ min: 1, max: 2 }), pauseMs: pause }),
+  fc.record({ kind: fc.constant('deposit-signal' as const), tx: fc.integer({ min: 1, max: 2 }), pauseMs: pause }),
+  fc.record({ kind: fc.constant('submit' as const), signature: fc.integer({ min: 1, max: 2 }), pauseMs: pause }),
+  fc.record({ kind: fc.constant('cancel' as const), pauseMs: pause }),
+);
+
+const txHash = (n: number) => `0x${n}`;
+const submitArgs = (n: number): SubmitSignatureArgs => ({
+  payload: {
+    signature: `0x${String(n).repeat(128)}`,
+    publicKey: `0x${'1'.repeat(64)}`,
+    connectEnvelope: { address: 'wallet', domain: 'localhost', timestamp: 1 },
+    submittedAt: '2026-11-23T00:00:00.000Z',
+  },
+  signingMessage: 'message',
+});
+
+/** What the pure state machine says the ops do, in order (timestamps aside). */
+function expected(input: ExecutionWorkflowInput, ops: Op[]): ExecutionRecord {
+  let record = initialRecord(input);
+  const at = input.createdAt;
+  for (const o of ops) {
+    if (o.kind === 'deposit-update' || o.kind === 'deposit-signal') record = applyDeposit(record, { txHash: txHash(o.tx) }, at).record;
+    else if (o.kind === 'submit') {
+      const args = submitArgs(o.signature);
+      if (checkSubmit(record, args.payload.signature) === 'ok') record = applySubmit(record, args.payload, args.signingMessage, at);
+    } else if (checkCancel(record) === 'ok') record = applyCancel(record, at);
+  }
+  return record;
+}
+
+const shape = (r: ExecutionRecord) => ({
+  status: r.status,
+  history: r.history.map((h) => h.status),
+  deposit: r.deposit?.txHash,
+  signature: r.signedPayload?.signature,
+  refused: r.refusedDeposits?.map((d) => d.txHash) ?? [],
+});
+
+// A worker that evicts a run from its cache (cache full, restart, another worker) replays the run's
+// whole history. If the commands of a workflow task depended on how promise continuations happened
+// to interleave in the cached run, the replay disagrees with the history and every later task of
+// that run fails (nondeterminism): the execution answers nothing until someone resets it. Random
+// orders of signals and Updates, with random pauses and activity latencies so that projections
+// finish before, between or after them, run on a caching worker; each history is then replayed
+// from scratch, and must replay, and the record must be the one the pure state machine computes.
+describe('executionWorkflow replays every interleaving (dev server, each history replayed after the run)', function () {
+  this.timeout(300_000);
+  let stack: Stack;
+  let connection: NativeConnection;
+  let worker: Worker;
+  let running: Promise<void>;
+  const taskQueue = `wf-exec-nocache-${randomUUID()}`;
+  let projectDelayMs = 0;
+  /** Per workflow: the highest record version the read model was given. */
+  const projected = new Map<string, number>();
+
+  before(async () => {
+    stack = await getStack();
+    connection = await NativeConnection.connect({ address: stack.temporal.address });
+    // Two cached runs for six concurrent executions: runs are evicted and replayed mid-way all the time.
+    worker = await Worker.create({
+      connection,
+      maxCachedWorkflows: 2,
+      maxConcurrentWorkflowTaskExecutions: 2,
+      taskQueue,
+      workflowsPath: require.resolve('../../workflows'),
+      activities: {
+        async projectExecution({ workflowId, record }: { workflowId: string; record: ExecutionRecord }) {
+          await delay(projectDelayMs);
+          projected.set(workflowId, Math.max(projected.get(workflowId) ?? 0, recordVersion(record)));
+        },
+        async deliverWebhook() {
+          await delay(projectDelayMs);
+        },
+      },
+    });
+    running = worker.run();
+  });
+  after(async () => {
+    worker?.shutdown();
+    await running;
+    await connection?.close();
+  });
+
+  it('when deposits (Update or signal), submits and cancels come in any order with any timing, on executions that crowd each other out of the cache, then each history replays and the record is the state machine’s', async () => {
+    const runs = new Map<string, string>();
+    /** One execution driven through `ops`, checked against the state machine. */
+    const drive = async (ops: Op[], webhooks: boolean, context: string): Promise<void> => {
+      const now = Date.now();
+      const workflowId = `exec:wallet:${randomUUID()}`;
+      const input: ExecutionWorkflowInput = {
+        executionId: workflowId.split(':')[2],
+        wallet: 'wallet',
+        intent: { a: 1 },
+        intentHash: 'f'.repeat(64),
+        signerPublicKey: `0x${'1'.repeat(64)}`,
+        createdAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 3_600_000).toISOString(),
+        lingerSeconds: 1,
+        ...(webhooks ? { webhooks: true } : {}),
+      };
+      const handle = await stack.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
+      const where = `${workflowId} after ${JSON.stringify(ops)} (${context}, webhooks ${webhooks})`;
+      runs.set(workflowId, where);
+      const failedTasks = async () => {
+        const history = await handle.fetchHistory();
+        return (history.events ?? [])
+          .filter((e) => e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes)
+          .map(
+            (e) => `${temporal.api.enums.v1.EventType[e.eventType ?? 0]}: ${e.workflowTaskFailedEventAttributes?.failure?.message ?? ''}`,
+          );
+      };
+      // A workflow whose tasks fail answers no Update or query: bound each wait and say why.
+      const answered = async <T>(call: Promise<T>): Promise<T> => {
+        const late = Symbol('late');
+        const result = await Promise.race([call, delay(15_000).then(() => late)]);
+        if (result === late) assert.fail(`no answer within 15 s; failed workflow tasks: ${JSON.stringify(await failedTasks())}; ${where}`);
+        return result as T;
+      };
+      for (const o of ops) {
+        await delay(o.pauseMs);
+        // A refused Update is an answer, not a failure of the workflow.
+        const refused = () => undefined;
+        if (o.kind === 'deposit-update')
+          await answered(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: txHash(o.tx) }] }).catch(refused));
+        else if (o.kind === 'deposit-signal') await handle.signal(depositCompletedSignal, { txHash: txHash(o.tx) });
+        else if (o.kind === 'submit')
+          await answered(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(o.signature)] }).catch(refused));
+        else await answered(handle.executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'test' }] }).catch(refused));
+      }
+      const want = shape(expected(input, ops));
+      const record = await answered(handle.query(getExecutionQuery));
+      assert.deepEqual(shape(record), want, where);
+      if (['SIGNING', 'CANCELLED'].includes(record.status)) {
+        // The workflow closes after its second of lingering, and only after its projections.
+        const result = await answered(handle.result());
+        assert.deepEqual(shape(result), want, where);
+        assert.equal(projected.get(workflowId), recordVersion(result), `the read model holds the final record; ${where}`);
+      }
+      assert.deepEqual(await failedTasks(), [], where);
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ ops: fc.array(op, { minLength: 1, maxLength: 6 }), webhooks: fc.boolean() }), { minLength: 6, maxLength: 6 }),
+        fc.integer({ min: 0, max: 30 }),
+        async (executions, latency) => {
+          projectDelayMs = latency;
+          await Promise.all(executions.map((e) => drive(e.ops, e.webhooks, `activity latency ${latency} ms`)));
+        },
+      ),
+      { numRuns: 15 },
+    );
+    const failures: string[] = [];
+    const histories = (async function* () {
+      for (const workflowId of runs.keys()) yield { workflowId, history: await stack.client.workflow.getHandle(workflowId).fetchHistory() };
+    })();
+    for await (const replay of Worker.runReplayHistories({ workflowsPath: require.resolve('../../workflows') }, histories)) {
+      if (replay.error) failures.push(`${runs.get(replay.workflowId)}: ${replay.error.message}`);
+    }
+    assert.deepEqual(failures, []);
+  });
+});
