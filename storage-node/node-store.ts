@@ -19,6 +19,11 @@ interface EntryRow {
   history: string;
 }
 
+interface EntryKeyRow extends EntryRow {
+  kind: string;
+  entry: string;
+}
+
 interface AuditRow {
   seq: number;
   idx: number;
@@ -96,15 +101,22 @@ export class NodeStore {
     keptChanges: number,
   ) {
     this.keptChanges = keptChanges;
+    // A share's changes are read and written with one statement each (rows passed as JSON), so a
+    // delivery of N changes costs three statements, not 3N.
     this.statements = {
       entry: db.prepare<[string, string], EntryRow>('SELECT history FROM entries WHERE kind = ? AND entry = ?'),
-      saveEntry: db.prepare(
-        'INSERT INTO entries (kind, entry, present, sort_key, history) VALUES (?, ?, ?, ?, ?) ' +
+      entries: db.prepare<[string], EntryKeyRow>(
+        "SELECT kind, entry, history FROM entries WHERE (kind, entry) IN (SELECT value ->> '$[0]', value ->> '$[1]' FROM json_each(?))",
+      ),
+      saveEntries: db.prepare<[string]>(
+        'INSERT INTO entries (kind, entry, present, sort_key, history) ' +
+          "SELECT value ->> '$[0]', value ->> '$[1]', value ->> '$[2]', value ->> '$[3]', value ->> '$[4]' FROM json_each(?) WHERE true " +
           'ON CONFLICT (kind, entry) DO UPDATE SET present = excluded.present, history = excluded.history',
       ),
-      audit: db.prepare(
+      audit: db.prepare<[number, string, number, number, string | null, string, string]>(
         'INSERT INTO audit (seq, idx, batch_id, position, revert, op_type, kind, entry, changed, superseded, token_id, applied_at) ' +
-          'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          "SELECT ?, value ->> '$[0]', ?, ?, ?, value ->> '$[1]', value ->> '$[2]', value ->> '$[3]', value ->> '$[4]', value ->> '$[5]', ?, ? " +
+          'FROM json_each(?)',
       ),
       page: db.prepare<[string, string, string, string, number], { entry: string }>(
         'SELECT entry FROM entries WHERE kind = ? AND present = 1 AND ' +
@@ -124,6 +136,10 @@ export class NodeStore {
     const db = new SqliteDatabase(path.join(options.dataDir, DATABASE_FILE));
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
+    // Checkpoints run from checkpoint() on a timer, not inside an apply: an automatic one copied
+    // the WAL into the database and fsynced it in the middle of a request (the p90 of an apply of
+    // 34 changes went from 8 to 16 ms with it).
+    db.pragma('wal_autocheckpoint = 0');
     db.exec(SCHEMA);
     return new NodeStore(db, options.keptChanges ?? DEFAULT_KEPT_CHANGES);
   }
@@ -138,33 +154,39 @@ export class NodeStore {
       const seq = this.seq + 1;
       const appliedAt = new Date().toISOString();
       const step = request.revert ? revertChange : applyChange;
+      const key = (kind: string, entry: string) => `${kind}\n${entry}`;
+      const keys = JSON.stringify(request.changes.map((c) => [c.kind, c.entry]));
+      const histories = new Map<string, EntryHistory>();
+      for (const row of this.statements.entries.all(keys)) histories.set(key(row.kind, row.entry), JSON.parse(row.history) as EntryHistory);
+      const saved: Array<[string, string, number, string, string]> = [];
+      const audited: Array<[number, string, string, string, number, number]> = [];
       const results = request.changes.map((change, index) => {
-        const row = this.statements.entry.get(change.kind, change.entry);
-        const before: EntryHistory = row ? (JSON.parse(row.history) as EntryHistory) : emptyHistory();
+        const k = key(change.kind, change.entry);
+        const before = histories.get(k) ?? emptyHistory();
         const order = { position: request.position, batchId: request.batchId, index };
         const { history, verdict, repeat } = step(before, order, change.op_type, this.keptChanges);
         if (history !== before) {
-          const present = isPresent(history) ? 1 : 0;
-          this.statements.saveEntry.run(change.kind, change.entry, present, change.entry.toLowerCase(), JSON.stringify(history));
+          // A later change to the same entry in this delivery sees this one.
+          histories.set(k, history);
+          saved.push([change.kind, change.entry, isPresent(history) ? 1 : 0, change.entry.toLowerCase(), JSON.stringify(history)]);
         }
         // A repeat did nothing new: the trail already holds its first delivery.
-        if (!repeat)
-          this.statements.audit.run(
-            seq,
-            index,
-            request.batchId,
-            request.position,
-            request.revert ? 1 : 0,
-            change.op_type,
-            change.kind,
-            change.entry,
-            verdict.changed ? 1 : 0,
-            verdict.superseded ? 1 : 0,
-            request.tokenId ?? null,
-            appliedAt,
-          );
+        if (!repeat) audited.push([index, change.op_type, change.kind, change.entry, verdict.changed ? 1 : 0, verdict.superseded ? 1 : 0]);
         return { ...change, ...verdict };
       });
+      // The last write of an entry wins within the statement as it would one by one.
+      if (saved.length > 0) this.statements.saveEntries.run(JSON.stringify(saved));
+      if (audited.length > 0) {
+        this.statements.audit.run(
+          seq,
+          request.batchId,
+          request.position,
+          request.revert ? 1 : 0,
+          request.tokenId ?? null,
+          appliedAt,
+          JSON.stringify(audited),
+        );
+      }
       this.seq = seq;
       return { batchId: request.batchId, results };
     })();
@@ -204,6 +226,14 @@ export class NodeStore {
     const records = rows.slice(0, selection.limit).map(toAuditRecord);
     const last = records.at(-1);
     return { records, ...(rows.length > selection.limit && last ? { next: `${last.seq}:${last.index}` } : {}) };
+  }
+
+  /**
+   * Copies what the WAL holds into the database file, as far as no reader prevents it, and starts
+   * the WAL over when it could copy everything: the WAL stays as small as the writes between two calls.
+   */
+  checkpoint(): void {
+    if (this.db.open) this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 
   /** Closes the database; later calls throw. */

@@ -62,6 +62,9 @@ function refusalLog(write: (line: string) => void): (reason: string) => void {
   };
 }
 
+/** How often the store's WAL is copied into its database file. */
+const CHECKPOINT_INTERVAL_MS = 1000;
+
 /**
  * Creates a storage node on `dataDir`: opens the store at once, binds nothing until `listen`.
  * Throws when the data directory cannot be opened.
@@ -69,6 +72,15 @@ function refusalLog(write: (line: string) => void): (reason: string) => void {
 export function createStorageNodeServer(options: StorageNodeOptions): StorageNodeServer {
   const onError = options.onError ?? ((err: Error) => console.error(`storage-node: ${err.stack ?? err.message}`));
   const store = NodeStore.open(options);
+  // Between requests, never inside one (node-store.ts).
+  const checkpoints = setInterval(() => {
+    try {
+      store.checkpoint();
+    } catch (err) {
+      onError(err as Error);
+    }
+  }, CHECKPOINT_INTERVAL_MS);
+  checkpoints.unref();
   const faults: FaultSettings = { delayMs: options.faults?.delayMs ?? 0, fault: options.faults?.fault ?? 'none' };
   const timers = new Set<NodeJS.Timeout>();
   // A cleared timer never resolves its promise; that is the point: a delayed answer for a
@@ -113,6 +125,7 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
         const finish = () => {
+          clearInterval(checkpoints);
           store.close();
           resolve();
         };

@@ -41,6 +41,28 @@ describe('storage node store (in-process, SQLite)', () => {
     assert.deepEqual(store.listPage('user', undefined, 10).entries, [Y]);
   });
 
+  it('when one delivery changes the same entry twice, then the second sees the first (one statement per delivery writes both)', () => {
+    const answer = store.apply({ batchId: 'b1', position: 1, changes: [add('developer', X), remove('developer', X), add('user', X)] });
+    assert.deepEqual(
+      answer.results.map((r) => r.changed),
+      [true, true, true],
+    );
+    assert.equal(store.has('developer', X), false);
+    assert.equal(store.has('user', X), true);
+    assert.equal(store.auditPage({ limit: 10 }).records.length, 3);
+  });
+
+  it('when applies wrote to the WAL, then a checkpoint copies them into the database file and empties the WAL; a reopened store has them', () => {
+    for (let i = 0; i < 50; i++) store.apply({ batchId: `b${i}`, position: i + 1, changes: [add('developer', eoa(0x1000 + i))] });
+    const wal = path.join(dir, 'whitelists.db-wal');
+    assert.ok(fs.statSync(wal).size > 0, 'applies go to the WAL first');
+    store.checkpoint();
+    assert.equal(fs.statSync(wal).size, 0);
+    store.close();
+    store = NodeStore.open({ dataDir: dir });
+    assert.equal(store.listPage('developer', undefined, 100).entries.length, 50);
+  });
+
   it('when a batch comes again, then it answers as the first time and applies nothing again', () => {
     const first = store.apply({ batchId: 'b1', position: 1, changes: [add('developer', X)] });
     store.apply({ batchId: 'b2', position: 2, changes: [remove('developer', X)] });
