@@ -37,14 +37,22 @@ export async function startWorker(
   config: Config,
   address: string,
   overrides: Partial<WorkerOptions> = {},
-  hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> = {},
+  hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> & {
+    /** Told each time the read model does not answer (it is retried in the background). */
+    onReadModelDown?: (err: Error) => void;
+  } = {},
 ): Promise<RunningWorker> {
   // Before anything is opened: a worker without the storage nodes' keys cannot do its job.
   const nodeTransport = loadNodeTransport(config);
   // A read model that does not answer only delays its writes (projectExecution retries); the
   // worker starts anyway, since executions and batches do not need it.
-  const database = await openDatabase(config.database, (err) =>
-    console.error(JSON.stringify({ level: 'error', msg: 'read model unavailable; its writes wait until it is back', err: err.message })),
+  const database = await openDatabase(
+    config.database,
+    hooks.onReadModelDown ??
+      ((err) =>
+        console.error(
+          JSON.stringify({ level: 'error', msg: 'read model unavailable; its writes wait until it is back', err: err.message }),
+        )),
   );
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, address)).catch(async (err) => {
     await database.close().catch(() => undefined);
@@ -85,7 +93,8 @@ export async function startWorker(
       nodeTransport,
       executions: new ExecutionStore(database),
       webhooks: () => config.webhooks,
-      ...hooks,
+      onNodeRequest: hooks.onNodeRequest,
+      onLateNode: hooks.onLateNode,
     }),
     ...TUNING,
     ...overrides,

@@ -37,7 +37,11 @@ async function main() {
       shutdownGraceTime: '10s',
       shutdownForceTime: '13s',
     },
-    { onNodeRequest: metrics.recordNodeRequest, onLateNode: metrics.recordLateNode },
+    {
+      onNodeRequest: metrics.recordNodeRequest,
+      onLateNode: metrics.recordLateNode,
+      onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
+    },
   );
   lifecycle.info(
     { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace },
