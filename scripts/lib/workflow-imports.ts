@@ -67,3 +67,22 @@ export function checkWorkflowImports(root: string): string[] {
   }
   return problems;
 }
+
+/**
+ * Calls of `patched()` or `deprecatePatch()` under `workflows/` of `root`, as "file:line" lines.
+ * The workflows are at 1.0 with one path each: a change to a workflow's commands ships as a new
+ * worker version, not as a patch branch that every later reader must understand.
+ */
+export function findPatchCalls(root: string): string[] {
+  const dir = path.join(root, 'workflows');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .flatMap((f) => {
+      // Comments may name the functions; only code counts. Blanked, not removed, so lines keep their numbers.
+      const code = readFileSync(path.join(dir, f), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '))
+        .replace(/\/\/.*$/gm, '');
+      return code.split('\n').flatMap((line, i) => (/\b(patched|deprecatePatch)\s*\(/.test(line) ? [`workflows/${f}:${i + 1}`] : []));
+    });
+}

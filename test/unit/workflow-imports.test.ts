@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../config/config';
-import { checkWorkflowImports, valueImports } from '../../scripts/lib/workflow-imports';
+import { checkWorkflowImports, findPatchCalls, valueImports } from '../../scripts/lib/workflow-imports';
 import { SHARED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 
 /** Packages a shared module may reach: the hash library, and @temporalio/common (shared by the SDK already). */
@@ -12,6 +12,24 @@ const SHARED_PACKAGES = /^(@noble\/hashes\/[\w.]+|@temporalio\/common)$/;
 describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
   it("when the project's workflows/ is checked, then no value import reaches a Node built-in or an I/O folder", () => {
     assert.deepEqual(checkWorkflowImports(projectRoot), []);
+  });
+
+  it("when the project's workflows/ is checked, then it calls no patched() or deprecatePatch() (1.0: one path per workflow)", () => {
+    assert.deepEqual(findPatchCalls(projectRoot), []);
+  });
+
+  it('when a workflow calls patched() or deprecatePatch(), then each call is reported with its line; a comment naming them is not', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'wf-patches-'));
+    try {
+      mkdirSync(path.join(root, 'workflows'));
+      writeFileSync(
+        path.join(root, 'workflows', 'a.ts'),
+        "// patched('old') was here\n/* deprecatePatch('x') */\nif (patched('new')) run();\n  deprecatePatch ('gone');\n",
+      );
+      assert.deepEqual(findPatchCalls(root), ['workflows/a.ts:3', 'workflows/a.ts:4']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('when a workflow imports node:fs, activities/ by value, or a domain module that imports node:crypto, then each is reported', () => {
