@@ -63,6 +63,32 @@ describe('storage node store (in-process, SQLite)', () => {
     assert.equal(store.listPage('developer', undefined, 100).entries.length, 50);
   });
 
+  it('when the process dies after a delivery was acknowledged but before its rows were written out, then the next open writes them from the delivery log', () => {
+    store.apply({ batchId: 'b1', position: 1, tokenId: 't1', changes: [add('developer', X), add('user', Y)] });
+    // The files as a process killed right after its answer leaves them: the log holds the delivery,
+    // the data file does not yet (its rows are written out after the answer).
+    const crashed = path.join(path.dirname(dir), 'crashed');
+    fs.mkdirSync(crashed);
+    for (const file of fs.readdirSync(dir)) fs.copyFileSync(path.join(dir, file), path.join(crashed, file));
+    const reopened = NodeStore.open({ dataDir: crashed });
+    try {
+      assert.equal(reopened.has('developer', X), true);
+      assert.equal(reopened.has('user', Y), true);
+      assert.deepEqual(
+        reopened.auditPage({ limit: 10 }).records.map((r) => [r.batchId, r.entry, r.tokenId]),
+        [
+          ['b1', Y, 't1'],
+          ['b1', X, 't1'],
+        ],
+      );
+      // A newer delivery takes the next sequence number, after the replayed one.
+      reopened.apply({ batchId: 'b2', position: 2, changes: [remove('developer', X)] });
+      assert.equal(reopened.auditPage({ limit: 1 }).records[0].seq, 2);
+    } finally {
+      reopened.close();
+    }
+  });
+
   it('when a batch comes again, then it answers as the first time and applies nothing again', () => {
     const first = store.apply({ batchId: 'b1', position: 1, changes: [add('developer', X)] });
     store.apply({ batchId: 'b2', position: 2, changes: [remove('developer', X)] });
