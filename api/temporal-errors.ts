@@ -27,10 +27,20 @@ export const UNKNOWN_OUTCOME_RETRY_AFTER_S = 1;
  * abort signal, load shedding, or an unreachable frontend, anywhere in the error's cause chain.
  */
 export function isUnknownOutcome(err: unknown): boolean {
+  return anyCause(
+    err,
+    (e) =>
+      e instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
+      e.name === 'AbortError' ||
+      e.name === 'TimeoutError' ||
+      (isGrpcServiceError(e) && RETRYABLE_GRPC_CODES.has(e.code)),
+  );
+}
+
+/** Whether `err` or one of its first eight causes satisfies `test`. */
+function anyCause(err: unknown, test: (e: Error) => boolean): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
-    if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
-    if (isGrpcServiceError(e) && RETRYABLE_GRPC_CODES.has(e.code)) return true;
+    if (test(e)) return true;
   }
   return false;
 }
@@ -41,10 +51,7 @@ export function isUnknownOutcome(err: unknown): boolean {
  * applied; the workflow answers again once a task completes, so the caller should retry.
  */
 export function isWorkflowTaskRetrying(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    if (isGrpcServiceError(e) && e.code === 9 && /workflow task in failed state/i.test(e.details ?? e.message)) return true;
-  }
-  return false;
+  return anyCause(err, (e) => isGrpcServiceError(e) && e.code === 9 && /workflow task in failed state/i.test(e.details ?? e.message));
 }
 
 /** Seconds a client should wait before retrying a call to a workflow whose task is being retried. */

@@ -202,10 +202,17 @@ export class NodeStore {
     const seq = this.seq + 1;
     const appliedAt = new Date().toISOString();
     const step = request.revert ? revertChange : applyChange;
-    const keys = JSON.stringify(request.changes.filter((c) => !this.overlay.has(entryKey(c.kind, c.entry))).map((c) => [c.kind, c.entry]));
-    const histories = new Map<string, EntryHistory>(this.overlay);
-    for (const row of this.statements.entries.all(keys))
-      histories.set(entryKey(row.kind, row.entry), JSON.parse(row.history) as EntryHistory);
+    // Each entry's history: from a delivery not yet written out, else from the data file.
+    const histories = new Map<string, EntryHistory>();
+    const unread: Array<[string, string]> = [];
+    for (const { kind, entry } of request.changes) {
+      const pending = this.overlay.get(entryKey(kind, entry));
+      if (pending) histories.set(entryKey(kind, entry), pending);
+      else unread.push([kind, entry]);
+    }
+    if (unread.length > 0)
+      for (const row of this.statements.entries.all(JSON.stringify(unread)))
+        histories.set(entryKey(row.kind, row.entry), JSON.parse(row.history) as EntryHistory);
     const saved: SavedEntry[] = [];
     const audited: AuditedChange[] = [];
     const results = request.changes.map((change, index) => {
@@ -235,7 +242,7 @@ export class NodeStore {
     };
     this.statements.logDelivery.run(seq, JSON.stringify(writes));
     this.seq = seq;
-    for (const [kind, entry, , , history] of saved) this.overlay.set(entryKey(kind, entry), JSON.parse(history) as EntryHistory);
+    for (const [kind, entry] of saved) this.overlay.set(entryKey(kind, entry), histories.get(entryKey(kind, entry))!);
     this.pending.push({ seq, writes });
     if (!this.scheduled) {
       this.scheduled = true;

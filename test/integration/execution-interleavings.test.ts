@@ -25,6 +25,7 @@ import {
   type SubmitSignatureArgs,
 } from '../../workflows/definitions';
 import { getStack, type Stack } from '../support/stack';
+import { executionInput, submitArgs as signedArgs } from '../support/execution-inputs';
 
 type Op =
   | { kind: 'deposit-update'; tx: number; pauseMs: number }
@@ -41,15 +42,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 
 const txHash = (n: number) => `0x${n}`;
-const submitArgs = (n: number): SubmitSignatureArgs => ({
-  payload: {
-    signature: `0x${String(n).repeat(128)}`,
-    publicKey: `0x${'1'.repeat(64)}`,
-    connectEnvelope: { address: 'wallet', domain: 'localhost', timestamp: 1 },
-    submittedAt: '2026-11-23T00:00:00.000Z',
-  },
-  signingMessage: 'message',
-});
+const submitArgs = (n: number): SubmitSignatureArgs => signedArgs(`0x${String(n).repeat(128)}`);
 
 /** What the pure state machine says the ops do, in order (timestamps aside). */
 function expected(input: ExecutionWorkflowInput, ops: Op[]): ExecutionRecord {
@@ -123,19 +116,7 @@ describe('executionWorkflow replays every interleaving (dev server, each history
     const runs = new Map<string, string>();
     /** One execution driven through `ops`, checked against the state machine. */
     const drive = async (ops: Op[], webhooks: boolean, context: string): Promise<void> => {
-      const now = Date.now();
-      const workflowId = `exec:wallet:${randomUUID()}`;
-      const input: ExecutionWorkflowInput = {
-        executionId: workflowId.split(':')[2],
-        wallet: 'wallet',
-        intent: { a: 1 },
-        intentHash: 'f'.repeat(64),
-        signerPublicKey: `0x${'1'.repeat(64)}`,
-        createdAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + 3_600_000).toISOString(),
-        lingerSeconds: 1,
-        ...(webhooks ? { webhooks: true } : {}),
-      };
+      const { workflowId, input } = executionInput(Date.now(), { ttlMs: 3_600_000, lingerSeconds: 1, webhooks });
       const handle = await stack.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
       const where = `${workflowId} after ${JSON.stringify(ops)} (${context}, webhooks ${webhooks})`;
       runs.set(workflowId, where);

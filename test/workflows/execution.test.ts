@@ -11,7 +11,6 @@ import {
   recordDepositUpdate,
   submitSignatureUpdate,
   cancelExecutionUpdate,
-  type ExecutionWorkflowInput,
   type SubmitSignatureArgs,
 } from '../../workflows/definitions';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +22,7 @@ import { ExecutionStore } from '../../db/execution-store';
 import { TokenStore } from '../../tokens/token-store';
 import { testNodeTransport } from '../support/node-keys';
 import { eventTypes, timeSkippingEnv, updateEvents, workflowWorker } from './env';
+import { executionInput, submitArgs as fixedSubmitArgs } from '../support/execution-inputs';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -60,30 +60,14 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
   });
 
   async function start(options: { ttlMs?: number; lingerSeconds?: number } = {}) {
-    const now = await env.currentTimeMs();
-    const workflowId = `exec:wallet:${randomUUID()}`;
-    const input: ExecutionWorkflowInput = {
-      executionId: workflowId.split(':')[2],
-      wallet: 'wallet',
-      intent: { a: 1 },
-      intentHash: 'f'.repeat(64),
-      signerPublicKey: `0x${'1'.repeat(64)}`,
-      createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + (options.ttlMs ?? HOUR)).toISOString(),
+    const { workflowId, input } = executionInput(await env.currentTimeMs(), {
+      ttlMs: options.ttlMs ?? HOUR,
       lingerSeconds: options.lingerSeconds ?? 7 * 24 * 3600,
-    };
+    });
     return { handle: await env.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] }), workflowId };
   }
 
-  const submitArgs = (signature = `0x${'a'.repeat(128)}`): SubmitSignatureArgs => ({
-    payload: {
-      signature,
-      publicKey: `0x${'1'.repeat(64)}`,
-      connectEnvelope: { address: 'wallet', domain: 'localhost', timestamp: 1 },
-      submittedAt: '2026-11-23T00:00:00.000Z',
-    },
-    signingMessage: 'message',
-  });
+  const submitArgs = (signature = `0x${'a'.repeat(128)}`): SubmitSignatureArgs => fixedSubmitArgs(signature);
 
   /** The ApplicationFailure of a rejected Update. */
   async function rejection(promise: Promise<unknown>): Promise<ApplicationFailure> {
