@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import type { FaultSettings } from './protocol';
 import { RequestVerifier, type NodeKeys } from './request-auth';
 import { createRequestHandler } from './routes';
+import { startCheckpointThread } from './checkpoint-thread';
+import { DEFAULT_KEPT_CHANGES } from './entry-order';
 import { NodeStore } from './node-store';
 
 export interface StorageNodeOptions {
@@ -62,7 +64,7 @@ function refusalLog(write: (line: string) => void): (reason: string) => void {
   };
 }
 
-/** How often the store's WAL is copied into its database file. */
+/** How often the checkpoint thread writes the logged deliveries out and checkpoints. */
 const CHECKPOINT_INTERVAL_MS = 1000;
 
 /**
@@ -72,15 +74,21 @@ const CHECKPOINT_INTERVAL_MS = 1000;
 export function createStorageNodeServer(options: StorageNodeOptions): StorageNodeServer {
   const onError = options.onError ?? ((err: Error) => console.error(`storage-node: ${err.stack ?? err.message}`));
   const store = NodeStore.open(options);
-  // Between requests, never inside one (node-store.ts).
-  const checkpoints = setInterval(() => {
+  const reportingErrors = (f: (seq: number) => void) => (seq: number) => {
     try {
-      store.checkpoint();
+      f(seq);
     } catch (err) {
       onError(err as Error);
     }
-  }, CHECKPOINT_INTERVAL_MS);
-  checkpoints.unref();
+  };
+  const checkpoints = startCheckpointThread({
+    dataDir: options.dataDir,
+    intervalMs: CHECKPOINT_INTERVAL_MS,
+    keptChanges: options.keptChanges ?? DEFAULT_KEPT_CHANGES,
+    onWritten: (seq) => store.writtenThrough(seq),
+    onDurable: reportingErrors((seq) => store.forgetThrough(seq)),
+    onError,
+  });
   const faults: FaultSettings = { delayMs: options.faults?.delayMs ?? 0, fault: options.faults?.fault ?? 'none' };
   const timers = new Set<NodeJS.Timeout>();
   // A cleared timer never resolves its promise; that is the point: a delayed answer for a
@@ -124,10 +132,13 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
       closed ??= new Promise<void>((resolve) => {
         for (const timer of timers) clearTimeout(timer);
         timers.clear();
+        // The last checkpoint is the store's own, once the thread's connections are closed.
         const finish = () => {
-          clearInterval(checkpoints);
-          store.close();
-          resolve();
+          checkpoints
+            .stop()
+            .then(() => store.close())
+            .catch((err: Error) => onError(err))
+            .finally(resolve);
         };
         if (!server.listening) {
           finish();

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { toChecksumAddress } from '../../domain/eoa';
-import { NodeStore } from '../../storage-node/node-store';
+import SqliteDatabase from 'better-sqlite3';
+import { startCheckpointThread, type CheckpointThread } from '../../storage-node/checkpoint-thread';
+import { DEFAULT_KEPT_CHANGES } from '../../storage-node/entry-order';
+import { DELIVERY_LOG_FILE, NodeStore } from '../../storage-node/node-store';
 import type { WhitelistChange } from '../../storage-node/protocol';
 import { tempDataDir } from './node-process';
 
@@ -52,10 +55,11 @@ describe('storage node store (in-process, SQLite)', () => {
     assert.equal(store.auditPage({ limit: 10 }).records.length, 3);
   });
 
-  it('when applies wrote to the WAL, then a checkpoint copies them into the database file and empties the WAL; a reopened store has them', () => {
+  it('when deliveries were written to the WAL, then a checkpoint copies them into the database file and empties the WAL; a reopened store has them', () => {
     for (let i = 0; i < 50; i++) store.apply({ batchId: `b${i}`, position: i + 1, changes: [add('developer', eoa(0x1000 + i))] });
+    store.materialize();
     const wal = path.join(dir, 'whitelists.db-wal');
-    assert.ok(fs.statSync(wal).size > 0, 'applies go to the WAL first');
+    assert.ok(fs.statSync(wal).size > 0, 'deliveries are written to the WAL first');
     store.checkpoint();
     assert.equal(fs.statSync(wal).size, 0);
     store.close();
@@ -84,6 +88,31 @@ describe('storage node store (in-process, SQLite)', () => {
       // A newer delivery takes the next sequence number, after the replayed one.
       reopened.apply({ batchId: 'b2', position: 2, changes: [remove('developer', X)] });
       assert.equal(reopened.auditPage({ limit: 1 }).records[0].seq, 2);
+    } finally {
+      reopened.close();
+    }
+  });
+
+  it('when the newest delivery was a repeat (no audit row) and the log forgot it, then after a reopen the next delivery still gets a new number, and a crash keeps it', () => {
+    store.apply({ batchId: 'b1', position: 1, changes: [add('developer', X)] });
+    store.apply({ batchId: 'b1', position: 1, changes: [add('developer', X)] });
+    store.checkpoint();
+    store.close();
+    store = NodeStore.open({ dataDir: dir });
+    store.apply({ batchId: 'b2', position: 2, changes: [remove('developer', X)] });
+    const crashed = path.join(path.dirname(dir), 'crashed');
+    fs.mkdirSync(crashed);
+    for (const file of fs.readdirSync(dir)) fs.copyFileSync(path.join(dir, file), path.join(crashed, file));
+    const reopened = NodeStore.open({ dataDir: crashed });
+    try {
+      assert.equal(reopened.has('developer', X), false, 'the acknowledged remove survived the crash');
+      assert.deepEqual(
+        reopened.auditPage({ limit: 10 }).records.map((r) => [r.seq, r.batchId]),
+        [
+          [3, 'b2'],
+          [1, 'b1'],
+        ],
+      );
     } finally {
       reopened.close();
     }
@@ -167,5 +196,81 @@ describe('storage node store (in-process, SQLite)', () => {
       ['b6', 'b5', 'b4', 'b3', 'b2', 'b1'],
     );
     assert.equal(page2.next, undefined);
+  });
+});
+
+describe('storage node checkpoint thread (in-process, SQLite)', () => {
+  let dir: string;
+  let store: NodeStore;
+  let thread: CheckpointThread | undefined;
+  beforeEach(() => {
+    dir = tempDataDir();
+    store = NodeStore.open({ dataDir: dir });
+  });
+  afterEach(async () => {
+    await thread?.stop();
+    store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const loggedDeliveries = () => {
+    const log = new SqliteDatabase(path.join(dir, DELIVERY_LOG_FILE), { readonly: true });
+    try {
+      return log.prepare('SELECT count(*) FROM deliveries').pluck().get() as number;
+    } finally {
+      log.close();
+    }
+  };
+
+  it('when deliveries arrive while it runs, then it writes them into the data file and tells which ones it holds durably, the log forgets them, and the files as a crash leaves them hold every delivery', async () => {
+    const written: number[] = [];
+    const durable: number[] = [];
+    const errors: Error[] = [];
+    thread = startCheckpointThread({
+      dataDir: dir,
+      intervalMs: 10,
+      keptChanges: DEFAULT_KEPT_CHANGES,
+      onWritten: (seq) => {
+        written.push(seq);
+        store.writtenThrough(seq);
+      },
+      onDurable: (seq) => {
+        durable.push(seq);
+        store.forgetThrough(seq);
+      },
+      onError: (err) => errors.push(err),
+    });
+    const entries = Array.from({ length: 40 }, (_, i) => eoa(0x5000 + i));
+    for (const [i, entry] of entries.entries()) {
+      store.apply({ batchId: `b${i}`, position: i + 1, changes: [add('developer', entry)] });
+      // The answer's turn ends here: the delivery is written out after it, checkpointed meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    const deadline = Date.now() + 10_000;
+    while (!durable.includes(entries.length) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.deepEqual(errors, []);
+    assert.ok(durable.includes(entries.length), `the last delivery became durable (told: ${durable.join(', ')})`);
+    for (const told of [written, durable])
+      assert.deepEqual(
+        told,
+        [...told].sort((a, b) => a - b),
+        'told in order',
+      );
+    assert.ok(written.length > 1, 'written out in several rounds while deliveries came');
+    // Entries the thread wrote out (the store's overlay dropped them) and those still in the overlay read alike.
+    for (const entry of entries) assert.equal(store.has('developer', entry), true);
+    assert.equal(loggedDeliveries(), 0, 'the log forgot every delivery the data file holds');
+    // Copied without closing anything: what a power cut after the last checkpoint leaves.
+    const crashed = `${dir}-crashed`;
+    fs.mkdirSync(crashed);
+    for (const file of fs.readdirSync(dir)) fs.copyFileSync(path.join(dir, file), path.join(crashed, file));
+    const reopened = NodeStore.open({ dataDir: crashed });
+    try {
+      assert.deepEqual(reopened.listPage('developer', undefined, 100).entries, entries);
+      assert.equal(reopened.auditPage({ limit: 100 }).records.length, entries.length);
+    } finally {
+      reopened.close();
+      fs.rmSync(crashed, { recursive: true, force: true });
+    }
   });
 });
