@@ -43,7 +43,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   const router = new Router();
   const executions = new ExecutionService(deps.client, deps.config, deps.executionStore);
   const events = new ExecutionEventHub((ids) => deps.executionStore.getMany(ids), deps.config.ssePollMs, deps.config.sse, deps.logger);
-  const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger, deps.batchWorker?.eager);
+  const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
   const metrics = createApiMetrics();
   const limits = createRateLimits(deps.config, deps.limiterStore);
 

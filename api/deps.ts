@@ -4,7 +4,6 @@ import type { NodeTransport } from '../activities/node-transport';
 import type { Config } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
 import type { TokenStore } from '../tokens/token-store';
-import type { BatchWorker } from './batch-worker';
 import type { LimiterStore } from './rate-limit';
 
 /** What the Koa app is built from (api/app.ts); routes take it too, so it lives apart from the app. */
@@ -15,12 +14,10 @@ export interface AppDeps {
   logger: Logger;
   /** Storage node base URLs the whitelist batches fan out to. */
   storageNodes: readonly string[];
-  /** Signs every request to a storage node (reads, probes, the batch worker's first rounds). */
+  /** Signs every request to a storage node (reads and probes). */
   nodeTransport: NodeTransport;
   /** The read model: the list route, and records after Temporal's retention. */
   executionStore: ExecutionStore;
   /** Where the rate limits count: a PostgreSQL pool shared by every API, or (absent) each process's memory. */
   limiterStore?: LimiterStore;
-  /** The API's batch worker (API_BATCH_WORKER=on); absent: batches start by update-with-start. */
-  batchWorker?: BatchWorker;
 }

@@ -1,6 +1,5 @@
 import { loadConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
-import { pinoSdkLogger } from '../worker/sdk-logger';
 import { startApi } from './server';
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
@@ -9,12 +8,6 @@ async function main() {
   const graceMs = config.shutdownGraceMs;
   const logger = createLogger('api', config.logLevel);
   const lifecycle = lifecycleLogger(logger);
-  if (config.temporal.batchTaskQueue !== undefined) {
-    // The batch worker's SDK log (decision 0015) goes to the API's log, at SDK_LOG_LEVEL. Loaded
-    // only then: without a batch worker the API needs none of the SDK's native runtime.
-    const { Runtime } = await import('@temporalio/worker');
-    Runtime.install({ logger: pinoSdkLogger(logger.child({ component: 'temporal-sdk' }, { level: config.sdkLogLevel.toLowerCase() })) });
-  }
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');
   const api = await startApi(config, { temporalAddress: config.temporal.address ?? '127.0.0.1:7233', storageNodes, logger });

@@ -1,7 +1,5 @@
 import type { Context, Next } from 'koa';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { NodeRequestEvent } from '../activities';
-import { nodeRequestMetrics } from '../worker/metrics';
 
 /** Route label of a request no route matched: the raw path would make the label set unbounded. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -16,8 +14,6 @@ export interface ApiMetrics {
   readonly registry: Registry;
   /** Koa middleware that counts and times every request; mount it outside the error middleware. */
   middleware(): (ctx: Context, next: Next) => Promise<void>;
-  /** Records one apply request of a first round run by the API's batch worker (as the workers record theirs). */
-  readonly recordNodeRequest: (event: NodeRequestEvent) => void;
 }
 
 /** Creates the registry with the request, submit and whitelist metrics and Node's process metrics. */
@@ -50,18 +46,9 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  const starts = new Counter({
-    name: 'intent_whitelist_batch_starts_total',
-    help: 'Whitelist batches by how they were started: eager (first workflow task run in this API), queued (eager asked, dispatched through the task queue), update-with-start (no batch worker running)',
-    labelNames: ['how'] as const,
-    registers: [registry],
-  });
-
-  const recordNodeRequest = nodeRequestMetrics(registry);
 
   return {
     registry,
-    recordNodeRequest,
     middleware: () => async (ctx, next) => {
       const stopTimer = duration.startTimer();
       try {
@@ -76,7 +63,6 @@ export function createApiMetrics(): ApiMetrics {
           submits.inc({ status: labels.status, result: ctx.status === 200 ? String(ctx.state.outcome ?? 'unknown') : 'none' });
         if (WHITELIST_ROUTES.has(route) && ctx.method === 'POST' && BATCH_OUTCOMES.has(ctx.status)) {
           batches.inc({ outcome: labels.status });
-          if (ctx.state.batchStart) starts.inc({ how: String(ctx.state.batchStart) });
         }
       }
     },

@@ -10,7 +10,6 @@ import { settleAbandoned } from './temporal-call';
 import { TokenStore } from '../tokens/token-store';
 import { loadNodeTransport } from '../activities/node-transport';
 import { createApp, type ServiceApp } from './app';
-import { startBatchWorker, type BatchWorker } from './batch-worker';
 
 export interface RunningApi {
   url: string;
@@ -18,8 +17,6 @@ export interface RunningApi {
   operatorUrl?: string;
   server: Server;
   app: ServiceApp;
-  /** The API's worker for whitelist batches (API_BATCH_WORKER); `eager()` is set while it runs. */
-  batchWorker: BatchWorker;
   /**
    * Stops accepting, lets in-flight requests finish (at most `graceMs`, then their connections are
    * cut), closes the Temporal connection. Resolves with the number of requests that were cut.
@@ -45,18 +42,9 @@ export async function startApi(
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const tokens = new TokenStore(config.apiTokensFile);
-  const batchWorker = startBatchWorker(config, {
-    temporalAddress: options.temporalAddress,
-    tokens,
-    nodeTransport,
-    logger: options.logger,
-    // The first rounds run here: their node requests count in the API's metrics.
-    onNodeRequest: (event) => app.metrics.recordNodeRequest(event),
-  });
   const app = createApp({
     config,
     client,
-    batchWorker,
     tokens,
     logger: options.logger,
     storageNodes: options.storageNodes,
@@ -76,7 +64,6 @@ export async function startApi(
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
   }).catch(async (err) => {
-    await batchWorker.close();
     await database.close().catch(() => undefined);
     throw err;
   });
@@ -90,7 +77,6 @@ export async function startApi(
       operatorServer.listen(port, host, () => resolve());
     }).catch(async (err) => {
       await new Promise((resolve) => server.close(resolve));
-      await batchWorker.close();
       await database.close().catch(() => undefined);
       throw err;
     });
@@ -100,7 +86,6 @@ export async function startApi(
     operatorUrl: operatorServer ? urlOf(operatorServer) : undefined,
     server,
     app,
-    batchWorker,
     async close(graceMs = 10_000) {
       // /readyz answers 503 from now on, to requests still arriving on open connections.
       app.context.shuttingDown = true;
@@ -121,8 +106,6 @@ export async function startApi(
       }
       // A call the API stopped waiting for may still be retrying: closing under it would throw.
       await settleAbandoned(client);
-      // After the requests: a batch being answered may still need a workflow task run here.
-      await batchWorker.close();
       await connection.close().catch(() => undefined);
       await database.close().catch(() => undefined);
       return cut;

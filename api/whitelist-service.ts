@@ -14,8 +14,6 @@ import {
   type WhitelistBatchOutcome,
 } from '../workflows/definitions';
 import { outcomeOfMemo } from '../domain/batch-outcome-memo';
-import { awaitBatchOutcomeMemo } from './batch-outcome-history';
-import type { EagerStart } from './batch-worker';
 import { withinMs } from './temporal-call';
 import { mapTemporalError } from './temporal-errors';
 
@@ -31,17 +29,8 @@ const ANSWER_MARGIN_MS = 1000;
 /** How long to ask Temporal whether a batch whose answer timed out was started after all. */
 const STARTED_CHECK_MS = 1000;
 
-/**
- * How a batch was started: `eager` (its first workflow task came back with the start and ran in
- * this process), `queued` (eager start asked, but the server dispatched the task through the
- * queue: no free slot here, say), `update-with-start` (no batch worker running here).
- */
-export type BatchStart = 'eager' | 'queued' | 'update-with-start';
-
 export interface BatchAnswer extends WhitelistBatchOutcome {
   batchId: string;
-  /** Unset when the API answered 408 itself, not knowing how far the start got. */
-  started?: BatchStart;
 }
 
 /** The whitelist use-case: authorise every change, then run the batch as a workflow until its deadline. */
@@ -51,8 +40,6 @@ export class WhitelistService {
     private readonly config: Config,
     private readonly nodes: readonly string[],
     private readonly logger: Logger,
-    /** The API's batch worker (decision 0015): batches start eagerly on it while it runs. */
-    private readonly eager: () => EagerStart | undefined = () => undefined,
   ) {}
 
   /** 403 unless the principal may make every change (all-or-nothing, before anything is sent). */
@@ -69,8 +56,7 @@ export class WhitelistService {
     const batchId = randomUUID();
     const nodes = [...this.nodes];
     const owners = changes.map((c) => ownerOf(ownerKeyOfChecksummed(c), nodes, nodeSha256));
-    // activityTaskQueue: where the batch's activities run, whichever queue runs the workflow. The
-    // Update answers without the confirmations, which this API rebuilds from `changes` and
+    // The Update answers without the confirmations, which this API rebuilds from `changes` and
     // `owners` (decision 0017).
     const input = {
       batchId,
@@ -79,12 +65,9 @@ export class WhitelistService {
       nodes,
       ownerIndexes: owners.map((owner) => nodes.indexOf(owner)),
       deadlineMs,
-      activityTaskQueue: this.config.temporal.taskQueue,
     } satisfies WhitelistBatchInput;
     const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
-    const eager = this.eager();
     try {
-      if (eager) return { batchId, ...(await this.startEagerly(eager, input, owners, answerBy)) };
       const answer = await withinMs(this.client, answerBy - Date.now(), () =>
         this.client.workflow.executeUpdateWithStart(batchOutcomeUpdate, {
           startWorkflowOperation: new WithStartWorkflowOperation(WHITELIST_BATCH_WORKFLOW_TYPE, {
@@ -95,7 +78,7 @@ export class WhitelistService {
           }),
         }),
       );
-      return { batchId, ...outcomeOfMemo(answer, changes, owners), started: 'update-with-start' };
+      return { batchId, ...outcomeOfMemo(answer, changes, owners) };
     } catch (err) {
       // The workflow may well be running (no worker polled in time, or Temporal is slow under
       // load): it will still apply every change, so the answer is 408, not 500. The start
@@ -107,34 +90,6 @@ export class WhitelistService {
       }
       throw mapTemporalError(err, `whitelist batch ${batchId}`);
     }
-  }
-
-  /**
-   * Starts the batch on the API's batch worker with `requestEagerStart` (its first workflow task,
-   * precheck and first round included, comes back in the start call's answer and runs in this
-   * process), then reads the outcome from the batch's history: the workflow writes it into its memo
-   * with the workflow task that decides it, and the server hands out only stored events, so the
-   * answer is durable before it is sent, as update-with-start's (which cannot start eagerly) is.
-   * An Update after the start would cost the batch a second workflow task.
-   */
-  private async startEagerly(
-    eager: EagerStart,
-    input: WhitelistBatchInput,
-    owners: readonly string[],
-    answerBy: number,
-  ): Promise<WhitelistBatchOutcome & { started: BatchStart }> {
-    const { client, taskQueue } = eager;
-    return withinMs(client, answerBy - Date.now(), async () => {
-      const handle = await client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, {
-        workflowId: whitelistBatchWorkflowId(input.batchId),
-        taskQueue,
-        args: [{ ...input, outcomeByMemo: true }],
-        workflowIdConflictPolicy: 'FAIL',
-        requestEagerStart: true,
-      });
-      const memo = await awaitBatchOutcomeMemo(client, handle.workflowId, handle.firstExecutionRunId);
-      return { ...outcomeOfMemo(memo, input.changes, owners), started: handle.eagerlyStarted ? 'eager' : 'queued' };
-    });
   }
 
   private async isStarted(batchId: string): Promise<boolean> {

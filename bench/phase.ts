@@ -68,7 +68,6 @@ export async function runPhase(
       api: side(runs.api),
       direct: side(runs.direct),
       empty: side(runs.empty),
-      eagerEmpty: side(runs.eagerEmpty),
       oneLocalActivity: side(runs.oneLocalActivity),
       timeline,
       emptyTimeline,

@@ -48,8 +48,6 @@ export interface PhaseResult {
     api: Side;
     direct: Side;
     empty: Side;
-    /** The empty workflow started eagerly, its answer read from its memo (before issue 17 step 3: an Update; absent before decision 0015). */
-    eagerEmpty?: Side;
     /** The empty workflow whose Update waits for one no-op local activity: the least a batch can be (absent before issue 17's last session). */
     oneLocalActivity?: Side;
     timeline: Timeline;

@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { projectRoot } from '../config/config';
 import { runVerifyCase } from './cases/verify';
 import { JsonClient } from './http';
@@ -24,7 +23,7 @@ const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batche
   --workers  worker process counts to run the cases with (default 1,2)
   --profile  run the API and workers with --cpu-prof into bench/profiles/
   --server-config  a dev server dynamic config value on top of temporal-dev.yaml's, to try one
-             (e.g. system.enableActivityEagerExecution=true)
+             (e.g. history.transferProcessorMaxPollRPS=20)
   --out      results file (default bench/results.json; bench/results-cluster.json with --temporal cluster)
   --curve N  also run case 3 as a curve: N batches per side for each size (1, 10, 100) and each
              count of concurrent clients (1, 2, 4, 8); with --docs also docs/bench-curve.svg
@@ -49,8 +48,6 @@ async function main(): Promise<void> {
     },
   });
   if (values.help) return void console.log(USAGE);
-  // The eager floor's worker runs in this process (bench/floor/eager.ts): its SDK log at WARN.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
   const opts = { submits: Number(values.submits), batches: Number(values.batches) };
   const temporal = values.temporal;
   if (temporal !== 'dev' && temporal !== 'cluster') throw new Error(`--temporal must be dev or cluster\n${USAGE}`);

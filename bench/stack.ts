@@ -13,7 +13,6 @@ import type { NodeKeys } from '../storage-node/request-auth';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
 import { childEnv } from '../config/settings';
-import { startEagerFloor, type EagerFloor } from './floor/eager';
 
 /**
  * The whole service as separate processes, as `npm start` runs it: a Temporal dev server (the
@@ -26,8 +25,6 @@ export interface BenchStack {
   taskQueue: string;
   /** Task queue of the floor worker (bench/floor: a workflow that does nothing). */
   floorTaskQueue: string;
-  /** The floor of an eagerly started batch: an empty workflow on a worker in this process. */
-  eagerFloor: EagerFloor;
   apiUrl: string;
   nodes: string[];
   /** The storage nodes' keys: the direct side signs its requests as the worker does. */
@@ -166,8 +163,6 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     });
     stoppers.push(() => floor.stop(5000));
     log(`floor worker (pid ${floor.pid})`);
-    const eagerFloor = await startEagerFloor(temporal.address, temporal.namespace, `${taskQueue}-floor-eager`);
-    stoppers.push(() => eagerFloor.close());
     api = await startNodeChild('api', dist('api/main.js'), {
       env,
       logFile: path.join(logDir, 'api.log'),
@@ -185,7 +180,6 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       temporalAddress: temporal.address,
       taskQueue,
       floorTaskQueue,
-      eagerFloor,
       apiUrl,
       nodes,
       nodeKeys: readNodeKeysFile(keysFile),

@@ -61,15 +61,8 @@ function floorP99(size: number, value: number): string {
 
 function whitelistRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.map(({ size, api, direct, empty, eagerEmpty, apiCpuMsPerBatch }) => {
+    p.whitelist.map(({ size, api, direct, empty, apiCpuMsPerBatch }) => {
       const p50 = ratio(api.p50Ms, direct.p50Ms);
-      const eager = eagerEmpty
-        ? [
-            `${ms(eagerEmpty.p50Ms)} / ${ms(eagerEmpty.p99Ms)}${errs(eagerEmpty.errors)}`,
-            floorP50(size, ratio(api.p50Ms, eagerEmpty.p50Ms)),
-            floorP99(size, ratio(api.p99Ms, eagerEmpty.p99Ms)),
-          ]
-        : ['', '', ''];
       return [
         p.workers,
         size,
@@ -81,7 +74,6 @@ function whitelistRows(phases: PhaseResult[]) {
         ratio(empty.p50Ms, direct.p50Ms),
         floorP50(size, ratio(api.p50Ms, empty.p50Ms)),
         floorP99(size, ratio(api.p99Ms, empty.p99Ms)),
-        ...eager,
         apiCpuMsPerBatch,
       ];
     }),
@@ -203,7 +195,7 @@ export function renderTables(r: BenchResults): string {
       ],
     ),
     '',
-    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and two floors: a workflow that does nothing, started by update-with-start (empty) and started eagerly with its answer read from its memo, as the API starts a batch with API_BATCH_WORKER=on (eager empty)`,
+    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and the floor: a workflow that does nothing, started by update-with-start (empty)`,
     '',
     table(
       [
@@ -217,9 +209,6 @@ export function renderTables(r: BenchResults): string {
         'empty workflow/direct p50',
         'API/empty workflow p50 (100: ≤ 1.3, 1: ≤ 1.15)',
         'API/empty workflow p99 (100: ≤ 1.5)',
-        'eager empty workflow p50 / p99 ms',
-        'API/eager empty p50 (100: ≤ 1.3, 1: ≤ 1.15)',
-        'API/eager empty p99 (100: ≤ 1.5)',
         'API CPU ms / batch',
       ],
       whitelistRows(r.phases),

@@ -16,11 +16,6 @@ export interface Config {
     readonly address?: string;
     readonly namespace: string;
     readonly taskQueue: string;
-    /**
-     * Where the API's own batch worker polls (API_BATCH_WORKER=on): `<taskQueue>-batches`, with
-     * the batches' workflow tasks; their activities stay on `taskQueue`. Undefined when off.
-     */
-    readonly batchTaskQueue?: string;
     /** Temporal Cloud / remote cluster credentials (issue 5). */
     readonly apiKey?: string;
     readonly tls?: { readonly certPath?: string; readonly keyPath?: string; readonly caPath?: string; readonly serverName?: string };
@@ -273,7 +268,6 @@ export function loadConfig(env: Env = process.env): Config {
       address: e.TEMPORAL_ADDRESS ?? parsed.temporal?.address,
       namespace: e.TEMPORAL_NAMESPACE ?? parsed.temporal?.namespace ?? d('TEMPORAL_NAMESPACE'),
       taskQueue,
-      batchTaskQueue: (e.API_BATCH_WORKER ?? d('API_BATCH_WORKER')) === 'on' ? `${taskQueue}-batches` : undefined,
       apiKey: e.TEMPORAL_API_KEY,
       tls: tlsWanted
         ? { certPath: tlsCert, keyPath: tlsKey, caPath: e.TEMPORAL_TLS_CA, serverName: e.TEMPORAL_TLS_SERVER_NAME }

@@ -286,15 +286,6 @@ export const SETTINGS = {
     readBy: 'api',
     description: 'an event stream ends after this long; EventSource reconnects with Last-Event-ID',
   },
-  API_BATCH_WORKER: {
-    kind: 'enum',
-    values: ['on', 'off'],
-    caseInsensitive: true,
-    default: 'off',
-    readBy: 'api',
-    description:
-      "`on`: the API runs a small worker for whitelist batches' workflow tasks on the task queue `<TEMPORAL_TASK_QUEUE>-batches` and starts each batch eagerly on it: faster batches for more API memory and CPU (decision 0015); `off`: batches run on the workers' task queue, started by update-with-start",
-  },
   SHUTDOWN_GRACE_MS: {
     kind: 'integer',
     min: 0,

@@ -1,24 +1,16 @@
 import { confirmationOfChecksummed, type WhitelistChange } from './whitelist-messages';
 
 // A whitelist batch's HTTP outcome in a compact form, whatever the batch's size: the
-// confirmations are not in it, the API rebuilds them from the changes it sent. An eagerly started
-// batch writes it into its memo with the workflow task that decides it, and the API reads it from
-// the batch's history once the server has stored that task (decision 0015); a batch started by
-// update-with-start answers it to the `batchOutcome` Update and returns it (decision 0017).
+// confirmations are not in it, the API rebuilds them from the changes it sent. The batch answers
+// it to the `batchOutcome` Update and returns it (decision 0017).
 
-/**
- * A batch's HTTP outcome in full (workflows/definitions.ts names it WhitelistBatchOutcome): what
- * the API answers, and what workers before decision 0017 answered to the `batchOutcome` Update.
- */
+/** A batch's HTTP outcome in full (workflows/definitions.ts names it WhitelistBatchOutcome): what the API answers. */
 export interface FullBatchOutcome {
   status: BatchOutcomeMemo['status'];
   /** Confirmations of the changes whose node answered, in request order. */
   confirmations: string[];
   errorMessage?: string;
 }
-
-/** The memo key under which a batch's outcome is written. */
-export const BATCH_OUTCOME_MEMO = 'batchOutcome';
 
 export interface BatchOutcomeMemo {
   status: 200 | 403 | 408 | 500;
@@ -27,7 +19,7 @@ export interface BatchOutcomeMemo {
   appliedNodes?: string[];
 }
 
-/** What a batch outcome puts in the memo. */
+/** A batch outcome in the compact form. */
 export function batchOutcomeMemo(
   outcome: { status: BatchOutcomeMemo['status']; errorMessage?: string },
   appliedNodes: readonly string[],

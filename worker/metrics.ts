@@ -17,8 +17,7 @@ function failureReason(err: unknown): string {
 
 /**
  * The storage-node request metrics in `registry`; returns the recorder that the activities'
- * `onNodeRequest` hook calls. The workers count their activities' requests; the API counts those
- * of the first rounds its batch worker runs (decision 0015).
+ * `onNodeRequest` hook calls.
  */
 export function nodeRequestMetrics(registry: Registry): (event: NodeRequestEvent) => void {
   const latency = new Histogram({

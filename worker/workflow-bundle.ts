@@ -35,7 +35,7 @@ const bundles = new Map<string, Promise<string>>();
  * Bundles the workflow code in a short-lived child process and returns the bundle. Bundling in
  * the worker itself (what `workflowsPath` does) loads webpack into the process and leaves its
  * heap resident for the worker's whole life: about 65 MB of RSS for nothing. A process that
- * starts several workers (the API's batch worker in tests) bundles each set of options once.
+ * starts several workers bundles each set of options once.
  */
 export function bundleInChild(options: BundleOptions): Promise<string> {
   const key = JSON.stringify(options);

@@ -99,14 +99,6 @@ export interface WhitelistBatchInput {
    */
   ownerIndexes: number[];
   deadlineMs: number;
-  /** The task queue of the batch's activities, whichever queue runs the workflow (decision 0015). */
-  activityTaskQueue: string;
-  /**
-   * Set when the API started the batch eagerly and reads the outcome from the batch's history: the
-   * workflow writes it into its memo (`batchOutcome`, domain/batch-outcome-memo.ts) with the
-   * workflow task that decides it. Absent: update-with-start, answered by the `batchOutcome` Update.
-   */
-  outcomeByMemo?: true;
 }
 
 /** A batch's HTTP outcome with every confirmation (domain/batch-outcome-memo.ts). */

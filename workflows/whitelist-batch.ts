@@ -5,11 +5,10 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
-  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { BATCH_OUTCOME_MEMO, batchOutcomeMemo, type BatchOutcomeMemo } from '../domain/batch-outcome-memo';
+import { batchOutcomeMemo, type BatchOutcomeMemo } from '../domain/batch-outcome-memo';
 import { failureFacts } from '../domain/failure-facts';
 import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
 import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
@@ -38,16 +37,13 @@ type Activities = ReturnType<typeof createActivities>;
  * (docs/operations.md "Alerts"). The node applies each change by its place in the order of
  * batches, so a delivery that comes late cannot undo a newer batch (decision 0061).
  */
-function lateActivities(taskQueue: string) {
-  return proxyActivities<Activities>({
-    taskQueue,
-    startToCloseTimeout: '15 seconds',
-    // 200 ms doubling: a node late by seconds is tried again within seconds; after a long outage
-    // the attempts settle at one every 5 minutes, so its changes land within 5 minutes of its return.
-    // No maximumAttempts: unlimited, until the node answers.
-    retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-  });
-}
+const { applyToNode: applyUntilDone } = proxyActivities<Activities>({
+  startToCloseTimeout: '15 seconds',
+  // 200 ms doubling: a node late by seconds is tried again within seconds; after a long outage
+  // the attempts settle at one every 5 minutes, so its changes land within 5 minutes of its return.
+  // No maximumAttempts: unlimited, until the node answers.
+  retry: { initialInterval: '200 ms', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
 
 /** How long past the deadline the first-round local activity may run before Temporal times it out (it stops itself at the deadline). */
 const FIRST_ROUND_GRACE_MS = 5_000;
@@ -82,9 +78,6 @@ function nodeFailure(err: unknown): { type: string; message: string } {
 export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchResult> {
   const { batchId, changes } = input;
   const position = workflowInfo().startTime.getTime();
-  // The activities run on input.activityTaskQueue (the workers' queue, also when the workflow runs
-  // on the API's batch worker).
-  const { applyToNode: applyUntilDone } = lateActivities(input.activityTaskQueue);
   let outcome: WhitelistBatchOutcome | undefined;
   /** The outcome in the compact form (decision 0017), taken when it is decided. */
   let compact: BatchOutcomeMemo | undefined;
@@ -109,17 +102,11 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     return compact!;
   });
   setHandler(batchProgressQuery, summary);
-  /**
-   * Once, when the outcome is decided: its compact form, with the nodes that applied by then, for the
-   * Update and the result; and for a batch started eagerly (input.outcomeByMemo) into the memo,
-   * where the API reads it once the server has stored this workflow task's completion, so the
-   * answer is durable before it is sent, as an Update's would be.
-   */
+  /** Once, when the outcome is decided: its compact form, with the nodes that applied by then, for the Update and the result. */
   const publishOutcome = () => {
     if (outcome === undefined || compact !== undefined) return;
     const applied = [...nodes].filter(([, s]) => s.progress === 'applied').map(([node]) => node);
     compact = batchOutcomeMemo(outcome, applied);
-    if (input.outcomeByMemo) upsertMemo({ [BATCH_OUTCOME_MEMO]: compact });
   };
 
   // Forbidden: the token was revoked or lost a scope since the API checked it (403). Anything else

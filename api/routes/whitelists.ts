@@ -53,7 +53,6 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
     const answer = await whitelists.run(principal, changes, deadlineMs);
     ctx.state.workflowId = whitelistBatchWorkflowId(answer.batchId);
     ctx.state.outcome = answer.status;
-    ctx.state.batchStart = answer.started;
     ctx.set('X-Batch-Id', answer.batchId);
     ctx.status = answer.status;
     switch (answer.status) {

@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { outcomeMemoPayload } from '../../api/batch-outcome-history';
 import { whitelistBatchWorkflowId } from '../../workflows/definitions';
 import { round } from '../stats';
 
@@ -56,13 +55,10 @@ function intervals(
   return out;
 }
 
-/** The split of one batch's history; undefined when the history has no outcome (Update or memo). */
+/** The split of one batch's history; undefined when the history has no completed outcome update. */
 function split(events: HistoryEvent[], httpMs: number): Omit<Timeline, 'batches'> | undefined {
   const start = ms(events[0]);
-  // The outcome: the batchOutcome Update's completion, or (an eager start, decision 0015) the
-  // event that stored the outcome memo, written with the workflow task that decided it.
-  const outcome =
-    events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes) ?? events.find((e) => outcomeMemoPayload(e) !== undefined);
+  const outcome = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes);
   if (!outcome) return undefined;
   const end = ms(outcome);
   const wft = intervals(

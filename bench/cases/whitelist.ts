@@ -15,21 +15,17 @@ import { round } from '../stats';
 // Case 3: whitelist batches of fresh entries through the API (a workflow: precheck and one apply
 // per owning node as local activities), against the same changes posted straight to their owning
 // nodes in parallel with a fresh batchId: the fan-out without Temporal (grouped by owner before
-// the clock starts, so that only the requests are timed). Three more sides measure floors: a
-// workflow that does nothing, started by update-with-start from this process; the same whose
+// the clock starts, so that only the requests are timed). Two more sides measure floors: a
+// workflow that does nothing, started by update-with-start from this process; and the same whose
 // Update waits for one local activity that does nothing (the least a batch can be while its
-// precheck runs inside the workflow); and the empty workflow started eagerly on a worker in this
-// process, its answer read from its memo in its history, the way the API starts a batch on its
-// batch worker (decision 0015). One call at a time, rotating the order of the five, so that all
-// see the same machine.
+// precheck runs inside the workflow). One call at a time, rotating the order of the four, so that
+// all see the same machine.
 
 export interface WhitelistRuns {
   api: LoadResult;
   direct: LoadResult;
   /** The empty workflow (bench/floor) by update-with-start: what one workflow costs on this server. */
   empty: LoadResult;
-  /** The empty workflow started eagerly, its answer read from its memo, as the API starts a batch with API_BATCH_WORKER=on (decision 0015). */
-  eagerEmpty: LoadResult;
   /** The empty workflow whose Update waits for one no-op local activity, by update-with-start: the least a batch can be. */
   oneLocalActivity: LoadResult;
   /** The API's batches (X-Batch-Id) and their HTTP latencies, for the history timeline. */
@@ -93,9 +89,9 @@ export async function emptyWorkflow(
   return workflowId;
 }
 
-const SIDES = ['api', 'direct', 'empty', 'oneLocalActivity', 'eagerEmpty'] as const;
+const SIDES = ['api', 'direct', 'empty', 'oneLocalActivity'] as const;
 type SideName = (typeof SIDES)[number];
-/** Round i runs the sides starting from the (i mod 5)-th, so that each follows each as often. */
+/** Round i runs the sides starting from the (i mod 4)-th, so that each follows each as often. */
 const orderOf = (round: number): SideName[] => SIDES.map((_, k) => SIDES[(round + k) % SIDES.length]);
 
 /** `count` batches of `size` changes each way (and `count` empty workflows), one at a time, interleaved. */
@@ -113,12 +109,11 @@ export async function runWhitelistCase(
   const api: number[] = [];
   const dir: number[] = [];
   const empty: number[] = [];
-  const eagerEmpty: number[] = [];
   const oneLocalActivity: number[] = [];
   const apiBatches: WhitelistRuns['apiBatches'] = [];
   const emptyRuns: WhitelistRuns['emptyRuns'] = [];
-  const errors = { api: 0, direct: 0, empty: 0, eagerEmpty: 0, oneLocalActivity: 0, first: undefined as string | undefined };
-  const wall = { api: 0, direct: 0, empty: 0, eagerEmpty: 0, oneLocalActivity: 0 };
+  const errors = { api: 0, direct: 0, empty: 0, oneLocalActivity: 0, first: undefined as string | undefined };
+  const wall = { api: 0, direct: 0, empty: 0, oneLocalActivity: 0 };
   let apiCpu = 0;
   for (let i = 0; i < count; i++) {
     // Rotate which goes first, so that none always runs right after another's I/O.
@@ -139,12 +134,9 @@ export async function runWhitelistCase(
           const clientMs = performance.now() - t0;
           empty.push(clientMs);
           emptyRuns.push({ workflowId, clientMs });
-        } else if (side === 'oneLocalActivity') {
+        } else {
           await emptyWorkflow(stack, client, 'oneLocalActivityWorkflow');
           oneLocalActivity.push(performance.now() - t0);
-        } else {
-          await stack.eagerFloor.run();
-          eagerEmpty.push(performance.now() - t0);
         }
       } catch (err) {
         errors[side]++;
@@ -157,7 +149,6 @@ export async function runWhitelistCase(
     api: { latenciesMs: api, wallMs: wall.api, errors: errors.api, firstError: errors.first },
     direct: { latenciesMs: dir, wallMs: wall.direct, errors: errors.direct, firstError: errors.first },
     empty: { latenciesMs: empty, wallMs: wall.empty, errors: errors.empty, firstError: errors.first },
-    eagerEmpty: { latenciesMs: eagerEmpty, wallMs: wall.eagerEmpty, errors: errors.eagerEmpty, firstError: errors.first },
     oneLocalActivity: {
       latenciesMs: oneLocalActivity,
       wallMs: wall.oneLocalActivity,

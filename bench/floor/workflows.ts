@@ -1,5 +1,4 @@
-import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler, upsertMemo } from '@temporalio/workflow';
-import { BATCH_OUTCOME_MEMO } from '../../domain/batch-outcome-memo';
+import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type * as floorActivities from './activities';
 
 // The bench's floor for a whitelist batch: a workflow that does nothing, started and answered the
@@ -30,13 +29,4 @@ export async function oneLocalActivityWorkflow(): Promise<void> {
   });
   answer = await settle();
   await condition(allHandlersFinished);
-}
-
-/**
- * The floor of an eagerly started batch (decision 0015): a workflow that does nothing but write the
- * outcome memo a batch writes, started with `requestEagerStart` and read from its history the way
- * the API reads a batch's outcome (api/batch-outcome-history.ts).
- */
-export function emptyMemoWorkflow(): void {
-  upsertMemo({ [BATCH_OUTCOME_MEMO]: { status: 200 } });
 }

@@ -32,8 +32,7 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     nodes = [stack.nodes[0].url, `http://127.0.0.1:${await freePort()}`];
     const env = stackEnv(stack, { TEMPORAL_TASK_QUEUE: taskQueue, WORKER_METRICS_PORT: '0' });
     worker = await startServiceProcess('worker-metrics', 'worker/main.js', `worker polling task queue ${taskQueue}`, env);
-    // No batch worker in this API: the first rounds run in the worker process, which is what this file is about.
-    const config = { ...stack.config, temporal: { ...stack.config.temporal, taskQueue, batchTaskQueue: undefined } };
+    const config = { ...stack.config, temporal: { ...stack.config.temporal, taskQueue } };
     api = await startStackApi(stack, { config, storageNodes: nodes, logger: pino({ level: 'silent' }) });
   });
   after(async () => {

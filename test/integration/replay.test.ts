@@ -104,9 +104,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
 
   it("when every history on the test task queue (this file's, and whatever ran before) is replayed with the current workflow code, then none fails", async function () {
     this.timeout(120_000);
-    // Batches started eagerly (eager-batches.test.ts) ran on the API batch worker's task queue (decision 0015).
-    const queues = [stack.config.temporal.taskQueue, `${stack.config.temporal.taskQueue}-batches`];
-    const histories = stack.client.workflow.list({ query: `TaskQueue IN (${queues.map((q) => `'${q}'`).join(', ')})` }).intoHistories();
+    const histories = stack.client.workflow.list({ query: `TaskQueue = '${stack.config.temporal.taskQueue}'` }).intoHistories();
     const seen = new Map<string, number>();
     const failures: string[] = [];
     // RECORD_HISTORIES=<tag> (e.g. v2) writes fixtures named <tag>-<type>-<events>.json.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { batchOutcomeMemo, outcomeOfMemo } from '../../domain/batch-outcome-memo';
 import { confirmationOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
 
-describe('unit: an eager batch outcome through its memo (decision 0015)', () => {
+describe('unit: a batch outcome in its compact form (decision 0017)', () => {
   const NODES = ['http://n1', 'http://n2', 'http://n3'];
   const changes: WhitelistChange[] = [0, 1, 2, 3, 4].map((i) => ({
     op_type: i === 3 ? 'remove_entry' : 'add_entry',

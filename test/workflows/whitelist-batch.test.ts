@@ -5,7 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { createActivities } from '../../activities';
 import type { NodeResult } from '../../domain/whitelist-batch-plan';
-import { BATCH_OUTCOME_MEMO, outcomeOfMemo } from '../../domain/batch-outcome-memo';
+import { outcomeOfMemo } from '../../domain/batch-outcome-memo';
 import { confirmationOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
 import {
   NodeFailure,
@@ -118,7 +118,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
    */
   async function runBatch(
     nodeScripts: Record<string, NodeScript>,
-    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number; eager?: boolean } = {},
+    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number } = {},
   ) {
     const tokenId = options.tokenId ?? 'token';
     const batchId = randomUUID();
@@ -132,10 +132,6 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
       nodes: NODES,
       ownerIndexes: changes.map((_, i) => i % 3),
       deadlineMs: options.deadlineMs ?? 5_000,
-      // The mocked activities serve one queue.
-      activityTaskQueue: taskQueue,
-      // As the API's eager start sends it (decision 0015).
-      ...(options.eager ? { outcomeByMemo: true as const } : {}),
     };
     const workflowId = `whitelist-batch:${batchId}`;
     const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
@@ -181,32 +177,6 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     const positions = new Set(callsOf('firstRoundTry').map((c) => c.position));
     const started = (await handle.describe()).startTime.getTime();
     assert.deepEqual([...positions], [started], "every node's share carries the batch's position: its workflow's start");
-  });
-
-  it('when a batch is started eagerly (its outcome read from its memo), then it writes the 200 outcome into its memo with its one workflow task, waits for no Update and completes', async () => {
-    const { handle, outcome, workflowId, callsOf } = await runBatch({}, { eager: true });
-    assert.equal(outcome.status, 200);
-    assert.deepEqual((await handle.describe()).memo, { [BATCH_OUTCOME_MEMO]: { status: 200 } });
-    assert.equal(callsOf('precheckAndFirstRound').length, 1);
-    const events = await eventTypes(env, workflowId);
-    assert.deepEqual(
-      events.filter((e) => e.startsWith('WORKFLOW_TASK_COMPLETED') || e === 'WORKFLOW_PROPERTIES_MODIFIED' || e === 'TIMER_STARTED'),
-      ['WORKFLOW_TASK_COMPLETED', 'WORKFLOW_PROPERTIES_MODIFIED'],
-      events.join(' '),
-    );
-    assert.equal(events.filter((e) => e === 'MARKER_RECORDED').length, 1, `only the local activity's marker: ${events.join(' ')}`);
-  });
-
-  it('when a batch started eagerly has a node late at the deadline, then its memo says 408 with the nodes that applied in time, and the late node is applied afterwards', async () => {
-    const { handle, workflowId } = await runBatch({ [NODES[2]]: { quick: late } }, { eager: true });
-    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
-    const { memo } = await handle.describe();
-    assert.deepEqual(memo?.[BATCH_OUTCOME_MEMO], {
-      status: 408,
-      errorMessage: 'not every storage node answered within 5000 ms; the rest is being retried',
-      appliedNodes: [NODES[0], NODES[1]],
-    });
-    assert.ok((await eventTypes(env, workflowId)).includes('ACTIVITY_TASK_SCHEDULED'), 'the late node retried afterwards');
   });
 
   it('when the precheck denies the token, then the outcome is 403 and no node is asked', async () => {
