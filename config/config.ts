@@ -69,6 +69,8 @@ export interface Config {
   readonly operator?: { readonly host: string; readonly port: number };
   /** The worker's metrics port; undefined: no metrics endpoint (WORKER_METRICS_PORT=off). */
   readonly workerMetricsPort?: number;
+  /** The worker's Worker Deployment (decision 0068); undefined: an unversioned worker (WORKER_VERSIONING=off). */
+  readonly workerDeployment?: { readonly name: string; readonly promote: 'current' | 'none' };
 }
 
 export interface WebhookEndpoint {
@@ -308,6 +310,10 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),
     operator: operatorPort === 'off' ? undefined : { host: e.OPERATOR_HOST ?? d('OPERATOR_HOST'), port: operatorPort },
     workerMetricsPort: metricsPort === 'off' ? undefined : metricsPort,
+    workerDeployment:
+      (e.WORKER_VERSIONING ?? d('WORKER_VERSIONING')) === 'off'
+        ? undefined
+        : { name: e.WORKER_DEPLOYMENT_NAME ?? d('WORKER_DEPLOYMENT_NAME'), promote: e.WORKER_PROMOTE ?? d('WORKER_PROMOTE') },
   };
   return deepFreeze(config);
 }

@@ -308,6 +308,31 @@ export const SETTINGS = {
     readBy: 'api',
     description: 'address the API operator endpoints bind (keep it off the public network)',
   },
+  WORKER_DEPLOYMENT_NAME: {
+    kind: 'string',
+    default: 'intent-service',
+    readBy: 'worker',
+    description:
+      "the Temporal Worker Deployment the worker's version belongs to; the version's build id is `<package version>-<first 12 hex digits of the workflow bundle's SHA-256>` (decision 0068)",
+  },
+  WORKER_VERSIONING: {
+    kind: 'enum',
+    values: ['on', 'off'],
+    caseInsensitive: true,
+    default: 'on',
+    readBy: 'worker',
+    description:
+      '`on`: the worker polls as a version of WORKER_DEPLOYMENT_NAME and every workflow stays on the version that started it (pinned); `off`: an unversioned worker, for a Temporal server without Worker Deployments',
+  },
+  WORKER_PROMOTE: {
+    kind: 'enum',
+    values: ['current', 'none'],
+    caseInsensitive: true,
+    default: 'current',
+    readBy: 'worker',
+    description:
+      '`current`: once it polls, the worker makes its version the current one of its deployment (new workflows start on it, running ones stay where they are); `none`: an operator does, with `temporal worker deployment set-current-version`',
+  },
   WORKER_METRICS_PORT: {
     kind: 'integer-or-off',
     min: 0,

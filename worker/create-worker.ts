@@ -6,6 +6,7 @@ import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
+import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
 import { bundleInChild, SHARED_WORKFLOW_MODULES } from './workflow-bundle';
 
 export interface RunningWorker {
@@ -13,6 +14,13 @@ export interface RunningWorker {
   /** The read model the projectExecution activity writes to. */
   database: Database;
   connection: NativeConnection;
+  /** The worker's Worker Deployment version; undefined for an unversioned worker. */
+  version?: DeploymentVersion;
+  /**
+   * Resolves once the version is its deployment's current one (WORKER_PROMOTE=current), at once
+   * when nothing is to be promoted; rejects when the server did not accept it in time.
+   */
+  promoted: Promise<void>;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
   done: Promise<void>;
   /** Drains: stops polling, lets running tasks finish, then closes the connection. */
@@ -78,10 +86,19 @@ export async function startWorker(
         await database.close().catch(() => undefined);
         throw err;
       });
+  // A worker whose workflow code is known is a version of its deployment, named by that code;
+  // every workflow stays on the version that started it (decision 0068).
+  const given = overrides.workflowBundle;
+  const bundle = code ?? (given && 'code' in given ? given.code : undefined);
+  const version =
+    config.workerDeployment && bundle !== undefined
+      ? { deploymentName: config.workerDeployment.name, buildId: buildIdOf(bundle) }
+      : undefined;
   const worker = await Worker.create({
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
+    ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
     ...(code !== undefined
       ? { workflowBundle: { code } }
       : overrides.workflowBundle === undefined
@@ -99,14 +116,25 @@ export async function startWorker(
     ...TUNING,
     ...overrides,
   });
+  const stopPromoting = new AbortController();
   const done = worker.run().finally(async () => {
+    stopPromoting.abort();
+    await promoted.catch(() => undefined);
     await connection.close().catch(() => undefined);
     await database.close().catch(() => undefined);
   });
+  const promoted =
+    version && config.workerDeployment?.promote === 'current'
+      ? makeCurrent(connection, config.temporal.namespace, version, stopPromoting.signal)
+      : Promise.resolve();
+  // Returned once new workflows come here (or the server refused the version: `promoted` says why).
+  await promoted.catch(() => undefined);
   return {
     worker,
     database,
     connection,
+    version,
+    promoted,
     done,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

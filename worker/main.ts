@@ -43,8 +43,17 @@ async function main() {
       onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
     },
   );
+  // Ready once new workflows come here: its version is current (WORKER_PROMOTE=current), or an
+  // operator will make it so (none). A worker whose version the server refused still serves the
+  // workflows pinned to it.
+  await running.promoted.catch((err: Error) =>
+    logger.error(
+      { version: running.version, err: err.message },
+      'worker version not made current; promote it with temporal worker deployment set-current-version',
+    ),
+  );
   lifecycle.info(
-    { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace },
+    { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace, version: running.version },
     `worker polling task queue ${config.temporal.taskQueue}`,
   );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

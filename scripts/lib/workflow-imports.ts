@@ -68,12 +68,17 @@ export function checkWorkflowImports(root: string): string[] {
   return problems;
 }
 
+/** A `patched()` or `deprecatePatch()` call: "file:line" and its patch id (when it is a string literal). */
+export interface PatchCall {
+  where: string;
+  id?: string;
+}
+
 /**
- * Calls of `patched()` or `deprecatePatch()` under `workflows/` of `root`, as "file:line" lines.
- * The workflows are at 1.0 with one path each: a change to a workflow's commands ships as a new
- * worker version, not as a patch branch that every later reader must understand.
+ * Calls of `patched()` or `deprecatePatch()` under `workflows/` of `root`. A change to a workflow's
+ * commands ships as a new worker version (decision 0068), so these are rare and temporary.
  */
-export function findPatchCalls(root: string): string[] {
+export function findPatchCalls(root: string): PatchCall[] {
   const dir = path.join(root, 'workflows');
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
@@ -83,6 +88,28 @@ export function findPatchCalls(root: string): string[] {
       const code = readFileSync(path.join(dir, f), 'utf8')
         .replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, ' '))
         .replace(/\/\/.*$/gm, '');
-      return code.split('\n').flatMap((line, i) => (/\b(patched|deprecatePatch)\s*\(/.test(line) ? [`workflows/${f}:${i + 1}`] : []));
+      return code.split('\n').flatMap((line, i) => {
+        const call = /\b(?:patched|deprecatePatch)\s*\(\s*(?:(['"`])([^'"`]*)\1)?/.exec(line);
+        return call ? [{ where: `workflows/${f}:${i + 1}`, ...(call[2] === undefined ? {} : { id: call[2] }) }] : [];
+      });
     });
+}
+
+/**
+ * The patch calls that no decision record in `docs/decisions/` accounts for: one that names the
+ * patch id in backquotes and says when it will be removed (the record of the `deprecatePatch`
+ * step and of the removal after it), as "file:line (id)".
+ */
+export function unrecordedPatchCalls(root: string): string[] {
+  const dir = path.join(root, 'docs', 'decisions');
+  const records = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    : [];
+  const accounted = (id: string) =>
+    records.some((text) => text.includes(`\`${id}\``) && text.includes('deprecatePatch') && /\bremov(e|ed|al)\b/i.test(text));
+  return findPatchCalls(root)
+    .filter((call) => call.id === undefined || !accounted(call.id))
+    .map((call) => `${call.where} (${call.id ?? 'no literal patch id'})`);
 }

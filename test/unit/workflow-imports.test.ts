@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../config/config';
-import { checkWorkflowImports, findPatchCalls, valueImports } from '../../scripts/lib/workflow-imports';
+import { checkWorkflowImports, findPatchCalls, unrecordedPatchCalls, valueImports } from '../../scripts/lib/workflow-imports';
 import { SHARED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 
 /** Packages a shared module may reach: the hash library, and @temporalio/common (shared by the SDK already). */
@@ -18,15 +18,43 @@ describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
     assert.deepEqual(findPatchCalls(projectRoot), []);
   });
 
-  it('when a workflow calls patched() or deprecatePatch(), then each call is reported with its line; a comment naming them is not', () => {
+  it('when a workflow calls patched() or deprecatePatch(), then each call is reported with its line and id; a comment naming them is not', () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'wf-patches-'));
     try {
       mkdirSync(path.join(root, 'workflows'));
       writeFileSync(
         path.join(root, 'workflows', 'a.ts'),
-        "// patched('old') was here\n/* deprecatePatch('x') */\nif (patched('new')) run();\n  deprecatePatch ('gone');\n",
+        "// patched('old') was here\n/* deprecatePatch('x') */\nif (patched('new')) run();\n  deprecatePatch ('gone');\nif (patched(id)) run();\n",
       );
-      assert.deepEqual(findPatchCalls(root), ['workflows/a.ts:3', 'workflows/a.ts:4']);
+      assert.deepEqual(findPatchCalls(root), [
+        { where: 'workflows/a.ts:3', id: 'new' },
+        { where: 'workflows/a.ts:4', id: 'gone' },
+        { where: 'workflows/a.ts:5' },
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('when a patch id is named in a decision record that says when it will be removed, then lint lets it pass; otherwise (no record, no removal, no literal id) it fails', () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'wf-patch-records-'));
+    try {
+      mkdirSync(path.join(root, 'workflows'));
+      mkdirSync(path.join(root, 'docs', 'decisions'), { recursive: true });
+      writeFileSync(
+        path.join(root, 'workflows', 'a.ts'),
+        "if (patched('kept')) run();\nif (patched('vague')) run();\nif (patched('unknown')) run();\nif (patched(id)) run();\n",
+      );
+      writeFileSync(
+        path.join(root, 'docs', 'decisions', '0100-a-patch.md'),
+        '# 0100\nThe patch `kept` becomes deprecatePatch once no run of the old version is open; removed one release later.\n',
+      );
+      writeFileSync(path.join(root, 'docs', 'decisions', '0101-vague.md'), '# 0101\nThe patch `vague` stays (deprecatePatch some day).\n');
+      assert.deepEqual(unrecordedPatchCalls(root), [
+        'workflows/a.ts:2 (vague)',
+        'workflows/a.ts:3 (unknown)',
+        'workflows/a.ts:4 (no literal patch id)',
+      ]);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
