@@ -88,7 +88,7 @@ async function main() {
       return service;
     };
     const worker = node('worker', 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS, WORKER_PROCESS_ENV);
-    await worker.ready;
+    const workerVersion = versionOf((await worker.ready).input);
     const api = node('api', 'api/main.js', /"msg":"api listening"/);
     await api.ready;
 
@@ -103,6 +103,9 @@ async function main() {
           : '  operator      (off)',
         `  Temporal      ${temporalAddress}   namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
         uiUrl ? `  Temporal UI   ${uiUrl}` : '  Temporal UI   (external cluster)',
+        workerVersion
+          ? `  worker        version ${workerVersion.deploymentName} ${workerVersion.buildId}${config.workerDeployment?.promote === 'current' ? ', current' : ', to be made current (WORKER_PROMOTE=none)'}   (rollouts: docs/operations.md)`
+          : '  worker        unversioned (WORKER_VERSIONING=off)',
         `  storage nodes ${storageNodes.join(' ')}`,
         `  node keys     ${keysFile}`,
         `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
@@ -113,6 +116,15 @@ async function main() {
   } catch (err) {
     process.stderr.write(`[start] failed: ${(err as Error).message}\n`);
     await stopAll(1);
+  }
+}
+
+/** The Worker Deployment version in the worker's ready line (a JSON log line), if it has one. */
+function versionOf(line: string): { deploymentName: string; buildId: string } | undefined {
+  try {
+    return (JSON.parse(line) as { version?: { deploymentName: string; buildId: string } }).version;
+  } catch {
+    return undefined;
   }
 }
 
