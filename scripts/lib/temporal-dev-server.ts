@@ -66,6 +66,9 @@ export interface RunningDevServer {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** Lines of a starting dev server's output kept for the error when it exits before it is ready. */
+const TAIL_LINES = 30;
+
 /**
  * Starts the dev server as a child process and resolves once its frontend answers for the
  * namespace (a cold start with SQLite takes a few seconds here; the SDK's own launcher waits ~5 s,
@@ -77,10 +80,24 @@ export async function startDevServer(
   options: { stdio?: 'inherit' | 'ignore'; readyTimeoutMs?: number } = {},
 ): Promise<RunningDevServer> {
   if (settings.dbFilename) mkdirSync(path.dirname(settings.dbFilename), { recursive: true });
+  const inherit = options.stdio === 'inherit';
   const child = spawn(binary, devServerArgs(settings), {
-    stdio: ['ignore', options.stdio ?? 'ignore', options.stdio ?? 'ignore'],
+    stdio: ['ignore', inherit ? 'inherit' : 'pipe', inherit ? 'inherit' : 'pipe'],
     env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }),
   });
+  // Not shown, but the last lines are kept: a server that exits before it is ready says why.
+  const tail: string[] = [];
+  const keep = (chunk: Buffer) => {
+    tail.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== ''),
+    );
+    tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const address = `${settings.ip}:${settings.port}`;
   const stop = (graceMs = 5000) => stopChildProcess(child, exited, graceMs);
@@ -88,8 +105,14 @@ export async function startDevServer(
     await waitForNamespace(address, settings.namespace, options.readyTimeoutMs ?? 60_000, () => child.exitCode !== null);
   } catch (err) {
     await stop(1000);
-    throw err;
+    const said = tail.length > 0 ? `; its last output:\n${tail.join('\n')}` : '';
+    throw new Error(`${(err as Error).message} (exit code ${String(child.exitCode)})${said}`, { cause: err });
   }
+  // From here on its output is dropped as before (the pipes are still drained, so it never blocks).
+  child.stdout?.off('data', keep);
+  child.stderr?.off('data', keep);
+  child.stdout?.resume();
+  child.stderr?.resume();
   return { address, uiUrl: settings.headless ? undefined : `http://${settings.ip}:${settings.uiPort}`, child, stop };
 }
 
@@ -106,4 +129,28 @@ export function waitForNamespace(
     gaveUp,
     what: 'the temporal dev server',
   });
+}
+
+/** How many ports a start on a free port tries. */
+const PORT_TRIES = 3;
+
+/**
+ * Starts a dev server on a port `pickPort` found free. Between the pick and the server's bind,
+ * another process on the machine may take that port (the dev server cannot bind port 0 and say
+ * which it got); the server then exits saying "address already in use", and only then is it
+ * started again on a newly picked port, at most PORT_TRIES times. Any other failure is thrown.
+ */
+export async function startDevServerOnFreePort(
+  binary: string,
+  settingsFor: (port: number) => DevServerSettings,
+  pickPort: () => Promise<number>,
+): Promise<{ server: RunningDevServer; settings: DevServerSettings }> {
+  for (let attempt = 1; ; attempt++) {
+    const settings = settingsFor(await pickPort());
+    try {
+      return { server: await startDevServer(binary, settings), settings };
+    } catch (err) {
+      if (attempt >= PORT_TRIES || !/address already in use/.test((err as Error).message)) throw err;
+    }
+  }
 }

@@ -7,7 +7,12 @@ import { createToken } from '../../tokens/token-store';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
-import { readDevServerSettings, startDevServer, type DevServerSettings } from '../../scripts/lib/temporal-dev-server';
+import {
+  readDevServerSettings,
+  startDevServer,
+  startDevServerOnFreePort,
+  type DevServerSettings,
+} from '../../scripts/lib/temporal-dev-server';
 import type { RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-cluster';
 import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
@@ -52,13 +57,13 @@ export class ProcessStack {
       this.cluster = await testCluster();
       this.temporal = { address: this.cluster.address, stop: async () => undefined };
     } else {
-      this.settings = readDevServerSettings({
-        port: await freePort(),
-        headless: true,
-        dbFilename: path.join(this.tmpDir, 'temporal.sqlite'),
-        logLevel: 'error',
-      });
-      this.temporal = await startDevServer(temporalBinary(), this.settings);
+      const started = await startDevServerOnFreePort(
+        temporalBinary(),
+        (port) => readDevServerSettings({ port, headless: true, dbFilename: path.join(this.tmpDir, 'temporal.sqlite'), logLevel: 'error' }),
+        freePort,
+      );
+      this.settings = started.settings;
+      this.temporal = started.server;
     }
     this.nodes = await Promise.all([1, 2, 3].map((i) => this.startNode(i - 1, 0)));
     this.apiPort = await freePort();

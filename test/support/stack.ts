@@ -10,7 +10,7 @@ import { createToken } from '../../tokens/token-store';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
-import { readDevServerSettings, startDevServer } from '../../scripts/lib/temporal-dev-server';
+import { readDevServerSettings, startDevServerOnFreePort } from '../../scripts/lib/temporal-dev-server';
 import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
@@ -60,15 +60,13 @@ async function startStack(): Promise<Stack> {
     TEST_TEMPORAL === 'cluster'
       ? // the run's one cluster, shared with other stacks; the root hook stops it
         { address: (await testCluster()).address, stop: async () => undefined }
-      : await startDevServer(
-          binary,
-          readDevServerSettings({
-            port: await freePort(),
-            headless: true,
-            dbFilename: path.join(tmpDir, 'temporal.sqlite'),
-            logLevel: 'error',
-          }),
-        );
+      : (
+          await startDevServerOnFreePort(
+            binary,
+            (port) => readDevServerSettings({ port, headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' }),
+            freePort,
+          )
+        ).server;
 
   const nodes = await Promise.all(
     [1, 2, 3].map((i) =>
