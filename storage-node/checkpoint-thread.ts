@@ -12,7 +12,7 @@
  * the log can forget them (NodeStore.forgetThrough).
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { checkpointDataFile, DATABASE_FILE, DELIVERY_LOG_FILE, DeliveryWriter, openNodeFile } from './node-store';
+import { DATABASE_FILE, DELIVERY_LOG_FILE, DeliveryWriter, openNodeFile } from './node-store';
 
 /** Incomplete PASSIVE rounds in a row after which the next checkpoint waits for the writers. */
 const FULL_AFTER = 5;
@@ -40,7 +40,7 @@ function runThread({ dataDir, intervalMs, keptChanges }: ThreadData): void {
       const now = writer.writeLogged();
       if (now !== written) port.postMessage({ written: now } satisfies ThreadMessage);
       written = now;
-      const durable = checkpointDataFile(data, incomplete >= FULL_AFTER ? 'FULL' : 'PASSIVE');
+      const durable = writer.checkpoint(incomplete >= FULL_AFTER ? 'FULL' : 'PASSIVE');
       incomplete = durable === undefined ? incomplete + 1 : 0;
       if (durable !== undefined) port.postMessage({ durable } satisfies ThreadMessage);
       log.pragma('wal_checkpoint(PASSIVE)');

@@ -62,23 +62,6 @@ const DATA_WAL_LIMIT_BYTES = 64 * 1024 * 1024;
 /** How a checkpoint treats writers: PASSIVE never waits for them, FULL makes them wait until it is done. */
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'TRUNCATE';
 
-/**
- * Copies the data file's WAL into it and syncs it, from any connection to it (the store's own,
- * or the checkpoint thread's). Returns the newest delivery the file now holds durably, or
- * undefined when part of the WAL could not be copied (a reader or, in PASSIVE mode, a writer was
- * in the way); the newest delivery is read before the copy starts, so whatever committed it is
- * in the copied part.
- */
-export function checkpointDataFile(db: SqliteDatabase.Database, mode: CheckpointMode): number | undefined {
-  const written = (db.prepare("SELECT value FROM meta WHERE key = 'written'").pluck().get() as number | undefined) ?? 0;
-  const [{ busy, log: walFrames, checkpointed }] = db.pragma(`wal_checkpoint(${mode})`) as Array<{
-    busy: number;
-    log: number;
-    checkpointed: number;
-  }>;
-  return busy === 0 && checkpointed === walFrames ? written : undefined;
-}
-
 interface EntryRow {
   history: string;
 }
@@ -216,6 +199,22 @@ export class DeliveryWriter {
     if (keys.length === 0) return;
     for (const row of this.statements.entries.all(JSON.stringify(keys)))
       into.set(entryKey(row.kind, row.entry), JSON.parse(row.history) as EntryHistory);
+  }
+
+  /**
+   * Copies the data file's WAL into it and syncs it. Returns the newest delivery the file now
+   * holds durably, or undefined when part of the WAL could not be copied (a reader or, in PASSIVE
+   * mode, a writer was in the way); the mark is read before the copy starts, so whatever
+   * committed it is in the copied part.
+   */
+  checkpoint(mode: CheckpointMode): number | undefined {
+    const written = this.written();
+    const [{ busy, log: walFrames, checkpointed }] = this.db.pragma(`wal_checkpoint(${mode})`) as Array<{
+      busy: number;
+      log: number;
+      checkpointed: number;
+    }>;
+    return busy === 0 && checkpointed === walFrames ? written : undefined;
   }
 
   /** Writes what the log holds after the `written` mark; returns the new mark. */
@@ -417,7 +416,7 @@ export class NodeStore {
   checkpoint(): void {
     if (!this.db.open) return;
     this.materialize();
-    const durable = checkpointDataFile(this.db, 'TRUNCATE');
+    const durable = this.writer.checkpoint('TRUNCATE');
     if (durable !== undefined) {
       this.forgetThrough(durable);
       this.log.pragma('wal_checkpoint(TRUNCATE)');
