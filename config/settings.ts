@@ -432,6 +432,13 @@ export const SETTINGS = {
   },
   LOAD_SCALE: { kind: 'number', min: 0.001, default: 1, readBy: 'tests', description: 'scales the load and overload tests (0.1: a tenth)' },
   LOAD_SEED: { kind: 'integer', min: 0, readBy: 'tests', description: 'seed of the load tests (default: fixed per test)' },
+  INTERLEAVINGS_RUNS: {
+    kind: 'integer',
+    min: 1,
+    default: 15,
+    readBy: 'tests',
+    description: 'runs of the execution interleavings property test (6 executions each)',
+  },
   CONTRACT_SEED: { kind: 'integer', min: 0, default: 12004, readBy: 'tests', description: 'seed of the OpenAPI contract test' },
   HOSTILE_SEED: { kind: 'integer', min: 0, default: 20260806, readBy: 'tests', description: 'seed of the hostile-input test' },
   CLUSTER_FAULT_CLIENTS: { kind: 'integer', min: 1, default: 6, readBy: 'tests', description: 'clients of the cluster fault test' },

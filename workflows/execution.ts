@@ -19,7 +19,6 @@ import {
   expire,
   FINAL_STATUSES,
   initialRecord,
-  recordVersion,
   type Deposit,
   type DepositOutcome,
   type ExecutionRecord,
@@ -38,7 +37,7 @@ import {
 type Activities = ReturnType<typeof createActivities>;
 
 // The read model write: retried until the database answers (it never fails the execution), one
-// at a time, always the newest record. A regular activity, not a local one: a local activity
+// per change of the record; the read model keeps the newest version. A regular activity, not a local one: a local activity
 // holds the workflow task open while it runs, and with it the answer of the Update that made the
 // change (docs/decisions/0051-read-model-writes-are-activities.md).
 const { projectExecution } = proxyActivities<Activities>({
@@ -70,51 +69,63 @@ const duplicate = (answer: unknown) =>
  * by the API (node:crypto cannot run in this sandbox); the workflow only decides what a verified
  * signature does.
  *
- * Every command is issued synchronously by the code that causes it: a status change (in a handler
- * or the expiry timer's callback) upserts the search attribute, starts the projection and the
- * webhook and, at a final status, the linger timer; an activity's completion starts the next one.
- * No coroutine waits on the record to issue commands of its own, so the order of commands in a
- * workflow task never depends on how promise continuations interleave, which can differ between
- * a cached run and its replay after eviction (decision 0065).
+ * Commands come from two places, and each reads only its own state, so that the commands of a
+ * workflow task never depend on which jobs the task holds. A status change (in a handler or the
+ * expiry timer's callback) upserts the search attribute, starts the linger timer at a final status
+ * and starts the projection of the new record: it reads the record only. An activity's completion
+ * starts the next webhook: it reads only what completions have set (which projections and webhooks
+ * are done), never the record. The Temporal core may hand a replaying worker an activity's
+ * completion in the same activation as the next Update while the original run saw them one
+ * workflow task apart (a task that made no command is folded into the next); a handler that
+ * looked at "is a webhook in flight" would then issue its commands in another order, and every
+ * later task of the run would fail (decision 0069).
  */
 export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<ExecutionRecord> {
   let record = initialRecord(input);
   const now = () => new Date().toISOString();
   const { workflowId } = workflowInfo();
-  /** The record at each status change, oldest first, for the webhooks; `sent` of them are done. */
+
+  // Handler state: the status changes so far, oldest first, for the webhooks.
   const events: Array<{ seq: number; record: ExecutionRecord }> = input.webhooks ? [{ seq: 1, record }] : [];
+  let lingered = false;
+  // Completion state: projections still running, status changes whose projection is written
+  // (a webhook goes out only after the read model shows its status), webhooks done, one in flight.
+  let projecting = 0;
+  let projectedEvents = 0;
   let sent = 0;
   let delivering = false;
-  let projected = 0;
-  let projecting = false;
-  let lingered = false;
 
-  // The newest record, one write at a time; a change made meanwhile is written when this one is done.
-  const project = (): void => {
-    if (projecting || recordVersion(record) <= projected) return;
-    projecting = true;
-    const snapshot = record;
-    void projectExecution({ workflowId, record: snapshot }).then(() => {
-      projected = recordVersion(snapshot);
-      projecting = false;
-      project();
-    });
-  };
-  // Each status change once, in order; a receiver that is gone for 72 hours is given up on.
+  // Each status change once, in order, after its projection; a receiver gone for 72 hours is given up on.
   const deliver = (): void => {
-    if (delivering || sent >= events.length) return;
+    if (delivering || sent >= projectedEvents) return;
     delivering = true;
     const { seq, record: data } = events[sent];
     void deliverWebhook({
       webhookId: `${workflowId}:${seq}`,
       event: { type: 'execution.status_changed', timestamp: data.updatedAt, data },
-    })
-      .catch((err: Error) => log.warn('webhook given up after its retries', { workflowId, seq, status: data.status, error: err.message }))
-      .then(() => {
-        sent++;
-        delivering = false;
-        deliver();
-      });
+    }).then(
+      () => delivered(),
+      (err: Error) => {
+        log.warn('webhook given up after its retries', { workflowId, seq, status: data.status, error: err.message });
+        delivered();
+      },
+    );
+  };
+  const delivered = (): void => {
+    sent++;
+    delivering = false;
+    deliver();
+  };
+  // Every change is written, each by its own activity; the read model keeps the newest version,
+  // whatever order the writes land in.
+  const project = (): void => {
+    projecting++;
+    const eventsSoFar = events.length;
+    void projectExecution({ workflowId, record }).then(() => {
+      projecting--;
+      projectedEvents = Math.max(projectedEvents, eventsSoFar);
+      deliver();
+    });
   };
   // Stay answerable for a while after a final status: a client's retry of the same signature gets
   // 200, and a late deposit is recorded for refund instead of being lost.
@@ -124,12 +135,12 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   };
 
   const setRecord = (next: ExecutionRecord) => {
+    if (next === record) return;
     const changed = next.status !== record.status;
     record = next;
     if (changed) {
       upsertSearchAttributes([{ key: executionStatusKey, value: next.status }]);
       if (input.webhooks) events.push({ seq: next.history.length, record: next });
-      deliver();
       if (FINAL_STATUSES.includes(next.status)) linger();
     }
     project();
@@ -252,11 +263,10 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   if (msUntilExpiry > 0) void sleep(msUntilExpiry).then(expireIfPrepared);
   else expireIfPrepared();
   project();
-  deliver();
 
   // A deposited execution waits for its signature as long as it takes (OPERATION_PENDING is not
   // final). The read model and the webhooks catch up before the workflow closes (a closed workflow
   // would abandon their activities), after any handler still running.
-  await condition(() => lingered && !projecting && projected >= recordVersion(record) && sent >= events.length && allHandlersFinished());
+  await condition(() => lingered && projecting === 0 && sent >= events.length && allHandlersFinished());
   return record;
 }

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import fc from 'fast-check';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import {
@@ -24,6 +28,7 @@ import {
   type ExecutionWorkflowInput,
   type SubmitSignatureArgs,
 } from '../../workflows/definitions';
+import { envSettings } from '../../config/settings';
 import { getStack, type Stack } from '../support/stack';
 import { executionInput, submitArgs as signedArgs } from '../support/execution-inputs';
 
@@ -58,6 +63,13 @@ function expected(input: ExecutionWorkflowInput, ops: Op[]): ExecutionRecord {
   return record;
 }
 
+/** A history that failed, written where a reader can replay it (`Worker.runReplayHistory`). */
+async function keep(workflowId: string, history: temporal.api.history.v1.IHistory): Promise<string> {
+  const file = path.join(os.tmpdir(), `nondeterminism-${workflowId}.json`);
+  await writeFile(file, historyToJSON(history));
+  return file;
+}
+
 const shape = (r: ExecutionRecord) => ({
   status: r.status,
   history: r.history.map((h) => h.status),
@@ -79,10 +91,11 @@ describe('executionWorkflow replays every interleaving (dev server, each history
   let connection: NativeConnection;
   let worker: Worker;
   let running: Promise<void>;
-  const taskQueue = `wf-exec-nocache-${randomUUID()}`;
+  const taskQueue = `wf-exec-interleavings-${randomUUID()}`;
   let projectDelayMs = 0;
   /** Per workflow: the highest record version the read model was given. */
   const projected = new Map<string, number>();
+  const unprojectedWebhooks: string[] = [];
 
   before(async () => {
     stack = await getStack();
@@ -99,7 +112,11 @@ describe('executionWorkflow replays every interleaving (dev server, each history
           await delay(projectDelayMs);
           projected.set(workflowId, Math.max(projected.get(workflowId) ?? 0, recordVersion(record)));
         },
-        async deliverWebhook() {
+        async deliverWebhook({ webhookId, event }: { webhookId: string; event: { data: ExecutionRecord } }) {
+          const workflowId = webhookId.slice(0, webhookId.lastIndexOf(':'));
+          // A status's webhook leaves only once the read model holds that status.
+          if ((projected.get(workflowId) ?? 0) < recordVersion(event.data))
+            unprojectedWebhooks.push(`${workflowId}: ${event.data.status} before its projection`);
           await delay(projectDelayMs);
         },
       },
@@ -122,11 +139,13 @@ describe('executionWorkflow replays every interleaving (dev server, each history
       runs.set(workflowId, where);
       const failedTasks = async () => {
         const history = await handle.fetchHistory();
-        return (history.events ?? [])
+        const failed = (history.events ?? [])
           .filter((e) => e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes)
           .map(
             (e) => `${temporal.api.enums.v1.EventType[e.eventType ?? 0]}: ${e.workflowTaskFailedEventAttributes?.failure?.message ?? ''}`,
           );
+        if (failed.length > 0) failed.push(`history saved to ${await keep(workflowId, history)}`);
+        return failed;
       };
       // A workflow whose tasks fail answers no Update or query: bound each wait and say why.
       const answered = async <T>(call: Promise<T>): Promise<T> => {
@@ -166,15 +185,21 @@ describe('executionWorkflow replays every interleaving (dev server, each history
           await Promise.all(executions.map((e) => drive(e.ops, e.webhooks, `activity latency ${latency} ms`)));
         },
       ),
-      { numRuns: 15 },
+      { numRuns: envSettings().INTERLEAVINGS_RUNS ?? 15 },
     );
     const failures: string[] = [];
     const histories = (async function* () {
       for (const workflowId of runs.keys()) yield { workflowId, history: await stack.client.workflow.getHandle(workflowId).fetchHistory() };
     })();
     for await (const replay of Worker.runReplayHistories({ workflowsPath: require.resolve('../../workflows') }, histories)) {
-      if (replay.error) failures.push(`${runs.get(replay.workflowId)}: ${replay.error.message}`);
+      if (replay.error) {
+        const history = await stack.client.workflow.getHandle(replay.workflowId).fetchHistory();
+        failures.push(
+          `${runs.get(replay.workflowId)}: ${replay.error.message}; history saved to ${await keep(replay.workflowId, history)}`,
+        );
+      }
     }
     assert.deepEqual(failures, []);
+    assert.deepEqual(unprojectedWebhooks, []);
   });
 });
