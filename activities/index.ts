@@ -1,15 +1,17 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WebhookEndpoint } from '../config/config';
+import type { Activities, NodeApplyRequest } from '../contracts/activities';
+import type { WebhookDelivery } from '../contracts/webhooks';
 import type { ExecutionStore } from '../db/execution-store';
 import type { ExecutionRecord } from '../domain/execution-state';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
-import type { FirstRoundInput, FirstRoundResult, QuickApplyResult } from '../workflows/definitions';
+import type { FirstRoundInput, FirstRoundResult, QuickApplyResult } from '../contracts/temporal';
 import { applyQuickly } from './quick-apply';
 import type { NodeTransport } from './node-transport';
-import { postApply, type ApplyRequest } from './storage-node-client';
-import { postWebhook, type WebhookDelivery } from './webhooks';
+import { postApply } from './storage-node-client';
+import { postWebhook } from './webhooks';
 
 /** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
 export interface NodeRequestEvent {
@@ -49,8 +51,8 @@ export interface ActivityDeps {
 const logsAttempt = (attempt: number) => (attempt & (attempt - 1)) === 0 || attempt % 12 === 0;
 
 /** The activities of the worker, built from their dependencies (tests build them with real ones). */
-export function createActivities(deps: ActivityDeps) {
-  const post = async (request: ApplyRequest, timeoutMs: number): Promise<NodeResult[]> => {
+export function createActivities(deps: ActivityDeps): Activities {
+  const post = async (request: NodeApplyRequest, timeoutMs: number): Promise<NodeResult[]> => {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {
@@ -109,7 +111,7 @@ export function createActivities(deps: ActivityDeps) {
      * place in the order of batches, storage-node/entry-order.ts). Retried by Temporal
      * when a batch waits for a late node: those attempts are logged at a bounded rate and reported.
      */
-    async applyToNode(request: ApplyRequest) {
+    async applyToNode(request: NodeApplyRequest) {
       const { attempt, scheduledTimestampMs } = Context.current().info;
       if (attempt === 1) return post(request, deps.nodeRequestTimeoutMs);
       const event = { batchId: request.batchId, node: request.node, attempt, waitingSinceMs: scheduledTimestampMs };

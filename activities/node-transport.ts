@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { readNodeKeysFile } from '../storage-node/keys-file';
-import { signRequest, type NodeKeys } from '../storage-node/request-auth';
+import { readNodeKeysFile } from '../lib/node-keys-file';
+import { signRequest, type NodeKeys } from '../lib/node-request-auth';
 
 /**
  * What a process needs to talk to the storage nodes, built once at start-up and shared by every

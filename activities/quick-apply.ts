@@ -1,6 +1,6 @@
-import { isRetryableNodeFailure, mayHaveApplied, NodeFailure, type QuickApplyInput, type QuickApplyResult } from '../workflows/definitions';
+import { isRetryableNodeFailure, mayHaveApplied, NodeFailure, type QuickApplyInput, type QuickApplyResult } from '../contracts/temporal';
 import type { NodeResult } from '../domain/whitelist-batch-plan';
-import type { ApplyRequest } from './storage-node-client';
+import type { NodeApplyRequest } from '../contracts/activities';
 import { failureFacts } from '../domain/failure-facts';
 
 const notWrapped = (_: unknown): _ is Error => false;
@@ -19,7 +19,7 @@ function failureOf(err: unknown): { type: string; message: string } {
  */
 export async function applyQuickly(
   input: QuickApplyInput,
-  options: { requestTimeoutMs: number; post: (request: ApplyRequest, timeoutMs: number) => Promise<NodeResult[]> },
+  options: { requestTimeoutMs: number; post: (request: NodeApplyRequest, timeoutMs: number) => Promise<NodeResult[]> },
 ): Promise<QuickApplyResult> {
   let maybeApplied = false;
   let last = `${input.node}: no attempt before the deadline`;

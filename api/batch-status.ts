@@ -7,7 +7,7 @@ import {
   whitelistBatchWorkflowId,
   type WhitelistBatchOutcome,
   type WhitelistBatchSummary,
-} from '../workflows/definitions';
+} from '../contracts/temporal';
 import { BATCH_FAILED_MESSAGE } from './routes/whitelists';
 import { withinMs } from './temporal-call';
 import { mapTemporalError } from './temporal-errors';

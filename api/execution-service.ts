@@ -34,7 +34,7 @@ import {
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
   type SubmitSignatureResult,
-} from '../workflows/definitions';
+} from '../contracts/temporal';
 import { BoundedMap } from './bounded-map';
 import { withinMs } from './temporal-call';
 import { mapTemporalError, updateFailureType } from './temporal-errors';

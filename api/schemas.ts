@@ -2,19 +2,7 @@
  * JSON Schemas of every request the API accepts. The routes validate with them (ajv, strict) and
  * the OpenAPI document is built from them, so the two cannot drift.
  */
-
-export const WALLET_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
-export const EXECUTION_ID_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
-
-/**
- * An ed25519 key: `0x` + 64 hex digits (any case) or base58 (Bitcoin alphabet, 32 to 44 characters).
- * What a pattern cannot say is in the description, and answered 400 with its own message.
- */
-export const PUBLIC_KEY_PATTERN = '^(0x[0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{32,44})$';
-/** An ed25519 signature: `0x` + 128 hex digits or base58 (64 to 88 characters). */
-export const SIGNATURE_PATTERN = '^(0x[0-9a-fA-F]{128}|[1-9A-HJ-NP-Za-km-z]{64,88})$';
-/** An EOA: `0x` + 40 hex digits; a mixed-case one must also pass its EIP-55 checksum. */
-export const EOA_PATTERN = '^0x[0-9a-fA-F]{40}$';
+import { EOA_PATTERN, EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, TIME_PATTERN, WALLET_PATTERN } from '../contracts/ids';
 
 export const walletParamSchema = { type: 'string', pattern: WALLET_PATTERN } as const;
 export const executionIdParamSchema = { type: 'string', pattern: EXECUTION_ID_PATTERN } as const;
@@ -134,8 +122,6 @@ const pageTokenSchema = {
   pattern: '^[A-Za-z0-9_-]+$',
   description: 'the nextPageToken of the previous page (with the same filters)',
 } as const;
-/** RFC 3339 with a zone (Z or an offset). */
-export const TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$';
 
 /** Query of `GET /chain/whitelists/{kind}`; each property is one query parameter in the OpenAPI document. */
 export const whitelistListQuerySchema = {

@@ -1,7 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { getJson } from '../activities/http-post';
 import type { NodeTransport } from '../activities/node-transport';
-import { ROUTES } from '../storage-node/protocol';
+import { ROUTES } from '../contracts/storage-node-protocol';
 
 /** How long one probe of a node's /healthz may take. */
 export const PROBE_MS = 2000;

@@ -11,12 +11,12 @@ import {
   type ListResponse,
   type MembershipResponse,
   type WhitelistKind,
-} from '../storage-node/protocol';
+} from '../contracts/storage-node-protocol';
 
 /** Seconds a client should wait before asking again when a storage node did not answer. */
 export const NODE_DOWN_RETRY_AFTER_S = 5;
 
-/** What the audit route of a node selects (storage-node/protocol.ts AuditQuery). */
+/** What the audit route of a node selects (contracts/storage-node-protocol.ts AuditQuery). */
 export interface NodeAuditQuery {
   kind?: WhitelistKind;
   entry?: string;
@@ -27,7 +27,7 @@ export interface NodeAuditQuery {
 }
 
 /**
- * The API's reads from the storage nodes, over their wire contract (storage-node/protocol.ts).
+ * The API's reads from the storage nodes, over their wire contract (contracts/storage-node-protocol.ts).
  * A node that does not answer, answers non-2xx or off-contract is a 503 naming the node (node-N): the
  * caller cannot get a complete answer now and may retry.
  */

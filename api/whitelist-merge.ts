@@ -3,7 +3,7 @@
  * Each node holds a disjoint share of the entries and its own audit trail, so a page of the whole
  * is a merge of one page from every node, and the page token says where each node stands.
  */
-import { compareEntries, type AuditRecord, type ListResponse } from '../storage-node/protocol';
+import { compareEntries, type AuditRecord, type ListResponse } from '../contracts/storage-node-protocol';
 
 /** One page of the merged entry list: `after` (the last entry) when more entries follow. */
 export interface EntryPage {

@@ -2,7 +2,7 @@ import { ServiceError, unavailable } from '../domain/errors';
 import { nodeName } from './node-names';
 import { ownerOf } from '../domain/rendezvous';
 import { ownerKeyOfChecksummed, type WhitelistKind } from '../domain/whitelist-messages';
-import { AUDIT_CURSOR_PATTERN } from '../storage-node/protocol';
+import { AUDIT_CURSOR_PATTERN } from '../contracts/storage-node-protocol';
 import { decodePageToken, encodePageToken } from './page-token';
 import { NODE_DOWN_RETRY_AFTER_S, type StorageNodeReads } from './storage-node-reads';
 import { mergeAuditPages, mergeEntryPages, type AuditCursors, type MergedAuditRecord } from './whitelist-merge';

@@ -12,7 +12,7 @@ import {
   whitelistBatchWorkflowId,
   type WhitelistBatchInput,
   type WhitelistBatchOutcome,
-} from '../workflows/definitions';
+} from '../contracts/temporal';
 import { outcomeOfMemo } from '../domain/batch-outcome-memo';
 import { withinMs } from './temporal-call';
 import { mapTemporalError } from './temporal-errors';

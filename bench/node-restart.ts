@@ -13,9 +13,9 @@ import { createNodeTransport } from '../activities/node-transport';
 import { getJson } from '../activities/http-post';
 import { projectRoot } from '../config/config';
 import { toChecksumAddress } from '../domain/eoa';
-import { createNodeKeysFile, readNodeKeysFile } from '../storage-node/keys-file';
+import { createNodeKeysFile, readNodeKeysFile } from '../lib/node-keys-file';
 import { DATABASE_FILE, NodeStore } from '../storage-node/node-store';
-import { LISTENING_LINE } from '../storage-node/protocol';
+import { LISTENING_LINE } from '../contracts/storage-node-protocol';
 
 const BATCH = 100;
 const ENTRIES = 10_000;

@@ -8,8 +8,8 @@ import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storag
 import { temporalBinary } from '../scripts/lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
 import { startThrowawayCluster } from '../scripts/lib/cluster/throwaway-cluster';
-import { createNodeKeysFile, readNodeKeysFile } from '../storage-node/keys-file';
-import type { NodeKeys } from '../storage-node/request-auth';
+import { createNodeKeysFile, readNodeKeysFile } from '../lib/node-keys-file';
+import type { NodeKeys } from '../lib/node-request-auth';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
 import { childEnv } from '../config/settings';

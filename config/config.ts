@@ -22,7 +22,7 @@ export interface Config {
   };
   /** Unset: `npm start` runs three local storage nodes. */
   readonly storageNodes?: readonly string[];
-  /** The keys every request to a storage node is signed with (storage-node/keys-file.ts); absolute. */
+  /** The keys every request to a storage node is signed with (lib/node-keys-file.ts); absolute. */
   readonly storageNodeKeysFile: string;
   /** PEM CA bundle for `https://` storage nodes; unset: the system roots. */
   readonly storageNodeCaFile?: string;

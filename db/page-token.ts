@@ -1,4 +1,4 @@
-import { EXECUTION_ID_PATTERN } from '../api/schemas';
+import { EXECUTION_ID_PATTERN } from '../contracts/ids';
 
 /** Where a page of a wallet's executions ended: the last row's sort key (newest first). */
 export interface PagePosition {

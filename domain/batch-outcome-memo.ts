@@ -4,7 +4,7 @@ import { confirmationOfChecksummed, type WhitelistChange } from './whitelist-mes
 // confirmations are not in it, the API rebuilds them from the changes it sent. The batch answers
 // it to the `batchOutcome` Update and returns it (decision 0017).
 
-/** A batch's HTTP outcome in full (workflows/definitions.ts names it WhitelistBatchOutcome): what the API answers. */
+/** A batch's HTTP outcome in full (contracts/temporal.ts names it WhitelistBatchOutcome): what the API answers. */
 export interface FullBatchOutcome {
   status: BatchOutcomeMemo['status'];
   /** Confirmations of the changes whose node answered, in request order. */

@@ -10,7 +10,7 @@ import type { WhitelistChange } from './whitelist-messages';
  */
 export type ChangeState = 'applied' | 'pending' | 'reverted' | 'not-applied' | 'unknown';
 
-/** A node's progress as the batch workflow tracks it (workflows/definitions.ts NodeProgress). */
+/** A node's progress as the batch workflow tracks it (contracts/temporal.ts NodeProgress). */
 export type NodeProgress = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-applied';
 
 /**

@@ -1,4 +1,9 @@
-import type { ChangeResult } from '../storage-node/protocol';
+import type { WhitelistChange } from './whitelist-messages';
 
 /** One storage node's answer for one change (the wire's ChangeResult). */
-export type NodeResult = Readonly<ChangeResult>;
+export interface NodeResult extends WhitelistChange {
+  /** True when the op changed the set: an add of an absent entry, a remove of a present one. */
+  readonly changed: boolean;
+  /** True when a newer change had already decided the entry: acknowledged, not applied. */
+  readonly superseded: boolean;
+}

@@ -1,12 +1,20 @@
-import type { OpType, WhitelistChange as WireChange, WhitelistKind } from '../storage-node/protocol';
 import { toChecksumAddress } from './eoa';
 
-// The types come from the storage node's wire contract (one definition); `import type` is erased,
-// so this module stays workflow-safe.
-export type { OpType, WhitelistKind };
+// The whitelists' vocabulary; the storage node's wire contract (contracts/storage-node-protocol.ts)
+// and the API's schemas take their enums from here.
+export const WHITELIST_KINDS = ['developer', 'user'] as const;
+export type WhitelistKind = (typeof WHITELIST_KINDS)[number];
+export const isWhitelistKind = (value: unknown): value is WhitelistKind => (WHITELIST_KINDS as readonly unknown[]).includes(value);
+
+export const OP_TYPES = ['add_entry', 'remove_entry'] as const;
+export type OpType = (typeof OP_TYPES)[number];
 
 /** One element of a whitelist request (spec 2.4); `entry` is an EOA address. */
-export type WhitelistChange = Readonly<WireChange>;
+export interface WhitelistChange {
+  readonly op_type: OpType;
+  readonly kind: WhitelistKind;
+  readonly entry: string;
+}
 
 const VERB: Readonly<Record<OpType, 'add' | 'remove'>> = { add_entry: 'add', remove_entry: 'remove' };
 

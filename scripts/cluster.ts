@@ -7,7 +7,7 @@ import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib
 import { clusterBinDir, startTemporalCluster } from './lib/cluster/temporal-cluster';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
 import { startStorageNode } from './lib/storage-nodes';
-import { createNodeKeysFile } from '../storage-node/keys-file';
+import { createNodeKeysFile } from '../lib/node-keys-file';
 
 /**
  * `npm run cluster`: the production topology on one machine (temporal-cluster/cluster.yaml):

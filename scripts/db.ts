@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '../config/config';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { openDatabase } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
-import { EXECUTION_WORKFLOW_TYPE, getExecutionQuery } from '../workflows/definitions';
+import { EXECUTION_WORKFLOW_TYPE, getExecutionQuery } from '../contracts/temporal';
 
 const USAGE = `usage: npm run --silent db -- migrate
        npm run --silent db -- repair [--wallet WALLET] [--query VISIBILITY_QUERY]

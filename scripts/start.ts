@@ -2,7 +2,7 @@ import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
 import { childEnv } from '../config/settings';
 import { startChildService, type ChildService } from './lib/child-service';
-import { createNodeKeysFile } from '../storage-node/keys-file';
+import { createNodeKeysFile } from '../lib/node-keys-file';
 import { startStorageNode } from './lib/storage-nodes';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';

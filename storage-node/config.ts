@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDecimalInteger } from '../domain/decimal';
-import { FAULT_MODES, type FaultMode } from './protocol';
+import { FAULT_MODES, type FaultMode } from '../contracts/storage-node-protocol';
 import type { StorageNodeOptions } from './server';
 import { MAX_DELAY_MS } from './validate';
 
@@ -13,7 +13,7 @@ export const USAGE = `usage: storage-node --port P --data DIR --keys-file FILE [
 export interface StorageNodeConfig extends Omit<StorageNodeOptions, 'keys' | 'tls'> {
   port: number;
   host: string;
-  /** The deployment's keys file (storage-node/keys-file.ts); main.ts reads it. */
+  /** The deployment's keys file (lib/node-keys-file.ts); main.ts reads it. */
   keysFile: string;
   /** PEM files of the node's certificate and key: it serves https. */
   tls?: { certFile: string; keyFile: string };

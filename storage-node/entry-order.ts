@@ -6,7 +6,7 @@
  * keeps the entry's newest changes (superseded and reverted ones included), so that a late
  * delivery, a duplicate or a revert lands where the order puts it, not where it arrived. No I/O.
  */
-import type { OpType } from './protocol';
+import type { OpType } from '../contracts/storage-node-protocol';
 
 /** Where a change stands in the one order of accepted batches. */
 export interface ChangeOrder {

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseStorageNodeArgs, USAGE, type StorageNodeConfig } from './config';
-import { readNodeKeysFile } from './keys-file';
+import { readNodeKeysFile } from '../lib/node-keys-file';
 import { createStorageNodeServer, type StorageNodeServer } from './server';
 
 /** Give up on a graceful close after this long, so a stuck close cannot block a shutdown. */

@@ -3,7 +3,15 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { fsyncDirectory } from '../lib/durable-fs';
 import { applyChange, DEFAULT_KEPT_CHANGES, emptyHistory, isPresent, revertChange, type EntryHistory } from './entry-order';
-import type { ApplyRequest, ApplyResponse, AuditRecord, AuditResponse, ListResponse, OpType, WhitelistKind } from './protocol';
+import type {
+  ApplyRequest,
+  ApplyResponse,
+  AuditRecord,
+  AuditResponse,
+  ListResponse,
+  OpType,
+  WhitelistKind,
+} from '../contracts/storage-node-protocol';
 import type { AuditSelection } from './validate';
 
 /** The node's data file (SQLite, WAL mode): entries, their recent changes, the audit trail. */

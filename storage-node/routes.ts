@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, notFound, ServiceError, unauthorized } from '../domain/errors';
 import { parseJson, readBody, sendError, sendJson, sendText } from './http-io';
-import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type FaultSettings } from './protocol';
-import type { RequestVerifier } from './request-auth';
+import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type FaultSettings } from '../contracts/storage-node-protocol';
+import type { RequestVerifier } from '../lib/node-request-auth';
 import { parseApplyRequest, parseAuditQuery, parseFaultUpdate, parseListQuery } from './validate';
 import type { NodeStore } from './node-store';
 

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { FaultSettings } from './protocol';
-import { RequestVerifier, type NodeKeys } from './request-auth';
+import type { FaultSettings } from '../contracts/storage-node-protocol';
+import { RequestVerifier, type NodeKeys } from '../lib/node-request-auth';
 import { createRequestHandler } from './routes';
 import { startCheckpointThread } from './checkpoint-thread';
 import { DEFAULT_KEPT_CHANGES } from './entry-order';
@@ -10,7 +10,7 @@ import { NodeStore } from './node-store';
 
 export interface StorageNodeOptions {
   dataDir: string;
-  /** The deployment's keys: every request must be signed with one of them (storage-node/request-auth.ts). */
+  /** The deployment's keys: every request must be signed with one of them (lib/node-request-auth.ts). */
   keys: NodeKeys;
   /** PEM certificate and key: serve https instead of http. */
   tls?: { cert: string | Buffer; key: string | Buffer };

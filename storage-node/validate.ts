@@ -11,7 +11,7 @@ import {
   type Checked,
   type FaultSettings,
   type WhitelistKind,
-} from './protocol';
+} from '../contracts/storage-node-protocol';
 
 /** Longest delay the fault API accepts, so a typo cannot park requests for hours. */
 export const MAX_DELAY_MS = 10 * 60 * 1000;

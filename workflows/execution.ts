@@ -9,7 +9,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { Activities } from '../contracts/activities';
 import {
   applyCancel,
   applyDeposit,
@@ -32,9 +32,7 @@ import {
   recordDepositUpdate,
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
-} from './definitions';
-
-type Activities = ReturnType<typeof createActivities>;
+} from '../contracts/temporal';
 
 // The read model write: retried until the database answers (it never fails the execution), one
 // per change of the record; the read model keeps the newest version. A regular activity, not a local one: a local activity

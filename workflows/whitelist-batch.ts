@@ -7,7 +7,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { Activities } from '../contracts/activities';
 import { batchOutcomeMemo, type BatchOutcomeMemo } from '../domain/batch-outcome-memo';
 import { failureFacts } from '../domain/failure-facts';
 import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
@@ -25,9 +25,7 @@ import {
   type WhitelistBatchSummary,
   type WhitelistBatchOutcome,
   type BatchChangeView,
-} from './definitions';
-
-type Activities = ReturnType<typeof createActivities>;
+} from '../contracts/temporal';
 
 /**
  * After the HTTP answer (a late node after a 408, a revert after a 500): one activity whose retries

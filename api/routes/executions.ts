@@ -4,7 +4,7 @@ import { isCurvePoint, isWeakPublicKey } from '../ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
 import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 import { authenticate, requireScope } from '../auth';
 import { isFinal, sseEvent, type ExecutionEventHub } from '../execution-events';
 import { clientKey } from '../client-key';

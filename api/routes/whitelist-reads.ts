@@ -4,7 +4,7 @@ import { readBatchStatus } from '../batch-status';
 import { parseEoa } from '../../domain/eoa';
 import { badRequest, forbidden } from '../../domain/errors';
 import { AUDIT_SCOPES, canAudit, canRead, readScopes, type WhitelistKind } from '../../domain/whitelist-messages';
-import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { whitelistBatchWorkflowId } from '../../contracts/temporal';
 import { authenticate } from '../auth';
 import type { AppDeps } from '../deps';
 import type { RateLimits } from '../rate-limit';

@@ -3,7 +3,7 @@ import type { Context, Next } from 'koa';
 import { badRequest } from '../../domain/errors';
 import { parseEoa } from '../../domain/eoa';
 import type { WhitelistChange } from '../../domain/whitelist-messages';
-import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { whitelistBatchWorkflowId } from '../../contracts/temporal';
 import { authenticate } from '../auth';
 import { readJsonBody } from '../http-body';
 import { whitelistBodySchema } from '../schemas';

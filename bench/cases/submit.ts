@@ -5,7 +5,7 @@ import { intentHash } from '../../domain/canonical';
 import { toBase58 } from '../../domain/encoding';
 import { signSubmitBody } from '../../domain/sign-intent';
 import { buildSigningMessage } from '../../domain/signing-message';
-import { executionWorkflowId, submitSignatureUpdate, type SubmitSignatureArgs } from '../../workflows/definitions';
+import { executionWorkflowId, submitSignatureUpdate, type SubmitSignatureArgs } from '../../contracts/temporal';
 import type { JsonClient } from '../http';
 import { closedLoop, merge, type LoadResult } from '../load';
 import { cpuMs } from '../proc';

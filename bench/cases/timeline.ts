@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { whitelistBatchWorkflowId } from '../../contracts/temporal';
 import { round } from '../stats';
 
 // Where a whitelist batch's time goes, read from its Temporal history. The span from the

@@ -3,14 +3,15 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 
 // Workflow code must stay deterministic: no I/O, no Node built-ins. A directory rule: every module
-// under workflows/ and domain/ (the pure logic, sandbox-safe whether a workflow uses it today or
-// not) may value-import only packages and modules of those two folders, never a Node built-in.
+// under workflows/, domain/ (the pure logic) and contracts/ (the shapes), sandbox-safe whether a
+// workflow uses it today or not, may value-import only packages and modules of those folders,
+// never a Node built-in.
 // Type-only imports are erased at build time and do not count. Temporal's bundler refuses
 // built-ins too, but only when a worker starts; this says which file and which import, at lint time.
 // Node-only helpers live beside their callers (e.g. api/ed25519.ts, node:crypto).
 
 const IMPORT = /\b(import|export)\s+(type\s+)?(?:[\w*${}\s,]*?\s+from\s+)?['"]([^'"]+)['"]/g;
-const ALLOWED_DIRS = ['workflows', 'domain'];
+const ALLOWED_DIRS = ['workflows', 'domain', 'contracts'];
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 /** Value (not type-only) module specifiers of a TypeScript source. */

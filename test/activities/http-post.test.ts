@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { getJson, MAX_ANSWER_BYTES, postJson } from '../../activities/http-post';
-import { RequestVerifier } from '../../storage-node/request-auth';
+import { RequestVerifier } from '../../lib/node-request-auth';
 import { testNodeKeys, testNodeTransport } from '../support/node-keys';
 
 // The storage nodes' apply POST (activities/http-post.ts) against a real loopback server whose

@@ -10,7 +10,7 @@ import { toChecksumAddress } from '../../domain/eoa';
 import type { WhitelistChange } from '../../domain/whitelist-messages';
 import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { TokenStore, createToken } from '../../tokens/token-store';
-import type { FirstRoundInput, FirstRoundResult } from '../../workflows/definitions';
+import type { FirstRoundInput, FirstRoundResult } from '../../contracts/temporal';
 import { testNodeKeysFile, testNodeTransport } from '../support/node-keys';
 import { randomEoa } from '../support/whitelists';
 

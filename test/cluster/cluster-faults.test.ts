@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 import { ClusterStack } from '../support/cluster-stack';
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { TEST_TEMPORAL } from '../support/temporal-target';

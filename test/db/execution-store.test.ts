@@ -6,7 +6,7 @@ import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
 import { migrations } from '../../db/migrations';
 import { applyCancel, applyDeposit, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 import { postgresBinDir, startThrowawayPostgres, type ThrowawayPostgres } from '../support/postgres';
 import { newestFirst, walletRecords } from '../support/records';
 

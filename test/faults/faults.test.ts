@@ -8,7 +8,7 @@ import {
   executionWorkflowId,
   whitelistBatchWorkflowId,
   type WhitelistBatchSummary,
-} from '../../workflows/definitions';
+} from '../../contracts/temporal';
 import { eventually, newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { request } from '../support/http';
 import { ProcessStack } from '../support/process-stack';

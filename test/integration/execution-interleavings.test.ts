@@ -27,7 +27,7 @@ import {
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
   type SubmitSignatureArgs,
-} from '../../workflows/definitions';
+} from '../../contracts/temporal';
 import { envSettings } from '../../config/settings';
 import { getStack, type Stack } from '../support/stack';
 import { executionInput, submitArgs as signedArgs } from '../support/execution-inputs';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
 import { repairReadModel, repairQuery } from '../../scripts/db';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 import { cancelBody, cancelHttp, depositHttp, eventually, getExecution, listHttp, newWallet, prepare } from '../support/executions';
 import { newestFirst, walletRecords } from '../support/records';
 import { request } from '../support/http';

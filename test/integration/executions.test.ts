@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { toBase58, toHex } from '../../domain/encoding';
-import { depositCompletedSignal, executionWorkflowId, submitSignatureUpdate } from '../../workflows/definitions';
+import { depositCompletedSignal, executionWorkflowId, submitSignatureUpdate } from '../../contracts/temporal';
 import { request } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 import {

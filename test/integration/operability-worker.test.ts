@@ -5,7 +5,7 @@ import type { RunningApi } from '../../api/server';
 import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
-import { whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { whitelistBatchWorkflowId } from '../../contracts/temporal';
 import { eventually } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
-import { depositCompletedSignal, executionWorkflowId } from '../../workflows/definitions';
+import { depositCompletedSignal, executionWorkflowId } from '../../contracts/temporal';
 import {
   cancelBody,
   cancelHttp,

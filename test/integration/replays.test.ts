@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { RunningApi } from '../../api/server';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 import { newWallet, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
 import { request, requestRetrying503, type HttpAnswer } from '../support/http';
 import { getStack, startStackApi, type Stack } from '../support/stack';

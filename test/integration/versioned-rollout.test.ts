@@ -9,7 +9,7 @@ import { ownerOf } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { bundleInChild, SHARED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
-import { executionWorkflowId, whitelistBatchWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId, whitelistBatchWorkflowId } from '../../contracts/temporal';
 import { BUILD_MEMO } from '../fixtures/workflows-next';
 import {
   depositHttp,

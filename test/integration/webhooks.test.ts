@@ -6,7 +6,7 @@ import pino from 'pino';
 import type { RunningApi } from '../../api/server';
 import { projectRoot, type Config } from '../../config/config';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { depositHttp, eventually, newWallet, prepare, sampleIntent, settledEventTypes, signedBody, submit } from '../support/executions';
 import { freePort } from '../support/ports';

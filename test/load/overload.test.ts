@@ -8,7 +8,7 @@ import { ProcessStack } from '../support/process-stack';
 import { nodeEntries } from '../support/whitelists';
 import { errorTypes, figures, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
 import { envSettings } from '../../config/settings';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 import { workflowFacts } from '../support/workflow-facts';
 
 // Under overload an answer whose outcome is unknown is 503 + Retry-After ("the same request may be

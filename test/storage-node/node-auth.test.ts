@@ -7,9 +7,9 @@ import { getJson, postJson } from '../../activities/http-post';
 import { createNodeTransport } from '../../activities/node-transport';
 import { probeStorageNodes } from '../../api/storage-node-health';
 import { StorageNodeReads } from '../../api/storage-node-reads';
-import { createNodeKeysFile, readNodeKeysFile } from '../../storage-node/keys-file';
-import { ROUTES } from '../../storage-node/protocol';
-import { generateNodeKey, parseNodeKeys } from '../../storage-node/request-auth';
+import { createNodeKeysFile, readNodeKeysFile } from '../../lib/node-keys-file';
+import { ROUTES } from '../../contracts/storage-node-protocol';
+import { generateNodeKey, parseNodeKeys } from '../../lib/node-request-auth';
 import { signedHeaders, testNodeKeys, testNodeKeysFile, testNodeTransport } from '../support/node-keys';
 import { add, apply, killAll, list, MAIN_JS, request, startNode, tempDataDir, type NodeProcess } from './node-process';
 

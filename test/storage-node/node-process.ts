@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LISTENING_LINE, type ApplyRequest, type ListResponse, type WhitelistChange } from '../../storage-node/protocol';
+import { LISTENING_LINE, type ApplyRequest, type ListResponse, type WhitelistChange } from '../../contracts/storage-node-protocol';
 import { signedHeaders, testNodeKeysFile } from '../support/node-keys';
 
 /** The compiled entry point, next to this file's compiled copy in dist/. */

@@ -6,7 +6,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { startCheckpointThread, type CheckpointThread } from '../../storage-node/checkpoint-thread';
 import { DEFAULT_KEPT_CHANGES } from '../../storage-node/entry-order';
 import { DELIVERY_LOG_FILE, NodeStore } from '../../storage-node/node-store';
-import type { WhitelistChange } from '../../storage-node/protocol';
+import type { WhitelistChange } from '../../contracts/storage-node-protocol';
 import { tempDataDir } from './node-process';
 
 const eoa = (n: number) => toChecksumAddress(`0x${n.toString(16).padStart(40, '0')}`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { checkAuditResponse, checkListResponse, checkMembershipResponse, type AuditRecord } from '../../storage-node/protocol';
+import { checkAuditResponse, checkListResponse, checkMembershipResponse, type AuditRecord } from '../../contracts/storage-node-protocol';
 import { toChecksumAddress } from '../../domain/eoa';
 import { add, apply, kill9, killAll, list, remove, request, startNode, tempDataDir, type NodeProcess } from './node-process';
 

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { OpType, WhitelistChange, WhitelistKind } from '../../storage-node/protocol';
+import type { OpType, WhitelistChange, WhitelistKind } from '../../contracts/storage-node-protocol';
 
 /** One accepted or failed batch as a node sees its share. */
 export interface ScheduledBatch {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ExecutionWorkflowInput, SubmitSignatureArgs } from '../../workflows/definitions';
+import type { ExecutionWorkflowInput, SubmitSignatureArgs } from '../../contracts/temporal';
 
 /**
  * A fresh workflow id (`exec:wallet:<uuid>`) and the execution workflow's input, created at `nowMs`:

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createNodeTransport, type NodeTransport } from '../../activities/node-transport';
-import { createNodeKeysFile, readNodeKeysFile } from '../../storage-node/keys-file';
-import { signRequest, type NodeKeys } from '../../storage-node/request-auth';
+import { createNodeKeysFile, readNodeKeysFile } from '../../lib/node-keys-file';
+import { signRequest, type NodeKeys } from '../../lib/node-request-auth';
 
 /**
  * The storage node keys of this test process: one keys file, created on first use the way

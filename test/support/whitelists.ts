@@ -4,7 +4,7 @@ import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange, type WhitelistKind } from '../../domain/whitelist-messages';
 import { startStorageNode } from '../../scripts/lib/storage-nodes';
-import type { ListResponse } from '../../storage-node/protocol';
+import type { ListResponse } from '../../contracts/storage-node-protocol';
 import { request } from './http';
 import { signedHeaders } from './node-keys';
 import type { Stack } from './stack';

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildOpenApiDocument } from '../../api/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
+import { FLOORS } from '../../scripts/lib/floors';
 
 const read = (file: string) => readFileSync(path.join(projectRoot, file), 'utf8');
 const pages = () => [
@@ -72,6 +73,15 @@ describe('docs: the pages match what exists', () => {
     }
     assert.ok(seen > 5, `the scan found the section references (${seen})`);
     assert.deepEqual(missing, []);
+  });
+
+  it('when docs/development.md shows the layout, then it has one line per folder of the floors, in floor order', () => {
+    const block = read('docs/development.md').split('## Layout')[1].split('```')[1];
+    const folders = block
+      .split('\n')
+      .map((l) => /^([a-z-]+)\/\s/.exec(l)?.[1])
+      .filter((f): f is string => f !== undefined);
+    assert.deepEqual(folders, FLOORS.flat());
   });
 
   it('when the README is read, then it is the front page: at most 150 lines', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { applyChange, emptyHistory, isPresent, revertChange, type EntryHistory } from '../../storage-node/entry-order';
-import type { WhitelistKind } from '../../storage-node/protocol';
+import type { WhitelistKind } from '../../contracts/storage-node-protocol';
 import { scheduleArbitrary, sequentialOutcome, type Schedule } from '../support/batch-schedules';
 
 const ENTRIES = ['0x1111111111111111111111111111111111111111', '0x2222222222222222222222222222222222222222'];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import { ExecutionEventHub } from '../../api/execution-events';
 import type { ExecutionRecord } from '../../domain/execution-state';
-import { executionWorkflowId } from '../../workflows/definitions';
+import { executionWorkflowId } from '../../contracts/temporal';
 
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 const base = {

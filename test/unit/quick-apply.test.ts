@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { applyQuickly } from '../../activities/quick-apply';
 import type { NodeResult } from '../../domain/whitelist-batch-plan';
-import { NodeFailure, type QuickApplyInput } from '../../workflows/definitions';
+import { NodeFailure, type QuickApplyInput } from '../../contracts/temporal';
 
 const change = { op_type: 'add_entry', kind: 'user', entry: '0x52908400098527886E0F7030069857D2E4169EE7' } as const;
 const applied: NodeResult[] = [{ ...change, changed: true, superseded: false }];

@@ -9,7 +9,7 @@ import {
   type NodeKeys,
   type ReceivedRequest,
   type SignedParts,
-} from '../../storage-node/request-auth';
+} from '../../lib/node-request-auth';
 
 const keysOf = (...lines: string[]): NodeKeys => parseNodeKeys(lines.join('\n'));
 const OLD = generateNodeKey();

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { parseApplyAnswer } from '../../activities/storage-node-client';
-import { checkApplyRequest, checkAuditResponse } from '../../storage-node/protocol';
+import { checkApplyRequest, checkAuditResponse } from '../../contracts/storage-node-protocol';
 import { parseApplyRequest } from '../../storage-node/validate';
 
 const change = { op_type: 'add_entry' as const, kind: 'user' as const, entry: '0x52908400098527886E0F7030069857D2E4169EE7' };
 
-describe('unit: the storage-node wire contract is one module (storage-node/protocol.ts)', () => {
+describe('unit: the storage-node wire contract is one module (contracts/storage-node-protocol.ts)', () => {
   it('when the node answers an apply, then the client reads that very answer, and refuses one off the contract', () => {
     const answer = JSON.stringify({ batchId: 'b1', results: [{ ...change, changed: true, superseded: false }] });
     const request = { node: 'http://n', batchId: 'b1', position: 1, changes: [change], tokenId: 't' };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { mergeAuditPages, mergeEntryPages, type AuditCursors, type NodeAuditPage } from '../../api/whitelist-merge';
-import { compareEntries, type AuditRecord } from '../../storage-node/protocol';
+import { compareEntries, type AuditRecord } from '../../contracts/storage-node-protocol';
 
 const record = (seq: number, index: number, appliedAt: string, batchId = `b${seq}`): AuditRecord => ({
   seq,

@@ -4,7 +4,7 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
-import { executionStatusKey, executionWalletKey } from '../../workflows/definitions';
+import { executionStatusKey, executionWalletKey } from '../../contracts/temporal';
 
 /**
  * Temporal's time-skipping test server (Java, in memory), fetched once by scripts/test-server.sh

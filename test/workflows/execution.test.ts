@@ -12,7 +12,7 @@ import {
   submitSignatureUpdate,
   cancelExecutionUpdate,
   type SubmitSignatureArgs,
-} from '../../workflows/definitions';
+} from '../../contracts/temporal';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -13,7 +13,7 @@ import {
   batchOutcomeUpdate,
   type QuickApplyResult,
   type WhitelistBatchInput,
-} from '../../workflows/definitions';
+} from '../../contracts/temporal';
 import { eventTypes, timeSkippingEnv, workflowWorker } from './env';
 
 type Activities = ReturnType<typeof createActivities>;

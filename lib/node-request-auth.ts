@@ -2,7 +2,7 @@
  * How a storage node knows a request comes from this service (docs/decisions/0060): the service
  * signs every request with an HMAC-SHA256 over its method, path with query, a timestamp, a random
  * id and the SHA-256 of its body; the node checks that before it parses anything. No I/O here:
- * the keys come in as bytes (storage-node/keys-file.ts reads them), the clock is injectable.
+ * the keys come in as bytes (lib/node-keys-file.ts reads them), the clock is injectable.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 

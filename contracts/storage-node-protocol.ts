@@ -6,11 +6,9 @@
  */
 import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv';
 
-export const WHITELIST_KINDS = ['developer', 'user'] as const;
-export type WhitelistKind = (typeof WHITELIST_KINDS)[number];
+import { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type WhitelistKind } from '../domain/whitelist-messages';
 
-export const OP_TYPES = ['add_entry', 'remove_entry'] as const;
-export type OpType = (typeof OP_TYPES)[number];
+export { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type WhitelistKind };
 
 export const FAULT_MODES = ['none', 'garbage', 'http500', 'truncated', 'wrong-shape'] as const;
 /** Injected failure of the apply route; `none` outside fault tests. */
@@ -133,8 +131,6 @@ export const LISTENING_LINE = /^storage-node listening on (https?:\/\/\S+:(\d+))
 export const AUDIT_CURSOR_PATTERN = '^[0-9]{1,15}:[0-9]{1,6}$';
 /** An ISO-8601 UTC time as `Date.prototype.toISOString` writes it. */
 export const ISO_TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$';
-
-export const isWhitelistKind = (value: unknown): value is WhitelistKind => (WHITELIST_KINDS as readonly unknown[]).includes(value);
 
 /**
  * The order of every entry list, on the node and in the API's merge: case-insensitively (so EIP-55

@@ -1,13 +1,13 @@
 /**
  * The keys file shared by the storage nodes, the API and the workers: one `whsec_<base64>` key a
- * line, the first one signs (storage-node/request-auth.ts). Read at start-up; created once, on the
+ * line, the first one signs (lib/node-request-auth.ts). Read at start-up; created once, on the
  * first run of `npm start` or `npm run cluster`.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fsyncDirectory, writeAllSync } from '../lib/durable-fs';
-import { generateNodeKey, parseNodeKeys, type NodeKeys } from './request-auth';
+import { fsyncDirectory, writeAllSync } from './durable-fs';
+import { generateNodeKey, parseNodeKeys, type NodeKeys } from './node-request-auth';
 
 /** Reads and parses the keys file; throws an Error naming the file (never a key) when it cannot. */
 export function readNodeKeysFile(file: string): NodeKeys {

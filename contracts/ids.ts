@@ -1,0 +1,20 @@
+/**
+ * The patterns of the ids and keys that cross the service's edges: the API validates with them, the
+ * read model's page tokens embed them, the OpenAPI document shows them.
+ */
+
+export const WALLET_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
+export const EXECUTION_ID_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
+
+/**
+ * An ed25519 key: `0x` + 64 hex digits (any case) or base58 (Bitcoin alphabet, 32 to 44 characters).
+ * What a pattern cannot say is in the description, and answered 400 with its own message.
+ */
+export const PUBLIC_KEY_PATTERN = '^(0x[0-9a-fA-F]{64}|[1-9A-HJ-NP-Za-km-z]{32,44})$';
+/** An ed25519 signature: `0x` + 128 hex digits or base58 (64 to 88 characters). */
+export const SIGNATURE_PATTERN = '^(0x[0-9a-fA-F]{128}|[1-9A-HJ-NP-Za-km-z]{64,88})$';
+/** An EOA: `0x` + 40 hex digits; a mixed-case one must also pass its EIP-55 checksum. */
+export const EOA_PATTERN = '^0x[0-9a-fA-F]{40}$';
+
+/** RFC 3339 with a zone (Z or an offset). */
+export const TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})$';

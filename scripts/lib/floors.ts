@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * The floors of the house, lowest first: a module imports only from its own floor or below, so a
+ * reader goes down the house from an entry point and never has to climb. Folders on one floor do
+ * not import each other unless listed in SAME_FLOOR_ALLOWED (workflows and activities meet only
+ * through contracts/).
+ */
+export const FLOORS: ReadonlyArray<readonly string[]> = [
+  // Pure logic and its vocabulary: the state machine, message building, hashing, validation.
+  ['domain'],
+  // The shapes every part agrees on: the storage node's wire format, the Temporal names and
+  // messages, the activities' signatures, the webhooks, the id patterns (they describe domain values).
+  ['contracts'],
+  // Small pieces of I/O every process uses.
+  ['lib', 'config', 'db', 'tokens'],
+  // What runs on a worker or a storage node.
+  ['workflows', 'activities', 'storage-node'],
+  // The processes: the HTTP API and the worker's assembly.
+  ['api', 'worker'],
+  // What drives or measures them.
+  ['scripts', 'bench', 'test'],
+];
+
+/** Same-floor folder pairs that may import each other (importer → imported). */
+const SAME_FLOOR_ALLOWED: ReadonlyArray<readonly [string, string]> = [
+  ['config', 'lib'],
+  ['db', 'lib'],
+  ['db', 'config'],
+  ['tokens', 'lib'],
+  ['worker', 'api'],
+  ['scripts', 'bench'],
+  ['scripts', 'test'],
+  ['bench', 'scripts'],
+  ['bench', 'test'],
+  ['test', 'scripts'],
+  ['test', 'bench'],
+];
+
+const floorOf = (folder: string): number => FLOORS.findIndex((floor) => floor.includes(folder));
+
+/** Every `.ts` file under the project's folders that have a floor (not node_modules, not dist). */
+function sourceFiles(root: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(p);
+    }
+  };
+  for (const folder of FLOORS.flat()) if (fs.existsSync(path.join(root, folder))) walk(path.join(root, folder));
+  return out;
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'|require(?:\.resolve)?\('(\.[^']+)'\)|import\('(\.[^']+)'\)/g;
+
+/** One import that climbs: `file` (relative to root) imports `target` from a higher floor, or a forbidden neighbour. */
+export interface UpwardImport {
+  file: string;
+  target: string;
+}
+
+/** Top-level folders holding TypeScript that have no floor (their imports would go unchecked). */
+export function unflooredFolders(root: string): string[] {
+  const skip = new Set(['node_modules', 'dist']);
+  const hasTs = (dir: string): boolean =>
+    fs.readdirSync(dir, { withFileTypes: true }).some((e) => (e.isDirectory() ? hasTs(path.join(dir, e.name)) : e.name.endsWith('.ts')));
+  return fs
+    .readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !e.name.startsWith('.') && !skip.has(e.name) && floorOf(e.name) < 0)
+    .map((e) => e.name)
+    .filter((name) => hasTs(path.join(root, name)));
+}
+
+/** The imports that break the floors, in file order. */
+export function upwardImports(root: string): UpwardImport[] {
+  const problems: UpwardImport[] = [];
+  for (const file of sourceFiles(root)) {
+    const from = path.relative(root, file).split(path.sep)[0];
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(IMPORT)) {
+      const spec = m[1] ?? m[2] ?? m[3];
+      const target = path.relative(root, path.resolve(path.dirname(file), spec)).split(path.sep)[0];
+      if (target === from || target.startsWith('..') || floorOf(target) < 0) continue;
+      const climbs = floorOf(target) > floorOf(from);
+      const sideways = floorOf(target) === floorOf(from) && !SAME_FLOOR_ALLOWED.some(([a, b]) => a === from && b === target);
+      if (climbs || sideways)
+        problems.push({ file: path.relative(root, file), target: path.relative(root, path.resolve(path.dirname(file), spec)) });
+    }
+  }
+  return problems;
+}
