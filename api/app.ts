@@ -1,25 +1,25 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { ServiceError, notFound } from '../domain/errors';
-import { corsMiddleware } from './cors';
+import { corsMiddleware } from './http/cors';
 import type { AppDeps } from './deps';
-import { errorMiddleware } from './error-middleware';
-import { ExecutionEventHub } from './execution-events';
-import { ExecutionService } from './execution-service';
-import { createApiMetrics, type ApiMetrics } from './metrics';
-import { buildOpenApiDocument } from './openapi';
-import { createRateLimits } from './rate-limit';
-import { requestLog } from './request-log';
-import { docsRoutes } from './routes/docs';
-import { executionRoutes } from './routes/executions';
-import { healthRoutes, operatorRoutes, probeTemporal } from './routes/health';
-import { SharedProbe } from './readiness';
-import { nodeName } from './node-names';
-import { whitelistReadRoutes } from './routes/whitelist-reads';
-import { whitelistRoutes } from './routes/whitelists';
-import { StorageNodeReads } from './storage-node-reads';
-import { WhitelistReads } from './whitelist-reads';
-import { WhitelistService } from './whitelist-service';
+import { errorMiddleware } from './http/errors';
+import { ExecutionEventHub } from './executions/events';
+import { ExecutionService } from './executions/service';
+import { createApiMetrics, type ApiMetrics } from './operations/metrics';
+import { buildOpenApiDocument } from './operations/openapi';
+import { createRateLimits } from './http/rate-limit';
+import { requestLog } from './http/request-log';
+import { docsRoutes } from './operations/docs-routes';
+import { executionRoutes } from './executions/routes';
+import { healthRoutes, operatorRoutes, probeTemporal } from './operations/routes';
+import { SharedProbe } from './operations/readiness';
+import { nodeName } from './whitelists/node-names';
+import { whitelistReadRoutes } from './whitelists/read-routes';
+import { whitelistRoutes } from './whitelists/routes';
+import { StorageNodeReads } from './whitelists/node-reads';
+import { WhitelistReads } from './whitelists/reads';
+import { WhitelistService } from './whitelists/service';
 
 /**
  * The public Koa app, with its router (tests read the registered routes off it), its metrics, its

@@ -4,7 +4,7 @@ import type { NodeTransport } from '../activities/node-transport';
 import type { Config } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
 import type { TokenStore } from '../tokens/token-store';
-import type { LimiterStore } from './rate-limit';
+import type { LimiterStore } from './http/rate-limit';
 
 /** What the Koa app is built from (api/app.ts); routes take it too, so it lives apart from the app. */
 export interface AppDeps {

@@ -1,5 +1,5 @@
 /**
- * JSON Schemas of the API's answers, for the OpenAPI document (api/openapi.ts). The request
+ * JSON Schemas of the API's answers, for the OpenAPI document (api/operations/openapi.ts). The request
  * schemas live in api/schemas.ts, where the routes validate with them; these describe what the
  * routes send back, and the operability tests check real answers against them.
  */

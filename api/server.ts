@@ -6,7 +6,7 @@ import type { Config } from '../config/config';
 import { openDatabase } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
-import { settleAbandoned } from './temporal-call';
+import { settleAbandoned } from './temporal/call';
 import { TokenStore } from '../tokens/token-store';
 import { loadNodeTransport } from '../activities/node-transport';
 import { createApp, type ServiceApp } from './app';

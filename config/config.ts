@@ -57,7 +57,7 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** How often one API process reads an execution that has SSE subscribers (SSE_POLL_MS). */
   readonly ssePollMs: number;
-  /** Event stream caps (api/execution-events.ts StreamLimits). */
+  /** Event stream caps (api/executions/events.ts StreamLimits). */
   readonly sse: { readonly maxStreams: number; readonly maxPerClient: number; readonly maxLifetimeMs: number };
   /** The JSON log's level (LOG_LEVEL). */
   readonly logLevel: string;

@@ -41,7 +41,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('executions').execute();
       },
     },
-    // The API's rate-limit counters, shared by every API process of a cluster (api/rate-limit.ts),
+    // The API's rate-limit counters, shared by every API process of a cluster (api/http/rate-limit.ts),
     // in the shape rate-limiter-flexible's PostgreSQL limiter reads. SQLite serves one machine,
     // where each API counts in its own memory; the table exists there too, unused.
     '0002-rate-limits': {

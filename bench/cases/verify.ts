@@ -1,9 +1,9 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import nacl from 'tweetnacl';
-import { verifyEd25519 } from '../../api/ed25519';
+import { verifyEd25519 } from '../../api/executions/ed25519';
 import { round } from '../stats';
 
-// Case 2: the verify path we ship (api/ed25519.ts: S < L check, small-order key check, cached
+// Case 2: the verify path we ship (api/executions/ed25519.ts: S < L check, small-order key check, cached
 // KeyObject, OpenSSL) against bare crypto.verify with a KeyObject made once, and against tweetnacl,
 // on the same signed messages. CPU only, in this process; rounds alternate between the three.
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 // never a Node built-in.
 // Type-only imports are erased at build time and do not count. Temporal's bundler refuses
 // built-ins too, but only when a worker starts; this says which file and which import, at lint time.
-// Node-only helpers live beside their callers (e.g. api/ed25519.ts, node:crypto).
+// Node-only helpers live beside their callers (e.g. api/executions/ed25519.ts, node:crypto).
 
 const IMPORT = /\b(import|export)\s+(type\s+)?(?:[\w*${}\s,]*?\s+from\s+)?['"]([^'"]+)['"]/g;
 const ALLOWED_DIRS = ['workflows', 'domain', 'contracts'];

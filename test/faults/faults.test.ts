@@ -132,7 +132,7 @@ describe('faults: real processes killed and restarted', function () {
       assert.equal(wl.body.error, 'Service Unavailable');
       assert.equal(wl.headers.get('retry-after'), '1');
       // deadline 2 s + the API's 1 s margin + its 1 s "was it started?" check (4 s nominal). Each call
-      // is bounded by api/temporal-call.ts: before it, the gRPC retry interceptor let a 5 s GET run 9.6 s.
+      // is bounded by api/temporal/call.ts: before it, the gRPC retry interceptor let a 5 s GET run 9.6 s.
       assert.ok(Date.now() - wlStarted < 8_000, `whitelist answered in ${Date.now() - wlStarted} ms`);
       assert.equal((await api('GET', '/healthz')).status, 200, 'the API process is still up');
       assert.equal((await api('GET', '/readyz')).status, 503);

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import nacl from 'tweetnacl';
 import pino from 'pino';
 import type { RunningApi } from '../../api/server';
-import { isCurvePoint } from '../../api/ed25519';
+import { isCurvePoint } from '../../api/executions/ed25519';
 import { toBase58, toHex } from '../../domain/encoding';
 import { request } from '../support/http';
 import { addLToS, isCanonicalPointEncoding } from '../support/edwards25519';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { clientKey } from '../../api/client-key';
+import { clientKey } from '../../api/http/client-key';
 
 describe('unit: the key a client is rate-limited under', () => {
   it('when the address is IPv4 or IPv4-mapped, then the key is the IPv4 address', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { publicMethods } from '../../api/cors';
+import { publicMethods } from '../../api/http/cors';
 
 describe('api/cors publicMethods', () => {
   it('when a path is a public execution route, then its public methods are allowed; token routes and others get none', () => {

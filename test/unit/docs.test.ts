@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildOpenApiDocument } from '../../api/openapi';
+import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
 import { FLOORS } from '../../scripts/lib/floors';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { CANONICAL_SMALL_ORDER_COUNT, SMALL_ORDER_Y_HEX } from '../support/small-order-keys';
 import { createPublicKey, verify } from 'node:crypto';
 import nacl from 'tweetnacl';
-import { isCanonicalSignature, isWeakPublicKey, verifyEd25519 } from '../../api/ed25519';
+import { isCanonicalSignature, isWeakPublicKey, verifyEd25519 } from '../../api/executions/ed25519';
 import { add, addLToS, decodePoint, type Point } from '../support/edwards25519';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);

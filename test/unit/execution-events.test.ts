@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { ExecutionEventHub } from '../../api/execution-events';
+import { ExecutionEventHub } from '../../api/executions/events';
 import type { ExecutionRecord } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { SharedProbe } from '../../api/readiness';
+import { SharedProbe } from '../../api/operations/readiness';
 
 describe('api/readiness SharedProbe', () => {
   it('when a thousand callers ask at once and again within the age limit, then one probe ran and all got its answer', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { nodeSha256 } from '../../api/whitelist-service';
+import { nodeSha256 } from '../../api/whitelists/service';
 import { groupByGivenOwners, groupByOwner, ownerOf } from '../../domain/rendezvous';
 import { ServiceError } from '../../domain/errors';
 

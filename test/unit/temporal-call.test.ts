@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
-import { settleAbandoned, withinMs } from '../../api/temporal-call';
-import { isUnknownOutcome, isWorkflowTaskRetrying, mapTemporalError } from '../../api/temporal-errors';
+import { settleAbandoned, withinMs } from '../../api/temporal/call';
+import { isUnknownOutcome, isWorkflowTaskRetrying, mapTemporalError } from '../../api/temporal/errors';
 
 describe('api/temporal-call withinMs', () => {
   let connection: Connection;

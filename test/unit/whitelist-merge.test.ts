@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { mergeAuditPages, mergeEntryPages, type AuditCursors, type NodeAuditPage } from '../../api/whitelist-merge';
+import { mergeAuditPages, mergeEntryPages, type AuditCursors, type NodeAuditPage } from '../../api/whitelists/merge';
 import { compareEntries, type AuditRecord } from '../../contracts/storage-node-protocol';
 
 const record = (seq: number, index: number, appliedAt: string, batchId = `b${seq}`): AuditRecord => ({
@@ -25,7 +25,7 @@ function nodePage(node: string, trail: AuditRecord[], cursor: string | undefined
   return { node, records, ...(rest.length > limit ? { next: `${records.at(-1)!.seq}:${records.at(-1)!.index}` } : {}) };
 }
 
-describe("unit: merging the storage nodes' pages (api/whitelist-merge.ts)", () => {
+describe("unit: merging the storage nodes' pages (api/whitelists/merge.ts)", () => {
   it('when entry pages overlap and sort across nodes, then the merge is the first pageSize of their sorted union, with `after` only when more follow', () => {
     const a = { kind: 'user' as const, entries: ['0x01', '0x0C'], next: '0x0C' };
     const b = { kind: 'user' as const, entries: ['0x0b', '0x0C', '0x0d'] };

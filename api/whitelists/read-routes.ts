@@ -1,13 +1,13 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { readBatchStatus } from '../batch-status';
+import { readBatchStatus } from './status';
 import { parseEoa } from '../../domain/eoa';
 import { badRequest, forbidden } from '../../domain/errors';
 import { AUDIT_SCOPES, canAudit, canRead, readScopes, type WhitelistKind } from '../../domain/whitelist-messages';
 import { whitelistBatchWorkflowId } from '../../contracts/temporal';
-import { authenticate } from '../auth';
+import { authenticate } from '../http/auth';
 import type { AppDeps } from '../deps';
-import type { RateLimits } from '../rate-limit';
+import type { RateLimits } from '../http/rate-limit';
 import {
   DEFAULT_PAGE_SIZE,
   batchIdParamSchema,
@@ -16,8 +16,8 @@ import {
   whitelistKindParamSchema,
   whitelistListQuerySchema,
 } from '../schemas';
-import { validator } from '../validate';
-import type { WhitelistReads } from '../whitelist-reads';
+import { validator } from '../http/validate';
+import type { WhitelistReads } from './reads';
 
 interface ListQuery {
   pageSize?: number;

@@ -4,12 +4,12 @@ import { badRequest } from '../../domain/errors';
 import { parseEoa } from '../../domain/eoa';
 import type { WhitelistChange } from '../../domain/whitelist-messages';
 import { whitelistBatchWorkflowId } from '../../contracts/temporal';
-import { authenticate } from '../auth';
-import { readJsonBody } from '../http-body';
+import { authenticate } from '../http/auth';
+import { readJsonBody } from '../http/body';
 import { whitelistBodySchema } from '../schemas';
-import type { RateLimits } from '../rate-limit';
-import { validator } from '../validate';
-import type { WhitelistService } from '../whitelist-service';
+import type { RateLimits } from '../http/rate-limit';
+import { validator } from '../http/validate';
+import type { WhitelistService } from './service';
 import type { AppDeps } from '../deps';
 
 const TIMEOUT_HEADER = /^[1-9][0-9]{0,15}$/;

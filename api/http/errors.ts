@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
-import { ServiceError } from '../domain/errors';
+import { ServiceError } from '../../domain/errors';
 
 /** How a route family renders its errors: the spec gives the two operations different bodies. */
 export type ErrorStyle = 'execution' | 'whitelist';

@@ -1,16 +1,16 @@
 import type { Client } from '@temporalio/client';
 import { nodeName } from './node-names';
-import { changeState, type BatchChangeStatus } from '../domain/batch-status';
-import type { WhitelistKind } from '../domain/whitelist-messages';
+import { changeState, type BatchChangeStatus } from '../../domain/batch-status';
+import type { WhitelistKind } from '../../domain/whitelist-messages';
 import {
   batchProgressQuery,
   whitelistBatchWorkflowId,
   type WhitelistBatchOutcome,
   type WhitelistBatchSummary,
-} from '../contracts/temporal';
-import { BATCH_FAILED_MESSAGE } from './routes/whitelists';
-import { withinMs } from './temporal-call';
-import { mapTemporalError } from './temporal-errors';
+} from '../../contracts/temporal';
+import { BATCH_FAILED_MESSAGE } from './routes';
+import { withinMs } from '../temporal/call';
+import { mapTemporalError } from '../temporal/errors';
 
 const TEMPORAL_CALL_MS = 5_000;
 

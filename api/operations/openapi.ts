@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot, type Config } from '../config/config';
-import * as answers from './response-schemas';
+import { projectRoot, type Config } from '../../config/config';
+import * as answers from '../response-schemas';
 import {
   PAGE_SIZE,
   cancelBodySchema,
@@ -13,15 +13,15 @@ import {
   walletParamSchema,
   whitelistBodySchema,
   whitelistChangeSchema,
-} from './schemas';
+} from '../schemas';
 import {
   batchIdParamSchema,
   eoaParamSchema,
   whitelistAuditQuerySchema,
   whitelistKindParamSchema,
   whitelistListQuerySchema,
-} from './schemas';
-import { EXECUTION_STATUSES } from '../domain/execution-state';
+} from '../schemas';
+import { EXECUTION_STATUSES } from '../../domain/execution-state';
 
 type Json = Record<string, unknown>;
 
@@ -49,7 +49,7 @@ const wwwAuthenticate = { 'WWW-Authenticate': { description: 'always `Bearer`', 
 const retryAfter = {
   'Retry-After': { description: 'seconds to wait before sending the same request again', schema: { type: 'string', pattern: '^[0-9]+$' } },
 };
-/** 429 and 503, which every business route may answer (api/rate-limit.ts, api/temporal-errors.ts). */
+/** 429 and 503, which every business route may answer (api/http/rate-limit.ts, api/temporal/errors.ts). */
 const busy = (style: 'execution' | 'whitelist', limitedBy: string) => ({
   429: answer(
     `over the rate limit ${limitedBy}; retry after Retry-After seconds`,
@@ -299,7 +299,7 @@ function whitelistOperation(operationId: string): Json {
 const queryParameters = (schema: { properties: Record<string, Json> }) =>
   Object.entries(schema.properties).map(([name, property]) => ({ name, in: 'query', required: false, schema: property }));
 
-/** The whitelist reads (api/routes/whitelist-reads.ts); every one takes a bearer token. */
+/** The whitelist reads (api/whitelists/read-routes.ts); every one takes a bearer token. */
 function whitelistReadPaths(): Json {
   const read = (kindScope: string) => `Needs \`whitelist:read\`, ${kindScope} or \`whitelist:*\`.`;
   const common = (what403: string) => ({
@@ -483,7 +483,7 @@ export function buildOpenApiDocument(config: Config): Json {
           description: 'kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$',
           schema: { type: 'string' },
         },
-        // Same pattern as the route's TIMEOUT_HEADER check (api/routes/whitelists.ts).
+        // Same pattern as the route's TIMEOUT_HEADER check (api/whitelists/routes.ts).
         kind: { name: 'kind', in: 'path', required: true, schema: whitelistKindParamSchema },
         entry: { name: 'entry', in: 'path', required: true, schema: eoaParamSchema },
         batchId: {

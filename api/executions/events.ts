@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { unavailable, tooManyRequests } from '../domain/errors';
-import { FINAL_STATUSES, recordVersion, type ExecutionRecord } from '../domain/execution-state';
-import { executionWorkflowId } from '../contracts/temporal';
+import { unavailable, tooManyRequests } from '../../domain/errors';
+import { FINAL_STATUSES, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
+import { executionWorkflowId } from '../../contracts/temporal';
 
 /** One SSE client of one execution: `write` answers false when its socket buffer is full. */
 export interface EventSubscriber {

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
-import { ServiceError, badRequest } from '../domain/errors';
+import { ServiceError, badRequest } from '../../domain/errors';
 
 /**
  * Reads and parses the JSON request body, bounded by `limitBytes`. Over the limit: 413 (the

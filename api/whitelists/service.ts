@@ -1,21 +1,21 @@
 import { hash, randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config } from '../config/config';
-import { forbidden } from '../domain/errors';
-import { ownerOf, type Sha256 } from '../domain/rendezvous';
-import { hasScopeFor, ownerKeyOfChecksummed, type WhitelistChange } from '../domain/whitelist-messages';
-import type { Principal } from '../tokens/token-store';
+import type { Config } from '../../config/config';
+import { forbidden } from '../../domain/errors';
+import { ownerOf, type Sha256 } from '../../domain/rendezvous';
+import { hasScopeFor, ownerKeyOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
+import type { Principal } from '../../tokens/token-store';
 import {
   WHITELIST_BATCH_WORKFLOW_TYPE,
   batchOutcomeUpdate,
   whitelistBatchWorkflowId,
   type WhitelistBatchInput,
   type WhitelistBatchOutcome,
-} from '../contracts/temporal';
-import { outcomeOfMemo } from '../domain/batch-outcome-memo';
-import { withinMs } from './temporal-call';
-import { mapTemporalError } from './temporal-errors';
+} from '../../contracts/temporal';
+import { outcomeOfMemo } from '../../domain/batch-outcome-memo';
+import { withinMs } from '../temporal/call';
+import { mapTemporalError } from '../temporal/errors';
 
 /**
  * node:crypto's SHA-256: the same digest as the workflow's pure-JS one, at a fraction of the cost.

@@ -1,12 +1,12 @@
-import { ServiceError, unavailable } from '../domain/errors';
+import { ServiceError, unavailable } from '../../domain/errors';
 import { nodeName } from './node-names';
-import { ownerOf } from '../domain/rendezvous';
-import { ownerKeyOfChecksummed, type WhitelistKind } from '../domain/whitelist-messages';
-import { AUDIT_CURSOR_PATTERN } from '../contracts/storage-node-protocol';
-import { decodePageToken, encodePageToken } from './page-token';
-import { NODE_DOWN_RETRY_AFTER_S, type StorageNodeReads } from './storage-node-reads';
-import { mergeAuditPages, mergeEntryPages, type AuditCursors, type MergedAuditRecord } from './whitelist-merge';
-import { nodeSha256 } from './whitelist-service';
+import { ownerOf } from '../../domain/rendezvous';
+import { ownerKeyOfChecksummed, type WhitelistKind } from '../../domain/whitelist-messages';
+import { AUDIT_CURSOR_PATTERN } from '../../contracts/storage-node-protocol';
+import { decodePageToken, encodePageToken } from '../http/page-token';
+import { NODE_DOWN_RETRY_AFTER_S, type StorageNodeReads } from './node-reads';
+import { mergeAuditPages, mergeEntryPages, type AuditCursors, type MergedAuditRecord } from './merge';
+import { nodeSha256 } from './service';
 
 const EOA = /^0x[0-9a-fA-F]{40}$/;
 const CURSOR = new RegExp(AUDIT_CURSOR_PATTERN);

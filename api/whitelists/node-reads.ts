@@ -1,6 +1,6 @@
-import { getJson, type PostAnswer } from '../activities/http-post';
-import type { NodeTransport } from '../activities/node-transport';
-import { internal, unavailable } from '../domain/errors';
+import { getJson, type PostAnswer } from '../../activities/http-post';
+import type { NodeTransport } from '../../activities/node-transport';
+import { internal, unavailable } from '../../domain/errors';
 import {
   ROUTES,
   checkAuditResponse,
@@ -11,7 +11,7 @@ import {
   type ListResponse,
   type MembershipResponse,
   type WhitelistKind,
-} from '../contracts/storage-node-protocol';
+} from '../../contracts/storage-node-protocol';
 
 /** Seconds a client should wait before asking again when a storage node did not answer. */
 export const NODE_DOWN_RETRY_AFTER_S = 5;
@@ -35,7 +35,7 @@ export class StorageNodeReads {
   constructor(
     private readonly timeoutMs: number,
     private readonly transport: NodeTransport,
-    /** How an answer names a node (never its address: api/node-names.ts). */
+    /** How an answer names a node (never its address: api/whitelists/node-names.ts). */
     private readonly name: (node: string) => string,
   ) {}
 

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import { forbidden, unauthorized } from '../domain/errors';
-import type { Principal, TokenStore } from '../tokens/token-store';
+import { forbidden, unauthorized } from '../../domain/errors';
+import type { Principal, TokenStore } from '../../tokens/token-store';
 
 // RFC 6750 §2.1: "Bearer" 1*SP b64token; the scheme name is case-insensitive (RFC 9110 §11.1).
 const BEARER = /^Bearer +([A-Za-z0-9._~+/-]+=*)$/i;

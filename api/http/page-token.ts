@@ -1,4 +1,4 @@
-import { badRequest } from '../domain/errors';
+import { badRequest } from '../../domain/errors';
 
 /**
  * Page tokens: opaque to clients, base64url of a small JSON object that this API alone reads.

@@ -2,8 +2,8 @@ import type { Context, Next } from 'koa';
 import type { Pool } from 'pg';
 import proxyaddr from 'proxy-addr';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Config } from '../config/config';
-import { SIGNATURE_REFUSED, ServiceError, tooManyRequests } from '../domain/errors';
+import type { Config } from '../../config/config';
+import { SIGNATURE_REFUSED, ServiceError, tooManyRequests } from '../../domain/errors';
 import { clientKey } from './client-key';
 
 /**

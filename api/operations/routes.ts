@@ -1,9 +1,9 @@
 import type Router from '@koa/router';
 import type { Registry } from 'prom-client';
 import type { AppDeps } from '../deps';
-import type { SharedProbe } from '../readiness';
-import { withinMs } from '../temporal-call';
-import { PROBE_MS, probeStorageNodes, registerStorageNodeGauge } from '../storage-node-health';
+import type { SharedProbe } from './readiness';
+import { withinMs } from '../temporal/call';
+import { PROBE_MS, probeStorageNodes, registerStorageNodeGauge } from '../whitelists/node-health';
 
 declare module 'koa' {
   interface DefaultContext {

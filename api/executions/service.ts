@@ -6,11 +6,11 @@ import {
   isGrpcServiceError,
   type Client,
 } from '@temporalio/client';
-import type { Config } from '../config/config';
-import { intentHash as hashIntent } from '../domain/canonical';
+import type { Config } from '../../config/config';
+import { intentHash as hashIntent } from '../../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
-import { decodeKey, decodeSignature, toHex } from '../domain/encoding';
-import { badRequest, conflict, signatureRefused, unavailable } from '../domain/errors';
+import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
+import { badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
 import {
   checkCancel,
   checkSubmit,
@@ -18,10 +18,10 @@ import {
   type Deposit,
   type ExecutionRecord,
   type ExecutionStatus,
-} from '../domain/execution-state';
-import { buildCancelMessage, buildSigningMessage } from '../domain/signing-message';
-import type { ExecutionStore } from '../db/execution-store';
-import { decodePageToken, encodePageToken } from '../db/page-token';
+} from '../../domain/execution-state';
+import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message';
+import type { ExecutionStore } from '../../db/execution-store';
+import { decodePageToken, encodePageToken } from '../../db/page-token';
 import {
   EXECUTION_WORKFLOW_TYPE,
   ExecutionFailure,
@@ -34,10 +34,10 @@ import {
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
   type SubmitSignatureResult,
-} from '../contracts/temporal';
-import { BoundedMap } from './bounded-map';
-import { withinMs } from './temporal-call';
-import { mapTemporalError, updateFailureType } from './temporal-errors';
+} from '../../contracts/temporal';
+import { BoundedMap } from '../http/bounded-map';
+import { withinMs } from '../temporal/call';
+import { mapTemporalError, updateFailureType } from '../temporal/errors';
 
 export interface SubmitRequest {
   executionId: string;

@@ -1,5 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { badRequest } from '../domain/errors';
+import { badRequest } from '../../domain/errors';
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: false });
 

@@ -1,9 +1,9 @@
 /**
- * Merging the storage nodes' pages into one answer (pure; api/whitelist-reads.ts does the I/O).
+ * Merging the storage nodes' pages into one answer (pure; api/whitelists/reads.ts does the I/O).
  * Each node holds a disjoint share of the entries and its own audit trail, so a page of the whole
  * is a merge of one page from every node, and the page token says where each node stands.
  */
-import { compareEntries, type AuditRecord, type ListResponse } from '../contracts/storage-node-protocol';
+import { compareEntries, type AuditRecord, type ListResponse } from '../../contracts/storage-node-protocol';
 
 /** One page of the merged entry list: `after` (the last entry) when more entries follow. */
 export interface EntryPage {

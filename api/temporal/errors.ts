@@ -5,8 +5,8 @@ import {
   WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import { ServiceError, internal, notFound, unavailable } from '../domain/errors';
-import { failureFacts, type FailureFacts } from '../domain/failure-facts';
+import { ServiceError, internal, notFound, unavailable } from '../../domain/errors';
+import { failureFacts, type FailureFacts } from '../../domain/failure-facts';
 
 /** The ApplicationFailure behind a failed Update, if any: its type, message and first detail. */
 export function updateFailureType(err: unknown): FailureFacts | undefined {

@@ -1,7 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
-import { getJson } from '../activities/http-post';
-import type { NodeTransport } from '../activities/node-transport';
-import { ROUTES } from '../contracts/storage-node-protocol';
+import { getJson } from '../../activities/http-post';
+import type { NodeTransport } from '../../activities/node-transport';
+import { ROUTES } from '../../contracts/storage-node-protocol';
 
 /** How long one probe of a node's /healthz may take. */
 export const PROBE_MS = 2000;
@@ -28,7 +28,7 @@ export async function probeStorageNodes(nodes: readonly string[], transport: Nod
 /**
  * `intent_storage_node_up{node}`: 1 while the node answers its /healthz, 0 when not, probed at
  * each scrape. A node's outage is an alert of its own (batches owned by it answer 408/500 and
- * retry), never a reason to take the API out of a load balancer: see api/routes/health.ts.
+ * retry), never a reason to take the API out of a load balancer: see api/operations/routes.ts.
  */
 export function registerStorageNodeGauge(registry: Registry, nodes: readonly string[], transport: NodeTransport): void {
   new Gauge({

@@ -1,16 +1,16 @@
 import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
-import { isCurvePoint, isWeakPublicKey } from '../ed25519';
+import { isCurvePoint, isWeakPublicKey } from './ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
 import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
-import { authenticate, requireScope } from '../auth';
-import { isFinal, sseEvent, type ExecutionEventHub } from '../execution-events';
-import { clientKey } from '../client-key';
-import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest } from '../execution-service';
-import type { RateLimits } from '../rate-limit';
-import { readJsonBody } from '../http-body';
+import { authenticate, requireScope } from '../http/auth';
+import { isFinal, sseEvent, type ExecutionEventHub } from './events';
+import { clientKey } from '../http/client-key';
+import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest } from './service';
+import type { RateLimits } from '../http/rate-limit';
+import { readJsonBody } from '../http/body';
 import {
   MAX_INTENT_DEPTH,
   PAGE_SIZE,
@@ -22,7 +22,7 @@ import {
   submitBodySchema,
   walletParamSchema,
 } from '../schemas';
-import { jsonDepth, validator } from '../validate';
+import { jsonDepth, validator } from '../http/validate';
 import type { AppDeps } from '../deps';
 
 const checkWallet = validator<string>(walletParamSchema, 'wallet path parameter', '');
@@ -67,7 +67,7 @@ function refuseOffCurveSigner(text: string): void {
 /**
  * The execution routes of DESIGN.md; error bodies are `{ error }`. Routes without a token are
  * limited per client, a wallet's signed actions per wallet once verified, routes with a token per
- * token id, and failed authentications per client (api/rate-limit.ts).
+ * token id, and failed authentications per client (api/http/rate-limit.ts).
  */
 export function executionRoutes(
   router: Router,

@@ -1,5 +1,5 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { toHex } from '../domain/encoding';
+import { toHex } from '../../domain/encoding';
 
 // Server-side ed25519 verification (DESIGN.md "Verification"): Node's OpenSSL verify, about 90x
 // faster than tweetnacl here, guarded by two checks of our own so that the rule does not depend
