@@ -442,6 +442,12 @@ export const SETTINGS = {
   CONTRACT_SEED: { kind: 'integer', min: 0, default: 12004, readBy: 'tests', description: 'seed of the OpenAPI contract test' },
   HOSTILE_SEED: { kind: 'integer', min: 0, default: 20260806, readBy: 'tests', description: 'seed of the hostile-input test' },
   CLUSTER_FAULT_CLIENTS: { kind: 'integer', min: 1, default: 6, readBy: 'tests', description: 'clients of the cluster fault test' },
+  OPENAPI_SNAPSHOT: {
+    kind: 'enum',
+    values: ['write'],
+    readBy: 'tests',
+    description: '`write`: the OpenAPI snapshot test rewrites test/fixtures/openapi.json from the code instead of comparing',
+  },
   RECORD_HISTORIES: {
     kind: 'string',
     readBy: 'tests',

@@ -64,7 +64,7 @@ export async function eventTypes(env: TestWorkflowEnvironment, workflowId: strin
 /**
  * The Update events of a history. The time-skipping test server records the workflow task that ran
  * a rejected Update's validator, where the real server's speculative task leaves no event at all
- * (pinned against the dev server in test/integration/replays.test.ts); an Update that was rejected
+ * (pinned against the dev server in test/integration/idempotent-retries.test.ts); an Update that was rejected
  * adds no Update event on either.
  */
 export const updateEvents = (types: string[]) => types.filter((t) => t.startsWith('WORKFLOW_EXECUTION_UPDATE_'));
