@@ -84,6 +84,36 @@ describe('docs: the pages match what exists', () => {
     assert.deepEqual(folders, FLOORS.flat());
   });
 
+  it('when the API or the worker registers an intent_* metric, then docs/operations.md "Metrics" has a row for it, and no row names one that does not exist', () => {
+    const code = ['api', 'worker']
+      .flatMap((dir) => readdirSync(path.join(projectRoot, dir), { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)))
+      .filter((f) => f.endsWith('.ts'))
+      .map(read)
+      .join('\n');
+    const registered = [...code.matchAll(/name: '(intent_[a-z_]+)'/g)].map((m) => m[1]).sort();
+    const section = read('docs/operations.md').split('### Metrics')[1].split('\n### ')[0];
+    const documented = [...section.matchAll(/^\| `(intent_[a-z_]+)`/gm)].map((m) => m[1]).sort();
+    assert.ok(registered.length > 5, `found the metrics in the code: ${registered.join(', ')}`);
+    assert.deepEqual(documented, registered);
+  });
+
+  it('when package.json depends on a package, then docs/development.md says why in its dependency table', () => {
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+    const table = read('docs/development.md').split('## Dependencies, one line each')[1].split('\n\n')[1];
+    const named = new Set(
+      table.split('\n').flatMap((row) =>
+        (row.split('|')[1] ?? '')
+          .replace(/^\s*dev:/, '')
+          .split(',')
+          .map((n) => n.trim().split(' ')[0]),
+      ),
+    );
+    const missing = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.devDependencies)].filter(
+      (name) => !named.has(name) && !(name.startsWith('@types/') && named.has('@types/*')),
+    );
+    assert.deepEqual(missing, []);
+  });
+
   it('when the README is read, then it is the front page: at most 150 lines', () => {
     assert.ok(read('README.md').split('\n').length <= 150);
   });
