@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
 import { childEnv } from '../config/settings';
-import { startChildService } from './lib/child-service';
 import { PostgresMissingError, postgresBinDir } from './lib/cluster/postgres';
 import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib/cluster/settings';
 import { clusterBinDir, startTemporalCluster } from './lib/cluster/temporal-cluster';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
 import { startStorageNode } from './lib/storage-nodes';
+import { Supervisor } from './lib/supervisor';
 import { createNodeKeysFile } from '../lib/node-keys-file';
 
 /**
@@ -17,7 +17,6 @@ import { createNodeKeysFile } from '../lib/node-keys-file';
  * if any part dies, everything is stopped and the exit code is 1.
  */
 async function main() {
-  const say = (line: string) => process.stdout.write(`[cluster] ${line}\n`);
   const config = loadConfig();
   const settings = readClusterSettings();
   checkRetention(settings.temporal.retentionDays, config.executionLingerSeconds);
@@ -25,42 +24,19 @@ async function main() {
   if (settings.postgres.kind === 'local') postgresBinDir();
   const binDir = clusterBinDir();
 
-  const parts: Array<{ name: string; stop: () => Promise<void> }> = [];
-  let stopping = false;
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    for (const part of [...parts].reverse()) {
-      say(`stopping ${part.name}`);
-      await part.stop().catch(() => undefined);
-    }
-    say('all stopped');
-    process.exit(code);
-  };
-  const watch = (name: string, exited: Promise<unknown>, stop: () => Promise<void>) => {
-    parts.push({ name, stop });
-    void exited.then((code) => {
-      if (stopping) return;
-      process.stderr.write(`[cluster] ${name} exited unexpectedly (${code}); stopping everything\n`);
-      void stopAll(1);
-    });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+  const supervisor = new Supervisor('cluster');
+  const say = (line: string) => supervisor.say(line);
 
   try {
     const temporal = await startTemporalCluster(binDir, settings, { log: say });
     // Stopped as one part, in its own order (UI, server, PostgreSQL); each process is watched.
-    parts.push({ name: 'Temporal server, Web UI and PostgreSQL', stop: () => temporal.stop() });
+    supervisor.add('Temporal server, Web UI and PostgreSQL', () => temporal.stop());
     for (const [name, service] of [
       ['PostgreSQL', temporal.postgres.service],
       ['Temporal server', temporal.server],
       ['Temporal UI', temporal.ui],
     ] as const) {
-      if (service)
-        void service.exited.then(
-          (code) =>
-            !stopping && (process.stderr.write(`[cluster] ${name} exited unexpectedly (${code}); stopping everything\n`), void stopAll(1)),
-        );
+      if (service) supervisor.watch(name, service.exited);
     }
 
     const keysFile = config.storageNodeKeysFile;
@@ -70,7 +46,7 @@ async function main() {
         startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`), keysFile }),
       ),
     );
-    for (const node of nodes) watch(node.name, node.exited, () => node.stop());
+    for (const node of nodes) supervisor.add(node.name, () => node.stop(), node.exited);
 
     const env = childEnv(
       {
@@ -82,27 +58,22 @@ async function main() {
       },
       SERVICE_PROCESS_ENV,
     );
-    const node = (name: string, script: string, readyPattern: RegExp, nodeArgs: readonly string[], extraEnv: Record<string, string>) => {
-      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], {
-        readyPattern,
-        env: { ...env, ...extraEnv },
-      });
-      watch(name, service.exited, () => service.stop(15_000));
-      return service;
-    };
     const workers = settings.workerMetricsPorts.map((port, i) =>
-      node(`worker-${i + 1}`, 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS, {
-        ...WORKER_PROCESS_ENV,
-        WORKER_METRICS_PORT: String(port),
+      supervisor.startScript(`worker-${i + 1}`, 'worker/main.js', /worker polling task queue/, {
+        nodeArgs: WORKER_NODE_ARGS,
+        env: { ...env, ...WORKER_PROCESS_ENV, WORKER_METRICS_PORT: String(port) },
       }),
     );
     await Promise.all(workers.map((w) => w.ready));
     const apis = settings.apiPorts.map((port, i) =>
-      node(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, [], {
-        PORT: String(port),
-        HOST: settings.bindIp,
-        OPERATOR_PORT: String(settings.apiOperatorPorts[i]),
-        OPERATOR_HOST: settings.bindIp,
+      supervisor.startScript(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, {
+        env: {
+          ...env,
+          PORT: String(port),
+          HOST: settings.bindIp,
+          OPERATOR_PORT: String(settings.apiOperatorPorts[i]),
+          OPERATOR_HOST: settings.bindIp,
+        },
       }),
     );
     await Promise.all(apis.map((a) => a.ready));
@@ -130,8 +101,7 @@ async function main() {
       ].join('\n'),
     );
   } catch (err) {
-    process.stderr.write(`[cluster] failed: ${(err as Error).message}\n`);
-    await stopAll(1);
+    await supervisor.failed(err);
   }
 }
 

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
 import { childEnv } from '../config/settings';
-import { startChildService, type ChildService } from './lib/child-service';
 import { createNodeKeysFile } from '../lib/node-keys-file';
 import { startStorageNode } from './lib/storage-nodes';
+import { Supervisor } from './lib/supervisor';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
@@ -18,39 +18,16 @@ const LOCAL_NODE_PORTS = [4101, 4102, 4103];
  */
 async function main() {
   const config = loadConfig();
-  const parts: Array<{ name: string; stop: () => Promise<void>; exited: Promise<unknown> }> = [];
-  let stopping = false;
-
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    for (const part of [...parts].reverse()) {
-      process.stdout.write(`[start] stopping ${part.name}\n`);
-      await part.stop().catch(() => undefined);
-    }
-    process.stdout.write('[start] all stopped\n');
-    process.exit(code);
-  };
-  const watch = (name: string, exited: Promise<unknown>, stop: () => Promise<void>) => {
-    parts.push({ name, stop, exited });
-    void exited.then((code) => {
-      if (stopping) return;
-      process.stderr.write(`[start] ${name} exited unexpectedly (${code}); stopping everything\n`);
-      void stopAll(1);
-    });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+  const supervisor = new Supervisor('start');
 
   try {
     let temporalAddress = config.temporal.address;
     let uiUrl: string | undefined;
     if (!temporalAddress) {
       const settings = readDevServerSettings();
-      process.stdout.write(
-        `[start] starting Temporal dev server on ${settings.ip}:${settings.port} (database ${settings.dbFilename ?? 'in memory'})\n`,
-      );
+      supervisor.say(`starting Temporal dev server on ${settings.ip}:${settings.port} (database ${settings.dbFilename ?? 'in memory'})`);
       const dev: RunningDevServer = await startDevServer(temporalBinary(), settings);
-      watch('temporal', new Promise((r) => dev.child.once('exit', r)), () => dev.stop());
+      supervisor.add('temporal', () => dev.stop(), new Promise((r) => dev.child.once('exit', r)));
       temporalAddress = dev.address;
       uiUrl = dev.uiUrl;
     }
@@ -59,13 +36,13 @@ async function main() {
     const keysFile = config.storageNodeKeysFile;
     if (!storageNodes) {
       // The nodes are ours: so is their key. Nodes configured elsewhere come with their own keys file.
-      if (createNodeKeysFile(keysFile)) process.stdout.write(`[start] created the storage node keys file ${keysFile}\n`);
+      if (createNodeKeysFile(keysFile)) supervisor.say(`created the storage node keys file ${keysFile}`);
       const nodes = await Promise.all(
         LOCAL_NODE_PORTS.map((port, i) =>
           startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(projectRoot, 'data', `storage-node-${i + 1}`), keysFile }),
         ),
       );
-      for (const node of nodes) watch(node.name, node.exited, () => node.stop());
+      for (const node of nodes) supervisor.add(node.name, () => node.stop(), node.exited);
       storageNodes = nodes.map((n) => n.url);
     }
 
@@ -73,23 +50,12 @@ async function main() {
       { TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(','), STORAGE_NODE_KEYS_FILE: keysFile },
       SERVICE_PROCESS_ENV,
     );
-    const node = (
-      name: string,
-      script: string,
-      readyPattern: RegExp,
-      nodeArgs: readonly string[] = [],
-      extraEnv: Readonly<Record<string, string>> = {},
-    ): ChildService => {
-      const service = startChildService(name, process.execPath, [...nodeArgs, path.join(projectRoot, 'dist', script)], {
-        readyPattern,
-        env: { ...extraEnv, ...env },
-      });
-      watch(name, service.exited, () => service.stop(15_000));
-      return service;
-    };
-    const worker = node('worker', 'worker/main.js', /worker polling task queue/, WORKER_NODE_ARGS, WORKER_PROCESS_ENV);
+    const worker = supervisor.startScript('worker', 'worker/main.js', /worker polling task queue/, {
+      nodeArgs: WORKER_NODE_ARGS,
+      env: { ...WORKER_PROCESS_ENV, ...env },
+    });
     const workerVersion = versionOf((await worker.ready).input);
-    const api = node('api', 'api/main.js', /"msg":"api listening"/);
+    const api = supervisor.startScript('api', 'api/main.js', /"msg":"api listening"/, { env });
     await api.ready;
 
     const apiUrl = `http://${config.host}:${config.port}`;
@@ -114,8 +80,7 @@ async function main() {
       ].join('\n'),
     );
   } catch (err) {
-    process.stderr.write(`[start] failed: ${(err as Error).message}\n`);
-    await stopAll(1);
+    await supervisor.failed(err);
   }
 }
 

@@ -1,4 +1,8 @@
 import type { Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * What Temporal says of one workflow, in one line, for a test's failure message: its status, the
@@ -21,8 +25,11 @@ export async function workflowFacts(client: Client, workflowId: string): Promise
         return [`event ${event.eventId}: task timed out (${event.workflowTaskTimedOutEventAttributes.timeoutType})`];
       return [];
     });
+    // The history beside the facts, where Worker.runReplayHistory or a reader can take it up.
+    const saved = path.join(os.tmpdir(), `workflow-facts-${workflowId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+    writeFileSync(saved, historyToJSON(history));
     return [
-      `${workflowId}: ${description.status.name}, ${history.events?.length ?? 0} events`,
+      `${workflowId}: ${description.status.name}, ${history.events?.length ?? 0} events (history in ${saved})`,
       task ? `pending workflow task state ${task.state} attempt ${task.attempt}` : 'no pending workflow task',
       ...taskTroubles,
     ].join('; ');
