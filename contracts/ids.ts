@@ -4,7 +4,12 @@
  */
 
 export const WALLET_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
-export const EXECUTION_ID_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
+/**
+ * An execution id: 1 to 128 of `A-Za-z0-9._-`, except the words that stand where an id stands in a
+ * route (`submit`: `/api/v1/executions/{wallet}/submit`) and the dot segments `.` and `..`, which
+ * clients and proxies collapse out of a path.
+ */
+export const EXECUTION_ID_PATTERN = '^(?!(submit|\\.|\\.\\.)$)[A-Za-z0-9._-]{1,128}$';
 
 /**
  * An ed25519 key: `0x` + 64 hex digits (any case) or base58 (Bitcoin alphabet, 32 to 44 characters).

@@ -101,11 +101,20 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       assert.match(notAKey.body.error, /signerPublicKey/);
     });
 
-    it('when the body is off-schema (unknown field, intent not an object, ttl 0, deep intent), then prepare is 400', async () => {
+    it('when the body is off-schema (unknown field, intent not an object, ttl 0, deep intent, an executionId that is a route word or a dot segment), then prepare is 400', async () => {
       const wallet = newWallet();
       let deep: any = {};
       for (let i = 0; i < 40; i++) deep = { d: deep };
-      for (const body of [{ extra: 1 }, { intent: [1] }, { ttlSeconds: 0 }, { intent: deep }, { executionId: 'has space' }]) {
+      for (const body of [
+        { extra: 1 },
+        { intent: [1] },
+        { ttlSeconds: 0 },
+        { intent: deep },
+        { executionId: 'has space' },
+        { executionId: 'submit' },
+        { executionId: '.' },
+        { executionId: '..' },
+      ]) {
         const res = await prepare(stack, wallet, body);
         assert.equal(res.status, 400, `${JSON.stringify(body).slice(0, 60)} → ${res.text}`);
         assert.equal(typeof res.body.error, 'string');
