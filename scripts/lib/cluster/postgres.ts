@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startChildService, type ChildService } from '../child-service';
 import type { PostgresTarget } from './settings';
@@ -75,6 +75,22 @@ function runAs(): { uid: number; gid: number } | undefined {
 }
 
 /**
+ * The first directory on the way to `dir` (its existing ancestors, `dir` itself if it exists) that
+ * `user` may not enter (no search permission for it as owner, group or other), or undefined.
+ */
+export function firstUnenterableDir(dir: string, user: { uid: number; gid: number }): string | undefined {
+  const parts = path.resolve(dir).split(path.sep).filter(Boolean);
+  for (let i = 0; i <= parts.length; i++) {
+    const at = path.sep + parts.slice(0, i).join(path.sep);
+    if (!existsSync(at)) return undefined;
+    const { uid, gid, mode } = statSync(at);
+    const search = uid === user.uid ? 0o100 : gid === user.gid ? 0o010 : 0o001;
+    if ((mode & search) === 0) return at;
+  }
+  return undefined;
+}
+
+/**
  * Starts the PostgreSQL server of `target` (initdb on first use, with a random password kept in
  * `passwordFile`), or returns the endpoint of an existing server. Resolves once it accepts connections.
  */
@@ -89,6 +105,14 @@ export async function startPostgres(
   }
   const bin = postgresBinDir();
   const owner = runAs();
+  const closed = owner && firstUnenterableDir(target.dataDir, owner);
+  if (closed) {
+    throw new Error(
+      `PostgreSQL runs as the postgres user here (initdb and postgres refuse root), and that user cannot enter ${closed} ` +
+        `(mode ${(statSync(closed).mode & 0o777).toString(8)}): run npm run cluster from a clone it can reach (e.g. under /srv), ` +
+        'as a user other than root, or with CLUSTER_POSTGRES_URL naming a PostgreSQL server of your own',
+    );
+  }
   const password = ensurePassword(passwordFile);
   if (!existsSync(path.join(target.dataDir, 'PG_VERSION'))) initdb(bin, target.dataDir, target.user, password, owner, options.log);
   const endpoint = { host: target.host, port: target.port, user: target.user, password };
