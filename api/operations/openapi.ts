@@ -4,20 +4,18 @@ import { projectRoot, type Config } from '../../config/config';
 import * as answers from '../response-schemas';
 import {
   PAGE_SIZE,
+  batchIdParamSchema,
   cancelBodySchema,
   depositBodySchema,
+  eoaParamSchema,
   executionIdParamSchema,
   listQuerySchema,
   prepareBodySchema,
   submitBodySchema,
   walletParamSchema,
+  whitelistAuditQuerySchema,
   whitelistBodySchema,
   whitelistChangeSchema,
-} from '../schemas';
-import {
-  batchIdParamSchema,
-  eoaParamSchema,
-  whitelistAuditQuerySchema,
   whitelistKindParamSchema,
   whitelistListQuerySchema,
 } from '../schemas';

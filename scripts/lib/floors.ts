@@ -40,18 +40,16 @@ const SAME_FLOOR_ALLOWED: ReadonlyArray<readonly [string, string]> = [
 
 const floorOf = (folder: string): number => FLOORS.findIndex((floor) => floor.includes(folder));
 
-/** Every `.ts` file under the project's folders that have a floor (not node_modules, not dist). */
+/** Every `.ts` file under the project's folders that have a floor. */
 function sourceFiles(root: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(p);
-    }
-  };
-  for (const folder of FLOORS.flat()) if (fs.existsSync(path.join(root, folder))) walk(path.join(root, folder));
-  return out;
+  return FLOORS.flat()
+    .filter((folder) => fs.existsSync(path.join(root, folder)))
+    .flatMap((folder) =>
+      fs
+        .readdirSync(path.join(root, folder), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+        .map((f) => path.join(root, folder, f)),
+    );
 }
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'|require(?:\.resolve)?\('(\.[^']+)'\)|import\('(\.[^']+)'\)/g;
