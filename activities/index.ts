@@ -4,7 +4,7 @@ import type { Activities, NodeApplyRequest } from '../contracts/activities';
 import type { WebhookDelivery } from '../contracts/webhooks';
 import type { ExecutionStore } from '../db/execution-store';
 import type { ExecutionRecord } from '../domain/execution-state';
-import type { NodeResult } from '../domain/whitelist-batch-plan';
+import type { ChangeResult } from '../domain/whitelist-messages';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
 import type { FirstRoundInput, FirstRoundResult, QuickApplyResult } from '../contracts/temporal';
@@ -52,7 +52,7 @@ const logsAttempt = (attempt: number) => (attempt & (attempt - 1)) === 0 || atte
 
 /** The activities of the worker, built from their dependencies (tests build them with real ones). */
 export function createActivities(deps: ActivityDeps): Activities {
-  const post = async (request: NodeApplyRequest, timeoutMs: number): Promise<NodeResult[]> => {
+  const post = async (request: NodeApplyRequest, timeoutMs: number): Promise<ChangeResult[]> => {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     try {

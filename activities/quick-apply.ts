@@ -1,5 +1,5 @@
 import { isRetryableNodeFailure, mayHaveApplied, NodeFailure, type QuickApplyInput, type QuickApplyResult } from '../contracts/temporal';
-import type { NodeResult } from '../domain/whitelist-batch-plan';
+import type { ChangeResult } from '../domain/whitelist-messages';
 import type { NodeApplyRequest } from '../contracts/activities';
 import { failureFacts } from '../domain/failure-facts';
 
@@ -19,7 +19,7 @@ function failureOf(err: unknown): { type: string; message: string } {
  */
 export async function applyQuickly(
   input: QuickApplyInput,
-  options: { requestTimeoutMs: number; post: (request: NodeApplyRequest, timeoutMs: number) => Promise<NodeResult[]> },
+  options: { requestTimeoutMs: number; post: (request: NodeApplyRequest, timeoutMs: number) => Promise<ChangeResult[]> },
 ): Promise<QuickApplyResult> {
   let maybeApplied = false;
   let last = `${input.node}: no attempt before the deadline`;

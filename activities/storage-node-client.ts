@@ -1,12 +1,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { NodeApplyRequest } from '../contracts/activities';
-import type { NodeResult } from '../domain/whitelist-batch-plan';
+import type { ChangeResult } from '../domain/whitelist-messages';
 import { checkApplyResponse, ROUTES, type ApplyRequest as WireApplyRequest } from '../contracts/storage-node-protocol';
 import { NodeFailure } from '../contracts/temporal';
 import { ANSWER_TOO_LARGE, postJson, type PostAnswer, type RequestOptions } from './http-post';
 
 /** Checks a storage node's answer against the wire schema and the request: a node answering garbage must not be trusted. */
-export function parseApplyAnswer(text: string, request: NodeApplyRequest): NodeResult[] {
+export function parseApplyAnswer(text: string, request: NodeApplyRequest): ChangeResult[] {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -39,7 +39,7 @@ function errorCode(err: unknown): string | undefined {
  * POSTs one batch to one node and returns its per-change results. Failures are ApplicationFailures
  * whose type tells the workflow whether the node may have applied the batch (see NodeFailure).
  */
-export async function postApply(request: NodeApplyRequest, options: RequestOptions): Promise<NodeResult[]> {
+export async function postApply(request: NodeApplyRequest, options: RequestOptions): Promise<ChangeResult[]> {
   // Field by field: callers pass wider objects (QuickApplyInput), and the node refuses unknown fields.
   const { batchId, position, changes, tokenId, revert } = request;
   const body: WireApplyRequest = {

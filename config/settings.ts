@@ -1,7 +1,8 @@
 import { parseDecimalInteger } from '../domain/decimal';
 
 /**
- * Every environment variable a program of this project reads: one row each, with its type, default
+ * Every environment variable the service reads (the API, the worker, the storage node and their
+ * launchers): one row each, with its type, default
  * and meaning. `readSettings` parses them all once and fails with a ConfigError naming the variable;
  * entry points pass what they read down, so no other module reads the environment. The table in
  * docs/operations.md "Configuration" is rendered from this one (`npm run docs:settings`) and a unit
@@ -24,7 +25,7 @@ type Spec =
   | { kind: 'flag' }
   | { kind: 'enum'; values: readonly string[]; caseInsensitive?: boolean; default?: string };
 
-type Row = Spec & {
+export type Row = Spec & {
   /** The key in config/service.json that the variable overrides, if any. */
   file?: string;
   /** The default as the docs say it, where it is not a plain value. */
@@ -356,111 +357,12 @@ export const SETTINGS = {
     readBy: 'api, worker',
     description: "level of the Temporal SDK's own log lines",
   },
-  CLUSTER_POSTGRES_URL: {
-    kind: 'string',
-    defaultText: 'unset: the launcher runs its own PostgreSQL',
-    readBy: 'npm run cluster',
-    description: 'an existing PostgreSQL server, `postgres://USER:PASSWORD@HOST:PORT`, for the cluster and the read model',
-  },
-  PG_BINDIR: {
-    kind: 'string',
-    defaultText: '`pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin',
-    readBy: 'npm run cluster',
-    description: 'folder of `initdb` and `postgres`',
-  },
-  TEMPORAL_CLI: {
-    kind: 'string',
-    defaultText: 'built once into ~/.cache/intent-service',
-    readBy: 'scripts',
-    description: 'a `temporal` CLI binary to use instead of building v1.5.1 (scripts/temporal-cli.sh)',
-  },
-  TEMPORAL_TEST_SERVER: {
-    kind: 'string',
-    defaultText: 'fetched once from Maven Central into ~/.cache/intent-service',
-    readBy: 'scripts',
-    description: "Temporal's time-skipping test server to use for test/workflows (scripts/test-server.sh)",
-  },
-  TEMPORAL_CLI_VERSION: {
-    kind: 'string',
-    default: 'v1.5.1',
-    readBy: 'scripts',
-    description: 'the `temporal` CLI version scripts/temporal-cli.sh builds (the tests pin v1.5.1)',
-  },
-  TEMPORAL_TEST_SERVER_VERSION: {
-    kind: 'string',
-    default: '1.31.0',
-    readBy: 'scripts',
-    description: 'the test server version scripts/test-server.sh fetches',
-  },
-  TEMPORAL_SERVER_VERSION: {
-    kind: 'string',
-    default: 'v1.29.1',
-    readBy: 'scripts',
-    description: 'the Temporal server version scripts/temporal-cluster-bin.sh builds for `npm run cluster`',
-  },
-  TEMPORAL_UI_VERSION: {
-    kind: 'string',
-    default: 'v2.42.1',
-    readBy: 'scripts',
-    description: 'the Web UI server version scripts/temporal-cluster-bin.sh builds',
-  },
-  SCREENSHOT_API: {
-    kind: 'string',
-    default: 'http://127.0.0.1:3000',
-    readBy: 'scripts',
-    description: 'the API scripts/screenshot-ui.sh uses',
-  },
-  SCREENSHOT_UI: {
-    kind: 'string',
-    default: 'http://127.0.0.1:8233',
-    readBy: 'scripts',
-    description: 'the Temporal UI scripts/screenshot-ui.sh shoots',
-  },
-  SCREENSHOT_WAIT_MS: {
-    kind: 'integer',
-    min: 1,
-    default: 30000,
-    readBy: 'scripts',
-    description: 'how long scripts/screenshot-ui.sh waits for the UI page',
-  },
-  TEST_TEMPORAL: {
-    kind: 'enum',
-    values: ['dev', 'cluster'],
-    default: 'dev',
-    readBy: 'tests',
-    description: '`cluster`: run the stacks on the production topology (`npm run test:cluster`)',
-  },
-  LOAD_SCALE: { kind: 'number', min: 0.001, default: 1, readBy: 'tests', description: 'scales the load and overload tests (0.1: a tenth)' },
-  LOAD_SEED: { kind: 'integer', min: 0, readBy: 'tests', description: 'seed of the load tests (default: fixed per test)' },
-  INTERLEAVINGS_RUNS: {
-    kind: 'integer',
-    min: 1,
-    default: 15,
-    readBy: 'tests',
-    description: 'runs of the execution interleavings property test (6 executions each)',
-  },
-  CONTRACT_SEED: { kind: 'integer', min: 0, default: 12004, readBy: 'tests', description: 'seed of the OpenAPI contract test' },
-  HOSTILE_SEED: { kind: 'integer', min: 0, default: 20260806, readBy: 'tests', description: 'seed of the hostile-input test' },
-  CLUSTER_FAULT_CLIENTS: { kind: 'integer', min: 1, default: 6, readBy: 'tests', description: 'clients of the cluster fault test' },
-  OPENAPI_SNAPSHOT: {
-    kind: 'enum',
-    values: ['write'],
-    readBy: 'tests',
-    description: '`write`: the OpenAPI snapshot test rewrites test/fixtures/openapi.json from the code instead of comparing',
-  },
-  RECORD_HISTORIES: {
-    kind: 'string',
-    readBy: 'tests',
-    description: 'a tag: the replay test records fresh fixture histories under it (test/fixtures/histories)',
-  },
-  FLOOR_TASK_QUEUE: {
-    kind: 'string',
-    readBy: 'bench',
-    description: "set by bench/stack.ts for its floor worker: the empty workflow's task queue",
-  },
 } as const satisfies Record<string, Row>;
 
 export type SettingName = keyof typeof SETTINGS;
+
+/** A table of settings: the service's (above), or a tool's own (scripts/lib/settings.ts, test/support/settings.ts, bench/settings.ts). */
+export type SettingsTable = Record<string, Row>;
 
 type ValueOf<S> = S extends { kind: 'integer' | 'number' }
   ? number
@@ -474,8 +376,11 @@ type ValueOf<S> = S extends { kind: 'integer' | 'number' }
           ? V
           : string;
 
-/** What the environment sets, parsed; a variable that is unset (or empty) is absent. */
-export type Settings = { readonly [K in SettingName]?: ValueOf<(typeof SETTINGS)[K]> };
+/** What the environment sets of a table's variables, parsed; a variable that is unset (or empty) is absent. */
+export type SettingsOf<T extends SettingsTable> = { readonly [K in keyof T]?: ValueOf<T[K]> };
+
+/** The service's settings as the environment sets them. */
+export type Settings = SettingsOf<typeof SETTINGS>;
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -515,27 +420,33 @@ function parseOne(name: string, spec: Spec, raw: string): unknown {
   }
 }
 
-/** Parses every variable of the table that `env` sets; a ConfigError names the first bad one. */
-export function readSettings(env: Env): Settings {
+/** Parses every variable of `table` that `env` sets; a ConfigError names the first bad one. */
+export function readSettingsOf<T extends SettingsTable>(table: T, env: Env): SettingsOf<T> {
   const out: Record<string, unknown> = {};
-  for (const [name, spec] of Object.entries(SETTINGS) as [string, Spec][]) {
+  for (const [name, spec] of Object.entries(table) as [string, Spec][]) {
     const raw = env[name];
     if (raw === undefined || raw.trim() === '') continue;
     out[name] = parseOne(name, spec, raw);
   }
-  return Object.freeze(out) as Settings;
+  return Object.freeze(out) as SettingsOf<T>;
 }
 
-let processSettings: Settings | undefined;
+/** The service's settings that `env` sets. */
+export const readSettings = (env: Env): Settings => readSettingsOf(SETTINGS, env);
+
+const processSettings = new Map<SettingsTable, unknown>();
 
 /**
- * This process's environment, parsed once (on first use). Entry points and the launchers' and
- * tests' own settings start here; the service's settings come from loadConfig, which uses the same table.
+ * This process's environment, parsed once per table (on first use): the entry points read the
+ * service's table here, and the scripts, tests and bench their own.
  */
-export function envSettings(): Settings {
-  processSettings ??= readSettings(process.env);
-  return processSettings;
+export function envSettingsOf<T extends SettingsTable>(table: T): SettingsOf<T> {
+  if (!processSettings.has(table)) processSettings.set(table, readSettingsOf(table, process.env));
+  return processSettings.get(table) as SettingsOf<T>;
 }
+
+/** This process's service settings (the launchers'; the service's own Config comes from loadConfig, which uses the same table). */
+export const envSettings = (): Settings => envSettingsOf(SETTINGS);
 
 /** The variable's value as `env` sets it, else the table's default (undefined when it has none). */
 export function settingOf<K extends SettingName>(env: Env, name: K): ValueOf<(typeof SETTINGS)[K]> | undefined {
@@ -571,15 +482,25 @@ function defaultText(row: Row): string {
   return `\`${String(row.default)}\``;
 }
 
-/** The Markdown table of docs/operations.md "Configuration". */
+const cell = (s: string) => s.replace(/\|/g, '\\|');
+
+/** The Markdown table of docs/operations.md "Configuration": the service's settings. */
 export function renderSettingsTable(): string {
   const lines = ['| variable | `config/service.json` key | type | default | read by | what |', '|---|---|---|---|---|---|'];
   for (const [name, row] of Object.entries(SETTINGS) as [string, Row][]) {
-    const cell = (s: string) => s.replace(/\|/g, '\\|');
     lines.push(
       `| \`${name}\` | ${row.file ? `\`${row.file}\`` : ''} | ${cell(typeText(row))} | ${cell(defaultText(row))} | ${row.readBy} | ${cell(row.description)} |`,
     );
   }
+  return lines.join('\n') + '\n';
+}
+
+/** The Markdown table of the tools' settings (docs/development.md), from their tables. */
+export function renderToolSettingsTable(tables: readonly SettingsTable[]): string {
+  const lines = ['| variable | type | default | read by | what |', '|---|---|---|---|---|'];
+  for (const table of tables)
+    for (const [name, row] of Object.entries(table))
+      lines.push(`| \`${name}\` | ${cell(typeText(row))} | ${cell(defaultText(row))} | ${row.readBy} | ${cell(row.description)} |`);
   return lines.join('\n') + '\n';
 }
 

@@ -3,7 +3,7 @@
  * activities implement (activities/index.ts). They meet here, so neither imports the other.
  */
 import type { ExecutionRecord } from '../domain/execution-state';
-import type { NodeResult } from '../domain/whitelist-batch-plan';
+import type { ChangeResult } from '../domain/whitelist-messages';
 import type { ApplyRequest } from './storage-node-protocol';
 import type { FirstRoundInput, FirstRoundResult } from './temporal';
 import type { WebhookDelivery } from './webhooks';
@@ -24,7 +24,7 @@ export interface WhitelistActivities {
   /** Re-checks the batch's token, then the first round at every owning node in parallel. */
   precheckAndFirstRound(input: FirstRoundInput): Promise<FirstRoundResult>;
   /** Applies one node's share of a batch, or its revert. */
-  applyToNode(request: NodeApplyRequest): Promise<NodeResult[]>;
+  applyToNode(request: NodeApplyRequest): Promise<ChangeResult[]>;
 }
 
 export type Activities = ExecutionActivities & WhitelistActivities;

@@ -10,16 +10,11 @@ import { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type Whitelist
 
 export { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type WhitelistKind };
 
-export const FAULT_MODES = ['none', 'garbage', 'http500', 'truncated', 'wrong-shape'] as const;
-/** Injected failure of the apply route; `none` outside fault tests. */
-export type FaultMode = (typeof FAULT_MODES)[number];
-
 export const ROUTES = {
   apply: '/v1/whitelists/apply',
   audit: '/v1/whitelists/audit',
   /** `GET {listPrefix}{kind}` lists a whitelist; `GET {listPrefix}{kind}/{entry}` checks one entry. */
   listPrefix: '/v1/whitelists/',
-  faults: '/v1/faults',
   health: '/healthz',
 } as const;
 
@@ -32,11 +27,9 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** Largest page of entries or audit records one read returns; also the default `limit`. */
 export const MAX_PAGE_LIMIT = 1000;
 
-export interface WhitelistChange {
-  op_type: OpType;
-  kind: WhitelistKind;
-  entry: string;
-}
+import type { ChangeResult, WhitelistChange } from '../domain/whitelist-messages';
+
+export type { ChangeResult, WhitelistChange };
 
 /**
  * `POST /v1/whitelists/apply` body: one node's share of a batch, or its revert. Every change
@@ -53,13 +46,6 @@ export interface ApplyRequest {
   tokenId?: string;
   /** Undo these changes of the batch (it failed with 500); the same changes, in the same order. */
   revert?: boolean;
-}
-
-export interface ChangeResult extends WhitelistChange {
-  /** True when the op changed the set: an add of an absent entry, a remove of a present one. */
-  changed: boolean;
-  /** True when a newer change had already decided the entry: this one is acknowledged, not applied. */
-  superseded: boolean;
 }
 
 /** `POST /v1/whitelists/apply` 200 answer; the same for every repeat of a batchId. */
@@ -116,12 +102,6 @@ export interface AuditRecord {
 export interface AuditResponse {
   records: AuditRecord[];
   next?: string;
-}
-
-/** `POST /v1/faults` body and answer (only with `--enable-fault-api`). */
-export interface FaultSettings {
-  delayMs: number;
-  fault: FaultMode;
 }
 
 /** The one line `main.ts` prints on stdout once listening; launchers parse the port from it. */
@@ -279,16 +259,6 @@ export const auditQuerySchema: JSONSchemaType<AuditQuery> = {
   },
 };
 
-export const faultUpdateSchema: JSONSchemaType<Partial<FaultSettings>> = {
-  type: 'object',
-  additionalProperties: false,
-  required: [],
-  properties: {
-    delayMs: { type: 'integer', minimum: 0, nullable: true },
-    fault: { type: 'string', enum: [...FAULT_MODES], nullable: true },
-  },
-};
-
 // ---- checking ----
 
 const ajv = new Ajv({ strict: true, allErrors: false });
@@ -319,4 +289,3 @@ export const checkMembershipResponse = checker(membershipResponseSchema);
 export const checkAuditResponse = checker(auditResponseSchema);
 export const checkListQuery = checker(listQuerySchema);
 export const checkAuditQuery = checker(auditQuerySchema);
-export const checkFaultUpdate = checker(faultUpdateSchema);

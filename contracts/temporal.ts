@@ -5,8 +5,10 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
-import type { BatchOutcomeMemo, FullBatchOutcome } from '../domain/batch-outcome-memo';
-import type { NodeProgress } from '../domain/batch-status';
+import type { BatchOutcomeMemo, BatchOutcome } from '../domain/batch-outcome-memo';
+
+export type { BatchOutcome };
+import type { BatchChange, NodeStatus } from '../domain/batch-status';
 import type { WhitelistChange } from '../domain/whitelist-messages';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
@@ -101,42 +103,29 @@ export interface WhitelistBatchInput {
   deadlineMs: number;
 }
 
-/** A batch's HTTP outcome with every confirmation (domain/batch-outcome-memo.ts). */
-export type WhitelistBatchOutcome = FullBatchOutcome;
-
-export type { NodeProgress } from '../domain/batch-status';
-
-/** One change of a batch as the `batchProgress` query shows it. */
-export interface BatchChangeView extends WhitelistChange {
-  /** The storage node that owns the change's entry. */
-  node: string;
-  /** The node's answer for this change, once it answered: whether the change altered the set. */
-  changed?: boolean;
-  /** Set when a newer batch had already decided the entry: acknowledged, not applied. */
-  superseded?: true;
-}
+export type { BatchChange, NodeStatus } from '../domain/batch-status';
 
 /**
  * What a batch workflow returns (decision 0017): its outcome in the compact form and each node's
- * progress. Each change's view is the `batchProgress` query's, which is what `GET
+ * progress. Each change's view is the `batchStatus` query's, which is what `GET
  * /chain/whitelists/batches/{batchId}` reads.
  */
 export interface WhitelistBatchResult {
   batchId: string;
   tokenId: string;
   outcome?: BatchOutcomeMemo;
-  nodes: Record<string, NodeProgress>;
+  nodes: Record<string, NodeStatus>;
 }
 
-export interface WhitelistBatchSummary {
+export interface BatchWorkflowStatus {
   batchId: string;
   /** Undefined until the HTTP outcome is known. */
-  outcome?: WhitelistBatchOutcome;
-  nodes: Record<string, NodeProgress>;
+  outcome?: BatchOutcome;
+  nodes: Record<string, NodeStatus>;
   /** The token that authorised the batch. */
   tokenId: string;
   /** Each change with its node and, once it answered, the node's verdict. */
-  changes: BatchChangeView[];
+  changes: BatchChange[];
 }
 
 /**
@@ -144,7 +133,7 @@ export interface WhitelistBatchSummary {
  * and answers it in the compact form; the API rebuilds the confirmations from the changes it sent.
  */
 export const batchOutcomeUpdate = defineUpdate<BatchOutcomeMemo>('batchOutcome');
-export const batchProgressQuery = defineQuery<WhitelistBatchSummary>('batchProgress');
+export const batchStatusQuery = defineQuery<BatchWorkflowStatus>('batchStatus');
 
 /** ApplicationFailure types thrown by the whitelist activities. */
 export const NodeFailure = {

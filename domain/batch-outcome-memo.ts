@@ -4,8 +4,8 @@ import { confirmationOfChecksummed, type WhitelistChange } from './whitelist-mes
 // confirmations are not in it, the API rebuilds them from the changes it sent. The batch answers
 // it to the `batchOutcome` Update and returns it (decision 0017).
 
-/** A batch's HTTP outcome in full (contracts/temporal.ts names it WhitelistBatchOutcome): what the API answers. */
-export interface FullBatchOutcome {
+/** A batch's HTTP outcome in full (contracts/temporal.ts names it BatchOutcome): what the API answers. */
+export interface BatchOutcome {
   status: BatchOutcomeMemo['status'];
   /** Confirmations of the changes whose node answered, in request order. */
   confirmations: string[];
@@ -36,7 +36,7 @@ export function batchOutcomeMemo(
  * the workflow used): every change confirmed for 200, those of the applied nodes for 408, in
  * request order; none for 403 and 500.
  */
-export function outcomeOfMemo(memo: BatchOutcomeMemo, changes: readonly WhitelistChange[], owners: readonly string[]): FullBatchOutcome {
+export function outcomeOfMemo(memo: BatchOutcomeMemo, changes: readonly WhitelistChange[], owners: readonly string[]): BatchOutcome {
   const applied = new Set(memo.appliedNodes ?? []);
   const confirmed = memo.status === 200 ? changes : memo.status === 408 ? changes.filter((_, i) => applied.has(owners[i])) : [];
   return {

@@ -10,14 +10,14 @@ import type { WhitelistChange } from './whitelist-messages';
  */
 export type ChangeState = 'applied' | 'pending' | 'reverted' | 'not-applied' | 'unknown';
 
-/** A node's progress as the batch workflow tracks it (contracts/temporal.ts NodeProgress). */
-export type NodeProgress = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-applied';
+/** A node's progress as the batch workflow tracks it (contracts/temporal.ts NodeStatus). */
+export type NodeStatus = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-applied';
 
 /**
  * The state of a change from its node's progress, the batch's HTTP status (undefined until known)
  * and whether the workflow still runs. A 403 batch touched no node.
  */
-export function changeState(progress: NodeProgress, httpStatus: number | undefined, running: boolean): ChangeState {
+export function changeState(progress: NodeStatus, httpStatus: number | undefined, running: boolean): ChangeState {
   if (httpStatus === 403) return 'not-applied';
   switch (progress) {
     case 'applied':
@@ -32,15 +32,20 @@ export function changeState(progress: NodeProgress, httpStatus: number | undefin
   }
 }
 
-/** One change of a batch in the status answer. */
-export interface BatchChangeStatus extends WhitelistChange {
+/** One change of a batch as the `batchStatus` query shows it. */
+export interface BatchChange extends WhitelistChange {
+  /** The storage node that owns the change's entry (the status answer names it `node-N`). */
   node: string;
-  state: ChangeState;
-  /** The node's answer: whether the change altered the set (an add of a present entry did not). */
+  /** The node's answer, once it answered: whether the change altered the set (an add of a present entry did not). */
   changed?: boolean;
   /**
    * Set when a newer batch had already decided the entry on its node: the change counts as applied
    * (the last accepted change wins) but did not alter the set.
    */
   superseded?: true;
+}
+
+/** One change of a batch in the status answer: the query's view and the state it is in. */
+export interface BatchChangeStatus extends BatchChange {
+  state: ChangeState;
 }

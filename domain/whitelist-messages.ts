@@ -16,6 +16,14 @@ export interface WhitelistChange {
   readonly entry: string;
 }
 
+/** One storage node's answer for one change (the wire's apply answer carries one per change). */
+export interface ChangeResult extends WhitelistChange {
+  /** True when the op changed the set: an add of an absent entry, a remove of a present one. */
+  readonly changed: boolean;
+  /** True when a newer change had already decided the entry: this one is acknowledged, not applied. */
+  readonly superseded: boolean;
+}
+
 const VERB: Readonly<Record<OpType, 'add' | 'remove'>> = { add_entry: 'add', remove_entry: 'remove' };
 
 /**

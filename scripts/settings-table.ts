@@ -1,12 +1,31 @@
 import path from 'node:path';
 import { projectRoot } from '../config/config';
-import { renderSettingsTable } from '../config/settings';
+import { renderSettingsTable, renderToolSettingsTable } from '../config/settings';
+import { BENCH_SETTINGS } from '../bench/settings';
+import { TEST_SETTINGS } from '../test/support/settings';
 import { writeDocSection } from './lib/doc-section';
+import { SCRIPT_SETTINGS } from './lib/settings';
 
-/** `npm run docs:settings`: renders config/settings.ts into docs/operations.md "Configuration". */
-const file = path.join(projectRoot, 'docs', 'operations.md');
-if (!writeDocSection(file, 'settings-table', renderSettingsTable())) {
-  console.error(`${file} has no settings-table markers`);
-  process.exit(1);
+/** The tools' tables, in the order docs/development.md lists them. */
+export const TOOL_SETTINGS = [SCRIPT_SETTINGS, TEST_SETTINGS, BENCH_SETTINGS] as const;
+
+/**
+ * `npm run docs:settings`: renders config/settings.ts into docs/operations.md "Configuration" and
+ * the tools' tables into docs/development.md "Tool settings".
+ */
+function main(): void {
+  const targets: Array<[string, string, string]> = [
+    ['operations.md', 'settings-table', renderSettingsTable()],
+    ['development.md', 'tool-settings-table', renderToolSettingsTable(TOOL_SETTINGS)],
+  ];
+  for (const [name, section, text] of targets) {
+    const file = path.join(projectRoot, 'docs', name);
+    if (!writeDocSection(file, section, text)) {
+      console.error(`${file} has no ${section} markers`);
+      process.exit(1);
+    }
+    console.log(`wrote ${section} into ${path.relative(projectRoot, file)}`);
+  }
 }
-console.log(`wrote the settings table into ${path.relative(projectRoot, file)}`);
+
+if (require.main === module) main();

@@ -1,14 +1,11 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDecimalInteger } from '../domain/decimal';
-import { FAULT_MODES, type FaultMode } from '../contracts/storage-node-protocol';
 import type { StorageNodeOptions } from './server';
-import { MAX_DELAY_MS } from './validate';
 
 export const USAGE = `usage: storage-node --port P --data DIR --keys-file FILE [--host H]
   [--tls-cert FILE --tls-key FILE] [--remember-request-ids N]
-  [--kept-changes N]
-  [--delay-ms N] [--fault none|garbage|http500|truncated|wrong-shape] [--enable-fault-api]   (fault tests only)`;
+  [--kept-changes N]`;
 
 export interface StorageNodeConfig extends Omit<StorageNodeOptions, 'keys' | 'tls'> {
   port: number;
@@ -19,7 +16,7 @@ export interface StorageNodeConfig extends Omit<StorageNodeOptions, 'keys' | 'tl
   tls?: { certFile: string; keyFile: string };
 }
 
-function integerOption(name: string, raw: string | undefined, min: number, max: number): number | undefined {
+export function integerOption(name: string, raw: string | undefined, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
   const value = parseDecimalInteger(raw);
   if (value === undefined || value < min || value > max) {
@@ -46,9 +43,6 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
       'tls-key': { type: 'string' },
       'remember-request-ids': { type: 'string' },
       'kept-changes': { type: 'string' },
-      'delay-ms': { type: 'string' },
-      fault: { type: 'string' },
-      'enable-fault-api': { type: 'boolean', default: false },
     },
   });
   const port = integerOption('port', values.port, 0, 65535);
@@ -59,10 +53,6 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
   const certFile = values['tls-cert'];
   const keyFile = values['tls-key'];
   if (Boolean(certFile) !== Boolean(keyFile)) throw new Error('--tls-cert and --tls-key go together');
-  const fault = values.fault ?? 'none';
-  if (!(FAULT_MODES as readonly string[]).includes(fault)) {
-    throw new Error(`--fault must be one of ${FAULT_MODES.join(', ')}, got ${JSON.stringify(fault)}`);
-  }
   return Object.freeze({
     port,
     host: values.host ?? '127.0.0.1',
@@ -71,10 +61,5 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
     ...(certFile && keyFile ? { tls: Object.freeze({ certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) }) } : {}),
     maxRememberedRequestIds: integerOption('remember-request-ids', values['remember-request-ids'], 1, 1e8),
     keptChanges: integerOption('kept-changes', values['kept-changes'], 1, 10_000),
-    faults: Object.freeze({
-      delayMs: integerOption('delay-ms', values['delay-ms'], 0, MAX_DELAY_MS) ?? 0,
-      fault: fault as FaultMode,
-    }),
-    enableFaultApi: values['enable-fault-api'] ?? false,
   });
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { parseStorageNodeArgs, USAGE, type StorageNodeConfig } from './config';
 import { readNodeKeysFile } from '../lib/node-keys-file';
-import { createStorageNodeServer, type StorageNodeServer } from './server';
+import { createStorageNodeServer, type StorageNodeOptions, type StorageNodeServer } from './server';
 
 /** Give up on a graceful close after this long, so a stuck close cannot block a shutdown. */
 const CLOSE_DEADLINE_MS = 5_000;
@@ -41,22 +41,33 @@ function readTls(files: StorageNodeConfig['tls']): { cert: Buffer; key: Buffer }
   return { cert: read('--tls-cert', files.certFile), key: read('--tls-key', files.keyFile) };
 }
 
-async function main(): Promise<void> {
+/**
+ * Runs a node process from its command line; `extra` adds what a test build of the node brings
+ * (test/support/faulty-storage-node.ts), `usage` its flags.
+ */
+export async function runStorageNode(
+  argv: string[],
+  extra: Pick<StorageNodeOptions, 'answerApply' | 'extraRoute'> = {},
+  usage = USAGE,
+): Promise<void> {
   let config;
   try {
-    config = parseStorageNodeArgs(process.argv.slice(2));
+    config = parseStorageNodeArgs(argv);
   } catch (err) {
-    console.error(`storage-node: ${(err as Error).message}\n${USAGE}`);
+    console.error(`storage-node: ${(err as Error).message}\n${usage}`);
     process.exit(2);
   }
   // The files are read here, once: a missing or bad one stops the start with its path.
-  const node = createStorageNodeServer({ ...config, keys: readNodeKeysFile(config.keysFile), tls: readTls(config.tls) });
+  const node = createStorageNodeServer({ ...config, ...extra, keys: readNodeKeysFile(config.keysFile), tls: readTls(config.tls) });
   shutdownOn(node);
   const { url } = await node.listen(config.port, config.host);
   console.log(`storage-node listening on ${url}`);
 }
 
-main().catch((err: Error) => {
+/** Ends a failed start with its reason. */
+export function failedStart(err: Error): never {
   console.error(`storage-node: failed to start: ${err.message}`);
   process.exit(1);
-});
+}
+
+if (require.main === module) runStorageNode(process.argv.slice(2)).catch(failedStart);

@@ -1,37 +1,52 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, notFound, ServiceError, unauthorized } from '../domain/errors';
-import { parseJson, readBody, sendError, sendJson, sendText } from './http-io';
-import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type FaultSettings } from '../contracts/storage-node-protocol';
+import { parseJson, readBody, sendError, sendJson } from './http-io';
+import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type ApplyResponse } from '../contracts/storage-node-protocol';
 import type { RequestVerifier } from '../lib/node-request-auth';
-import { parseApplyRequest, parseAuditQuery, parseFaultUpdate, parseListQuery } from './validate';
+import { parseApplyRequest, parseAuditQuery, parseListQuery } from './validate';
 import type { NodeStore } from './node-store';
 
 export interface RouteDeps {
   store: NodeStore;
-  /** Current fault settings; mutated in place by `POST /v1/faults`. */
-  faults: FaultSettings;
-  enableFaultApi: boolean;
+  /** Answers the apply route: `answerApplyNow`, or a test build's (test/support/faulty-storage-node.ts). */
+  answerApply: ApplyHandler;
+  /** A route a test build adds (behind the same signature check); true when it answered. */
+  extraRoute?: ExtraRoute;
   /** Checks that each request was signed by this deployment's service. */
   verifier: RequestVerifier;
   /** Told of each refused request (the server logs them at a bounded rate). */
   onRefused: (reason: string) => void;
-  /** Waits before an apply answer; the server makes it cancellable on close. */
+  /** Waits; the server makes it cancellable on close (for a test build's delayed answers). */
   pause: (ms: number) => Promise<void>;
   onError: (err: Error) => void;
 }
 
-/** The exact body of the `garbage` fault. */
-export const GARBAGE_BODY = 'this is not json';
-
-type Send = () => void;
-
-function sendTruncated(res: ServerResponse, text: string): void {
-  const bytes = Buffer.from(text);
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(bytes.length) });
-  res.write(bytes.subarray(0, Math.floor(bytes.length / 2)));
-  // Let the half body reach the client before the connection is torn down.
-  setTimeout(() => res.destroy(), 20);
+/** One apply request, authenticated, as its answerer sees it. */
+export interface ApplyExchange {
+  res: ServerResponse;
+  /** Applies the body durably and returns the answer; throws a ServiceError for a bad body. */
+  apply: () => ApplyResponse;
+  /** Sends an answer or an error as the node does. */
+  send: (answer: ApplyResponse) => void;
+  sendError: (err: unknown) => void;
+  /** The server's cancellable wait. */
+  pause: (ms: number) => Promise<void>;
 }
+
+export type ApplyHandler = (exchange: ApplyExchange) => void | Promise<void>;
+export type ExtraRoute = (pathname: string, req: IncomingMessage, res: ServerResponse, body: Buffer) => boolean;
+
+/** The node's own answer: apply, then answer at once. */
+export const answerApplyNow: ApplyHandler = ({ apply, send, sendError: fail }) => {
+  let answer: ApplyResponse;
+  try {
+    answer = apply();
+  } catch (err) {
+    fail(err);
+    return;
+  }
+  send(answer);
+};
 
 const methodNotAllowed = (allowed: string) => new ServiceError(405, 'METHOD_NOT_ALLOWED', `method not allowed; use ${allowed}`);
 
@@ -41,40 +56,15 @@ function requireMethod(req: IncomingMessage, res: ServerResponse, allowed: strin
   throw methodNotAllowed(allowed);
 }
 
-// Injected faults answer before the body is even parsed: they stand for a node that is broken,
-// not for one that judged the request.
-function answerApply(res: ServerResponse, deps: RouteDeps, body: Buffer): Send {
-  if (deps.faults.fault === 'http500') return () => sendJson(res, 500, { error: 'Internal Server Error' });
-  if (deps.faults.fault === 'garbage') return () => sendText(res, 200, GARBAGE_BODY);
-  if (deps.faults.fault === 'wrong-shape') return () => sendJson(res, 200, { ok: true });
-  const response = deps.store.apply(parseApplyRequest(parseJson(body)));
-  if (deps.faults.fault === 'truncated') return () => sendTruncated(res, JSON.stringify(response));
-  return () => sendJson(res, 200, response);
-}
-
-// The delay comes after the durable apply, so a slow node is late but not lossy: the change is
-// on disk even if the caller gave up waiting.
 async function handleApply(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, body: Buffer): Promise<void> {
   requireMethod(req, res, 'POST');
-  let send: Send;
-  try {
-    send = answerApply(res, deps, body);
-  } catch (err) {
-    send = () => sendError(res, err, deps.onError);
-  }
-  if (deps.faults.delayMs > 0) await deps.pause(deps.faults.delayMs);
-  send();
-}
-
-function handleFaults(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, body: Buffer): void {
-  if (req.method === 'GET') {
-    sendJson(res, 200, deps.faults);
-    return;
-  }
-  requireMethod(req, res, 'POST');
-  const update = parseFaultUpdate(parseJson(body), deps.faults);
-  Object.assign(deps.faults, update);
-  sendJson(res, 200, deps.faults);
+  await deps.answerApply({
+    res,
+    apply: () => deps.store.apply(parseApplyRequest(parseJson(body))),
+    send: (answer) => sendJson(res, 200, answer),
+    sendError: (err) => sendError(res, err, deps.onError),
+    pause: deps.pause,
+  });
 }
 
 /** `GET /v1/whitelists/{kind}` (a page of entries) and `GET /v1/whitelists/{kind}/{entry}` (one entry). */
@@ -120,8 +110,8 @@ async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps)
     sendJson(res, 200, { ok: true });
   } else if (pathname === ROUTES.apply) {
     await handleApply(req, res, deps, body);
-  } else if (pathname === ROUTES.faults && deps.enableFaultApi) {
-    handleFaults(req, res, deps, body);
+  } else if (deps.extraRoute?.(pathname, req, res, body)) {
+    return;
   } else if (pathname === ROUTES.audit) {
     requireMethod(req, res, 'GET');
     sendJson(res, 200, deps.store.auditPage(parseAuditQuery(searchParams)));

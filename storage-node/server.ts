@@ -1,9 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { FaultSettings } from '../contracts/storage-node-protocol';
 import { RequestVerifier, type NodeKeys } from '../lib/node-request-auth';
-import { createRequestHandler } from './routes';
+import { answerApplyNow, createRequestHandler, type ApplyHandler, type ExtraRoute } from './routes';
 import { startCheckpointThread } from './checkpoint-thread';
 import { DEFAULT_KEPT_CHANGES } from './entry-order';
 import { NodeStore } from './node-store';
@@ -16,10 +15,10 @@ export interface StorageNodeOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** Bound of the replay memory (request-auth.ts DEFAULT_MAX_REMEMBERED_IDS). */
   maxRememberedRequestIds?: number;
-  /** Injected faults at start; off unless a fault test asks. */
-  faults?: Partial<FaultSettings>;
-  /** Serve `POST /v1/faults`, letting a test change the faults of a running node. */
-  enableFaultApi?: boolean;
+  /** How the apply route answers (default: at once); a test build injects faults here. */
+  answerApply?: ApplyHandler;
+  /** A route a test build adds behind the signature check. */
+  extraRoute?: ExtraRoute;
   /** Changes each entry keeps for ordering late deliveries (storage-node/entry-order.ts). */
   keptChanges?: number;
   onError?: (err: Error) => void;
@@ -39,8 +38,6 @@ export interface StorageNodeServer {
   address(): BoundAddress | undefined;
   /** Stops accepting, drops open connections (and delayed answers) and closes the log. */
   close(): Promise<void>;
-  /** The live fault settings, for in-process tests. */
-  readonly faults: FaultSettings;
 }
 
 function toBoundAddress(info: AddressInfo, scheme: 'http' | 'https'): BoundAddress {
@@ -89,7 +86,6 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
     onDurable: reportingErrors((seq) => store.forgetThrough(seq)),
     onError,
   });
-  const faults: FaultSettings = { delayMs: options.faults?.delayMs ?? 0, fault: options.faults?.fault ?? 'none' };
   const timers = new Set<NodeJS.Timeout>();
   // A cleared timer never resolves its promise; that is the point: a delayed answer for a
   // connection that close() already dropped must not be sent, nor keep the process alive.
@@ -103,8 +99,8 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
     });
   const handler = createRequestHandler({
     store,
-    faults,
-    enableFaultApi: options.enableFaultApi ?? false,
+    answerApply: options.answerApply ?? answerApplyNow,
+    ...(options.extraRoute ? { extraRoute: options.extraRoute } : {}),
     verifier: new RequestVerifier(options.keys, { maxRememberedIds: options.maxRememberedRequestIds }),
     onRefused: refusalLog((line) => console.error(line)),
     pause,
@@ -115,7 +111,6 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
   let closed: Promise<void> | undefined;
 
   return {
-    faults,
     listen: (port, host = '127.0.0.1') =>
       new Promise((resolve, reject) => {
         server.once('error', reject);

@@ -4,21 +4,16 @@ import {
   MAX_PAGE_LIMIT,
   checkApplyRequest,
   checkAuditQuery,
-  checkFaultUpdate,
   checkListQuery,
   type ApplyRequest,
   type AuditQuery,
   type Checked,
-  type FaultSettings,
   type WhitelistKind,
 } from '../contracts/storage-node-protocol';
 
-/** Longest delay the fault API accepts, so a typo cannot park requests for hours. */
-export const MAX_DELAY_MS = 10 * 60 * 1000;
-
 // Unknown fields are rejected rather than ignored (the schemas say additionalProperties: false):
 // a misspelt field in a client is a bug we want to see at once, not a silently dropped change.
-function valueOr400<T>(checked: Checked<T>, what: string): T {
+export function valueOr400<T>(checked: Checked<T>, what: string): T {
   if (!checked.ok) throw badRequest(`${what}: ${checked.problem}`);
   return checked.value;
 }
@@ -42,17 +37,6 @@ export function parseApplyRequest(value: unknown): ApplyRequest {
     ...(typeof tokenId === 'string' ? { tokenId } : {}),
     ...(revert === true ? { revert } : {}),
   };
-}
-
-/**
- * Checks a `POST /v1/faults` body and merges it over the current settings.
- * Throws a 400 `ServiceError` on a wrong shape.
- */
-export function parseFaultUpdate(value: unknown, current: FaultSettings): FaultSettings {
-  const update = valueOr400(checkFaultUpdate(value), 'fault update');
-  const delayMs = update.delayMs ?? current.delayMs;
-  if (delayMs > MAX_DELAY_MS) throw badRequest(`delayMs must be an integer of 0..${MAX_DELAY_MS}`);
-  return { delayMs, fault: update.fault ?? current.fault };
 }
 
 /** URL query parameters as one object of strings; a repeated parameter is a 400. */

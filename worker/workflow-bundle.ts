@@ -24,7 +24,7 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   '../domain/execution-state',
   '../domain/failure-facts',
   '../domain/rendezvous',
-  '../domain/whitelist-batch-plan',
+  '../domain/whitelist-messages',
   '../domain/whitelist-messages',
 ].map((m) => require.resolve(m));
 

@@ -12,19 +12,19 @@ import { batchOutcomeMemo, type BatchOutcomeMemo } from '../domain/batch-outcome
 import { failureFacts } from '../domain/failure-facts';
 import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
 import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
-import type { NodeResult } from '../domain/whitelist-batch-plan';
+import type { ChangeResult } from '../domain/whitelist-messages';
 import {
   NodeFailure,
   batchOutcomeUpdate,
   type QuickApplyResult,
   type FirstRoundResult,
-  batchProgressQuery,
-  type NodeProgress,
+  batchStatusQuery,
+  type NodeStatus,
   type WhitelistBatchInput,
   type WhitelistBatchResult,
-  type WhitelistBatchSummary,
-  type WhitelistBatchOutcome,
-  type BatchChangeView,
+  type BatchWorkflowStatus,
+  type BatchOutcome,
+  type BatchChange,
 } from '../contracts/temporal';
 
 /**
@@ -50,8 +50,8 @@ const QUICK_ATTEMPTS = 3;
 const QUICK_BACKOFF_MS = 100;
 
 interface NodeState {
-  progress: NodeProgress;
-  results?: NodeResult[];
+  progress: NodeStatus;
+  results?: ChangeResult[];
   failure?: string;
   /** True when some attempt may have reached the node (a timeout, a broken or unreadable answer). */
   maybeApplied: boolean;
@@ -76,7 +76,7 @@ function nodeFailure(err: unknown): { type: string; message: string } {
 export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchResult> {
   const { batchId, changes } = input;
   const position = workflowInfo().startTime.getTime();
-  let outcome: WhitelistBatchOutcome | undefined;
+  let outcome: BatchOutcome | undefined;
   /** The outcome in the compact form (decision 0017), taken when it is decided. */
   let compact: BatchOutcomeMemo | undefined;
   // The API's owners when they fit the nodes, else the same hashing here.
@@ -85,7 +85,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
 
   const progress = () => Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress]));
-  const summary = (): WhitelistBatchSummary => ({
+  const summary = (): BatchWorkflowStatus => ({
     batchId,
     outcome,
     nodes: progress(),
@@ -99,7 +99,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     await condition(() => compact !== undefined);
     return compact!;
   });
-  setHandler(batchProgressQuery, summary);
+  setHandler(batchStatusQuery, summary);
   /** Once, when the outcome is decided: its compact form, with the nodes that applied by then, for the Update and the result. */
   const publishOutcome = () => {
     if (outcome === undefined || compact !== undefined) return;
@@ -109,7 +109,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
 
   // Forbidden: the token was revoked or lost a scope since the API checked it (403). Anything else
   // (the token file unreadable, say) is our failure, not the caller's (500). No node was asked.
-  let refused: WhitelistBatchOutcome | undefined;
+  let refused: BatchOutcome | undefined;
   try {
     const first = await precheckAndFirstRoundLocally(input, position, groups, nodes);
     if (first.status === 'forbidden') refused = { status: 403, confirmations: [], errorMessage: first.message };
@@ -161,8 +161,8 @@ type Groups = OwnerGroups<WhitelistChange>;
 type Share = readonly { index: number; item: WhitelistChange }[];
 
 /** Each change, in request order, with its node and, once that node answered, whether it changed the set. */
-function changeViews(changes: readonly WhitelistChange[], groups: Groups, nodes: Map<string, NodeState>): BatchChangeView[] {
-  const views: BatchChangeView[] = changes.map((change) => ({ ...change, node: '' }));
+function changeViews(changes: readonly WhitelistChange[], groups: Groups, nodes: Map<string, NodeState>): BatchChange[] {
+  const views: BatchChange[] = changes.map((change) => ({ ...change, node: '' }));
   for (const [node, items] of groups) {
     const results = nodes.get(node)!.results;
     items.forEach((item, k) => {
@@ -181,7 +181,7 @@ const settled = (nodes: Map<string, NodeState>) => [...nodes.values()].every((s)
 const failed = (nodes: Map<string, NodeState>) => [...nodes.values()].find((s) => s.progress === 'failed');
 
 /** The HTTP outcome from the nodes' progress: one failed node fails the batch; else every node applied, or 408. */
-function decideOutcome(input: WhitelistBatchInput, groups: Groups, nodes: Map<string, NodeState>): WhitelistBatchOutcome {
+function decideOutcome(input: WhitelistBatchInput, groups: Groups, nodes: Map<string, NodeState>): BatchOutcome {
   const firstFailure = failed(nodes);
   if (firstFailure) return { status: 500, confirmations: [], errorMessage: `storage node failed: ${firstFailure.failure}` };
   if (settled(nodes)) return { status: 200, confirmations: input.changes.map(confirmationOfChecksummed) };

@@ -21,7 +21,7 @@ import {
   prepareBodySchema,
   submitBodySchema,
   walletParamSchema,
-} from '../schemas';
+} from './contract';
 import { jsonDepth, validator } from '../http/validate';
 import type { AppDeps } from '../deps';
 

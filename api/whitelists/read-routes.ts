@@ -15,7 +15,7 @@ import {
   whitelistAuditQuerySchema,
   whitelistKindParamSchema,
   whitelistListQuerySchema,
-} from '../schemas';
+} from './contract';
 import { validator } from '../http/validate';
 import type { WhitelistReads } from './reads';
 

@@ -6,7 +6,7 @@ import type { WhitelistChange } from '../../domain/whitelist-messages';
 import { whitelistBatchWorkflowId } from '../../contracts/temporal';
 import { authenticate } from '../http/auth';
 import { readJsonBody } from '../http/body';
-import { whitelistBodySchema } from '../schemas';
+import { whitelistBodySchema } from './contract';
 import type { RateLimits } from '../http/rate-limit';
 import { validator } from '../http/validate';
 import type { WhitelistService } from './service';

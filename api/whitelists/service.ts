@@ -11,7 +11,7 @@ import {
   batchOutcomeUpdate,
   whitelistBatchWorkflowId,
   type WhitelistBatchInput,
-  type WhitelistBatchOutcome,
+  type BatchOutcome,
 } from '../../contracts/temporal';
 import { outcomeOfMemo } from '../../domain/batch-outcome-memo';
 import { withinMs } from '../temporal/call';
@@ -29,7 +29,7 @@ const ANSWER_MARGIN_MS = 1000;
 /** How long to ask Temporal whether a batch whose answer timed out was started after all. */
 const STARTED_CHECK_MS = 1000;
 
-export interface BatchAnswer extends WhitelistBatchOutcome {
+export interface BatchAnswer extends BatchOutcome {
   batchId: string;
 }
 

@@ -2,12 +2,7 @@ import type { Client } from '@temporalio/client';
 import { nodeName } from './node-names';
 import { changeState, type BatchChangeStatus } from '../../domain/batch-status';
 import type { WhitelistKind } from '../../domain/whitelist-messages';
-import {
-  batchProgressQuery,
-  whitelistBatchWorkflowId,
-  type WhitelistBatchOutcome,
-  type WhitelistBatchSummary,
-} from '../../contracts/temporal';
+import { batchStatusQuery, whitelistBatchWorkflowId, type BatchOutcome, type BatchWorkflowStatus } from '../../contracts/temporal';
 import { BATCH_FAILED_MESSAGE } from './routes';
 import { withinMs } from '../temporal/call';
 import { mapTemporalError } from '../temporal/errors';
@@ -21,7 +16,7 @@ export interface BatchStatus {
   /** The workflow's status, lowercase: running, completed, terminated, timed_out, ... */
   workflowStatus: string;
   /** The HTTP answer the batch gave (or gives, to a retry); absent until known. */
-  outcome?: { status: WhitelistBatchOutcome['status']; errorMessage?: string };
+  outcome?: { status: BatchOutcome['status']; errorMessage?: string };
   startedAt: string;
   /** When the workflow finished: every change applied, reverted or not applied. */
   closedAt?: string;
@@ -32,7 +27,7 @@ export interface BatchStatus {
 }
 
 /** The client-facing outcome: as POST /chain/whitelists/ answered it (a 500 names no node). */
-function publicOutcome(outcome: WhitelistBatchOutcome): NonNullable<BatchStatus['outcome']> {
+function publicOutcome(outcome: BatchOutcome): NonNullable<BatchStatus['outcome']> {
   if (outcome.status === 200) return { status: 200 };
   if (outcome.status === 500) return { status: 500, errorMessage: BATCH_FAILED_MESSAGE };
   return { status: outcome.status, ...(outcome.errorMessage === undefined ? {} : { errorMessage: outcome.errorMessage }) };
@@ -40,16 +35,16 @@ function publicOutcome(outcome: WhitelistBatchOutcome): NonNullable<BatchStatus[
 
 /**
  * Reads a batch from its workflow while Temporal keeps it: `describe` for the times and status,
- * the `batchProgress` query for the outcome and each change. Queries write nothing to history.
+ * the `batchStatus` query for the outcome and each change. Queries write nothing to history.
  * Each change names its node as `node-N` (`nodes`: STORAGE_NODES), never by address.
  */
 export async function readBatchStatus(client: Client, batchId: string, nodes: readonly string[]): Promise<BatchStatus> {
   const handle = client.workflow.getHandle(whitelistBatchWorkflowId(batchId));
   let description: Awaited<ReturnType<typeof handle.describe>>;
-  let summary: WhitelistBatchSummary;
+  let summary: BatchWorkflowStatus;
   try {
     [description, summary] = await withinMs(client, TEMPORAL_CALL_MS, () =>
-      Promise.all([handle.describe(), handle.query(batchProgressQuery)]),
+      Promise.all([handle.describe(), handle.query(batchStatusQuery)]),
     );
   } catch (err) {
     throw mapTemporalError(err, `whitelist batch ${batchId}`);

@@ -1,12 +1,14 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { envSettings } from '../../config/settings';
+import { benchSettings } from '../settings';
 import * as activities from './activities';
 
 // A worker for bench/floor/workflows.ts only, as a process of its own like the service's worker,
 // on FLOOR_TASK_QUEUE of TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE (bench/stack.ts starts it).
 
 async function main(): Promise<void> {
-  const { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, FLOOR_TASK_QUEUE: taskQueue } = envSettings();
+  const { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace } = envSettings();
+  const taskQueue = benchSettings().FLOOR_TASK_QUEUE;
   if (!address || !namespace || !taskQueue) throw new Error('TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and FLOOR_TASK_QUEUE must be set');
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./workflows'), activities });

@@ -9,13 +9,14 @@ export interface StorageNodeProcess extends ChildService {
 /**
  * Starts one storage node process (`node dist/storage-node/main.js`) and waits until it listens.
  * `port` 0 picks a free port; `keysFile` is the deployment's keys file (the node accepts only
- * requests signed with them); `extraArgs` carries the fault flags tests use.
+ * requests signed with them); `script` is another entry point of the node (the tests' build
+ * with faults, test/support/faulty-storage-node.ts), `extraArgs` its flags.
  */
 export async function startStorageNode(
   name: string,
-  options: { port: number; dataDir: string; keysFile: string; echo?: boolean; extraArgs?: string[] },
+  options: { port: number; dataDir: string; keysFile: string; echo?: boolean; script?: string; extraArgs?: string[] },
 ): Promise<StorageNodeProcess> {
-  const script = path.join(projectRoot, 'dist', 'storage-node', 'main.js');
+  const script = options.script ?? path.join(projectRoot, 'dist', 'storage-node', 'main.js');
   const service = startChildService(
     name,
     process.execPath,

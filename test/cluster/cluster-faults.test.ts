@@ -9,7 +9,7 @@ import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support
 import { TEST_TEMPORAL } from '../support/temporal-target';
 import { nodeEntries } from '../support/whitelists';
 import { FailoverClient, type Outcome } from './failover-client';
-import { envSettings } from '../../config/settings';
+import { testSettings } from '../support/settings';
 
 // npm run test:cluster (TEST_TEMPORAL=cluster): the production topology under load through both
 // APIs while, one after the other, a worker is SIGKILLed, an API is SIGKILLed (its clients fail
@@ -17,7 +17,7 @@ import { envSettings } from '../../config/settings';
 // fast shutdown. Then every acknowledged signature and whitelist change must be there, nothing
 // unacknowledged may be, every execution has its right status and history, every batch converged.
 
-const CLIENTS = envSettings().CLUSTER_FAULT_CLIENTS ?? 6;
+const CLIENTS = testSettings().CLUSTER_FAULT_CLIENTS ?? 6;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface ExecutionOp {

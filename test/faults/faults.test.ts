@@ -3,12 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
-import {
-  depositCompletedSignal,
-  executionWorkflowId,
-  whitelistBatchWorkflowId,
-  type WhitelistBatchSummary,
-} from '../../contracts/temporal';
+import { depositCompletedSignal, executionWorkflowId, whitelistBatchWorkflowId, type WhitelistBatchResult } from '../../contracts/temporal';
 import { eventually, newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { request } from '../support/http';
 import { ProcessStack } from '../support/process-stack';
@@ -49,7 +44,7 @@ describe('faults: real processes killed and restarted', function () {
   const holds = async (index: number, change: WhitelistChange) =>
     (await nodeEntries(stack.nodes[index].url, change.kind)).includes(change.entry);
   const batchResult = (batchId: string) =>
-    stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).result() as Promise<WhitelistBatchSummary>;
+    stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).result() as Promise<WhitelistBatchResult>;
 
   it('when the worker is SIGKILLed with executions between states and a batch in flight, then a new worker resumes all of them to the right end state, and the batch is applied once', async () => {
     const a = await prepareOne(); // PREPARED; deposit arrives while no worker runs

@@ -28,7 +28,7 @@ import {
   type ExecutionWorkflowInput,
   type SubmitSignatureArgs,
 } from '../../contracts/temporal';
-import { envSettings } from '../../config/settings';
+import { testSettings } from '../support/settings';
 import { getStack, type Stack } from '../support/stack';
 import { executionInput, submitArgs as signedArgs } from '../support/execution-inputs';
 
@@ -185,7 +185,7 @@ describe('executionWorkflow replays every interleaving (dev server, each history
           await Promise.all(executions.map((e) => drive(e.ops, e.webhooks, `activity latency ${latency} ms`)));
         },
       ),
-      { numRuns: envSettings().INTERLEAVINGS_RUNS ?? 15 },
+      { numRuns: testSettings().INTERLEAVINGS_RUNS ?? 15 },
     );
     const failures: string[] = [];
     const histories = (async function* () {

@@ -20,7 +20,7 @@ import {
 } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
-import { envSettings } from '../../config/settings';
+import { testSettings } from '../support/settings';
 
 const FIXTURES = path.join(projectRoot, 'test', 'fixtures', 'histories');
 const workflowsPath = require.resolve('../../workflows');
@@ -108,7 +108,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
     const seen = new Map<string, number>();
     const failures: string[] = [];
     // RECORD_HISTORIES=<tag> (e.g. v2) writes fixtures named <tag>-<type>-<events>.json.
-    const tag = envSettings().RECORD_HISTORIES;
+    const tag = testSettings().RECORD_HISTORIES;
     const record = Boolean(tag);
     const recorded = new Set<string>();
     async function* tee() {

@@ -4,7 +4,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import pino from 'pino';
-import * as schemas from '../../api/schemas';
+import * as executionContract from '../../api/executions/contract';
+import * as whitelistContract from '../../api/whitelists/contract';
 import { depositHttp, eventually, getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
 import { request } from '../support/http';
 import { answerChecker, openApiPath } from '../support/openapi-check';
@@ -54,15 +55,15 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
 
     it('when the request schemas are compared, then they are the ones the routes validate with (batch limit from config)', () => {
       const strip = (s: object) => JSON.parse(JSON.stringify({ ...s, $id: undefined }));
-      assert.deepEqual(doc.components.schemas.PrepareRequest, strip(schemas.prepareBodySchema));
+      assert.deepEqual(doc.components.schemas.PrepareRequest, strip(executionContract.prepareBodySchema));
       // The submit schema, with the configured domains declared as the enum the service enforces.
-      const submitSchema = strip(schemas.submitBodySchema);
+      const submitSchema = strip(executionContract.submitBodySchema);
       submitSchema.properties.connectEnvelope.properties.domain.enum = [...stack.config.allowedDomains];
       assert.deepEqual(doc.components.schemas.SubmitRequest, submitSchema);
-      assert.deepEqual(doc.components.schemas.DepositRequest, strip(schemas.depositBodySchema));
-      assert.deepEqual(doc.components.schemas.WhitelistChange, strip(schemas.whitelistChangeSchema));
+      assert.deepEqual(doc.components.schemas.DepositRequest, strip(executionContract.depositBodySchema));
+      assert.deepEqual(doc.components.schemas.WhitelistChange, strip(whitelistContract.whitelistChangeSchema));
       assert.equal(doc.components.schemas.WhitelistRequest.maxItems, stack.config.request.maxBatchLen);
-      assert.deepEqual(doc.components.parameters.wallet.schema, schemas.walletParamSchema);
+      assert.deepEqual(doc.components.parameters.wallet.schema, executionContract.walletParamSchema);
     });
 
     it('when every status of DESIGN.md is looked up, then each route documents it, with 413 and the whitelist 408 `result`', () => {

@@ -7,7 +7,7 @@ import { getStack, type Stack } from '../support/stack';
 import { newWallet, nowSeconds, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { nodeEntries } from '../support/whitelists';
 import { errorTypes, figures, percentile, retry503, runLoad, shuffle, type LoadRequest } from './load-client';
-import { envSettings } from '../../config/settings';
+import { testSettings } from '../support/settings';
 
 // Load over loopback against the shared real stack: 2,000 submits over 200 executions and 500
 // whitelist batches from 50 concurrent clients, then a read of every execution and of every node's
@@ -19,7 +19,7 @@ import { envSettings } from '../../config/settings';
 // Half the executions got a deposit before the load, so their submits answer SIGNING, the others PREPARED.
 
 /** LOAD_SCALE=0.1 runs a tenth of the load (for a quick look); the suite runs it whole. */
-const SCALE = envSettings().LOAD_SCALE ?? 1;
+const SCALE = testSettings().LOAD_SCALE ?? 1;
 const EXECUTIONS = 2 * Math.round(100 * SCALE);
 const RETRIES = 6;
 const CONFLICTS = 3;
@@ -27,7 +27,7 @@ const ADD_BATCHES = Math.round(400 * SCALE);
 const REMOVE_BATCHES = Math.round(100 * SCALE);
 const CLIENTS = 50;
 const BATCH_TIMEOUT_MS = '60000';
-const SEED = envSettings().LOAD_SEED ?? 2_000;
+const SEED = testSettings().LOAD_SEED ?? 2_000;
 
 interface Execution {
   wallet: TestWallet;

@@ -7,7 +7,7 @@ import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support
 import { ProcessStack } from '../support/process-stack';
 import { nodeEntries } from '../support/whitelists';
 import { errorTypes, figures, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
-import { envSettings } from '../../config/settings';
+import { testSettings } from '../support/settings';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { workflowFacts } from '../support/workflow-facts';
 
@@ -18,11 +18,11 @@ import { workflowFacts } from '../support/workflow-facts';
 // worker run as their own processes, as deployed: in the test process the load generator would
 // starve the worker's event loop, which a deployment never shares with its clients.
 
-const SCALE = envSettings().LOAD_SCALE ?? 1;
+const SCALE = testSettings().LOAD_SCALE ?? 1;
 const SATURATE_EXECUTIONS = Math.round(150 * SCALE);
 const OVERLOAD_EXECUTIONS = Math.round(300 * SCALE);
 const CLIENTS = 50;
-const SEED = envSettings().LOAD_SEED ?? 3_000;
+const SEED = testSettings().LOAD_SEED ?? 3_000;
 
 interface Execution {
   wallet: TestWallet;

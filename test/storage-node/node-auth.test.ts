@@ -11,7 +11,8 @@ import { createNodeKeysFile, readNodeKeysFile } from '../../lib/node-keys-file';
 import { ROUTES } from '../../contracts/storage-node-protocol';
 import { generateNodeKey, parseNodeKeys } from '../../lib/node-request-auth';
 import { signedHeaders, testNodeKeys, testNodeKeysFile, testNodeTransport } from '../support/node-keys';
-import { add, apply, killAll, list, MAIN_JS, request, startNode, tempDataDir, type NodeProcess } from './node-process';
+import { FAULTS_ROUTE } from '../support/faulty-storage-node';
+import { add, apply, FAULTY_JS, killAll, list, MAIN_JS, request, startNode, tempDataDir, type NodeProcess } from './node-process';
 
 const A = '0x52908400098527886E0F7030069857D2E4169EE7';
 /** The attack of the report, byte for byte: a forged apply from anyone who can reach a node. */
@@ -56,7 +57,7 @@ describe('storage node authentication (real node processes)', function () {
   describe('a node started with a keys file', () => {
     let node: NodeProcess;
     beforeEach(async () => {
-      node = await startNode(dir, ['--enable-fault-api']);
+      node = await startNode(dir, [], FAULTY_JS);
     });
 
     it('when the forged apply of the report is POSTed unsigned, then it is 401 and nothing is applied or audited', async () => {
@@ -79,8 +80,8 @@ describe('storage node authentication (real node processes)', function () {
         ['GET', `/v1/whitelists/developer/${A}`],
         ['GET', '/v1/whitelists/audit?kind=developer'],
         ['GET', ROUTES.health],
-        ['GET', ROUTES.faults],
-        ['POST', ROUTES.faults],
+        ['GET', FAULTS_ROUTE],
+        ['POST', FAULTS_ROUTE],
         ['GET', '/v1/nothing'],
       ]) {
         const answer = await rawRequest(`${node.url}${route}`, method, method === 'POST' ? '{"fault":"http500"}' : undefined);
@@ -88,7 +89,7 @@ describe('storage node authentication (real node processes)', function () {
         assert.ok(isErrorBody(answer.text));
       }
       assert.deepEqual(
-        (await request(`${node.url}${ROUTES.faults}`)).json(),
+        (await request(`${node.url}${FAULTS_ROUTE}`)).json(),
         { delayMs: 0, fault: 'none' },
         'the unsigned fault change did nothing',
       );

@@ -7,6 +7,8 @@ import { signedHeaders, testNodeKeysFile } from '../support/node-keys';
 
 /** The compiled entry point, next to this file's compiled copy in dist/. */
 export const MAIN_JS = path.resolve(__dirname, '../../storage-node/main.js');
+/** The test build of the node, with faults (test/support/faulty-storage-node.ts). */
+export const FAULTY_JS = path.resolve(__dirname, '../support/faulty-storage-node.js');
 
 export interface NodeProcess {
   child: ChildProcess;
@@ -23,11 +25,12 @@ const running = new Set<ChildProcess>();
 
 /**
  * Spawns the real compiled node on `dataDir` with `--port 0` and the test keys and resolves once
- * it printed its listening line (a `--keys-file` in `extraArgs` wins: the last one counts).
+ * it printed its listening line (a `--keys-file` in `extraArgs` wins: the last one counts); `script`
+ * is the test build (FAULTY_JS) for a node with faults.
  * Rejects with its stderr when it exits first or takes over 10 s.
  */
-export function startNode(dataDir: string, extraArgs: string[] = []): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [MAIN_JS, '--port', '0', '--data', dataDir, '--keys-file', testNodeKeysFile(), ...extraArgs], {
+export function startNode(dataDir: string, extraArgs: string[] = [], script = MAIN_JS): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [script, '--port', '0', '--data', dataDir, '--keys-file', testNodeKeysFile(), ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(child);

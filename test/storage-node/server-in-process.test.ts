@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { createStorageNodeServer } from '../../storage-node/server';
+import { faultyApply } from '../support/faulty-storage-node';
 import { signedHeaders, testNodeKeys } from '../support/node-keys';
 import { add, tempDataDir } from './node-process';
 
@@ -31,7 +32,12 @@ describe('storage node server (in-process)', () => {
   });
 
   it('when an in-process node is closed during a delayed answer, then close does not wait for the delay', async () => {
-    const node = createStorageNodeServer({ dataDir: dir, keys: testNodeKeys(), faults: { delayMs: 60_000 }, onError: () => undefined });
+    const node = createStorageNodeServer({
+      dataDir: dir,
+      keys: testNodeKeys(),
+      answerApply: faultyApply({ delayMs: 60_000, fault: 'none' }),
+      onError: () => undefined,
+    });
     const { url } = await node.listen(0);
     const body = JSON.stringify({ batchId: 'b1', position: 1, changes: [add('developer', '0x52908400098527886E0F7030069857D2E4169EE7')] });
     const pending = fetch(`${url}/v1/whitelists/apply`, {

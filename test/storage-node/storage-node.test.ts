@@ -2,7 +2,20 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { toChecksumAddress } from '../../domain/eoa';
-import { add, apply, kill9, killAll, list, MAIN_JS, remove, request, startNode, tempDataDir, type NodeProcess } from './node-process';
+import {
+  add,
+  apply,
+  FAULTY_JS,
+  kill9,
+  killAll,
+  list,
+  MAIN_JS,
+  remove,
+  request,
+  startNode,
+  tempDataDir,
+  type NodeProcess,
+} from './node-process';
 
 const A = '0x52908400098527886E0F7030069857D2E4169EE7';
 const B = '0x8617E340B3D01FA5F11F306F4090FD50E238070D';
@@ -185,9 +198,9 @@ describe('storage node process', function () {
     });
   });
 
-  describe('fault hooks', () => {
+  describe('the test build with faults (test/support/faulty-storage-node.ts)', () => {
     it('when started with --fault http500, then apply answers 500 and applies nothing', async () => {
-      const node = await startNode(dir, ['--fault', 'http500']);
+      const node = await startNode(dir, ['--fault', 'http500'], FAULTY_JS);
       const answer = await apply(node, { batchId: 'f1', position: 1, changes: [add('user', A)] });
       assert.equal(answer.status, 500);
       assert.equal(typeof answer.json().error, 'string');
@@ -195,7 +208,7 @@ describe('storage node process', function () {
     });
 
     it('when started with --fault garbage, then apply answers 200 "this is not json" and applies nothing', async () => {
-      const node = await startNode(dir, ['--fault', 'garbage']);
+      const node = await startNode(dir, ['--fault', 'garbage'], FAULTY_JS);
       const answer = await apply(node, { batchId: 'f1', position: 1, changes: [add('user', A)] });
       assert.equal(answer.status, 200);
       assert.equal(answer.text, 'this is not json');
@@ -203,7 +216,7 @@ describe('storage node process', function () {
     });
 
     it('when started with --delay-ms, then apply is durable at once but answered late', async () => {
-      const node = await startNode(dir, ['--delay-ms', '10000']);
+      const node = await startNode(dir, ['--delay-ms', '10000'], FAULTY_JS);
       // Settled into a value at once, so that its rejection (the kill) is never unhandled.
       const answer = apply(node, { batchId: 'd1', position: 1, changes: [add('user', A)] }).then(
         () => 'answered',
@@ -218,8 +231,8 @@ describe('storage node process', function () {
       assert.deepEqual(await list(restarted, 'user'), [A], 'and durable');
     });
 
-    it('when the fault API is enabled, then a running node can be made slow, failing and healthy again', async () => {
-      const node = await startNode(dir, ['--enable-fault-api']);
+    it('when faults are changed over /v1/faults, then a running node can be made slow, failing and healthy again', async () => {
+      const node = await startNode(dir, [], FAULTY_JS);
       const set = (body: unknown) => request(`${node.url}/v1/faults`, { method: 'POST', body: JSON.stringify(body) });
 
       assert.deepEqual((await set({ delayMs: 400 })).json(), { delayMs: 400, fault: 'none' });
@@ -240,14 +253,15 @@ describe('storage node process', function () {
       assert.equal((await set({ delayMs: -1 })).status, 400);
     });
 
-    it('when an argument is unknown or missing, then the node exits 2 with a usage message', () => {
-      for (const args of [
-        ['--port', '0'],
-        ['--port', 'x', '--data', dir],
-        ['--port', '0', '--data', dir, '--fault', 'boom'],
-        ['--bogus'],
-      ]) {
-        const run = spawnSync(process.execPath, [MAIN_JS, ...args], { encoding: 'utf8' });
+    it('when an argument is unknown or missing, then the node exits 2 with a usage message; the node itself knows no fault flag', () => {
+      for (const [script, args] of [
+        [MAIN_JS, ['--port', '0']],
+        [MAIN_JS, ['--port', 'x', '--data', dir]],
+        [MAIN_JS, ['--port', '0', '--data', dir, '--keys-file', 'k', '--fault', 'http500']],
+        [MAIN_JS, ['--bogus']],
+        [FAULTY_JS, ['--port', '0', '--data', dir, '--fault', 'boom']],
+      ] as const) {
+        const run = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8' });
         assert.equal(run.status, 2, `args ${args.join(' ')}`);
         assert.match(run.stderr, /usage: storage-node/);
         assert.equal(run.stdout, '');

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { FAULTY_NODE_SCRIPT } from './faulty-storage-node';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -103,7 +104,7 @@ export class ProcessStack {
       dataDir: path.join(this.tmpDir, `node-${index + 1}`),
       keysFile: testNodeKeysFile(),
       echo: false,
-      extraArgs: ['--enable-fault-api'],
+      script: FAULTY_NODE_SCRIPT,
     });
   }
 

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { FAULTY_NODE_SCRIPT } from './faulty-storage-node';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -75,7 +76,7 @@ async function startStack(): Promise<Stack> {
         dataDir: path.join(tmpDir, `node-${i}`),
         keysFile: testNodeKeysFile(),
         echo: false,
-        extraArgs: ['--enable-fault-api'],
+        script: FAULTY_NODE_SCRIPT,
       }),
     ),
   );

@@ -1,4 +1,4 @@
-import { envSettings } from '../../config/settings';
+import { testSettings } from './settings';
 import type { RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-cluster';
 import { startThrowawayCluster, type ThrowawayCluster } from '../../scripts/lib/cluster/throwaway-cluster';
 
@@ -8,7 +8,7 @@ import { startThrowawayCluster, type ThrowawayCluster } from '../../scripts/lib/
  * on free ports and a PostgreSQL data directory of its own (or CLUSTER_POSTGRES_URL). Unset or
  * `dev`: each stack starts its own dev server (SQLite), as before.
  */
-export const TEST_TEMPORAL: 'dev' | 'cluster' = envSettings().TEST_TEMPORAL ?? 'dev';
+export const TEST_TEMPORAL: 'dev' | 'cluster' = testSettings().TEST_TEMPORAL ?? 'dev';
 
 /** The shape the stacks use of a dev server (scripts/lib/temporal-dev-server.ts RunningDevServer). */
 export interface TestTemporal {

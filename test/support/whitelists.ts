@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { FAULTS_ROUTE, FAULTY_NODE_SCRIPT, type FaultSettings } from './faulty-storage-node';
 import path from 'node:path';
 import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
@@ -49,11 +50,9 @@ export async function nodeEntries(node: string, kind: WhitelistKind): Promise<st
   }
 }
 
-export async function setFault(
-  node: string,
-  settings: { delayMs?: number; fault?: 'none' | 'garbage' | 'http500' | 'truncated' | 'wrong-shape' },
-): Promise<void> {
-  const url = `${node}/v1/faults`;
+/** Changes the faults of a node of the test build (test/support/faulty-storage-node.ts). */
+export async function setFault(node: string, settings: Partial<FaultSettings>): Promise<void> {
+  const url = `${node}${FAULTS_ROUTE}`;
   const body = JSON.stringify(settings);
   const res = await fetch(url, {
     method: 'POST',
@@ -73,6 +72,6 @@ export async function restartNode(stack: Stack, index: number): Promise<void> {
     dataDir: path.join(stack.tmpDir, `node-${index + 1}`),
     keysFile: stack.config.storageNodeKeysFile,
     echo: false,
-    extraArgs: ['--enable-fault-api'],
+    script: FAULTY_NODE_SCRIPT,
   });
 }

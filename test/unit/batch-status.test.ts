@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { changeState, type NodeProgress } from '../../domain/batch-status';
+import { changeState, type NodeStatus } from '../../domain/batch-status';
 
 describe("unit: the state of a batch's change (domain/batch-status.ts)", () => {
-  const table: Array<[NodeProgress, number | undefined, boolean, string]> = [
+  const table: Array<[NodeStatus, number | undefined, boolean, string]> = [
     ['applied', undefined, true, 'applied'],
     ['pending', undefined, true, 'pending'],
     ['applied', 200, false, 'applied'],

@@ -3,7 +3,9 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../config/config';
-import { SETTINGS, readSettings, renderSettingsTable } from '../../config/settings';
+import { SETTINGS, readSettings, readSettingsOf, renderSettingsTable, renderToolSettingsTable } from '../../config/settings';
+import { TEST_SETTINGS } from '../support/settings';
+import { TOOL_SETTINGS } from '../../scripts/settings-table';
 import { docSection } from '../../scripts/lib/doc-section';
 
 describe('config: rate limits and trusted proxies', () => {
@@ -49,6 +51,16 @@ describe('config: one table of settings (config/settings.ts)', () => {
     assert.equal(docSection(text, 'settings-table'), renderSettingsTable().trim(), 'run `npm run docs:settings`');
   });
 
+  it("when docs/development.md is read, then its table of the tools' settings is the one rendered from their tables, and no variable is in two tables", () => {
+    const text = readFileSync(path.join(root, 'docs', 'development.md'), 'utf8');
+    assert.equal(docSection(text, 'tool-settings-table'), renderToolSettingsTable(TOOL_SETTINGS).trim(), 'run `npm run docs:settings`');
+    const names = [SETTINGS, ...TOOL_SETTINGS].flatMap((table) => Object.keys(table));
+    assert.deepEqual(
+      names.filter((name, i) => names.indexOf(name) !== i),
+      [],
+    );
+  });
+
   it('when the source is searched, then the environment is read only in config/ (entry points get their settings from there too)', () => {
     const needle = new RegExp(['process', 'env'].join('\\.') + '\\b'); // spelled apart so that this file does not match
     const offenders: string[] = [];
@@ -74,7 +86,7 @@ describe('config: one table of settings (config/settings.ts)', () => {
       for (const m of readFileSync(path.join(dir, file), 'utf8').matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)) read.add(m[1]);
     assert.ok(read.size > 0, 'the scan found the scripts');
     assert.deepEqual(
-      [...read].filter((name) => !standard.has(name) && !(name in SETTINGS)),
+      [...read].filter((name) => !standard.has(name) && !(name in SETTINGS) && !TOOL_SETTINGS.some((table) => name in table)),
       [],
     );
   });
@@ -92,7 +104,7 @@ describe('config: one table of settings (config/settings.ts)', () => {
     ];
     for (const [env, message] of cases) {
       assert.throws(
-        () => readSettings(env),
+        () => [SETTINGS, ...TOOL_SETTINGS].forEach((table) => readSettingsOf(table, env)),
         (err: Error) => err instanceof ConfigError && message.test(err.message),
         JSON.stringify(env),
       );
@@ -110,6 +122,11 @@ describe('config: one table of settings (config/settings.ts)', () => {
       HOST: '',
     });
     assert.deepEqual(
+      { ...readSettingsOf(TEST_SETTINGS, { LOAD_SCALE: '0.1', LOAD_SEED: ' ', PORT: '1' }) },
+      { LOAD_SCALE: 0.1 },
+      'a tool table reads only its own',
+    );
+    assert.deepEqual(
       { ...s },
       {
         PORT: 8080,
@@ -117,7 +134,6 @@ describe('config: one table of settings (config/settings.ts)', () => {
         SDK_LOG_LEVEL: 'INFO',
         STORAGE_NODES: ['http://a:1', 'http://b:2'],
         TEMPORAL_TLS: true,
-        LOAD_SCALE: 0.1,
       },
     );
   });

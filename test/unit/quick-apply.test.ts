@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { applyQuickly } from '../../activities/quick-apply';
-import type { NodeResult } from '../../domain/whitelist-batch-plan';
+import type { ChangeResult } from '../../domain/whitelist-messages';
 import { NodeFailure, type QuickApplyInput } from '../../contracts/temporal';
 
 const change = { op_type: 'add_entry', kind: 'user', entry: '0x52908400098527886E0F7030069857D2E4169EE7' } as const;
-const applied: NodeResult[] = [{ ...change, changed: true, superseded: false }];
+const applied: ChangeResult[] = [{ ...change, changed: true, superseded: false }];
 
 function input(overrides: Partial<QuickApplyInput> = {}): QuickApplyInput {
   return {
@@ -29,7 +29,7 @@ function node(...answers: string[]) {
     const answer = answers[Math.min(timeouts.length - 1, answers.length - 1)];
     if (answer === 'ok') return applied;
     if (answer === 'hang')
-      return new Promise<NodeResult[]>((_, reject) =>
+      return new Promise<ChangeResult[]>((_, reject) =>
         setTimeout(() => reject(ApplicationFailure.create({ type: NodeFailure.timeout, message: 'no answer' })), timeoutMs),
       );
     throw ApplicationFailure.create({ type: answer, message: `failed with ${answer}` });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ServiceError } from '../../domain/errors';
 import { parseStorageNodeArgs } from '../../storage-node/config';
-import { parseApplyRequest, parseFaultUpdate } from '../../storage-node/validate';
+import { parseApplyRequest } from '../../storage-node/validate';
+import { parseFaultArgs, parseFaultUpdate } from '../support/faulty-storage-node';
 
 const badRequest = (err: unknown) => err instanceof ServiceError && err.status === 400;
 
@@ -65,6 +66,26 @@ describe('storage node input parsing', () => {
     });
   });
 
+  describe("the test build's fault flags", () => {
+    it("when fault flags are mixed with the node's, then they are taken out and the rest is the node's command line", () => {
+      assert.deepEqual(parseFaultArgs(['--port', '0', '--fault', 'http500', '--data', 'd', '--delay-ms=250']), {
+        faults: { delayMs: 250, fault: 'http500' },
+        nodeArgs: ['--port', '0', '--data', 'd'],
+      });
+      assert.deepEqual(parseFaultArgs(['--port', '0']), { faults: { delayMs: 0, fault: 'none' }, nodeArgs: ['--port', '0'] });
+    });
+
+    it('when a fault flag is unknown or out of range, then parsing throws', () => {
+      for (const args of [
+        ['--fault', 'slow'],
+        ['--delay-ms', 'soon'],
+        ['--delay-ms', String(60 * 60 * 1000)],
+      ]) {
+        assert.throws(() => parseFaultArgs(args), Error, args.join(' '));
+      }
+    });
+  });
+
   describe('command line', () => {
     it('when only port, data and keys file are given, then the defaults fill the rest', () => {
       const config = parseStorageNodeArgs(['--port', '0', '--data', 'some/dir', '--keys-file', 'keys']);
@@ -73,8 +94,6 @@ describe('storage node input parsing', () => {
       assert.equal(config.dataDir, path.resolve('some/dir'));
       assert.equal(config.keysFile, path.resolve('keys'));
       assert.equal(config.tls, undefined);
-      assert.deepEqual(config.faults, { delayMs: 0, fault: 'none' });
-      assert.equal(config.enableFaultApi, false);
       assert.ok(Object.isFrozen(config));
     });
 
@@ -95,11 +114,6 @@ describe('storage node input parsing', () => {
         '1000',
         '--kept-changes',
         '5',
-        '--delay-ms',
-        '250',
-        '--fault',
-        'http500',
-        '--enable-fault-api',
       ]);
       assert.deepEqual(
         { ...config },
@@ -111,8 +125,6 @@ describe('storage node input parsing', () => {
           tls: { certFile: '/etc/node/cert.pem', keyFile: '/etc/node/key.pem' },
           maxRememberedRequestIds: 1000,
           keptChanges: 5,
-          faults: { delayMs: 250, fault: 'http500' },
-          enableFaultApi: true,
         },
       );
     });
@@ -125,8 +137,8 @@ describe('storage node input parsing', () => {
         ['--port', '0', '--data', 'd'],
         ['--port', '65536', '--data', 'd', ...base],
         ['--port', '-1', '--data', 'd', ...base],
-        ['--port', '0', '--data', 'd', ...base, '--fault', 'slow'],
-        ['--port', '0', '--data', 'd', ...base, '--delay-ms', 'soon'],
+        ['--port', '0', '--data', 'd', ...base, '--fault', 'http500'],
+        ['--port', '0', '--data', 'd', ...base, '--delay-ms', '250'],
         ['--port', '0', '--data', 'd', ...base, '--remember-request-ids', '0'],
         ['--port', '0', '--data', 'd', ...base, '--tls-cert', 'c.pem'],
         ['--port', '0', '--data', 'd', ...base, '--tls-key', 'k.pem'],

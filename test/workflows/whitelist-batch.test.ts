@@ -4,7 +4,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { createActivities } from '../../activities';
-import type { NodeResult } from '../../domain/whitelist-batch-plan';
+import type { ChangeResult } from '../../domain/whitelist-messages';
 import { outcomeOfMemo } from '../../domain/batch-outcome-memo';
 import { confirmationOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
 import {
@@ -31,10 +31,10 @@ interface QuickShare {
 interface NodeScript {
   quick?: (input: QuickShare) => QuickApplyResult;
   /** `attempt` and `scheduledAt` (server time of this attempt) as Temporal reports them. */
-  apply?: (changes: WhitelistChange[], attempt: number, scheduledAt: number) => NodeResult[];
+  apply?: (changes: WhitelistChange[], attempt: number, scheduledAt: number) => ChangeResult[];
 }
 
-const applied = (changes: WhitelistChange[]): NodeResult[] => changes.map((c) => ({ ...c, changed: true, superseded: false }));
+const applied = (changes: WhitelistChange[]): ChangeResult[] => changes.map((c) => ({ ...c, changed: true, superseded: false }));
 /** A first round that applied every change, as the activity answers it (decision 0017: the flags only). */
 const appliedQuickly = (changes: WhitelistChange[]): QuickApplyResult => ({
   status: 'applied',

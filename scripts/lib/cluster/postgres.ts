@@ -4,7 +4,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import path from 'node:path';
 import { startChildService, type ChildService } from '../child-service';
 import type { PostgresTarget } from './settings';
-import { envSettings } from '../../../config/settings';
+import { scriptSettings } from '../settings';
 
 /** How to reach a PostgreSQL server (what the schema tool, the Temporal server and DATABASE_URL need). */
 export interface PostgresEndpoint {
@@ -40,7 +40,7 @@ export class PostgresMissingError extends Error {
  * `pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin (Debian keeps them off PATH).
  * Throws PostgresMissingError when none has both.
  */
-export function postgresBinDir(pgBinDir: string | undefined = envSettings().PG_BINDIR): string {
+export function postgresBinDir(pgBinDir: string | undefined = scriptSettings().PG_BINDIR): string {
   const candidates: string[] = [];
   if (pgBinDir) candidates.push(pgBinDir);
   try {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { projectRoot } from '../../../config/config';
-import { envSettings } from '../../../config/settings';
+import { scriptSettings } from '../settings';
 
 /** Where PostgreSQL is: a server this launcher runs (initdb on first use), or an existing one. */
 export type PostgresTarget =
@@ -66,7 +66,7 @@ export function parsePostgresUrl(raw: string): PostgresTarget {
 
 /** Reads temporal-cluster/cluster.yaml; `postgresUrl` (CLUSTER_POSTGRES_URL) replaces the local server. */
 export function readClusterSettings(
-  postgresUrl: string | undefined = envSettings().CLUSTER_POSTGRES_URL,
+  postgresUrl: string | undefined = scriptSettings().CLUSTER_POSTGRES_URL,
   file = path.join(projectRoot, 'temporal-cluster', 'cluster.yaml'),
 ): ClusterSettings {
   const raw = parse(readFileSync(file, 'utf8')) ?? {};

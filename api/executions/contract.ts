@@ -1,0 +1,482 @@
+/**
+ * The execution routes' contract, written once: the request schemas the routes validate with
+ * (ajv, strict), the answers they send, and their OpenAPI operations (api/operations/openapi.ts
+ * assembles the document from them).
+ */
+import { EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
+import { EXECUTION_STATUSES } from '../../domain/execution-state';
+import {
+  answer,
+  body,
+  busy,
+  component,
+  execError,
+  param,
+  perClient,
+  perToken,
+  ref,
+  requestIdHeader,
+  wwwAuthenticate,
+  bearer,
+  type Json,
+} from '../http/openapi-parts';
+
+// ---- requests ----
+
+export const walletParamSchema = { type: 'string', pattern: WALLET_PATTERN } as const;
+export const executionIdParamSchema = { type: 'string', pattern: EXECUTION_ID_PATTERN } as const;
+
+const publicKeySchema = (role: string) =>
+  ({
+    type: 'string',
+    pattern: PUBLIC_KEY_PATTERN,
+    description: `${role}: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key`,
+  }) as const;
+
+export const prepareBodySchema = {
+  $id: 'PrepareRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['intent'],
+  properties: {
+    executionId: { type: 'string', pattern: EXECUTION_ID_PATTERN },
+    intent: { type: 'object', description: 'any JSON object, nested at most 32 levels' },
+    signerPublicKey: publicKeySchema('the key that must sign the submit (default: the wallet read as a base58 key)'),
+    ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+  },
+} as const;
+
+export const submitBodySchema = {
+  $id: 'SubmitRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['executionId', 'publicKey', 'signature', 'connectEnvelope'],
+  properties: {
+    executionId: { type: 'string', pattern: EXECUTION_ID_PATTERN },
+    publicKey: publicKeySchema("the execution's signer key"),
+    signature: {
+      type: 'string',
+      pattern: SIGNATURE_PATTERN,
+      description: 'ed25519 signature of the signing message; base58 text must decode to exactly 64 bytes',
+    },
+    connectEnvelope: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['address', 'domain', 'timestamp'],
+      properties: {
+        address: { type: 'string', pattern: WALLET_PATTERN, description: 'must equal the {wallet} path parameter' },
+        domain: { type: 'string', minLength: 1, maxLength: 253, description: 'one of the configured allowed domains' },
+        timestamp: {
+          type: 'integer',
+          minimum: 0,
+          maximum: 253402300799,
+          description: "Unix seconds, at most envelopeMaxAgeS (300) from the server's clock",
+        },
+      },
+    },
+  },
+} as const;
+
+export const depositBodySchema = {
+  $id: 'DepositRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['txHash'],
+  properties: {
+    txHash: { type: 'string', minLength: 1, maxLength: 200 },
+    chain: { type: 'string', minLength: 1, maxLength: 64 },
+    amount: { type: 'string', pattern: '^[0-9]{1,78}(\\.[0-9]{1,78})?$' },
+  },
+} as const;
+
+/** Upper bound on nesting of `intent`: canonicalisation recurses, so depth is bounded before it. */
+export const MAX_INTENT_DEPTH = 32;
+
+/** The cancel body: the wallet's signature of the cancel message and its envelope (as submit's, without executionId). */
+export const cancelBodySchema = {
+  $id: 'CancelRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['publicKey', 'signature', 'connectEnvelope'],
+  properties: {
+    publicKey: submitBodySchema.properties.publicKey,
+    signature: {
+      ...submitBodySchema.properties.signature,
+      description: 'ed25519 signature of the cancel message; base58 text must decode to exactly 64 bytes',
+    },
+    connectEnvelope: submitBodySchema.properties.connectEnvelope,
+  },
+} as const;
+
+/** Page sizes of the list route. */
+export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
+
+/**
+ * The list route's query string as Koa parses it (every value a string; a repeated parameter
+ * becomes an array, which is refused). Statuses and the page size are checked further by the route.
+ */
+export const listQuerySchema = {
+  $id: 'ListQuery',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    status: { type: 'string', pattern: '^[A-Z_]{1,32}(,[A-Z_]{1,32}){0,9}$', description: 'comma-separated statuses' },
+    pageSize: { type: 'string', pattern: '^[0-9]{1,3}$' },
+    pageToken: { type: 'string', minLength: 1, maxLength: 400 },
+  },
+} as const;
+
+// ---- answers ----
+
+const statusEnum = { type: 'string', enum: [...EXECUTION_STATUSES] } as const;
+const isoTime = { type: 'string', format: 'date-time' } as const;
+/** A deposit has the shape of the deposit request. */
+const deposit = { ...depositBodySchema, $id: undefined };
+/** The stored deposit: the request's fields, and `refundDue` once the execution was cancelled after it. */
+const storedDeposit = {
+  ...deposit,
+  properties: {
+    ...deposit.properties,
+    refundDue: { const: true, description: 'set when the execution was cancelled after this deposit: an operator refunds it' },
+  },
+};
+
+export const executionRecordSchema = {
+  type: 'object',
+  required: [
+    'executionId',
+    'wallet',
+    'status',
+    'intent',
+    'intentHash',
+    'signerPublicKey',
+    'createdAt',
+    'updatedAt',
+    'expiresAt',
+    'history',
+    'refusedDeposits',
+  ],
+  properties: {
+    executionId: { type: 'string' },
+    wallet: { type: 'string' },
+    status: statusEnum,
+    intent: { type: 'object' },
+    intentHash: {
+      type: 'string',
+      pattern: '^[0-9a-f]{64}$',
+      description: 'lowercase hex SHA-256 of the RFC 8785 canonical JSON of intent',
+    },
+    signerPublicKey: { type: 'string' },
+    signingMessage: { type: 'string' },
+    deposit: storedDeposit,
+    signedPayload: {
+      type: 'object',
+      required: ['signature', 'publicKey', 'connectEnvelope', 'submittedAt'],
+      properties: {
+        signature: { type: 'string', pattern: '^0x[0-9a-f]{128}$' },
+        publicKey: { type: 'string', pattern: '^0x[0-9a-f]{64}$' },
+        connectEnvelope: {
+          type: 'object',
+          required: ['address', 'domain', 'timestamp'],
+          properties: { address: { type: 'string' }, domain: { type: 'string' }, timestamp: { type: 'integer' } },
+        },
+        submittedAt: isoTime,
+      },
+    },
+    createdAt: isoTime,
+    updatedAt: isoTime,
+    expiresAt: isoTime,
+    history: { type: 'array', items: { type: 'object', required: ['status', 'at'], properties: { status: statusEnum, at: isoTime } } },
+    refusedDeposits: {
+      type: 'array',
+      description: 'deposits the execution did not take (expired, or another txHash), kept for a refund',
+      items: {
+        ...deposit,
+        additionalProperties: true,
+        required: ['txHash', 'at', 'reason'],
+        properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled'] } },
+      },
+    },
+  },
+} as const;
+
+export const recordAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: { result: { $ref: '#/components/schemas/ExecutionRecord' } },
+} as const;
+
+export const listAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: {
+    result: {
+      type: 'array',
+      items: { $ref: '#/components/schemas/ExecutionRecord' },
+      description: 'newest first (createdAt, then executionId, descending)',
+    },
+    nextPageToken: { type: 'string', description: 'absent on the last page; pass as pageToken for the next one' },
+  },
+} as const;
+
+export const submitAnswerSchema = {
+  type: 'object',
+  required: ['result'],
+  properties: {
+    result: { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['SIGNING', 'PREPARED'] } } },
+  },
+} as const;
+
+/** Executions' error body. */
+export const errorSchema = { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } as const;
+
+// ---- operations ----
+
+/** From prepare's 201 to the calls a client makes next on the same execution (OpenAPI links). */
+const executionLinks = Object.fromEntries(
+  (['getExecution', 'depositExecution', 'submitExecution', 'cancelExecution'] as const).map((operationId) => [
+    operationId,
+    {
+      operationId,
+      parameters: {
+        wallet: '$response.body#/result/wallet',
+        ...(operationId === 'submitExecution' ? {} : { executionId: '$response.body#/result/executionId' }),
+      },
+      description:
+        operationId === 'submitExecution'
+          ? 'submit the signature of the execution just prepared (its executionId goes in the body)'
+          : `the ${operationId.replace('Execution', '')} of the execution just prepared`,
+    },
+  ]),
+);
+
+/** The execution routes (DESIGN.md "Executions"). */
+export function executionPaths(): Json {
+  return {
+    '/api/v1/executions/{wallet}': {
+      get: {
+        operationId: 'listExecutions',
+        summary: "List a wallet's executions, newest first (from the read model)",
+        tags: ['executions'],
+        security: [],
+        description:
+          'Keyset pagination: pass `nextPageToken` as `pageToken` until it is absent. Served by the service database, which the workflows update after every change (usually within a second).',
+        parameters: [param('wallet'), param('statusFilter'), param('pageSize'), param('pageToken'), param('requestId')],
+        responses: {
+          200: answer('one page', ref('ExecutionList')),
+          400: execError(
+            'path or query invalid: an unknown status, a pageSize out of 1-100, a pageToken this API did not issue, an unknown parameter',
+          ),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself (e.g. the database is unreachable); no details'),
+        },
+      },
+      post: {
+        operationId: 'prepareExecution',
+        summary: 'Prepare an execution (starts its workflow)',
+        tags: ['executions'],
+        security: bearer,
+        description: 'Needs the scope `executions:prepare`.',
+        parameters: [param('wallet'), param('requestId')],
+        requestBody: body('PrepareRequest'),
+        responses: {
+          200: answer(
+            'the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started',
+            ref('ExecutionRecordAnswer'),
+            {
+              'Idempotent-Replayed': { description: 'always `true` on this answer', schema: { type: 'string', const: 'true' } },
+            },
+          ),
+          201: {
+            ...answer('prepared; the record', ref('ExecutionRecordAnswer')),
+            links: executionLinks,
+          },
+          400: execError('path, body or intent invalid (also: not application/json, not JSON)'),
+          401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
+          403: execError('the token lacks executions:prepare'),
+          409: execError('this executionId already exists for the wallet with another intent, signer key or ttl'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perToken),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/submit': {
+      post: {
+        operationId: 'submitExecution',
+        summary: 'Submit the signed intent (no token: the signature is the proof)',
+        tags: ['executions'],
+        security: [],
+        parameters: [param('wallet'), param('requestId')],
+        requestBody: body('SubmitRequest'),
+        responses: {
+          200: answer('accepted (or the same signature again: a safe retry); the status it left', ref('SubmitAnswer')),
+          400: execError(
+            'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
+          ),
+          404: execError('no such execution for this wallet'),
+          409: execError('the execution is EXPIRED or CANCELLED, or already holds another signature'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}/deposit': {
+      post: {
+        operationId: 'depositExecution',
+        summary: 'Report a completed deposit (same effect as the depositCompleted signal)',
+        tags: ['executions'],
+        security: bearer,
+        description: 'Needs the scope `executions:deposit`.',
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        requestBody: body('DepositRequest'),
+        responses: {
+          200: answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
+          400: execError('path or body invalid'),
+          401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
+          403: execError('the token lacks executions:deposit'),
+          404: execError('no such execution for this wallet'),
+          409: execError('another txHash is stored, or the execution is EXPIRED or CANCELLED (recorded in refusedDeposits)'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perToken),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}': {
+      get: {
+        operationId: 'getExecution',
+        summary: 'Read an execution record',
+        tags: ['executions'],
+        security: [],
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        responses: {
+          200: answer(
+            'the record: from the workflow while Temporal keeps it, from the service database after its retention',
+            ref('ExecutionRecordAnswer'),
+          ),
+          400: execError('path invalid'),
+          404: execError('no such execution for this wallet'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+  };
+}
+
+/** Cancel and the SSE stream of one execution. */
+export function executionExtraPaths(): Json {
+  return {
+    '/api/v1/executions/{wallet}/{executionId}/cancel': {
+      post: {
+        operationId: 'cancelExecution',
+        summary: 'Cancel an execution (signed by the wallet; no token)',
+        tags: ['executions'],
+        security: [],
+        description:
+          'The signer key signs (UTF-8, ed25519) `{domain} asks you to cancel execution {executionId}\\nWallet: {address}\\nTimestamp: {timestamp}`. PREPARED → CANCELLED; OPERATION_PENDING → CANCELLED with the deposit marked `refundDue`. Workflow Update `cancelExecution`.',
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        requestBody: body('CancelRequest'),
+        responses: {
+          200: answer('cancelled (or already CANCELLED: nothing written); the record', ref('ExecutionRecordAnswer')),
+          400: execError(
+            'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
+          ),
+          404: execError('no such execution for this wallet'),
+          409: execError('the execution is SIGNING or EXPIRED and can no longer be cancelled'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}/events': {
+      get: {
+        operationId: 'executionEvents',
+        summary: 'Server-Sent Events: the record now, then at every change, until a final status',
+        tags: ['executions'],
+        security: [],
+        description:
+          "Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record's version is answered 204, which stops an EventSource.",
+        parameters: [
+          param('wallet'),
+          param('executionId'),
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'the id of the last event received (EventSource sends it on reconnect): that record is not sent again',
+            schema: { type: 'string' },
+          },
+          param('requestId'),
+        ],
+        responses: {
+          200: {
+            description: 'the event stream',
+            headers: requestIdHeader,
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          204: { description: 'the final record was already received (Last-Event-ID): nothing more will come', headers: requestIdHeader },
+          400: execError('path invalid'),
+          404: execError('no such execution for this wallet'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+  };
+}
+
+/**
+ * A signed body (submit, cancel) as the route checks it, with the configured domains declared as
+ * the enum `connectEnvelope.domain` is held to.
+ */
+export function withAllowedDomains(body: typeof submitBodySchema | typeof cancelBodySchema, allowedDomains: readonly string[]): Json {
+  const schema = component(body);
+  const envelope = schema.properties.connectEnvelope;
+  return {
+    ...schema,
+    properties: {
+      ...schema.properties,
+      connectEnvelope: {
+        ...envelope,
+        properties: { ...envelope.properties, domain: { ...envelope.properties.domain, enum: [...allowedDomains] } },
+      },
+    },
+  };
+}
+
+/** The path and query parameters the execution operations refer to, as OpenAPI components. */
+export const executionParameters = {
+  wallet: {
+    name: 'wallet',
+    in: 'path',
+    required: true,
+    description: 'the wallet (by default also the signer key, base58)',
+    schema: walletParamSchema,
+  },
+  executionId: { name: 'executionId', in: 'path', required: true, schema: executionIdParamSchema },
+  statusFilter: {
+    name: 'status',
+    in: 'query',
+    required: false,
+    description: `comma-separated statuses to keep, each one of ${EXECUTION_STATUSES.join(', ')}`,
+    schema: listQuerySchema.properties.status,
+  },
+  pageSize: {
+    name: 'pageSize',
+    in: 'query',
+    required: false,
+    description: `${PAGE_SIZE.min}-${PAGE_SIZE.max}, default ${PAGE_SIZE.default}`,
+    schema: { type: 'integer', minimum: PAGE_SIZE.min, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
+  },
+  pageToken: {
+    name: 'pageToken',
+    in: 'query',
+    required: false,
+    description: "the previous page's nextPageToken",
+    schema: listQuerySchema.properties.pageToken,
+  },
+};

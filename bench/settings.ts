@@ -1,0 +1,13 @@
+import { envSettingsOf, type SettingsTable } from '../config/settings';
+
+/** The bench's own settings: one row each, parsed like the service's (config/settings.ts). */
+export const BENCH_SETTINGS = {
+  FLOOR_TASK_QUEUE: {
+    kind: 'string',
+    readBy: 'bench',
+    description: "set by bench/stack.ts for its floor worker: the empty workflow's task queue",
+  },
+} as const satisfies SettingsTable;
+
+/** This process's bench settings, parsed once. */
+export const benchSettings = () => envSettingsOf(BENCH_SETTINGS);
