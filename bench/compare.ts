@@ -28,8 +28,8 @@ function rows(workers: number, dev: PhaseResult, cluster: PhaseResult): string[]
       row(`submit p99 ms, API / direct (${w})`, `${ms(d.api.p99Ms)} / ${ms(d.direct.p99Ms)}`, `${ms(c.api.p99Ms)} / ${ms(c.direct.p99Ms)}`),
     );
   }
-  for (const d of dev.whitelist) {
-    const c = cluster.whitelist.find((s) => s.size === d.size);
+  for (const d of dev.whitelist ?? []) {
+    const c = cluster.whitelist?.find((s) => s.size === d.size);
     if (!c) continue;
     const w = `${workers} worker${workers > 1 ? 's' : ''}, ${d.size} change${d.size > 1 ? 's' : ''}`;
     out.push(
@@ -44,8 +44,8 @@ function rows(workers: number, dev: PhaseResult, cluster: PhaseResult): string[]
   out.push(
     row(
       `worker peak RSS MB, submit / whitelist (${workers} worker${workers > 1 ? 's' : ''})`,
-      `${dev.memory.submit.workerMb} / ${dev.memory.whitelist.workerMb}`,
-      `${cluster.memory.submit.workerMb} / ${cluster.memory.whitelist.workerMb}`,
+      `${dev.memory.submit.workerMb} / ${dev.memory.whitelist?.workerMb ?? '-'}`,
+      `${cluster.memory.submit.workerMb} / ${cluster.memory.whitelist?.workerMb ?? '-'}`,
     ),
   );
   return out;

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { runSubmitCase } from './cases/submit';
+import { settledHistoryCost } from './cases/history-cost';
 import { batchTimeline, floorTimeline } from './cases/timeline';
 import { runWhitelistCase, runWhitelistThroughput } from './cases/whitelist';
 import type { JsonClient } from './http';
@@ -28,7 +29,7 @@ export async function runPhase(
   stack: BenchStack,
   http: JsonClient,
   client: Client,
-  opts: { submits: number; batches: number },
+  opts: { submits: number; batches: number; submitOnly?: boolean },
   say: (line: string) => void,
 ): Promise<PhaseResult> {
   const workers = stack.workers.length;
@@ -40,17 +41,28 @@ export async function runPhase(
 
   say(`${workers} worker(s): warm-up`);
   await runSubmitCase(stack, http, client, 10, 10);
-  await runWhitelistCase(stack, http, client, 10, 2);
+  if (!opts.submitOnly) await runWhitelistCase(stack, http, client, 10, 2);
 
   const submitMem = new PeakRss(pids()).start();
   const submit: PhaseResult['submit'] = [];
+  let sample = '';
   for (const concurrency of CONCURRENCIES) {
     say(`${workers} worker(s): case 1, ${opts.submits} submits per side, ${concurrency} clients`);
     const runs = await runSubmitCase(stack, http, client, concurrency, opts.submits);
     say(`  (setup ${Math.round(runs.setupMs / 1000)} s)`);
-    submit.push({ concurrency, api: side(runs.api), direct: side(runs.direct), apiCpuMsPerRequest: runs.apiCpuMsPerRequest });
+    sample ||= runs.sampleWorkflowId;
+    submit.push({
+      concurrency,
+      api: side(runs.api),
+      direct: side(runs.direct),
+      floor: side(runs.floor),
+      apiCpuMsPerRequest: runs.apiCpuMsPerRequest,
+    });
   }
+  const executionCost = await settledHistoryCost(client, sample);
   const submitPeaks = peaks(submitMem.stop());
+  // `--cases submit`: case 1 alone, for measuring what a status change costs.
+  if (opts.submitOnly) return { workers, submit, executionCost, memory: { submit: submitPeaks } };
 
   const whitelistMem = new PeakRss(pids()).start();
   // A few untimed rounds first: the first batches after case 1's 50 clients took 0.5-1.4 s on all
@@ -81,6 +93,7 @@ export async function runPhase(
   return {
     workers,
     submit,
+    executionCost,
     whitelist,
     whitelistThroughput: { ...THROUGHPUT, api: side(tput) },
     memory: { submit: submitPeaks, whitelist: whitelistPeaks },

@@ -2,6 +2,7 @@ import type { CurvePoint } from './cases/curve';
 import type { Timeline } from './cases/timeline';
 import type { VerifyResult } from './cases/verify';
 import type { Summary } from './stats';
+import type { HistoryCost } from './cases/history-cost';
 
 /** What one `npm run bench` measured; bench/results.json holds the last one. */
 export interface BenchResults {
@@ -41,9 +42,12 @@ export interface Side extends Summary {
 export interface PhaseResult {
   workers: number;
   /** apiCpuMsPerRequest: CPU time of the API process per submit (its own cost, whatever the server's). */
-  submit: Array<{ concurrency: number; api: Side; direct: Side; apiCpuMsPerRequest: number }>;
+  submit: Array<{ concurrency: number; api: Side; direct: Side; floor: Side; apiCpuMsPerRequest: number }>;
+  /** What one execution from prepare to SIGNING costs the server (its history). */
+  executionCost: HistoryCost;
   /** `timeline`: where the API batches' time went, from a sample of their histories; `empty`: a workflow that does nothing (the floor). */
-  whitelist: Array<{
+  /** Absent with `--cases submit`. */
+  whitelist?: Array<{
     size: number;
     api: Side;
     direct: Side;
@@ -56,7 +60,7 @@ export interface PhaseResult {
     apiCpuMsPerBatch: number;
   }>;
   /** Batches of `size` through the API from `concurrency` clients: throughput for the scale table. */
-  whitelistThroughput: { size: number; concurrency: number; batches: number; api: Side };
+  whitelistThroughput?: { size: number; concurrency: number; batches: number; api: Side };
   /** Peak RSS (MB) during case 1 and during case 3; workers: the largest worker process. */
-  memory: { submit: { apiMb: number; workerMb: number }; whitelist: { apiMb: number; workerMb: number } };
+  memory: { submit: { apiMb: number; workerMb: number }; whitelist?: { apiMb: number; workerMb: number } };
 }

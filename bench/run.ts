@@ -15,7 +15,7 @@ import { renderTables } from './table';
 import { runCurve } from './cases/curve';
 import { renderCurveSvg } from './curve-plot';
 
-const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--docs]
+const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batches N] [--workers 1,2] [--profile] [--server-config KEY=JSON]... [--out FILE] [--cases all|submit] [--docs]
   --temporal dev (default): a Temporal dev server on SQLite; cluster: the production topology's
              server v1.29.1 on PostgreSQL (as npm run cluster; builds it once, needs PostgreSQL)
   --submits  submits per side per concurrency level (default 120)
@@ -25,6 +25,7 @@ const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batche
   --server-config  a dev server dynamic config value on top of temporal-dev.yaml's, to try one
              (e.g. history.transferProcessorMaxPollRPS=20)
   --out      results file (default bench/results.json; bench/results-cluster.json with --temporal cluster)
+  --cases    all (default), or submit: case 1 alone (and case 2, which needs no stack)
   --curve N  also run case 3 as a curve: N batches per side for each size (1, 10, 100) and each
              count of concurrent clients (1, 2, 4, 8); with --docs also docs/bench-curve.svg
   --docs     also put the tables into docs/performance.md (between its bench-table or bench-table-cluster markers)`;
@@ -44,11 +45,13 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       docs: { type: 'boolean', default: false },
       curve: { type: 'string' },
+      cases: { type: 'string', default: 'all' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return void console.log(USAGE);
-  const opts = { submits: Number(values.submits), batches: Number(values.batches) };
+  if (values.cases !== 'all' && values.cases !== 'submit') throw new Error(`--cases must be all or submit\n${USAGE}`);
+  const opts = { submits: Number(values.submits), batches: Number(values.batches), submitOnly: values.cases === 'submit' };
   const temporal = values.temporal;
   if (temporal !== 'dev' && temporal !== 'cluster') throw new Error(`--temporal must be dev or cluster\n${USAGE}`);
   const out = values.out ?? path.join(projectRoot, 'bench', temporal === 'cluster' ? 'results-cluster.json' : 'results.json');

@@ -30,22 +30,26 @@ const ms = (x: number) => (x >= 100 ? String(Math.round(x)) : x.toFixed(1));
 
 function submitRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.submit.map(({ concurrency, api, direct, apiCpuMsPerRequest }) => {
-      const tput = ratio(api.opsPerSec, direct.opsPerSec);
-      const p99 = ratio(api.p99Ms, direct.p99Ms);
-      return [
-        p.workers,
-        concurrency,
-        `${api.opsPerSec}${errs(api.errors)}`,
-        `${direct.opsPerSec}${errs(direct.errors)}`,
-        `**${tput}** ${mark(tput >= TARGETS.submitThroughputRatioMin)}`,
-        `${ms(api.p50Ms)} / ${ms(api.p99Ms)}`,
-        `${ms(direct.p50Ms)} / ${ms(direct.p99Ms)}`,
-        `**${p99}** ${mark(p99 <= TARGETS.submitP99RatioMax)}`,
-        apiCpuMsPerRequest,
-      ];
-    }),
+    p.submit.map(({ concurrency, api, direct, floor, apiCpuMsPerRequest }) => [
+      p.workers,
+      concurrency,
+      `${api.opsPerSec}${errs(api.errors)}`,
+      `${direct.opsPerSec}${errs(direct.errors)}`,
+      `${floor.opsPerSec}${errs(floor.errors)}`,
+      `**${ratio(api.opsPerSec, floor.opsPerSec)}**`,
+      `${ms(api.p50Ms)} / ${ms(api.p99Ms)}`,
+      `${ms(direct.p50Ms)} / ${ms(direct.p99Ms)}`,
+      `${ms(floor.p50Ms)} / ${ms(floor.p99Ms)}`,
+      `**${ratio(api.p99Ms, floor.p99Ms)}**`,
+      apiCpuMsPerRequest,
+    ]),
   );
+}
+
+function costLine(phases: PhaseResult[]): string {
+  const c = phases[0]?.executionCost;
+  if (!c) return '';
+  return `One execution from prepare through deposit to SIGNING costs the server ${c.events} history events: ${c.workflowTasks} workflow tasks, ${c.activityTasks} activity tasks, ${c.markers} local-activity markers (the floor's Update: one workflow task).`;
 }
 
 /** Batch/floor p50, marked against issue 17's goal for 1 and 100 changes. */
@@ -61,7 +65,7 @@ function floorP99(size: number, value: number): string {
 
 function whitelistRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.map(({ size, api, direct, empty, apiCpuMsPerBatch }) => {
+    (p.whitelist ?? []).map(({ size, api, direct, empty, apiCpuMsPerBatch }) => {
       const p50 = ratio(api.p50Ms, direct.p50Ms);
       return [
         p.workers,
@@ -86,7 +90,7 @@ function whitelistRows(phases: PhaseResult[]) {
  */
 function leastBatchRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.flatMap(({ size, api, empty, oneLocalActivity: one }) =>
+    (p.whitelist ?? []).flatMap(({ size, api, empty, oneLocalActivity: one }) =>
       one
         ? [
             [
@@ -105,7 +109,7 @@ function leastBatchRows(phases: PhaseResult[]) {
 
 function timelineRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    p.whitelist.map(({ size, timeline: t, emptyTimeline: e }) => [
+    (p.whitelist ?? []).map(({ size, timeline: t, emptyTimeline: e }) => [
       p.workers,
       size,
       ms(t.httpMs),
@@ -121,13 +125,16 @@ function timelineRows(phases: PhaseResult[]) {
 
 function memoryRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    (['submit', 'whitelist'] as const).map((c) => {
+    (['submit', 'whitelist'] as const).flatMap((c) => {
       const m = p.memory[c];
+      if (!m) return [];
       return [
-        p.workers,
-        c === 'submit' ? '1 (submit)' : '3 + 5 (whitelist)',
-        `${m.apiMb} ${mark(m.apiMb <= TARGETS.apiRssMbMax)}`,
-        `${m.workerMb} ${mark(m.workerMb <= TARGETS.workerRssMbMax)}`,
+        [
+          p.workers,
+          c === 'submit' ? '1 (submit)' : '3 + 5 (whitelist)',
+          `${m.apiMb} ${mark(m.apiMb <= TARGETS.apiRssMbMax)}`,
+          `${m.workerMb} ${mark(m.workerMb <= TARGETS.workerRssMbMax)}`,
+        ],
       ];
     }),
   );
@@ -147,6 +154,7 @@ function scaleRows(phases: PhaseResult[]) {
   });
   const t1 = one.whitelistThroughput;
   const t2 = two.whitelistThroughput;
+  if (!t1 || !t2) return rows;
   rows.push([
     `whitelist through the API, batches of ${t1.size}, ${t1.concurrency} clients, batches/s`,
     t1.api.opsPerSec,
@@ -163,7 +171,7 @@ export function renderTables(r: BenchResults): string {
       `load average ${r.machine.loadAverage.start} → ${r.machine.loadAverage.end}` +
       (Object.keys(r.settings.serverConfig).length > 0 ? `; dev server config ${JSON.stringify(r.settings.serverConfig)}` : ''),
     '',
-    `Case 1: submit, ${r.settings.submitsPerSide} per side, API over HTTP vs the same Update sent directly with @temporalio/client`,
+    `Case 1: submit (OPERATION_PENDING → SIGNING), ${r.settings.submitsPerSide} per side: through the API over HTTP; the same Update sent directly with @temporalio/client; and the floor: the same Update to a workflow that only answers it, on its own worker process`,
     '',
     table(
       [
@@ -171,14 +179,18 @@ export function renderTables(r: BenchResults): string {
         'clients',
         'API req/s',
         'direct req/s',
-        'API/direct req/s (≥ 0.8)',
+        'floor req/s',
+        'API/floor req/s',
         'API p50 / p99 ms',
         'direct p50 / p99 ms',
-        'API/direct p99 (≤ 1.5)',
+        'floor p50 / p99 ms',
+        'API/floor p99',
         'API CPU ms / request',
       ],
       submitRows(r.phases),
     ),
+    '',
+    costLine(r.phases),
     '',
     'Case 2: ed25519 verify, same inputs, ops/s (one core)',
     '',
@@ -195,73 +207,77 @@ export function renderTables(r: BenchResults): string {
       ],
     ),
     '',
-    `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and the floor: a workflow that does nothing, started by update-with-start (empty)`,
-    '',
-    table(
-      [
-        'workers',
-        'changes',
-        'API p50 / p99 ms',
-        'direct p50 / p99 ms',
-        'API/direct p50 (100: ≤ 3)',
-        'API/direct p99',
-        'empty workflow p50 / p99 ms',
-        'empty workflow/direct p50',
-        'API/empty workflow p50 (100: ≤ 1.3, 1: ≤ 1.15)',
-        'API/empty workflow p99 (100: ≤ 1.5)',
-        'API CPU ms / batch',
-      ],
-      whitelistRows(r.phases),
-    ),
-    '',
-    ...(r.phases.some((p) => p.whitelist.some((w) => w.oneLocalActivity))
+    ...(r.phases.some((p) => p.whitelist)
       ? [
-          'The least a batch can be: the empty workflow whose Update waits for one local activity that does nothing (a batch re-checks its token in one before any node is asked), by update-with-start, in the same rotation',
+          `Case 3: whitelist batch over ${3} storage nodes, ${r.settings.batchesPerSide} per side, one at a time: API vs direct parallel fan-out, and the floor: a workflow that does nothing, started by update-with-start (empty)`,
           '',
           table(
             [
               'workers',
               'changes',
+              'API p50 / p99 ms',
+              'direct p50 / p99 ms',
+              'API/direct p50 (100: ≤ 3)',
+              'API/direct p99',
               'empty workflow p50 / p99 ms',
-              'one local activity p50 / p99 ms',
-              'one local activity/empty p50 (a batch: 100 ≤ 1.3, 1 ≤ 1.15)',
-              'API/one local activity p50',
+              'empty workflow/direct p50',
+              'API/empty workflow p50 (100: ≤ 1.3, 1: ≤ 1.15)',
+              'API/empty workflow p99 (100: ≤ 1.5)',
+              'API CPU ms / batch',
             ],
-            leastBatchRows(r.phases),
+            whitelistRows(r.phases),
           ),
           '',
-        ]
-      : []),
-    "Where an API batch's time goes (mean ms over the last 10 batches of each size, from their Temporal histories), and the same for the empty workflows of the same rows",
-    '',
-    table(
-      [
-        'workers',
-        'changes',
-        'HTTP total',
-        'API + HTTP (outside the workflow)',
-        'Temporal server (queues, persistence)',
-        'workflow tasks',
-        'activities only',
-        'workflow tasks per batch',
-        'empty workflow: total / outside the workflow / server / workflow task',
-      ],
-      timelineRows(r.phases),
-    ),
-    '',
-    'Case 4: peak RSS (MB) during the case; worker: the largest worker process',
-    '',
-    table(['workers', 'case', 'API (≤ 150)', 'worker (≤ 350)'], memoryRows(r.phases)),
-    '',
-    'Case 5: scale, 2 worker processes vs 1',
-    '',
-    table(['measure', '1 worker', '2 workers', '2 / 1'], scaleRows(r.phases)),
-    ...(r.curve
-      ? [
+          ...(r.phases.some((p) => p.whitelist?.some((w) => w.oneLocalActivity))
+            ? [
+                'The least a batch can be: the empty workflow whose Update waits for one local activity that does nothing (a batch re-checks its token in one before any node is asked), by update-with-start, in the same rotation',
+                '',
+                table(
+                  [
+                    'workers',
+                    'changes',
+                    'empty workflow p50 / p99 ms',
+                    'one local activity p50 / p99 ms',
+                    'one local activity/empty p50 (a batch: 100 ≤ 1.3, 1 ≤ 1.15)',
+                    'API/one local activity p50',
+                  ],
+                  leastBatchRows(r.phases),
+                ),
+                '',
+              ]
+            : []),
+          "Where an API batch's time goes (mean ms over the last 10 batches of each size, from their Temporal histories), and the same for the empty workflows of the same rows",
           '',
-          `Case 3 as a curve (--curve): ${r.curve.batchesPerPoint} batches per side and point, ${r.curve.workers} worker(s), closed-loop clients`,
+          table(
+            [
+              'workers',
+              'changes',
+              'HTTP total',
+              'API + HTTP (outside the workflow)',
+              'Temporal server (queues, persistence)',
+              'workflow tasks',
+              'activities only',
+              'workflow tasks per batch',
+              'empty workflow: total / outside the workflow / server / workflow task',
+            ],
+            timelineRows(r.phases),
+          ),
           '',
-          renderCurveTable(r.curve.points),
+          'Case 4: peak RSS (MB) during the case; worker: the largest worker process',
+          '',
+          table(['workers', 'case', 'API (≤ 150)', 'worker (≤ 350)'], memoryRows(r.phases)),
+          '',
+          'Case 5: scale, 2 worker processes vs 1',
+          '',
+          table(['measure', '1 worker', '2 workers', '2 / 1'], scaleRows(r.phases)),
+          ...(r.curve
+            ? [
+                '',
+                `Case 3 as a curve (--curve): ${r.curve.batchesPerPoint} batches per side and point, ${r.curve.workers} worker(s), closed-loop clients`,
+                '',
+                renderCurveTable(r.curve.points),
+              ]
+            : []),
         ]
       : []),
   ].join('\n');

@@ -35,6 +35,10 @@ interface Prepared {
 export interface SubmitRuns {
   api: LoadResult;
   direct: LoadResult;
+  /** The same Update to a workflow that only answers it (bench/floor emptySubmitWorkflow). */
+  floor: LoadResult;
+  /** One execution submitted through the API, for its history's cost. */
+  sampleWorkflowId: string;
   /** Wall time of the unmeasured prepare + deposit + signing. */
   setupMs: number;
   /** CPU time the API process used per submit, over its runs (nothing else reaches it meanwhile). */
@@ -129,9 +133,33 @@ function viaClient(client: Client, items: Prepared[]) {
   };
 }
 
+/** Starts `count` floor workflows (not measured) and returns their ids. */
+async function startFloorWorkflows(stack: BenchStack, client: Client, count: number): Promise<string[]> {
+  const run = randomUUID().slice(0, 8);
+  const ids = Array.from({ length: count }, (_, i) => `floor-submit-${run}-${i}`);
+  const started = await closedLoop(count, SETUP_CONCURRENCY, async (i) => {
+    await client.workflow.start('emptySubmitWorkflow', { taskQueue: stack.floorTaskQueue, workflowId: ids[i] });
+  });
+  if (started.errors > 0) throw new Error(`floor setup: ${started.errors} of ${count} failed, first: ${started.firstError}`);
+  return ids;
+}
+
+function viaFloor(client: Client, ids: string[], args: SubmitSignatureArgs[]) {
+  return async (i: number) => {
+    const handle = client.workflow.getHandle(ids[i]);
+    const result = await client.withDeadline(Date.now() + CALL_DEADLINE_MS, () =>
+      handle.executeUpdate(submitSignatureUpdate, {
+        args: [{ ...args[i], payload: { ...args[i].payload, submittedAt: new Date().toISOString() } }],
+      }),
+    );
+    if (result.status !== 'SIGNING') throw new Error(`floor submit: status ${result.status}`);
+  };
+}
+
 /**
- * `count` submits through the API and `count` through the client, at `concurrency`, in the order
- * API, direct, direct, API (two halves each), so that a drift in machine load hits both alike.
+ * `count` submits through the API, `count` through the client and `count` to the floor, at
+ * `concurrency`, in the order API, direct, floor, floor, direct, API (two halves each), so that a
+ * drift in machine load hits every side alike.
  */
 export async function runSubmitCase(
   stack: BenchStack,
@@ -142,6 +170,7 @@ export async function runSubmitCase(
 ): Promise<SubmitRuns> {
   const setupStart = performance.now();
   const prepared = await prepareExecutions(stack, http, 2 * count);
+  const floorIds = await startFloorWorkflows(stack, client, count);
   const setupMs = performance.now() - setupStart;
   // Executions go to the two sides alternately, so that both get the same mix of older and newer
   // ones (an execution the worker evicted from its cache replays its history on the next task).
@@ -160,14 +189,24 @@ export async function runSubmitCase(
     apiRuns.push(await closedLoop(items.length, concurrency, viaApi(stack, http, items)));
     apiCpu += cpuMs(stack.api.pid) - before;
   };
+  // As many floor Updates as direct ones, with the direct side's arguments.
+  const floorArgs = direct.map((d) => d.direct);
+  const floorUsed = floorIds.slice(0, floorArgs.length);
+  const floorHalf = Math.floor(floorUsed.length / 2);
+  const floorRuns: LoadResult[] = [];
   await apiRun(a1);
   directRuns.push(await closedLoop(d1.length, concurrency, viaClient(client, d1)));
+  floorRuns.push(await closedLoop(floorHalf, concurrency, viaFloor(client, floorUsed, floorArgs)));
+  const rest = floorUsed.slice(floorHalf);
+  floorRuns.push(await closedLoop(rest.length, concurrency, viaFloor(client, rest, floorArgs.slice(floorHalf))));
   directRuns.push(await closedLoop(d2.length, concurrency, viaClient(client, d2)));
   http.dropIdle();
   await apiRun(a2);
   return {
     api: merge(apiRuns),
     direct: merge(directRuns),
+    floor: merge(floorRuns),
+    sampleWorkflowId: executionWorkflowId(api[0].wallet, api[0].executionId),
     setupMs,
     apiCpuMsPerRequest: round(apiCpu / Math.max(1, a1.length + a2.length), 2),
   };

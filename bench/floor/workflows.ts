@@ -1,5 +1,6 @@
 import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type * as floorActivities from './activities';
+import { submitSignatureUpdate } from '../../contracts/temporal';
 
 // The bench's floor for a whitelist batch: a workflow that does nothing, started and answered the
 // way the API starts a batch (update-with-start), so that "what one workflow costs on this server"
@@ -29,4 +30,18 @@ export async function oneLocalActivityWorkflow(): Promise<void> {
   });
   answer = await settle();
   await condition(allHandlersFinished);
+}
+
+/**
+ * The floor of a submit: a workflow that answers the execution's own Update (`submitSignature`,
+ * same arguments) with SIGNING and does nothing else, then closes. Its Update costs the server one
+ * workflow task: the least any submit can cost on it.
+ */
+export async function emptySubmitWorkflow(): Promise<void> {
+  let answered = false;
+  setHandler(submitSignatureUpdate, () => {
+    answered = true;
+    return { status: 'SIGNING' as const };
+  });
+  await condition(() => answered && allHandlersFinished());
 }
