@@ -5,9 +5,11 @@ import { projectRoot } from '../config/config';
 import { writeDocSection } from '../scripts/lib/doc-section';
 import type { BenchResults, PhaseResult } from './results';
 import { ratio } from './stats';
+import { renderTables } from './table';
 
 // `node dist/bench/compare.js [--docs]`: the dev server's run (bench/results.json) and the
-// cluster's (bench/results-cluster.json) side by side, per worker count.
+// cluster's (bench/results-cluster.json) side by side, per worker count; with --docs, this table
+// and each run's tables go into docs/performance.md, so that the page shows the committed results.
 
 const ms = (x: number) => (x >= 100 ? String(Math.round(x)) : x.toFixed(1));
 
@@ -51,6 +53,53 @@ function rows(workers: number, dev: PhaseResult, cluster: PhaseResult): string[]
   return out;
 }
 
+/**
+ * The first screen of docs/performance.md: what a deployment on this machine can expect, one
+ * worker process, from each run's committed results.
+ */
+export function renderSummary(dev: BenchResults, cluster: BenchResults): string {
+  const [d, c] = [dev.phases.find((p) => p.workers === 1), cluster.phases.find((p) => p.workers === 1)];
+  if (!d || !c) return '';
+  const lines = ['| one worker process | dev server (SQLite) | Temporal server on PostgreSQL |', '| --- | --- | --- |'];
+  for (const ds of d.submit) {
+    const cs = c.submit.find((s) => s.concurrency === ds.concurrency);
+    if (!cs) continue;
+    lines.push(row(`submits/s through the API, ${ds.concurrency} clients`, ds.api.opsPerSec, cs.api.opsPerSec));
+    lines.push(
+      row(
+        `submit p50 / p99 ms, ${ds.concurrency} clients`,
+        `${ms(ds.api.p50Ms)} / ${ms(ds.api.p99Ms)}`,
+        `${ms(cs.api.p50Ms)} / ${ms(cs.api.p99Ms)}`,
+      ),
+    );
+  }
+  for (const dw of d.whitelist ?? []) {
+    const cw = c.whitelist?.find((w) => w.size === dw.size);
+    if (!cw) continue;
+    lines.push(
+      row(
+        `whitelist batch of ${dw.size}, p50 / p99 ms, one client`,
+        `${ms(dw.api.p50Ms)} / ${ms(dw.api.p99Ms)}`,
+        `${ms(cw.api.p50Ms)} / ${ms(cw.api.p99Ms)}`,
+      ),
+    );
+  }
+  const dm = d.memory;
+  const cm = c.memory;
+  lines.push(
+    row(
+      'peak RSS MB, API / worker',
+      `${dm.submit.apiMb} / ${Math.max(dm.submit.workerMb, dm.whitelist?.workerMb ?? 0)}`,
+      `${cm.submit.apiMb} / ${Math.max(cm.submit.workerMb, cm.whitelist?.workerMb ?? 0)}`,
+    ),
+  );
+  return [
+    `Measured ${dev.date.slice(0, 10)} (dev server) and ${cluster.date.slice(0, 10)} (cluster) on ${dev.machine.cpus} vCPU (${dev.machine.cpuModel}), ${dev.machine.memoryGb} GB, Node ${dev.machine.node}, everything on the one machine (Temporal, PostgreSQL, the API, the worker, three storage nodes and the load).`,
+    '',
+    ...lines,
+  ].join('\n');
+}
+
 export function renderComparison(dev: BenchResults, cluster: BenchResults): string {
   const lines = [
     `Dev server run ${dev.date} (load average ${dev.machine.loadAverage.start} → ${dev.machine.loadAverage.end}); cluster run ${cluster.date} (load average ${cluster.machine.loadAverage.start} → ${cluster.machine.loadAverage.end}); ${cluster.machine.cpus} vCPU (${cluster.machine.cpuModel}).`,
@@ -74,11 +123,21 @@ function main(): void {
     },
   });
   const read = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
-  const text = renderComparison(read(values.dev), read(values.cluster));
+  const [dev, cluster] = [read(values.dev), read(values.cluster)];
+  const text = renderComparison(dev, cluster);
   console.log(text);
-  if (values.docs && !writeDocSection(path.join(projectRoot, 'docs', 'performance.md'), 'bench-compare', text)) {
-    console.error('docs/performance.md has no bench-compare markers');
-    process.exit(1);
+  if (!values.docs) return;
+  const page = path.join(projectRoot, 'docs', 'performance.md');
+  for (const [section, body] of [
+    ['bench-summary', renderSummary(dev, cluster)],
+    ['bench-compare', text],
+    // The curve's table is left out: the page shows it as docs/bench-curve.svg.
+    ['bench-table', renderTables({ ...dev, curve: undefined })],
+  ] as const) {
+    if (!writeDocSection(page, section, body)) {
+      console.error(`docs/performance.md has no ${section} markers`);
+      process.exit(1);
+    }
   }
 }
 

@@ -42,9 +42,10 @@ export interface Side extends Summary {
 export interface PhaseResult {
   workers: number;
   /** apiCpuMsPerRequest: CPU time of the API process per submit (its own cost, whatever the server's). */
-  submit: Array<{ concurrency: number; api: Side; direct: Side; floor: Side; apiCpuMsPerRequest: number }>;
-  /** What one execution from prepare to SIGNING costs the server (its history). */
-  executionCost: HistoryCost;
+  /** floor: the same Update to a workflow that only answers it (absent in results from before it was measured). */
+  submit: Array<{ concurrency: number; api: Side; direct: Side; floor?: Side; apiCpuMsPerRequest: number }>;
+  /** What one execution from prepare to SIGNING costs the server (its history; absent in older results). */
+  executionCost?: HistoryCost;
   /** `timeline`: where the API batches' time went, from a sample of their histories; `empty`: a workflow that does nothing (the floor). */
   /** Absent with `--cases submit`. */
   whitelist?: Array<{

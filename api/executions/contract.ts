@@ -234,7 +234,15 @@ export const errorSchema = { type: 'object', required: ['error'], properties: { 
 
 /** From prepare's 201 to the calls a client makes next on the same execution (OpenAPI links). */
 const executionLinks = Object.fromEntries(
-  (['getExecution', 'depositExecution', 'submitExecution', 'cancelExecution'] as const).map((operationId) => [
+  (
+    [
+      ['getExecution', 'read the execution just prepared'],
+      ['executionEvents', 'follow the status changes of the execution just prepared (Server-Sent Events)'],
+      ['depositExecution', 'the deposit of the execution just prepared'],
+      ['submitExecution', 'submit the signature of the execution just prepared (its executionId goes in the body)'],
+      ['cancelExecution', 'the cancel of the execution just prepared'],
+    ] as const
+  ).map(([operationId, description]) => [
     operationId,
     {
       operationId,
@@ -242,10 +250,7 @@ const executionLinks = Object.fromEntries(
         wallet: '$response.body#/result/wallet',
         ...(operationId === 'submitExecution' ? {} : { executionId: '$response.body#/result/executionId' }),
       },
-      description:
-        operationId === 'submitExecution'
-          ? 'submit the signature of the execution just prepared (its executionId goes in the body)'
-          : `the ${operationId.replace('Execution', '')} of the execution just prepared`,
+      description,
     },
   ]),
 );

@@ -4,6 +4,31 @@ import path from 'node:path';
 import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
 import { FLOORS } from '../../scripts/lib/floors';
+import { docSection } from '../../scripts/lib/doc-section';
+import { renderComparison, renderSummary } from '../../bench/compare';
+import type { BenchResults } from '../../bench/results';
+import { renderTables } from '../../bench/table';
+
+/** GitHub's anchor of a heading: lowercase, punctuation dropped, spaces to hyphens. */
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-');
+const anchors = (text: string) => {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const line of text.split('\n')) {
+    const m = /^#{1,6} (.+)$/.exec(line);
+    if (!m) continue;
+    const base = slug(m[1]);
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+};
 
 const read = (file: string) => readFileSync(path.join(projectRoot, file), 'utf8');
 const pages = () => [
@@ -51,6 +76,40 @@ describe('docs: the pages match what exists', () => {
       }
     }
     assert.deepEqual(broken, []);
+  });
+
+  it('when a link has an anchor (#section, page.md#section), then that page has that heading', () => {
+    const broken: string[] = [];
+    for (const page of pages()) {
+      const text = read(page);
+      for (const m of text.matchAll(/\]\(([^)#\s]*)#([^)\s]+)\)/g)) {
+        const [, target, anchor] = m;
+        if (/^[a-z]+:/.test(target)) continue;
+        const file = target === '' ? page : path.join(path.dirname(page), target);
+        if (!existsSync(path.join(projectRoot, file)) || !anchors(read(file)).has(anchor)) broken.push(`${page}: ${target}#${anchor}`);
+      }
+    }
+    assert.deepEqual(broken, []);
+  });
+
+  it('when docs/performance.md is read, then it is at most 200 lines and its tables are the ones rendered from the committed results', () => {
+    const page = read('docs/performance.md');
+    assert.ok(page.trimEnd().split('\n').length <= 200, `${page.trimEnd().split('\n').length} lines`);
+    const results = (file: string) => JSON.parse(read(file)) as BenchResults;
+    const [dev, cluster] = [results('bench/results.json'), results('bench/results-cluster.json')];
+    assert.equal(docSection(page, 'bench-summary'), renderSummary(dev, cluster).trim(), 'run node dist/bench/compare.js --docs');
+    assert.equal(docSection(page, 'bench-compare'), renderComparison(dev, cluster).trim());
+    assert.equal(docSection(page, 'bench-table'), renderTables({ ...dev, curve: undefined }).trim());
+  });
+
+  it('when the docs are read, then no passage names an issue number or a session (readers cannot see them)', () => {
+    const found = pages().flatMap((page) =>
+      read(page)
+        .split('\n')
+        .filter((line) => /\b(issues? #?\d+|sessions?)\b/i.test(line))
+        .map((line) => `${page}: ${line.trim()}`),
+    );
+    assert.deepEqual(found, []);
   });
 
   it('when a page points at a section of another (docs/x.md "Heading"), then that page has a heading that starts so', () => {
