@@ -4,8 +4,6 @@ import { renderCurveTable } from './curve-plot';
 
 // Renders BenchResults as Markdown tables: readable in a terminal and pasted as-is into docs/performance.md.
 
-
-
 function table(header: string[], rows: Array<Array<string | number>>): string {
   const lines = [header, header.map(() => '---'), ...rows.map((r) => r.map(String))];
   return lines.map((cells) => `| ${cells.join(' | ')} |`).join('\n');
@@ -38,7 +36,6 @@ function costLine(phases: PhaseResult[]): string {
   if (!c) return '';
   return `One execution from prepare through deposit to SIGNING costs the server ${c.events} history events: ${c.workflowTasks} workflow tasks, ${c.activityTasks} activity tasks, ${c.markers} local-activity markers (the floor's Update: one workflow task).`;
 }
-
 
 function whitelistRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
@@ -102,14 +99,7 @@ function memoryRows(phases: PhaseResult[]) {
     (['submit', 'whitelist'] as const).flatMap((c) => {
       const m = p.memory[c];
       if (!m) return [];
-      return [
-        [
-          p.workers,
-          c === 'submit' ? '1 (submit)' : '3 + 5 (whitelist)',
-          m.apiMb,
-          m.workerMb,
-        ],
-      ];
+      return [[p.workers, c === 'submit' ? '1 (submit)' : '3 + 5 (whitelist)', m.apiMb, m.workerMb]];
     }),
   );
 }
