@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { projectRoot } from '../../config/config';
+import { childEnv } from '../../config/settings';
+import { getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
+import { getStack, type Stack } from '../support/stack';
+
+const run = promisify(execFile);
+const PAGE = path.join(projectRoot, 'docs', 'integrate.md');
+
+/** The page's fenced blocks of one language, in order. */
+function blocks(lang: string): string[] {
+  return [...readFileSync(PAGE, 'utf8').matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]);
+}
+
+describe('docs/integrate.md: every snippet runs as written', function () {
+  this.timeout(120_000);
+  let stack: Stack;
+  before(async () => {
+    stack = await getStack();
+  });
+
+  it('when its TypeScript snippets are compiled (the browser one with the DOM types), then the compiler finds no error', () => {
+    const snippets = blocks('ts');
+    assert.equal(snippets.length, 3, 'a wallet frontend, a chain watcher and a webhook receiver');
+    // Under the project, so that the snippets resolve the packages they import as a reader's project would.
+    const dir = path.join(projectRoot, 'dist', 'doc-snippets');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const files = snippets.map((text, i) => {
+      const file = path.join(dir, `snippet-${i + 1}.ts`);
+      writeFileSync(file, text);
+      return file;
+    });
+    const program = ts.createProgram(files, {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      types: ['node'],
+      strict: true,
+      esModuleInterop: true,
+      skipLibCheck: true,
+      noEmit: true,
+    });
+    const problems = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => `${d.file ? path.basename(d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    assert.deepEqual(problems, []);
+  });
+
+  it('when its shell snippets run in order against a running service, then each prints what the page says', async () => {
+    const snippets = blocks('sh');
+    assert.equal(snippets.length, 3);
+    const wallet = newWallet();
+    const executionId = `integrate-${Date.now()}`;
+    const intent = sampleIntent();
+    assert.equal((await prepare(stack, wallet, { executionId, intent })).status, 201);
+    const env = childEnv({
+      API: stack.api.url,
+      TOKEN: stack.tokens.deposit,
+      WALLET: wallet.id,
+      EXECUTION: executionId,
+      TEMPORAL_ADDRESS: stack.temporal.address,
+    });
+    env.PATH = `${path.dirname(stack.temporalBinary)}:${env.PATH ?? ''}`; // the pinned `temporal` CLI
+    const sh = async (script: string) => (await run('bash', ['-euo', 'pipefail', '-c', script], { env })).stdout;
+
+    // HTTP: the deposit, then another txHash refused and recorded.
+    const http = (await sh(snippets[0])).trim().split('\n');
+    assert.equal(http[0], '200');
+    assert.match(http[1], /"error":"execution already has a deposit with another txHash/);
+    assert.equal(http[2], '409');
+    // The CLI signal of the same txHash: accepted, and changes nothing.
+    await sh(snippets[1]);
+    // The operator's view: the refused deposit in the record, the execution in the list.
+    const view = await sh(snippets[2]);
+    assert.match(view, /"refusedDeposits":\[\{[^\]]*"txHash":"0xdeposit2"/);
+    assert.match(view, new RegExp(`exec:${wallet.id}:${executionId}`));
+
+    const record = (await getExecution(stack, wallet.id, executionId)).body.result;
+    assert.equal(record.status, 'OPERATION_PENDING');
+    assert.equal(record.deposit.txHash, '0xdeposit1');
+    assert.equal(record.refusedDeposits.length, 1, 'the refused deposit is recorded once');
+    // And the frontend's submit then signs it off.
+    const answer = await submit(stack, wallet.id, signedBody(wallet, executionId, intent));
+    assert.equal(answer.body.result.status, 'SIGNING');
+  });
+});
