@@ -40,6 +40,23 @@ const SAME_FLOOR_ALLOWED: ReadonlyArray<readonly [string, string]> = [
 
 const floorOf = (folder: string): number => FLOORS.findIndex((floor) => floor.includes(folder));
 
+/**
+ * The floors inside api/, by entry (a folder or a top-level file), lowest first: the HTTP edge and
+ * the Temporal plumbing; the dependencies every route gets; the features; the operator routes and
+ * the OpenAPI document, which read the features' contracts; the Koa app, its listeners, its entry point.
+ */
+export const API_FLOORS: ReadonlyArray<readonly string[]> = [
+  ['http', 'temporal'],
+  ['deps.ts'],
+  ['executions', 'whitelists'],
+  ['operations'],
+  ['app.ts'],
+  ['server.ts'],
+  ['main.ts'],
+];
+
+const apiFloorOf = (entry: string): number => API_FLOORS.findIndex((floor) => floor.includes(entry));
+
 /** Every `.ts` file under the project's folders that have a floor. */
 function sourceFiles(root: string): string[] {
   return FLOORS.flat()
@@ -86,6 +103,27 @@ export function upwardImports(root: string): UpwardImport[] {
       const sideways = floorOf(target) === floorOf(from) && !SAME_FLOOR_ALLOWED.some(([a, b]) => a === from && b === target);
       if (climbs || sideways)
         problems.push({ file: path.relative(root, file), target: path.relative(root, path.resolve(path.dirname(file), spec)) });
+    }
+  }
+  return [...problems, ...apiUpwardImports(root)];
+}
+
+/** Inside api/: the imports between its entries that climb API_FLOORS or go sideways. */
+function apiUpwardImports(root: string): UpwardImport[] {
+  const api = path.join(root, 'api');
+  if (!fs.existsSync(api)) return [];
+  const problems: UpwardImport[] = [];
+  const entryOf = (file: string) => path.relative(api, file).split(path.sep)[0];
+  for (const file of sourceFiles(root).filter((f) => f.startsWith(api + path.sep))) {
+    const from = entryOf(file);
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(IMPORT)) {
+      const resolved = path.resolve(path.dirname(file), m[1] ?? m[2] ?? m[3]);
+      if (!resolved.startsWith(api + path.sep)) continue;
+      const rel = path.relative(api, resolved).split(path.sep);
+      const target = rel.length === 1 ? `${rel[0]}.ts` : rel[0];
+      if (target === from) continue;
+      const [a, b] = [apiFloorOf(from), apiFloorOf(target)];
+      if (a < 0 || b < 0 || b >= a) problems.push({ file: path.relative(root, file), target: path.relative(root, resolved) });
     }
   }
   return problems;

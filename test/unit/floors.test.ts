@@ -30,6 +30,24 @@ describe('unit: the floors of the house (scripts/lib/floors.ts)', () => {
     ]);
   });
 
+  it('when a module inside api/ imports from a higher or neighbouring part of api/, then it is named; imports down the api floors are not', () => {
+    const root = project({
+      'api/http/errors.ts': "import { routes } from '../executions/routes';\n",
+      'api/executions/routes.ts':
+        "import { x } from '../http/errors';\nimport { y } from '../whitelists/service';\nimport type { D } from '../deps';\n",
+      'api/whitelists/service.ts': "import { call } from '../temporal/call';\n",
+      'api/operations/openapi.ts': "import * as c from '../executions/routes';\n",
+      'api/deps.ts': "import type { L } from './http/errors';\n",
+      'api/app.ts': "import { doc } from './operations/openapi';\n",
+      'api/gadgets/g.ts': "import { x } from '../http/errors';\n",
+    });
+    assert.deepEqual(upwardImports(root), [
+      { file: path.join('api', 'executions', 'routes.ts'), target: path.join('api', 'whitelists', 'service') },
+      { file: path.join('api', 'gadgets', 'g.ts'), target: path.join('api', 'http', 'errors') },
+      { file: path.join('api', 'http', 'errors.ts'), target: path.join('api', 'executions', 'routes') },
+    ]);
+  });
+
   it('when a folder of TypeScript has no floor, then it is named', () => {
     const root = project({ 'domain/a.ts': '', 'gadgets/b.ts': '', 'notes/readme.md': '' });
     assert.deepEqual(unflooredFolders(root), ['gadgets']);
