@@ -156,6 +156,16 @@ describe('docs: the pages match what exists', () => {
     assert.deepEqual(documented, registered);
   });
 
+  it('when the worker registers an activity, then docs/api.md names it among the Temporal names', () => {
+    const registered = [...read('activities/index.ts').matchAll(/^ {4}async ([a-zA-Z]+)\(/gm)].map((m) => m[1]);
+    assert.ok(registered.length >= 4, 'the scan found the activities');
+    const api = read('docs/api.md');
+    assert.deepEqual(
+      registered.filter((name) => !api.includes(`\`${name}\``)),
+      [],
+    );
+  });
+
   it('when package.json depends on a package, then docs/development.md says why in its dependency table', () => {
     const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
     const table = read('docs/development.md').split('## Dependencies, one line each')[1].split('\n\n')[1];
