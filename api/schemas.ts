@@ -24,6 +24,22 @@ export const prepareBodySchema = {
     intent: { type: 'object', description: 'any JSON object, nested at most 32 levels' },
     signerPublicKey: publicKeySchema('the key that must sign the submit (default: the wallet read as a base58 key)'),
     ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+    deposit: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['chain', 'asset', 'minAmount'],
+      description:
+        'an on-chain deposit: the record gets depositTarget.address, unique to this execution; a native transfer of at least minAmount to it completes the deposit once DEPOSIT_CONFIRMATIONS deep',
+      properties: {
+        chain: {
+          type: 'string',
+          pattern: '^evm:[1-9][0-9]{0,18}$',
+          description: '`evm:<chainId>`: the chain this service watches (CHAIN_RPC_URL)',
+        },
+        asset: { type: 'string', enum: ['native'], description: "the chain's native coin (ERC-20 tokens are not yet accepted)" },
+        minAmount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,77})$', description: 'wei, a decimal string' },
+      },
+    },
   },
 } as const;
 

@@ -29,7 +29,7 @@ type Row = Spec & {
   file?: string;
   /** The default as the docs say it, where it is not a plain value. */
   defaultText?: string;
-  readBy: 'api' | 'worker' | 'api, worker' | 'api, worker, scripts' | 'npm run cluster' | 'tests' | 'scripts' | 'bench';
+  readBy: 'api' | 'worker' | 'api, worker' | 'api, scripts' | 'api, worker, scripts' | 'npm run cluster' | 'tests' | 'scripts' | 'bench';
   description: string;
 };
 
@@ -232,6 +232,53 @@ export const SETTINGS = {
     file: 'database.sqliteFile',
     readBy: 'api, worker, scripts',
     description: 'the SQLite read model (WAL; the API and worker of one machine share it)',
+  },
+  CHAIN_RPC_URL: {
+    kind: 'string',
+    defaultText: 'unset: `npm start` runs a local anvil chain on 127.0.0.1:8545; a lone worker or API has no on-chain deposits',
+    readBy: 'api, worker, scripts',
+    description:
+      "JSON-RPC URL of the EVM chain whose native transfers complete deposits; the worker runs its watcher (`chain-watcher:evm:<chainId>`), the API accepts prepare's `deposit` for that chain",
+  },
+  DEPOSIT_CONFIRMATIONS: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    default: 2,
+    readBy: 'worker',
+    description:
+      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted` (read every round: a change applies without restarting the watcher)",
+  },
+  CHAIN_POLL_INTERVAL_MS: {
+    kind: 'integer',
+    min: 50,
+    default: 1000,
+    readBy: 'worker',
+    description: 'how long the chain watcher sleeps once it has caught up with the head',
+  },
+  CHAIN_MAX_BLOCKS_PER_ROUND: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    default: 100,
+    readBy: 'worker',
+    description: 'most blocks one round of the chain watcher reads (one activity)',
+  },
+  CHAIN_REORG_WINDOW: {
+    kind: 'integer',
+    min: 2,
+    max: 10000,
+    default: 128,
+    readBy: 'worker',
+    description:
+      'recent blocks the watcher keeps to detect a reorg (more than DEPOSIT_CONFIRMATIONS); a signalled deposit is checked for a deep reorg while its block is within it',
+  },
+  DEPOSIT_SEED_FILE: {
+    kind: 'string',
+    default: 'data/deposit-seed',
+    readBy: 'api, scripts',
+    description:
+      'the 32-byte secret every deposit address (and its private key, for sweeping) is derived from; created 0600 on first use; every API of a deployment must share it, and losing it loses the keys of the deposit addresses',
   },
   WEBHOOK_URLS: {
     kind: 'list',

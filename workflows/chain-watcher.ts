@@ -1,0 +1,106 @@
+import { continueAsNew, getExternalWorkflowHandle, log, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import type { Activities, UndeliveredDeposit } from '../contracts/activities';
+import {
+  applyRound,
+  initialWatcherState,
+  nextRoundFrom,
+  rewind,
+  rewindNumbers,
+  type DepositSignal,
+  type WatcherParams,
+  type WatcherState,
+} from '../domain/chain-watcher';
+import { chainWatcherStateQuery, depositCompletedSignal, depositReorgedSignal, type ChainWatcherInput } from '../contracts/temporal';
+
+// Chain reads: short attempts, retried for ever (a node that is down only delays deposits; the
+// watcher's state stays in its history meanwhile).
+const { chainHead, readChainRound, canonicalHashes } = proxyActivities<Activities>({
+  startToCloseTimeout: '20s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+const { reportReorgs, reportSignals } = proxyActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+/** Rounds per run before continue-as-new (the history of a run stays a few thousand events). */
+const ROUNDS_PER_RUN = 500;
+
+/**
+ * One chain's deposit watcher (docs/decisions/0071-chain-watcher.md), id `chain-watcher:<chain>`,
+ * started by every worker with USE_EXISTING so that one runs per chain. Its progress (cursor, the
+ * window of recent block hashes, transfers seen but not yet deep enough, deposits signalled within
+ * the window) lives here, in the workflow's state, so a worker crash neither misses nor repeats a
+ * deposit: activities read the chain, the pure state machine of domain/chain-watcher decides, and
+ * each deposit is signalled to its execution with a workflow command, once per history.
+ */
+export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<void> {
+  const { chain } = input;
+  let state: WatcherState = input.state ?? initialWatcherState(await chainHead({ chain }));
+  let signalledTotal = input.signalledTotal ?? 0;
+
+  setHandler(chainWatcherStateQuery, () => ({
+    chain,
+    cursor: state.cursor,
+    windowFrom: state.window[0]?.number,
+    pending: state.pending,
+    signalledInWindow: state.signalled.length,
+    signalledTotal,
+  }));
+
+  for (let round = 0; ; round++) {
+    const info = workflowInfo();
+    if (round >= ROUNDS_PER_RUN || info.continueAsNewSuggested || info.targetWorkerDeploymentVersionChanged) {
+      // A new version of the worker takes the watcher over at the next run (it is the one workflow that never ends).
+      await continueAsNew<typeof chainWatcherWorkflow>({ chain, state, signalledTotal });
+    }
+    const read = await readChainRound({ chain, from: nextRoundFrom(state) });
+    const params: WatcherParams = { chain, confirmations: read.confirmations, windowSize: read.windowSize };
+    const outcome = applyRound(state, read.blocks, read.transfers, params);
+    state = outcome.state;
+    if (outcome.needsRewind) {
+      const canonical = await canonicalHashes({ chain, numbers: rewindNumbers(state) });
+      const rewound = rewind(state, new Map(canonical.map((b) => [b.number, b.hash])), params);
+      state = rewound.state;
+      log.warn('chain reorganisation: rewound to the fork point', { chain, forkPoint: rewound.forkPoint, cursor: state.cursor });
+      if (rewound.reorged.length > 0) {
+        await Promise.all(
+          rewound.reorged.map((r) =>
+            getExternalWorkflowHandle(r.workflowId)
+              .signal(depositReorgedSignal, {
+                txHash: r.txHash,
+                transferIndex: r.transferIndex,
+                chain: r.chain,
+                blockNumber: r.blockNumber,
+                blockHash: r.blockHash,
+              })
+              .catch(() => undefined),
+          ),
+        );
+        await reportReorgs({ reports: rewound.reorged });
+      }
+    }
+    if (outcome.signals.length > 0) {
+      const undelivered = await deliver(outcome.signals);
+      signalledTotal += outcome.signals.length - undelivered.length;
+      await reportSignals({ chain, delivered: outcome.signals.length - undelivered.length, undelivered });
+    }
+    const caughtUp = !outcome.needsRewind && state.cursor >= read.head;
+    if (caughtUp) await sleep(read.pollIntervalMs);
+  }
+}
+
+/** Signals each deposit to its execution; answers the ones whose execution could not take it (closed, or no such workflow). */
+async function deliver(signals: DepositSignal[]): Promise<UndeliveredDeposit[]> {
+  const results = await Promise.all(
+    signals.map((s) =>
+      getExternalWorkflowHandle(s.workflowId)
+        .signal(depositCompletedSignal, s.deposit)
+        .then(
+          () => undefined,
+          (err: Error): UndeliveredDeposit => ({ signal: s, reason: err.message }),
+        ),
+    ),
+  );
+  return results.filter((r): r is UndeliveredDeposit => r !== undefined);
+}
