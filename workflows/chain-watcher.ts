@@ -15,7 +15,7 @@ import { chainWatcherStateQuery, depositCompletedSignal, depositReorgedSignal, t
 // Chain reads: short attempts, retried for ever (a node that is down only delays deposits; the
 // watcher's state stays in its history meanwhile).
 const { chainHead, readChainRound, canonicalHashes } = proxyActivities<Activities>({
-  startToCloseTimeout: '20s',
+  startToCloseTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 const { reportReorgs, reportSignals } = proxyActivities<Activities>({

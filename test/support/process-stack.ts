@@ -42,6 +42,9 @@ export class ProcessStack {
   client!: Client;
   private apiPort = 0;
 
+  /** `env`: more settings for the worker and the API (a chain's, for example). */
+  constructor(private readonly options: { env?: Record<string, string> } = {}) {}
+
   async start(): Promise<this> {
     try {
       return await this.startParts();
@@ -94,6 +97,7 @@ export class ProcessStack {
       // any free port: a second worker or API on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
       OPERATOR_PORT: '0',
+      ...this.options.env,
     });
   }
 
