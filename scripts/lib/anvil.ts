@@ -52,3 +52,15 @@ export async function startAnvil(options: {
   const match = await service.ready;
   return Object.assign(service, { url: `http://${match[1]}` });
 }
+
+/** The local chain's port for `npm start` and `npm run cluster`: anvil's own default, which `npm run deposit` uses too. */
+export const LOCAL_CHAIN_PORT = 8545;
+
+/**
+ * The launchers' local chain: anvil on LOCAL_CHAIN_PORT with a block a second, its blocks kept in
+ * `stateFile` (dumped every 5 s and on exit) so that the chain watcher's durable cursor and block
+ * hashes stay valid across restarts.
+ */
+export function startLocalChain(stateFile: string): Promise<AnvilProcess> {
+  return startAnvil({ port: LOCAL_CHAIN_PORT, blockTime: 1, extraArgs: ['--state', stateFile, '--state-interval', '5'] });
+}
