@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { projectRoot } from '../../config/config';
+import { envSettings } from '../../config/settings';
 import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import type { Hash } from 'viem';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
@@ -254,5 +259,20 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       counts.map(() => 1),
     );
     assert.equal((await watcher()).signalledTotal, signalledTotal + 200);
+  });
+
+  it("when the watcher's history (every test above: rounds, rewinds, signals, a worker killed) is replayed with the current code, then it replays without nondeterminism", async () => {
+    const history = (await stack.client.workflow.getHandle(watcherId).fetchHistory()) as History;
+    await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'chain-watcher' }, history, watcherId);
+    // npm run histories:record (RECORD_HISTORIES=<tag>) keeps it as a fixture that the replay test replays.
+    const tag = envSettings().RECORD_HISTORIES;
+    if (tag) {
+      const dir = path.join(projectRoot, 'test', 'fixtures', 'histories');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        path.join(dir, `${tag}-chainWatcherWorkflow-${history.events?.length}.json`),
+        JSON.stringify({ workflowId: watcherId, history: JSON.parse(historyToJSON(history)) }),
+      );
+    }
   });
 });
