@@ -13,8 +13,9 @@ export class TestChain {
     readonly client: ReturnType<typeof testClient>,
   ) {}
 
-  static async start(): Promise<TestChain> {
-    const anvil = await startAnvil({ port: 0 });
+  /** `extraArgs`: more anvil flags (`--gas-limit 210000`: ten plain transfers a block). */
+  static async start(extraArgs: string[] = []): Promise<TestChain> {
+    const anvil = await startAnvil({ port: 0, extraArgs });
     const chain = new TestChain(anvil, testClient(anvil.url));
     await chain.client.setAutomine(false);
     return chain;
