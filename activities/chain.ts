@@ -27,6 +27,11 @@ export function chainClient(rpcUrl: string): PublicClient {
   return createPublicClient({ transport: http(rpcUrl, { batch: { batchSize: 100 }, timeout: 10_000, retryCount: 1 }) });
 }
 
+/** Longest wait for a new block inside one readChainRound (well within its 10 s start-to-close timeout). */
+export const MAX_WAIT_MS = 5_000;
+/** How often a waiting readChainRound asks the node for its head. */
+const HEAD_POLL_MS = 100;
+
 /** Runs `fn` over `items` with at most `limit` at once, answers in order. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -65,9 +70,16 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       return { number: h.number, hash: h.hash };
     },
 
-    async readChainRound({ chain, from }): Promise<ChainRound> {
+    async readChainRound({ chain, from, waitAfter }): Promise<ChainRound> {
       const d = chainDeps();
-      const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      let head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      // Caught up: wait here for the next block (a long poll), up to the poll interval. A Temporal
+      // timer would do the same with a history event more, at the server's timer resolution (~1 s).
+      const deadline = Date.now() + Math.min(d.pollIntervalMs, MAX_WAIT_MS);
+      while (waitAfter !== undefined && head <= waitAfter && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, Math.min(HEAD_POLL_MS, Math.max(1, deadline - Date.now()))));
+        head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      }
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
       const blocks = await mapLimited(numbers, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n), includeTransactions: true }));

@@ -254,7 +254,8 @@ export const SETTINGS = {
     min: 50,
     default: 1000,
     readBy: 'worker',
-    description: 'how long the chain watcher sleeps once it has caught up with the head',
+    description:
+      'how long a caught-up chain watcher waits for the next block in one round: its activity asks the node for the head every 100 ms (beyond 5 s, the workflow sleeps the rest on a timer)',
   },
   CHAIN_MAX_BLOCKS_PER_ROUND: {
     kind: 'integer',

@@ -51,8 +51,12 @@ export interface UndeliveredDeposit {
 export interface ChainActivities {
   /** The chain's head block (number, hash): where a new watcher starts. */
   chainHead(input: { chain: string }): Promise<BlockRef>;
-  /** Reads the block headers from `from` on (at most the worker's CHAIN_MAX_BLOCKS_PER_ROUND) and the deposits in them. */
-  readChainRound(input: { chain: string; from: number }): Promise<ChainRound>;
+  /**
+   * Reads the block headers from `from` on (at most the worker's CHAIN_MAX_BLOCKS_PER_ROUND) and the
+   * deposits in them. With `waitAfter`, first waits (up to CHAIN_POLL_INTERVAL_MS, at most 5 s) for
+   * the head to pass that block: the caught-up watcher's long poll.
+   */
+  readChainRound(input: { chain: string; from: number; waitAfter?: number }): Promise<ChainRound>;
   /** The canonical hash of each block number (numbers past the head are left out). */
   canonicalHashes(input: { chain: string; numbers: number[] }): Promise<Array<{ number: number; hash: string }>>;
   /** Error log and metric for deposits whose block was reorganised away after they were signalled. */

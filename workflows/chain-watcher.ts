@@ -1,5 +1,5 @@
 import { continueAsNew, getExternalWorkflowHandle, log, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
-import type { Activities, UndeliveredDeposit } from '../contracts/activities';
+import type { Activities, ChainRound, UndeliveredDeposit } from '../contracts/activities';
 import {
   applyRound,
   initialWatcherState,
@@ -23,6 +23,8 @@ const { reportReorgs, reportSignals } = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
 
+/** The longest a readChainRound waits for a new block (activities/chain.ts MAX_WAIT_MS). */
+const MAX_ACTIVITY_WAIT_MS = 5_000;
 /** Rounds per run before continue-as-new (the history of a run stays a few thousand events). */
 const ROUNDS_PER_RUN = 500;
 
@@ -31,7 +33,8 @@ const ROUNDS_PER_RUN = 500;
  * started by every worker with USE_EXISTING so that one runs per chain. Its progress (cursor, the
  * window of recent block hashes, transfers seen but not yet deep enough, deposits signalled within
  * the window) lives here, in the workflow's state, so a worker crash neither misses nor repeats a
- * deposit: activities read the chain, the pure state machine of domain/chain-watcher decides, and
+ * deposit: activities read the chain (a caught-up round waits in its activity for the next block,
+ * up to CHAIN_POLL_INTERVAL_MS), the pure state machine of domain/chain-watcher decides, and
  * each deposit is signalled to its execution with a workflow command, once per history.
  */
 export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<void> {
@@ -48,13 +51,15 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
     signalledTotal,
   }));
 
+  // Caught up with the head: the next round's activity waits for a block past the cursor.
+  let caughtUp = false;
   for (let round = 0; ; round++) {
     const info = workflowInfo();
     if (round >= ROUNDS_PER_RUN || info.continueAsNewSuggested || info.targetWorkerDeploymentVersionChanged) {
       // A new version of the worker takes the watcher over at the next run (it is the one workflow that never ends).
       await continueAsNew<typeof chainWatcherWorkflow>({ chain, state, signalledTotal });
     }
-    const read = await readChainRound({ chain, from: nextRoundFrom(state) });
+    const read: ChainRound = await readChainRound({ chain, from: nextRoundFrom(state), waitAfter: caughtUp ? state.cursor : undefined });
     const params: WatcherParams = { chain, confirmations: read.confirmations, windowSize: read.windowSize };
     const outcome = applyRound(state, read.blocks, read.transfers, params);
     state = outcome.state;
@@ -85,8 +90,9 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
       signalledTotal += outcome.signals.length - undelivered.length;
       await reportSignals({ chain, delivered: outcome.signals.length - undelivered.length, undelivered });
     }
-    const caughtUp = !outcome.needsRewind && state.cursor >= read.head;
-    if (caughtUp) await sleep(read.pollIntervalMs);
+    caughtUp = !outcome.needsRewind && state.cursor >= read.head;
+    // The activity waits at most 5 s for a block; a longer poll interval sleeps the rest.
+    if (caughtUp && read.pollIntervalMs > MAX_ACTIVITY_WAIT_MS) await sleep(read.pollIntervalMs - MAX_ACTIVITY_WAIT_MS);
   }
 }
 
