@@ -13,6 +13,15 @@ import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import type { Hash } from 'viem';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-state';
+import { ExecutionService } from '../../api/executions/service';
+import { loadConfig } from '../../config/config';
+import { childEnv } from '../../config/settings';
+import { openDatabase } from '../../db/database';
+import { DepositAddressStore } from '../../db/deposit-addresses';
+import { ExecutionStore } from '../../db/execution-store';
+import { ServiceError } from '../../domain/errors';
+import { loadDepositSeed } from '../../lib/deposit-seed';
+import { startChildService } from '../../scripts/lib/child-service';
 import { TestChain } from '../support/chain';
 import { eventually, newWallet, sampleIntent, type TestWallet } from '../support/executions';
 import { request } from '../support/http';
@@ -120,6 +129,53 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       deposit: { chain: 'evm:1', asset: 'native', minAmount: '1' },
     });
     assert.equal(other.status, 400, other.text);
+  });
+
+  it('when a second worker starts, then it finds the watcher running: one run per chain, however many workers', async () => {
+    const before = await stack.client.workflow.getHandle(watcherId).describe();
+    const second = startChildService('second-worker', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
+      readyPattern: /chain watcher chain-watcher:evm:31337 running/,
+      env: stack.env(),
+      echo: false,
+    });
+    try {
+      await second.ready;
+      const runs: string[] = [];
+      for await (const w of stack.client.workflow.list({ query: `WorkflowId = '${watcherId}'` })) runs.push(`${w.runId} ${w.status.name}`);
+      assert.deepEqual(runs, [`${before.runId} RUNNING`]);
+    } finally {
+      await second.stop(5000);
+    }
+  });
+
+  it('when the read model cannot take the address row, then prepare with a deposit is 503 (retryable) and starts no workflow', async () => {
+    // A real SQLite read model, closed: every statement fails as with a database that is down.
+    const database = await openDatabase({ sqliteFile: path.join(seedDir, 'closed.sqlite') });
+    await database.close();
+    const config = loadConfig(childEnv({ TEMPORAL_TASK_QUEUE: stack.taskQueue, CHAIN_RPC_URL: chain.url }));
+    const service = new ExecutionService(stack.client, config, new ExecutionStore(database), Date.now, {
+      chain: async () => CHAIN,
+      seed: loadDepositSeed(path.join(seedDir, 'deposit-seed')),
+      store: new DepositAddressStore(database),
+    });
+    const wallet = newWallet();
+    const executionId = `chain-${randomUUID()}`;
+    const refused = await service
+      .prepare(wallet.id, { executionId, intent: sampleIntent(), deposit: { chain: CHAIN, asset: 'native', minAmount: '1' } })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    assert.ok(refused instanceof ServiceError, String(refused));
+    assert.equal(refused.status, 503);
+    const started = await stack.client.workflow
+      .getHandle(executionWorkflowId(wallet.id, executionId))
+      .describe()
+      .then(
+        () => true,
+        () => false,
+      );
+    assert.equal(started, false);
   });
 
   it('when a transfer is seen and the worker is SIGKILLed before its confirmations, then after the restart it is signalled once: OPERATION_PENDING', async () => {

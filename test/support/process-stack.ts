@@ -78,7 +78,8 @@ export class ProcessStack {
     return this;
   }
 
-  private env(): NodeJS.ProcessEnv {
+  /** The settings every worker and API of this stack runs with. */
+  env(): NodeJS.ProcessEnv {
     return childEnv({
       PORT: String(this.apiPort),
       TEMPORAL_ADDRESS: this.temporal.address,
