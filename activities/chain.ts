@@ -17,6 +17,7 @@ export interface ChainDeps {
   pollIntervalMs: number;
   maxBlocksPerRound: number;
   windowSize: number;
+  roundsPerRun: number;
   /** The deposit addresses the round's transfers are joined with. */
   addresses: DepositAddressStore;
   onChainEvent?: (event: ChainEvent) => void;
@@ -119,6 +120,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         confirmations: d.confirmations,
         pollIntervalMs: d.pollIntervalMs,
         windowSize: d.windowSize,
+        roundsPerRun: d.roundsPerRun,
       };
     },
 

@@ -79,6 +79,7 @@ export interface Config {
     readonly pollIntervalMs: number;
     readonly maxBlocksPerRound: number;
     readonly windowSize: number;
+    readonly roundsPerRun: number;
   };
   /** The deposit addresses' seed file (DEPOSIT_SEED_FILE); absolute. */
   readonly depositSeedFile: string;
@@ -334,6 +335,7 @@ export function loadConfig(env: Env = process.env): Config {
           pollIntervalMs: e.CHAIN_POLL_INTERVAL_MS ?? d('CHAIN_POLL_INTERVAL_MS'),
           maxBlocksPerRound: e.CHAIN_MAX_BLOCKS_PER_ROUND ?? d('CHAIN_MAX_BLOCKS_PER_ROUND'),
           windowSize,
+          roundsPerRun: e.CHAIN_ROUNDS_PER_RUN ?? d('CHAIN_ROUNDS_PER_RUN'),
         }
       : undefined,
     depositSeedFile: path.resolve(projectRoot, e.DEPOSIT_SEED_FILE ?? d('DEPOSIT_SEED_FILE')),

@@ -274,6 +274,15 @@ export const SETTINGS = {
     description:
       'recent blocks the watcher keeps to detect a reorg (more than DEPOSIT_CONFIRMATIONS); a signalled deposit is checked for a deep reorg while its block is within it',
   },
+  CHAIN_ROUNDS_PER_RUN: {
+    kind: 'integer',
+    min: 10,
+    max: 100000,
+    default: 500,
+    readBy: 'worker',
+    description:
+      'rounds of the chain watcher per workflow run before it continues as new with its state (bounds its history; it also does when Temporal suggests it)',
+  },
   DEPOSIT_SEED_FILE: {
     kind: 'string',
     default: 'data/deposit-seed',

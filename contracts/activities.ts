@@ -40,6 +40,7 @@ export interface ChainRound {
   confirmations: number;
   pollIntervalMs: number;
   windowSize: number;
+  roundsPerRun: number;
 }
 
 /** A deposit signal that could not be delivered (the execution is closed or gone). */

@@ -25,8 +25,8 @@ const { reportReorgs, reportSignals } = proxyActivities<Activities>({
 
 /** The longest a readChainRound waits for a new block (activities/chain.ts MAX_WAIT_MS). */
 const MAX_ACTIVITY_WAIT_MS = 5_000;
-/** Rounds per run before continue-as-new (the history of a run stays a few thousand events). */
-const ROUNDS_PER_RUN = 500;
+/** Rounds per run before continue-as-new until the first round brings the worker's CHAIN_ROUNDS_PER_RUN. */
+const DEFAULT_ROUNDS_PER_RUN = 500;
 
 /**
  * One chain's deposit watcher (docs/decisions/0071-chain-watcher.md), id `chain-watcher:<chain>`,
@@ -53,13 +53,15 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
 
   // Caught up with the head: the next round's activity waits for a block past the cursor.
   let caughtUp = false;
+  let roundsPerRun = DEFAULT_ROUNDS_PER_RUN;
   for (let round = 0; ; round++) {
     const info = workflowInfo();
-    if (round >= ROUNDS_PER_RUN || info.continueAsNewSuggested || info.targetWorkerDeploymentVersionChanged) {
+    if (round >= roundsPerRun || info.continueAsNewSuggested || info.targetWorkerDeploymentVersionChanged) {
       // A new version of the worker takes the watcher over at the next run (it is the one workflow that never ends).
       await continueAsNew<typeof chainWatcherWorkflow>({ chain, state, signalledTotal });
     }
     const read: ChainRound = await readChainRound({ chain, from: nextRoundFrom(state), waitAfter: caughtUp ? state.cursor : undefined });
+    roundsPerRun = read.roundsPerRun;
     const params: WatcherParams = { chain, confirmations: read.confirmations, windowSize: read.windowSize };
     const outcome = applyRound(state, read.blocks, read.transfers, params);
     state = outcome.state;

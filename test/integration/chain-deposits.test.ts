@@ -55,6 +55,8 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
         CHAIN_RPC_URL: chain.url,
         DEPOSIT_CONFIRMATIONS: String(CONFIRMATIONS),
         CHAIN_POLL_INTERVAL_MS: '100',
+        // Continue-as-new every few seconds: every test below also crosses runs of the watcher.
+        CHAIN_ROUNDS_PER_RUN: '20',
         WORKER_METRICS_PORT: String(metricsPort),
         DEPOSIT_SEED_FILE: path.join(seedDir, 'deposit-seed'),
       },
@@ -132,7 +134,6 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   });
 
   it('when a second worker starts, then it finds the watcher running: one run per chain, however many workers', async () => {
-    const before = await stack.client.workflow.getHandle(watcherId).describe();
     const second = startChildService('second-worker', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
       readyPattern: /chain watcher chain-watcher:evm:31337 running/,
       env: stack.env(),
@@ -141,8 +142,9 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     try {
       await second.ready;
       const runs: string[] = [];
-      for await (const w of stack.client.workflow.list({ query: `WorkflowId = '${watcherId}'` })) runs.push(`${w.runId} ${w.status.name}`);
-      assert.deepEqual(runs, [`${before.runId} RUNNING`]);
+      for await (const w of stack.client.workflow.list({ query: `WorkflowId = '${watcherId}' AND ExecutionStatus = 'Running'` }))
+        runs.push(w.runId);
+      assert.equal(runs.length, 1, `running watchers: ${runs.join(', ')}`);
     } finally {
       await second.stop(5000);
     }
@@ -317,17 +319,29 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.equal((await watcher()).signalledTotal, signalledTotal + 200);
   });
 
-  it("when the watcher's history (every test above: rounds, rewinds, signals, a worker killed) is replayed with the current code, then it replays without nondeterminism", async () => {
-    const history = (await stack.client.workflow.getHandle(watcherId).fetchHistory()) as History;
-    await Worker.runReplayHistory({ workflowsPath: require.resolve('../../workflows'), replayName: 'chain-watcher' }, history, watcherId);
-    // npm run histories:record (RECORD_HISTORIES=<tag>) keeps it as a fixture that the replay test replays.
+  it('when every run of the watcher (continued as new, with its state, through the tests above) is replayed with the current code, then none fails', async () => {
+    const histories: Array<{ workflowId: string; history: History }> = [];
+    for await (const h of stack.client.workflow.list({ query: `WorkflowId = '${watcherId}'` }).intoHistories())
+      histories.push({ workflowId: h.workflowId, history: h.history as History });
+    // CHAIN_ROUNDS_PER_RUN=20: the tests above crossed many runs, each continued from the last with its state.
+    assert.ok(histories.length > 1, `watcher runs: ${histories.length}`);
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      { workflowsPath: require.resolve('../../workflows'), replayName: 'chain-watcher' },
+      histories,
+    )) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    assert.deepEqual(failures, []);
+    // npm run histories:record (RECORD_HISTORIES=<tag>) keeps the longest run as a fixture that the replay test replays.
     const tag = envSettings().RECORD_HISTORIES;
     if (tag) {
+      const longest = histories.reduce((a, b) => ((b.history.events?.length ?? 0) > (a.history.events?.length ?? 0) ? b : a));
       const dir = path.join(projectRoot, 'test', 'fixtures', 'histories');
       mkdirSync(dir, { recursive: true });
       writeFileSync(
-        path.join(dir, `${tag}-chainWatcherWorkflow-${history.events?.length}.json`),
-        JSON.stringify({ workflowId: watcherId, history: JSON.parse(historyToJSON(history)) }),
+        path.join(dir, `${tag}-chainWatcherWorkflow-${longest.history.events?.length}.json`),
+        JSON.stringify({ workflowId: watcherId, history: JSON.parse(historyToJSON(longest.history)) }),
       );
     }
   });
