@@ -12,6 +12,7 @@ import { applyQuickly } from './quick-apply';
 import type { NodeTransport } from './node-transport';
 import { postApply } from './storage-node-client';
 import { postWebhook } from './webhooks';
+import { createChainActivities, type ChainDeps } from './chain';
 
 /** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
 export interface NodeRequestEvent {
@@ -45,6 +46,8 @@ export interface ActivityDeps {
   /** Read on every attempt, so an endpoint removed from the configuration stops being retried. */
   webhooks?: () => readonly WebhookEndpoint[];
   webhookTimeoutMs?: number;
+  /** The chain watcher's chain and deposit addresses; absent when no CHAIN_RPC_URL is configured. */
+  chain?: ChainDeps;
 }
 
 /** Attempts 2, 4, 8, … and then every 12th (about hourly at the 5-minute cap) are logged: bounded whatever the outage. */
@@ -74,6 +77,8 @@ export function createActivities(deps: ActivityDeps): Activities {
   };
 
   return {
+    ...createChainActivities(deps.chain),
+
     /**
      * The precheck, then (only if it passes) the first round at every owning node in parallel, a
      * few quick tries each (applyQuickly): one local activity, so the happy path costs the workflow one

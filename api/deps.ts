@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { NodeTransport } from '../activities/node-transport';
 import type { Config } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
+import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { TokenStore } from '../tokens/token-store';
 import type { LimiterStore } from './http/rate-limit';
 
@@ -18,6 +19,17 @@ export interface AppDeps {
   nodeTransport: NodeTransport;
   /** The read model: the list route, and records after Temporal's retention. */
   executionStore: ExecutionStore;
+  /** On-chain deposits (CHAIN_RPC_URL set): absent, prepare refuses a `deposit`. */
+  deposits?: DepositDeps;
   /** Where the rate limits count: a PostgreSQL pool shared by every API, or (absent) each process's memory. */
   limiterStore?: LimiterStore;
+}
+
+/** What prepare needs for an on-chain deposit: the watched chain, the seed, the address table. */
+export interface DepositDeps {
+  /** `evm:<chainId>` of CHAIN_RPC_URL, asked of the node once; rejects while it cannot be reached. */
+  chain(): Promise<string>;
+  /** The deposit seed (DEPOSIT_SEED_FILE). */
+  seed: Uint8Array;
+  store: DepositAddressStore;
 }

@@ -3,8 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config';
-import { openDatabase } from '../db/database';
+import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
+import { DepositAddressStore } from '../db/deposit-addresses';
+import { loadDepositSeed } from '../lib/deposit-seed';
+import { chainClient } from '../activities/chain';
+import type { DepositDeps } from './deps';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal/call';
 import { TokenStore } from '../tokens/token-store';
@@ -50,6 +54,7 @@ export async function startApi(
     storageNodes: options.storageNodes,
     nodeTransport,
     executionStore: new ExecutionStore(database),
+    deposits: config.chain && depositDeps(config.chain.rpcUrl, config.depositSeedFile, database),
     limiterStore: { pool: database.pool },
   });
   // Koa's handler returns a promise that never rejects (errors end in errorMiddleware / app.onerror).
@@ -109,6 +114,25 @@ export async function startApi(
       await connection.close().catch(() => undefined);
       await database.close().catch(() => undefined);
       return cut;
+    },
+  };
+}
+
+/** On-chain deposits: the seed (created on first use), the chain id asked of the node once, the address table. */
+function depositDeps(rpcUrl: string, seedFile: string, database: Database): DepositDeps {
+  const seed = loadDepositSeed(seedFile);
+  const rpc = chainClient(rpcUrl);
+  let chain: Promise<string> | undefined;
+  return {
+    seed,
+    store: new DepositAddressStore(database),
+    chain() {
+      chain ??= rpc.getChainId().then((id) => `evm:${id}`);
+      // A failed ask is not kept: the next prepare asks again.
+      return chain.catch((err: unknown) => {
+        chain = undefined;
+        throw err;
+      });
     },
   };
 }

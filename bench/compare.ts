@@ -41,7 +41,6 @@ function rows(workers: number, dev: PhaseResult, cluster: PhaseResult): string[]
         `${ms(c.api.p50Ms)} / ${ms(c.empty.p50Ms)} = ${ratio(c.api.p50Ms, c.empty.p50Ms)}`,
       ),
     );
-    out.push(row(`batch: Temporal server (queues, persistence) ms (${w})`, ms(d.timeline.serverMs), ms(c.timeline.serverMs)));
   }
   out.push(
     row(

@@ -69,6 +69,20 @@ export interface Config {
   readonly operator?: { readonly host: string; readonly port: number };
   /** The worker's metrics port; undefined: no metrics endpoint (WORKER_METRICS_PORT=off). */
   readonly workerMetricsPort?: number;
+  /**
+   * On-chain deposits (decision 0071): the chain's JSON-RPC URL and the watcher's settings;
+   * undefined (CHAIN_RPC_URL unset): no watcher, and prepare refuses a `deposit`.
+   */
+  readonly chain?: {
+    readonly rpcUrl: string;
+    readonly confirmations: number;
+    readonly pollIntervalMs: number;
+    readonly maxBlocksPerRound: number;
+    readonly windowSize: number;
+    readonly roundsPerRun: number;
+  };
+  /** The deposit addresses' seed file (DEPOSIT_SEED_FILE); absolute. */
+  readonly depositSeedFile: string;
   /** The worker's Worker Deployment (decision 0068); undefined: an unversioned worker (WORKER_VERSIONING=off). */
   readonly workerDeployment?: { readonly name: string; readonly promote: 'current' | 'none' };
 }
@@ -263,6 +277,10 @@ export function loadConfig(env: Env = process.env): Config {
   const metricsPort = e.WORKER_METRICS_PORT ?? d('WORKER_METRICS_PORT');
   const operatorPort = e.OPERATOR_PORT ?? d('OPERATOR_PORT');
   const taskQueue: string = e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE');
+  const confirmations: number = e.DEPOSIT_CONFIRMATIONS ?? d('DEPOSIT_CONFIRMATIONS');
+  const windowSize: number = e.CHAIN_REORG_WINDOW ?? d('CHAIN_REORG_WINDOW');
+  if (windowSize <= confirmations)
+    throw new ConfigError(`CHAIN_REORG_WINDOW (${windowSize}) must be more than DEPOSIT_CONFIRMATIONS (${confirmations})`);
   const config: Config = {
     port: e.PORT ?? parsed.port ?? d('PORT'),
     host: e.HOST ?? parsed.host ?? d('HOST'),
@@ -310,6 +328,17 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),
     operator: operatorPort === 'off' ? undefined : { host: e.OPERATOR_HOST ?? d('OPERATOR_HOST'), port: operatorPort },
     workerMetricsPort: metricsPort === 'off' ? undefined : metricsPort,
+    chain: e.CHAIN_RPC_URL
+      ? {
+          rpcUrl: checkUrl('CHAIN_RPC_URL', e.CHAIN_RPC_URL),
+          confirmations,
+          pollIntervalMs: e.CHAIN_POLL_INTERVAL_MS ?? d('CHAIN_POLL_INTERVAL_MS'),
+          maxBlocksPerRound: e.CHAIN_MAX_BLOCKS_PER_ROUND ?? d('CHAIN_MAX_BLOCKS_PER_ROUND'),
+          windowSize,
+          roundsPerRun: e.CHAIN_ROUNDS_PER_RUN ?? d('CHAIN_ROUNDS_PER_RUN'),
+        }
+      : undefined,
+    depositSeedFile: path.resolve(projectRoot, e.DEPOSIT_SEED_FILE ?? d('DEPOSIT_SEED_FILE')),
     workerDeployment:
       (e.WORKER_VERSIONING ?? d('WORKER_VERSIONING')) === 'off'
         ? undefined

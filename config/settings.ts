@@ -30,7 +30,7 @@ export type Row = Spec & {
   file?: string;
   /** The default as the docs say it, where it is not a plain value. */
   defaultText?: string;
-  readBy: 'api' | 'worker' | 'api, worker' | 'api, worker, scripts' | 'npm run cluster' | 'tests' | 'scripts' | 'bench';
+  readBy: 'api' | 'worker' | 'api, worker' | 'api, scripts' | 'api, worker, scripts' | 'npm run cluster' | 'tests' | 'scripts' | 'bench';
   description: string;
 };
 
@@ -233,6 +233,63 @@ export const SETTINGS = {
     file: 'database.sqliteFile',
     readBy: 'api, worker, scripts',
     description: 'the SQLite read model (WAL; the API and worker of one machine share it)',
+  },
+  CHAIN_RPC_URL: {
+    kind: 'string',
+    defaultText: 'unset: `npm start` runs a local anvil chain on 127.0.0.1:8545; a lone worker or API has no on-chain deposits',
+    readBy: 'api, worker, scripts',
+    description:
+      "JSON-RPC URL of the EVM chain whose native transfers complete deposits; the worker runs its watcher (`chain-watcher:evm:<chainId>`), the API accepts prepare's `deposit` for that chain",
+  },
+  DEPOSIT_CONFIRMATIONS: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    default: 2,
+    readBy: 'worker',
+    description:
+      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted` (read every round: a change applies without restarting the watcher)",
+  },
+  CHAIN_POLL_INTERVAL_MS: {
+    kind: 'integer',
+    min: 50,
+    default: 1000,
+    readBy: 'worker',
+    description:
+      'how long a caught-up chain watcher waits for the next block in one round: its activity asks the node for the head every 100 ms (beyond 5 s, the workflow sleeps the rest on a timer)',
+  },
+  CHAIN_MAX_BLOCKS_PER_ROUND: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    default: 100,
+    readBy: 'worker',
+    description: 'most blocks one round of the chain watcher reads (one activity)',
+  },
+  CHAIN_REORG_WINDOW: {
+    kind: 'integer',
+    min: 2,
+    max: 10000,
+    default: 128,
+    readBy: 'worker',
+    description:
+      'recent blocks the watcher keeps to detect a reorg (more than DEPOSIT_CONFIRMATIONS); a signalled deposit is checked for a deep reorg while its block is within it',
+  },
+  CHAIN_ROUNDS_PER_RUN: {
+    kind: 'integer',
+    min: 10,
+    max: 100000,
+    default: 500,
+    readBy: 'worker',
+    description:
+      'rounds of the chain watcher per workflow run before it continues as new with its state (bounds its history; it also does when Temporal suggests it)',
+  },
+  DEPOSIT_SEED_FILE: {
+    kind: 'string',
+    default: 'data/deposit-seed',
+    readBy: 'api, scripts',
+    description:
+      'the 32-byte secret every deposit address (and its private key, for sweeping) is derived from; created 0600 on first use; every API of a deployment must share it, and losing it loses the keys of the deposit addresses',
   },
   WEBHOOK_URLS: {
     kind: 'list',

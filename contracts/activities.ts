@@ -4,6 +4,7 @@
  */
 import type { ExecutionRecord } from '../domain/execution-state';
 import type { ChangeResult } from '../domain/whitelist-messages';
+import type { BlockHeader, BlockRef, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { ApplyRequest } from './storage-node-protocol';
 import type { FirstRoundInput, FirstRoundResult } from './temporal';
 import type { WebhookDelivery } from './webhooks';
@@ -27,4 +28,42 @@ export interface WhitelistActivities {
   applyToNode(request: NodeApplyRequest): Promise<ChangeResult[]>;
 }
 
-export type Activities = ExecutionActivities & WhitelistActivities;
+/** One round's read of the chain (docs/decisions/0071-chain-watcher.md). */
+export interface ChainRound {
+  /** The chain's head when the round read it. */
+  head: number;
+  /** Blocks `from`..min(head, from + maxBlocks − 1), ascending. */
+  blocks: BlockHeader[];
+  /** Native transfers in those blocks whose `to` is a known deposit address. */
+  transfers: ChainTransfer[];
+  /** The worker's settings, read each round so that a change applies without restarting the watcher. */
+  confirmations: number;
+  pollIntervalMs: number;
+  windowSize: number;
+  roundsPerRun: number;
+}
+
+/** A deposit signal that could not be delivered (the execution is closed or gone). */
+export interface UndeliveredDeposit {
+  signal: DepositSignal;
+  reason: string;
+}
+
+export interface ChainActivities {
+  /** The chain's head block (number, hash): where a new watcher starts. */
+  chainHead(input: { chain: string }): Promise<BlockRef>;
+  /**
+   * Reads the block headers from `from` on (at most the worker's CHAIN_MAX_BLOCKS_PER_ROUND) and the
+   * deposits in them. With `waitAfter`, first waits (up to CHAIN_POLL_INTERVAL_MS, at most 5 s) for
+   * the head to pass that block: the caught-up watcher's long poll.
+   */
+  readChainRound(input: { chain: string; from: number; waitAfter?: number }): Promise<ChainRound>;
+  /** The canonical hash of each block number (numbers past the head are left out). */
+  canonicalHashes(input: { chain: string; numbers: number[] }): Promise<Array<{ number: number; hash: string }>>;
+  /** Error log and metric for deposits whose block was reorganised away after they were signalled. */
+  reportReorgs(input: { reports: ReorgReport[] }): Promise<void>;
+  /** Log and metric for deposit signals the execution could not take; counter of the ones it took. */
+  reportSignals(input: { chain: string; delivered: number; undelivered: UndeliveredDeposit[] }): Promise<void>;
+}
+
+export type Activities = ExecutionActivities & WhitelistActivities & ChainActivities;

@@ -10,13 +10,17 @@ import type { BatchOutcomeMemo, BatchOutcome } from '../domain/batch-outcome-mem
 export type { BatchOutcome };
 import type { BatchChange, NodeStatus } from '../domain/batch-status';
 import type { WhitelistChange } from '../domain/whitelist-messages';
+import type { ChainTransfer, WatcherState } from '../domain/chain-watcher';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
+export const CHAIN_WATCHER_WORKFLOW_TYPE = 'chainWatcherWorkflow';
 export const WHITELIST_BATCH_WORKFLOW_TYPE = 'whitelistBatchWorkflow';
 
 /** Workflow id of an execution: one per (wallet, executionId), so another wallet's id never matches. */
 export const executionWorkflowId = (wallet: string, executionId: string) => `exec:${wallet}:${executionId}`;
 export const whitelistBatchWorkflowId = (batchId: string) => `whitelist-batch:${batchId}`;
+/** Workflow id of a chain's watcher (`evm:<chainId>`): one id per chain, so any number of workers start one watcher. */
+export const chainWatcherWorkflowId = (chain: string) => `chain-watcher:${chain}`;
 
 export const executionWalletKey = defineSearchAttributeKey('ExecutionWallet', SearchAttributeType.KEYWORD);
 // DESIGN.md names this attribute ExecutionStatus, but Temporal reserves that name for its own
@@ -38,6 +42,18 @@ export interface ExecutionWorkflowInput extends PreparedExecution {
 
 /** Chain watchers: `temporal workflow signal --name depositCompleted --input '{"txHash":"0x.."}'`. */
 export const depositCompletedSignal = defineSignal<[Deposit]>('depositCompleted');
+/**
+ * The chain watcher: the block of a deposit it signalled is no longer canonical (a reorg deeper
+ * than the confirmations). The execution marks that deposit `reorged: true`; its status stays.
+ */
+export const depositReorgedSignal = defineSignal<[DepositReorged]>('depositReorged');
+export interface DepositReorged {
+  txHash: string;
+  transferIndex: number;
+  chain: string;
+  blockNumber: number;
+  blockHash: string;
+}
 /** `temporal workflow query --type getExecution`: the execution record. */
 export const getExecutionQuery = defineQuery<ExecutionRecord>('getExecution');
 
@@ -83,6 +99,29 @@ export const ExecutionFailure = {
    */
   duplicate: 'DuplicateUpdate',
 } as const;
+
+// ---- chain watchers ----
+
+/** What a chain watcher starts from; continue-as-new carries `state` (docs/decisions/0071-chain-watcher.md). */
+export interface ChainWatcherInput {
+  /** `evm:<chainId>`. */
+  chain: string;
+  /** Absent on the first run: the watcher starts at the chain's head. */
+  state?: WatcherState;
+  /** Deposits signalled so far, over every run (for the operator's query). */
+  signalledTotal?: number;
+}
+
+/** `temporal workflow query --workflow-id chain-watcher:evm:<id> --type chainWatcherState`: the cursor, the window's ends and the pending transfers. */
+export const chainWatcherStateQuery = defineQuery<ChainWatcherView>('chainWatcherState');
+export interface ChainWatcherView {
+  chain: string;
+  cursor: number;
+  windowFrom?: number;
+  pending: ChainTransfer[];
+  signalledInWindow: number;
+  signalledTotal: number;
+}
 
 // ---- whitelist batches ----
 

@@ -57,6 +57,23 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('rate_limits').execute();
       },
     },
+    // Deposit addresses by chain, for the chain watcher's join (db/deposit-addresses.ts).
+    '0003-deposit-addresses': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('deposit_addresses')
+          .addColumn('chain', 'text', (c) => c.notNull())
+          .addColumn('address', 'text', (c) => c.notNull())
+          .addColumn('workflow_id', 'text', (c) => c.notNull())
+          .addColumn('min_amount', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('deposit_addresses_pk', ['chain', 'address'])
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('deposit_addresses').execute();
+      },
+    },
   };
 }
 

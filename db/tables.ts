@@ -20,8 +20,24 @@ export interface ExecutionsTable {
   projected_at: string;
 }
 
+/**
+ * One row per deposit address (docs/decisions/0071-chain-watcher.md): written by the API at prepare,
+ * before the execution's workflow starts, so the chain watcher can map every transfer to its execution.
+ */
+export interface DepositAddressesTable {
+  /** `evm:<chainId>`. */
+  chain: string;
+  /** Lowercase `0x` + 40 hex digits. */
+  address: string;
+  workflow_id: string;
+  /** Wei, a decimal string. */
+  min_amount: string;
+  created_at: string;
+}
+
 export interface ReadModelTables {
   executions: ExecutionsTable;
+  deposit_addresses: DepositAddressesTable;
 }
 
 export type { Generated };

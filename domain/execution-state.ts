@@ -1,3 +1,4 @@
+import { atLeast, WEI } from './wei';
 import { conflict } from './errors';
 
 // The execution state machine of DESIGN.md "Executions", as pure functions: each takes a record
@@ -30,16 +31,40 @@ export const EXECUTION_STATUSES: readonly ExecutionStatus[] = ['PREPARED', 'OPER
  */
 export const FINAL_STATUSES: readonly ExecutionStatus[] = ['SIGNING', 'EXPIRED', 'CANCELLED'];
 
-/** A completed deposit, as the `depositCompleted` signal and the deposit route carry it. */
+/**
+ * A completed deposit, as the `depositCompleted` signal and the deposit route carry it. The chain
+ * watcher adds `blockNumber` and `transferIndex` (the transfer's place in its transaction); a
+ * deposit is identified by `(txHash, transferIndex)`, an absent index counting as 0.
+ */
 export interface Deposit {
   txHash: string;
   chain?: string;
   amount?: string;
+  blockNumber?: number;
+  transferIndex?: number;
 }
 
-/** A stored deposit; `refundDue` is set when the execution was cancelled after the deposit arrived. */
+/**
+ * A stored deposit; `refundDue` is set when the execution was cancelled after the deposit arrived,
+ * `reorged` when the chain watcher found its block reorganised away after it was signalled (no
+ * status changes: an operator decides).
+ */
 export interface StoredDeposit extends Deposit {
   refundDue?: true;
+  reorged?: true;
+}
+
+/**
+ * Where an on-chain deposit goes, fixed at prepare: a transfer of at least `minAmount` (wei, a
+ * decimal string) of `asset` on `chain` to `address` completes the deposit.
+ */
+export interface DepositTarget {
+  /** `evm:<chainId>`. */
+  chain: string;
+  asset: 'native';
+  minAmount: string;
+  /** EIP-55 address, unique to the execution. */
+  address: string;
 }
 
 /** The wallet-connection proof of a submit (spec 2.1); `timestamp` is Unix seconds. */
@@ -69,7 +94,9 @@ export interface HistoryEntry {
 /** A deposit the execution did not take, kept so that an operator can refund it. */
 export interface RefusedDeposit extends Deposit {
   at: string;
-  reason: 'expired' | 'other-tx' | 'cancelled';
+  /** `below-minimum`: less than the deposit target's minAmount; `wrong-chain`: another chain than the target's. */
+  reason: 'expired' | 'other-tx' | 'cancelled' | 'below-minimum' | 'wrong-chain';
+  reorged?: true;
 }
 
 /** The execution record (DESIGN.md); all times ISO-8601 strings, `history` oldest first. */
@@ -81,6 +108,8 @@ export interface ExecutionRecord {
   intentHash: string;
   signerPublicKey: string;
   signingMessage?: string;
+  /** Set when prepare asked for an on-chain deposit. */
+  depositTarget?: DepositTarget;
   deposit?: StoredDeposit;
   signedPayload?: SignedPayload;
   createdAt: string;
@@ -91,7 +120,8 @@ export interface ExecutionRecord {
 }
 
 /** What applyDeposit did. */
-export type DepositOutcome = 'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx' | 'refused-cancelled';
+export type DepositOutcome =
+  'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx' | 'refused-cancelled' | 'refused-below-minimum' | 'refused-wrong-chain';
 
 /** Whether a submit of a given signature may be applied (see checkSubmit). */
 export type SubmitCheck = 'ok' | 'duplicate' | 'expired' | 'cancelled' | 'other-signature';
@@ -109,11 +139,16 @@ export interface PreparedExecution {
   signerPublicKey: string;
   createdAt: string;
   expiresAt: string;
+  depositTarget?: DepositTarget;
 }
 
 /** The PREPARED record of a new execution. */
 export function initialRecord(input: PreparedExecution): ExecutionRecord {
+  const target = input.depositTarget;
   return {
+    ...(target
+      ? { depositTarget: { chain: target.chain, asset: target.asset, minAmount: target.minAmount, address: target.address } }
+      : {}),
     executionId: input.executionId,
     wallet: input.wallet,
     status: 'PREPARED',
@@ -133,7 +168,22 @@ function cleanDeposit(d: Deposit): Deposit {
   const out: Deposit = { txHash: d.txHash };
   if (d.chain !== undefined) out.chain = d.chain;
   if (d.amount !== undefined) out.amount = d.amount;
+  if (d.blockNumber !== undefined) out.blockNumber = d.blockNumber;
+  if (d.transferIndex !== undefined) out.transferIndex = d.transferIndex;
   return out;
+}
+
+/** Whether two deposits are the same transfer: same txHash and transfer index (absent: 0). */
+export function sameTransfer(a: Deposit, b: Pick<Deposit, 'txHash' | 'transferIndex'>): boolean {
+  return a.txHash === b.txHash && (a.transferIndex ?? 0) === (b.transferIndex ?? 0);
+}
+
+/** Why the deposit target refuses `d`, if it does: another chain, or less than minAmount (or no amount it can read). */
+function targetRefusal(target: DepositTarget | undefined, d: Deposit): 'below-minimum' | 'wrong-chain' | undefined {
+  if (!target) return undefined;
+  if (d.chain !== target.chain) return 'wrong-chain';
+  if (d.amount === undefined || !WEI.test(d.amount) || !atLeast(d.amount, target.minAmount)) return 'below-minimum';
+  return undefined;
 }
 
 function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): Pick<ExecutionRecord, 'status' | 'history' | 'updatedAt'> {
@@ -146,9 +196,10 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
 
 /**
  * Applies a completed deposit at time `at`.
- * - the stored deposit's txHash again: `duplicate`, record unchanged;
+ * - the stored deposit's transfer again (txHash and transferIndex): `duplicate`, record unchanged;
  * - EXPIRED: `refused-expired`; CANCELLED: `refused-cancelled`; another txHash already stored:
- *   `refused-other-tx`. Each is appended to `refusedDeposits` (once per txHash) for a refund;
+ *   `refused-other-tx`; with a deposit target, another chain: `refused-wrong-chain`, less than its
+ *   minAmount (or no decimal amount): `refused-below-minimum`. Each is appended to `refusedDeposits` (once per txHash) for a refund;
  *   status unchanged;
  * - PREPARED: deposit stored, `applied`; to OPERATION_PENDING, or, when a signed payload is
  *   already stored, on to SIGNING (history gets OPERATION_PENDING then SIGNING, both at `at`).
@@ -156,12 +207,20 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
  * itself: the workflow's Update validator relies on that identity to write nothing for it.
  */
 export function applyDeposit(rec: ExecutionRecord, deposit: Deposit, at: string): { record: ExecutionRecord; outcome: DepositOutcome } {
-  if (rec.deposit !== undefined && rec.deposit.txHash === deposit.txHash) return { record: rec, outcome: 'duplicate' };
-  if (rec.status !== 'PREPARED' || rec.deposit !== undefined) {
+  if (rec.deposit !== undefined && sameTransfer(rec.deposit, deposit)) return { record: rec, outcome: 'duplicate' };
+  const refusedByTarget = targetRefusal(rec.depositTarget, deposit);
+  if (rec.status !== 'PREPARED' || rec.deposit !== undefined || refusedByTarget !== undefined) {
     // Only PREPARED lacks a deposit, so anything else is EXPIRED, CANCELLED or holds another txHash.
-    const reason = rec.status === 'EXPIRED' ? 'expired' : rec.status === 'CANCELLED' ? 'cancelled' : 'other-tx';
+    const reason =
+      rec.status === 'EXPIRED'
+        ? 'expired'
+        : rec.status === 'CANCELLED'
+          ? 'cancelled'
+          : rec.deposit !== undefined
+            ? 'other-tx'
+            : refusedByTarget!;
     const outcome = `refused-${reason}` as const;
-    if (rec.refusedDeposits.some((r) => r.txHash === deposit.txHash)) return { record: rec, outcome };
+    if (rec.refusedDeposits.some((r) => sameTransfer(r, deposit))) return { record: rec, outcome };
     const refused: RefusedDeposit = { ...cleanDeposit(deposit), at, reason };
     return { record: { ...rec, refusedDeposits: [...rec.refusedDeposits, refused], updatedAt: at }, outcome };
   }
@@ -235,11 +294,28 @@ export function applyCancel(rec: ExecutionRecord, at: string): ExecutionRecord {
 }
 
 /**
+ * The chain watcher found the block of a signalled deposit reorganised away, at time `at`: the
+ * stored deposit (or the refused one) of that transfer is marked `reorged: true`; no status
+ * changes. A transfer the record does not hold, or one already marked, returns `rec` itself.
+ */
+export function markReorged(rec: ExecutionRecord, transfer: Pick<Deposit, 'txHash' | 'transferIndex'>, at: string): ExecutionRecord {
+  if (rec.deposit !== undefined && sameTransfer(rec.deposit, transfer)) {
+    if (rec.deposit.reorged) return rec;
+    return { ...rec, deposit: { ...rec.deposit, reorged: true }, updatedAt: at };
+  }
+  const i = rec.refusedDeposits.findIndex((r) => sameTransfer(r, transfer) && !r.reorged);
+  if (i < 0) return rec;
+  const refusedDeposits = rec.refusedDeposits.map((r, j) => (j === i ? { ...r, reorged: true as const } : r));
+  return { ...rec, refusedDeposits, updatedAt: at };
+}
+
+/**
  * The record's version: it grows by at least one with every change the state machine makes (a
- * status change adds a history entry, a stored signature or a refused deposit adds its own), and
+ * status change adds a history entry, a stored signature, a refused deposit or a reorg mark adds its own), and
  * is equal for equal records. The read model keeps the row of the highest version it was sent,
  * so writes that are retried, replayed or arrive out of order leave the newest record.
  */
 export function recordVersion(rec: ExecutionRecord): number {
-  return rec.history.length + rec.refusedDeposits.length + (rec.signedPayload ? 1 : 0);
+  const reorged = (rec.deposit?.reorged ? 1 : 0) + rec.refusedDeposits.filter((r) => r.reorged).length;
+  return rec.history.length + rec.refusedDeposits.length + (rec.signedPayload ? 1 : 0) + reorged;
 }

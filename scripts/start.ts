@@ -3,6 +3,7 @@ import { loadConfig, projectRoot } from '../config/config';
 import { childEnv } from '../config/settings';
 import { createNodeKeysFile } from '../lib/node-keys-file';
 import { startStorageNode } from './lib/storage-nodes';
+import { LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
 import { Supervisor } from './lib/supervisor';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
@@ -12,7 +13,8 @@ const LOCAL_NODE_PORTS = [4101, 4102, 4103];
 
 /**
  * `npm start`: the whole service on one machine, with embedded defaults. Starts (each only when
- * not configured to use an existing one) the Temporal dev server, three storage nodes, then the
+ * not configured to use an existing one) the Temporal dev server, three storage nodes, a local
+ * anvil chain (a block a second, its state kept in data/anvil-state.json), then the
  * worker and the API, waits for each, prints the URLs, and on Ctrl-C / SIGTERM stops them in
  * reverse order. If any part dies, everything is stopped and the exit code is 1.
  */
@@ -46,8 +48,22 @@ async function main() {
       storageNodes = nodes.map((n) => n.url);
     }
 
+    let chainUrl = config.chain?.rpcUrl;
+    if (!chainUrl) {
+      const stateFile = path.join(projectRoot, 'data', 'anvil-state.json');
+      supervisor.say(`starting a local anvil chain on 127.0.0.1:${LOCAL_CHAIN_PORT} (state ${stateFile})`);
+      const anvil = await startLocalChain(stateFile);
+      supervisor.add('anvil', () => anvil.stop(10_000), anvil.exited);
+      chainUrl = anvil.url;
+    }
+
     const env = childEnv(
-      { TEMPORAL_ADDRESS: temporalAddress, STORAGE_NODES: storageNodes.join(','), STORAGE_NODE_KEYS_FILE: keysFile },
+      {
+        TEMPORAL_ADDRESS: temporalAddress,
+        STORAGE_NODES: storageNodes.join(','),
+        STORAGE_NODE_KEYS_FILE: keysFile,
+        CHAIN_RPC_URL: chainUrl,
+      },
       SERVICE_PROCESS_ENV,
     );
     const worker = supervisor.startScript('worker', 'worker/main.js', /worker polling task queue/, {
@@ -73,6 +89,7 @@ async function main() {
           ? `  worker        version ${workerVersion.deploymentName} ${workerVersion.buildId}${config.workerDeployment?.promote === 'current' ? ', current' : ', to be made current (WORKER_PROMOTE=none)'}   (rollouts: docs/operations.md)`
           : '  worker        unversioned (WORKER_VERSIONING=off)',
         `  storage nodes ${storageNodes.join(' ')}`,
+        `  chain         ${chainUrl}   (deposits: npm run --silent deposit -- --to ADDRESS --amount WEI; seed ${config.depositSeedFile})`,
         `  node keys     ${keysFile}`,
         `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
         'Ctrl-C stops everything.',

@@ -4,6 +4,9 @@ import { loadNodeTransport } from '../activities/node-transport';
 import type { Config } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
+import { DepositAddressStore } from '../db/deposit-addresses';
+import type { ChainEvent } from '../activities/chain';
+import { ensureChainWatcher } from './chain-watcher-start';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
@@ -21,6 +24,8 @@ export interface RunningWorker {
    * when nothing is to be promoted; rejects when the server did not accept it in time.
    */
   promoted: Promise<void>;
+  /** Resolves with the chain watcher's workflow id once it runs (undefined without CHAIN_RPC_URL or after a shutdown first). */
+  chainWatcher: Promise<string | undefined>;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
   done: Promise<void>;
   /** Drains: stops polling, lets running tasks finish, then closes the connection. */
@@ -48,6 +53,10 @@ export async function startWorker(
   hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> & {
     /** Told each time the read model does not answer (it is retried in the background). */
     onReadModelDown?: (err: Error) => void;
+    /** Told of the chain activities' rounds, signals and reorgs (the worker's chain metrics). */
+    onChainEvent?: (event: ChainEvent) => void;
+    /** Told each time the chain watcher could not be started (retried every 5 s). */
+    onChainWatcherError?: (err: Error) => void;
   } = {},
 ): Promise<RunningWorker> {
   // Before anything is opened: a worker without the storage nodes' keys cannot do its job.
@@ -112,6 +121,11 @@ export async function startWorker(
       webhooks: () => config.webhooks,
       onNodeRequest: hooks.onNodeRequest,
       onLateNode: hooks.onLateNode,
+      chain: config.chain && {
+        ...config.chain,
+        addresses: new DepositAddressStore(database),
+        onChainEvent: hooks.onChainEvent,
+      },
     }),
     ...TUNING,
     ...overrides,
@@ -129,12 +143,20 @@ export async function startWorker(
       : Promise.resolve();
   // Returned once new workflows come here (or the server refused the version: `promoted` says why).
   await promoted.catch(() => undefined);
+  const chainWatcher = ensureChainWatcher(
+    connection,
+    config,
+    stopPromoting.signal,
+    hooks.onChainWatcherError ??
+      ((err) => console.error(JSON.stringify({ level: 'error', msg: 'chain watcher not started; trying again in 5 s', err: err.message }))),
+  );
   return {
     worker,
     database,
     connection,
     version,
     promoted,
+    chainWatcher,
     done,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -41,6 +41,8 @@ async function main() {
       onNodeRequest: metrics.recordNodeRequest,
       onLateNode: metrics.recordLateNode,
       onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
+      onChainEvent: metrics.recordChainEvent,
+      onChainWatcherError: (err) => logger.error({ err: err.message }, 'chain watcher not started; trying again in 5 s'),
     },
   );
   // Ready once new workflows come here: its version is current (WORKER_PROMOTE=current), or an
@@ -56,6 +58,9 @@ async function main() {
     { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace, version: running.version },
     `worker polling task queue ${config.temporal.taskQueue}`,
   );
+  void running.chainWatcher.then((workflowId) => {
+    if (workflowId) lifecycle.info({ workflowId, rpcUrl: config.chain?.rpcUrl }, `chain watcher ${workflowId} running`);
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       lifecycle.info({ signal }, 'worker draining');

@@ -1,4 +1,5 @@
 import type { LateNodeEvent, NodeRequestEvent } from '../activities';
+import type { ChainEvent } from '../activities/chain';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -50,6 +51,53 @@ export interface WorkerMetrics {
   readonly recordNodeRequest: (event: NodeRequestEvent) => void;
   /** Records a retried attempt at a late node (the activities' `onLateNode` hook). */
   readonly recordLateNode: (event: LateNodeEvent) => void;
+  /** Records the chain watcher's rounds, signals and deep reorgs (the activities' `onChainEvent` hook). */
+  readonly recordChainEvent: (event: ChainEvent) => void;
+}
+
+/** The chain watcher's metrics in `registry`; returns the recorder of the chain activities' `onChainEvent` hook. */
+export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
+  const head = new Gauge({
+    name: 'intent_chain_head_block',
+    help: "The chain's head block number, as the watcher's last round on this worker read it",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const read = new Gauge({
+    name: 'intent_chain_watcher_block',
+    help: 'The highest block the watcher read in its last round on this worker (head minus this: how far behind it is)',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const signalled = new Counter({
+    name: 'intent_chain_deposits_signalled_total',
+    help: 'Deposits the chain watcher signalled to their executions after their confirmations',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const undelivered = new Counter({
+    name: 'intent_chain_deposits_undelivered_total',
+    help: 'Confirmed deposits whose execution was closed or gone (logged as errors: refund by hand)',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const reorgs = new Counter({
+    name: 'intent_chain_deep_reorgs_total',
+    help: 'Signalled deposits whose block was reorganised away (deeper than DEPOSIT_CONFIRMATIONS); each is an error log and a reorged: true on its execution',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  return (event: ChainEvent) => {
+    if (event.kind === 'round') {
+      head.set({ chain: event.chain }, event.head);
+      if (event.to !== undefined) read.set({ chain: event.chain }, event.to);
+    } else if (event.kind === 'signals') {
+      if (event.delivered > 0) signalled.inc({ chain: event.chain }, event.delivered);
+      if (event.undelivered.length > 0) undelivered.inc({ chain: event.chain }, event.undelivered.length);
+    } else {
+      for (const r of event.reports) reorgs.inc({ chain: r.chain });
+    }
+  };
 }
 
 /** Creates the storage node metrics and Node's process metrics. */
@@ -94,5 +142,5 @@ export function createWorkerMetrics(): WorkerMetrics {
     if (nodes.size === 0) late.delete(batchId);
     else late.set(batchId, nodes);
   };
-  return { registry, recordNodeRequest, recordLateNode };
+  return { registry, recordNodeRequest, recordLateNode, recordChainEvent: chainMetrics(registry) };
 }

@@ -19,6 +19,7 @@ export interface BundleOptions {
  */
 export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   '../domain/batch-outcome-memo',
+  '../domain/chain-watcher',
   '../domain/eoa',
   '../domain/errors',
   '../domain/execution-state',
@@ -26,6 +27,7 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   '../domain/rendezvous',
   '../domain/whitelist-messages',
   '../domain/whitelist-messages',
+  '../domain/wei',
 ].map((m) => require.resolve(m));
 
 /** Per process: bundles already made (or being made), by their options. */

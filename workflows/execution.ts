@@ -19,6 +19,7 @@ import {
   expire,
   FINAL_STATUSES,
   initialRecord,
+  markReorged,
   type Deposit,
   type DepositOutcome,
   type ExecutionRecord,
@@ -27,6 +28,7 @@ import {
   ExecutionFailure,
   cancelExecutionUpdate,
   depositCompletedSignal,
+  depositReorgedSignal,
   executionStatusKey,
   getExecutionQuery,
   recordDepositUpdate,
@@ -157,6 +159,14 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     deposit(d);
   });
 
+  // The chain watcher found the deposit's block reorganised away after it signalled it: marked for
+  // an operator (the watcher has logged it and counted it in its metric); the status stays.
+  setHandler(depositReorgedSignal, (r) => {
+    const next = markReorged(record, r, now());
+    if (next !== record) log.error('deposit reorganised away after it was signalled', { workflowId, ...r });
+    setRecord(next);
+  });
+
   const refuseDeposit = (outcome: DepositOutcome): void => {
     if (outcome === 'refused-cancelled') {
       throw ApplicationFailure.create({
@@ -169,6 +179,20 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
       throw ApplicationFailure.create({
         type: ExecutionFailure.depositRefused,
         message: 'execution is EXPIRED; the deposit was recorded for refund',
+        nonRetryable: true,
+      });
+    }
+    if (outcome === 'refused-below-minimum') {
+      throw ApplicationFailure.create({
+        type: ExecutionFailure.depositRefused,
+        message: "the deposit is less than the deposit target's minAmount; it was recorded for refund",
+        nonRetryable: true,
+      });
+    }
+    if (outcome === 'refused-wrong-chain') {
+      throw ApplicationFailure.create({
+        type: ExecutionFailure.depositRefused,
+        message: "the deposit is on another chain than the deposit target's; it was recorded for refund",
         nonRetryable: true,
       });
     }

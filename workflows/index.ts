@@ -1,3 +1,4 @@
 // The workflow bundle's entry point: every workflow the worker registers.
 export { executionWorkflow } from './execution';
 export { whitelistBatchWorkflow } from './whitelist-batch';
+export { chainWatcherWorkflow } from './chain-watcher';

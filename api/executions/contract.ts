@@ -43,6 +43,22 @@ export const prepareBodySchema = {
     intent: { type: 'object', description: 'any JSON object, nested at most 32 levels' },
     signerPublicKey: publicKeySchema('the key that must sign the submit (default: the wallet read as a base58 key)'),
     ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+    deposit: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['chain', 'asset', 'minAmount'],
+      description:
+        'an on-chain deposit: the record gets depositTarget.address, unique to this execution; a native transfer of at least minAmount to it completes the deposit once DEPOSIT_CONFIRMATIONS deep',
+      properties: {
+        chain: {
+          type: 'string',
+          pattern: '^evm:[1-9][0-9]{0,18}$',
+          description: '`evm:<chainId>`: the chain this service watches (CHAIN_RPC_URL)',
+        },
+        asset: { type: 'string', enum: ['native'], description: "the chain's native coin (ERC-20 tokens are not yet accepted)" },
+        minAmount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,77})$', description: 'wei, a decimal string' },
+      },
+    },
   },
 } as const;
 
@@ -130,6 +146,16 @@ export const listQuerySchema = {
 
 const statusEnum = { type: 'string', enum: [...EXECUTION_STATUSES] } as const;
 const isoTime = { type: 'string', format: 'date-time' } as const;
+/** What the chain watcher adds to a deposit it signals, and what a deep reorg marks. */
+const chainDepositFields = {
+  blockNumber: { type: 'integer', minimum: 0, description: 'the block of the transfer (deposits the chain watcher signalled)' },
+  transferIndex: { type: 'integer', minimum: 0, description: "the transfer's place in its transaction: 0 for a native transfer" },
+  reorged: {
+    const: true,
+    description:
+      'set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides',
+  },
+} as const;
 /** A deposit has the shape of the deposit request. */
 const deposit = { ...depositBodySchema, $id: undefined };
 /** The stored deposit: the request's fields, and `refundDue` once the execution was cancelled after it. */
@@ -138,6 +164,7 @@ const storedDeposit = {
   properties: {
     ...deposit.properties,
     refundDue: { const: true, description: 'set when the execution was cancelled after this deposit: an operator refunds it' },
+    ...chainDepositFields,
   },
 };
 
@@ -168,6 +195,17 @@ export const executionRecordSchema = {
     },
     signerPublicKey: { type: 'string' },
     signingMessage: { type: 'string' },
+    depositTarget: {
+      type: 'object',
+      required: ['chain', 'asset', 'minAmount', 'address'],
+      description: "where an on-chain deposit goes (prepare's `deposit`): a transfer of at least minAmount to address completes it",
+      properties: {
+        chain: { type: 'string' },
+        asset: { type: 'string', enum: ['native'] },
+        minAmount: { type: 'string' },
+        address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55, unique to this execution' },
+      },
+    },
     deposit: storedDeposit,
     signedPayload: {
       type: 'object',
@@ -189,12 +227,18 @@ export const executionRecordSchema = {
     history: { type: 'array', items: { type: 'object', required: ['status', 'at'], properties: { status: statusEnum, at: isoTime } } },
     refusedDeposits: {
       type: 'array',
-      description: 'deposits the execution did not take (expired, or another txHash), kept for a refund',
+      description:
+        'deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain), kept for a refund',
       items: {
         ...deposit,
         additionalProperties: true,
         required: ['txHash', 'at', 'reason'],
-        properties: { ...deposit.properties, at: isoTime, reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled'] } },
+        properties: {
+          ...deposit.properties,
+          ...chainDepositFields,
+          at: isoTime,
+          reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled', 'below-minimum', 'wrong-chain'] },
+        },
       },
     },
   },

@@ -16,11 +16,14 @@ import {
   checkSubmit,
   initialRecord,
   type Deposit,
+  type DepositTarget,
   type ExecutionRecord,
   type ExecutionStatus,
 } from '../../domain/execution-state';
 import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message';
 import type { ExecutionStore } from '../../db/execution-store';
+import { depositAddress } from '../../lib/deposit-seed';
+import type { DepositDeps } from '../deps';
 import { decodePageToken, encodePageToken } from '../../db/page-token';
 import {
   EXECUTION_WORKFLOW_TYPE,
@@ -69,6 +72,7 @@ export interface PrepareRequest {
   intent: Record<string, unknown>;
   signerPublicKey?: string;
   ttlSeconds?: number;
+  deposit?: { chain: string; asset: 'native'; minAmount: string };
 }
 
 /** What never changes after prepare, so the submit path can skip a query for it. */
@@ -111,7 +115,29 @@ export class ExecutionService {
     private readonly config: Config,
     private readonly store: ExecutionStore,
     private readonly clock: () => number = Date.now,
+    private readonly deposits?: DepositDeps,
   ) {}
+
+  /**
+   * The deposit target of a prepare with `deposit`: the watched chain only, the address derived
+   * from the seed (the same id gives the same address) and registered in the read model before the
+   * workflow starts, so the watcher can map every transfer to it. The read model or the chain's
+   * node down: 503.
+   */
+  private async depositTarget(workflowId: string, wanted: NonNullable<PrepareRequest['deposit']>): Promise<DepositTarget> {
+    const deps = this.deposits;
+    if (!deps) throw badRequest('on-chain deposits are not configured on this service (CHAIN_RPC_URL)');
+    let chain: string;
+    try {
+      chain = await deps.chain();
+    } catch (err) {
+      throw unavailable("the chain's node is unavailable; try again later", READ_MODEL_RETRY_AFTER_S, err);
+    }
+    if (wanted.chain !== chain) throw badRequest(`deposit.chain ${wanted.chain} is not watched here; this service watches ${chain}`);
+    const address = depositAddress(deps.seed, chain, workflowId);
+    await this.readModel(() => deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount }));
+    return { chain, asset: wanted.asset, minAmount: wanted.minAmount, address };
+  }
 
   private call<R>(fn: () => Promise<R>): Promise<R> {
     return withinMs(this.client, TEMPORAL_CALL_MS, fn);
@@ -154,6 +180,7 @@ export class ExecutionService {
       webhooks: this.config.webhooks.length > 0,
     };
     const workflowId = executionWorkflowId(wallet, executionId);
+    if (body.deposit) input.depositTarget = await this.depositTarget(workflowId, body.deposit);
     // An id is never used twice, not even after Temporal's retention dropped its run: the read
     // model keeps every record, so one run can never be read, signed or announced as another
     // (decision 0062). While Temporal still holds the run, its REJECT_DUPLICATE says the same.
@@ -194,9 +221,14 @@ export class ExecutionService {
       existing !== undefined &&
       existing.intentHash === input.intentHash &&
       existing.signerPublicKey === input.signerPublicKey &&
+      existing.depositTarget?.chain === input.depositTarget?.chain &&
+      existing.depositTarget?.minAmount === input.depositTarget?.minAmount &&
       Date.parse(existing.expiresAt) - Date.parse(existing.createdAt) === ttlSeconds * 1000;
     if (!same)
-      throw conflict(`execution ${input.executionId} already exists with other content (intent, signer key or ttl)`, 'ALREADY_EXISTS');
+      throw conflict(
+        `execution ${input.executionId} already exists with other content (intent, signer key, ttl or deposit)`,
+        'ALREADY_EXISTS',
+      );
     return existing;
   }
 

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
+import { DepositAddressStore } from '../../db/deposit-addresses';
 import { migrations } from '../../db/migrations';
 import { applyCancel, applyDeposit, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
@@ -40,6 +41,18 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await database?.close();
       await pg?.stop();
       if (tmp) rmSync(tmp, { recursive: true, force: true });
+    });
+
+    it('when a deposit address is registered, then it is found by any case of the address on its chain only, again and again; another execution cannot take it', async () => {
+      const addresses = new DepositAddressStore(database);
+      const address = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
+      const row = { chain: 'evm:31337', address, workflowId: 'exec:w:1', minAmount: '1000' };
+      await addresses.register(row);
+      await addresses.register(row);
+      const found = await addresses.lookup('evm:31337', [address.toUpperCase().replace('0X', '0x'), '0x' + '00'.repeat(20)]);
+      assert.deepEqual([...found], [[address.toLowerCase(), { workflowId: 'exec:w:1', minAmount: '1000' }]]);
+      assert.equal((await addresses.lookup('evm:1', [address])).size, 0);
+      await assert.rejects(addresses.register({ ...row, workflowId: 'exec:w:2' }), /belongs to another execution/);
     });
 
     it('when the database is opened again, then every migration is recorded once and none runs twice', async () => {

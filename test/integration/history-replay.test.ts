@@ -5,7 +5,7 @@ import path from 'node:path';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
-import { depositCompletedSignal, executionWorkflowId } from '../../contracts/temporal';
+import { depositCompletedSignal, depositReorgedSignal, executionWorkflowId } from '../../contracts/temporal';
 import {
   cancelBody,
   cancelHttp,
@@ -56,6 +56,21 @@ async function makeHistories(stack: Stack): Promise<{ executions: number; batche
       assert.equal((await cancelHttp(stack.api.url, w.id, id, cancelBody(w, id))).status, 200); // OPERATION_PENDING → CANCELLED, refundDue
       assert.equal((await submit(stack, w.id, signedBody(w, id, intent))).status, 409);
       await stack.client.workflow.getHandle(executionWorkflowId(w.id, id)).signal(depositCompletedSignal, { txHash: '0xsignal' }); // refused, recorded
+    },
+    async (w, id) => {
+      // As the chain watcher signals: a deposit with its block and index, later reorganised away.
+      const handle = stack.client.workflow.getHandle(executionWorkflowId(w.id, id));
+      const deposit = { txHash: `0x${id}`, chain: 'evm:31337', amount: '1000', blockNumber: 12, transferIndex: 0 };
+      await handle.signal(depositCompletedSignal, deposit);
+      await eventually(async () => (await getExecution(stack, w.id, id)).body?.result?.status === 'OPERATION_PENDING', 15_000, 100);
+      await handle.signal(depositReorgedSignal, {
+        txHash: deposit.txHash,
+        transferIndex: 0,
+        chain: deposit.chain,
+        blockNumber: 12,
+        blockHash: '0xab',
+      });
+      await eventually(async () => (await getExecution(stack, w.id, id)).body?.result?.deposit?.reorged === true, 15_000, 100);
     },
   ];
   const runs = paths.map(async (path) => {

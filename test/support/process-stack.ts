@@ -43,6 +43,9 @@ export class ProcessStack {
   client!: Client;
   private apiPort = 0;
 
+  /** `env`: more settings for the worker and the API (a chain's, for example). */
+  constructor(private readonly options: { env?: Record<string, string> } = {}) {}
+
   async start(): Promise<this> {
     try {
       return await this.startParts();
@@ -76,7 +79,8 @@ export class ProcessStack {
     return this;
   }
 
-  private env(): NodeJS.ProcessEnv {
+  /** The settings every worker and API of this stack runs with. */
+  env(): NodeJS.ProcessEnv {
     return childEnv({
       PORT: String(this.apiPort),
       TEMPORAL_ADDRESS: this.temporal.address,
@@ -95,6 +99,7 @@ export class ProcessStack {
       // any free port: a second worker or API on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
       OPERATOR_PORT: '0',
+      ...this.options.env,
     });
   }
 

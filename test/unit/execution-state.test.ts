@@ -10,6 +10,7 @@ import {
   checkSubmit,
   expire,
   initialRecord,
+  markReorged,
   type ExecutionRecord,
   type SignedPayload,
 } from '../../domain/execution-state';
@@ -317,6 +318,76 @@ describe('domain/execution-state', () => {
         assert.equal(expire(rec, T3).status, rec.status);
         assert.notEqual(checkCancel(rec), 'ok');
       }
+    });
+  });
+
+  describe('on-chain deposits: deposit target, transfer identity, reorgs', () => {
+    const target = { chain: 'evm:31337', asset: 'native' as const, minAmount: '1000', address: '0x' + 'ab'.repeat(20) };
+    const withTarget = () => deepFreeze(initialRecord({ ...prepared(), depositTarget: target }));
+    const chainDeposit = (over: object = {}) => ({
+      txHash: '0xaa',
+      chain: 'evm:31337',
+      amount: '1000',
+      blockNumber: 7,
+      transferIndex: 0,
+      ...over,
+    });
+
+    it('when prepare set a deposit target, then the record carries it', () => {
+      assert.deepEqual(withTarget().depositTarget, target);
+      assert.equal(prepared().depositTarget, undefined);
+    });
+
+    it('when a transfer of at least minAmount on the target chain arrives, then it completes the deposit with its block and index', () => {
+      const { record, outcome } = applyDeposit(withTarget(), chainDeposit({ amount: '1001' }), T1);
+      assert.equal(outcome, 'applied');
+      assert.equal(record.status, 'OPERATION_PENDING');
+      assert.deepEqual(record.deposit, chainDeposit({ amount: '1001' }));
+    });
+
+    it('when the amount is below minAmount (compared as integers, not text), then it is refused as below-minimum and recorded once', () => {
+      const first = applyDeposit(withTarget(), chainDeposit({ amount: '999' }), T1);
+      assert.equal(first.outcome, 'refused-below-minimum');
+      assert.equal(first.record.status, 'PREPARED');
+      assert.equal(first.record.refusedDeposits[0].reason, 'below-minimum');
+      assert.equal(applyDeposit(first.record, chainDeposit({ amount: '999' }), T2).record, first.record);
+      // '999' > '1000' as text; as integers it is less.
+      assert.equal(applyDeposit(withTarget(), chainDeposit({ amount: '10000' }), T1).outcome, 'applied');
+      for (const amount of [undefined, '1.5e3', '0x3e8']) {
+        assert.equal(applyDeposit(withTarget(), chainDeposit({ amount }), T1).outcome, 'refused-below-minimum', String(amount));
+      }
+    });
+
+    it('when the deposit is for another chain than the target, then it is refused as wrong-chain', () => {
+      const { record, outcome } = applyDeposit(withTarget(), chainDeposit({ chain: 'evm:1' }), T1);
+      assert.equal(outcome, 'refused-wrong-chain');
+      assert.equal(record.refusedDeposits[0].reason, 'wrong-chain');
+    });
+
+    it('when the same txHash comes with another transfer index, then it is another transfer', () => {
+      const done = applyDeposit(withTarget(), chainDeposit(), T1).record;
+      assert.equal(applyDeposit(done, chainDeposit(), T2).outcome, 'duplicate');
+      assert.equal(applyDeposit(done, chainDeposit({ transferIndex: 1 }), T2).outcome, 'refused-other-tx');
+      // An absent index is 0: the HTTP route's deposits keep their identity by txHash.
+      assert.equal(applyDeposit(done, { ...chainDeposit(), transferIndex: undefined }, T2).outcome, 'duplicate');
+    });
+
+    it('when the deposit is reorganised away, then it is marked reorged once, the status stays and the version grows', () => {
+      const done = applyDeposit(withTarget(), chainDeposit(), T1).record;
+      const marked = markReorged(done, { txHash: '0xaa', transferIndex: 0 }, T2);
+      assert.equal(marked.deposit?.reorged, true);
+      assert.equal(marked.status, 'OPERATION_PENDING');
+      assert.equal(marked.updatedAt, T2);
+      assert.ok(recordVersion(marked) > recordVersion(done));
+      assert.equal(markReorged(marked, { txHash: '0xaa', transferIndex: 0 }, T3), marked);
+      assert.equal(markReorged(done, { txHash: '0xbb', transferIndex: 0 }, T3), done);
+    });
+
+    it('when a refused deposit is reorganised away, then its refusal is marked reorged', () => {
+      const refused = applyDeposit(withTarget(), chainDeposit({ amount: '1' }), T1).record;
+      const marked = markReorged(refused, { txHash: '0xaa', transferIndex: 0 }, T2);
+      assert.equal(marked.refusedDeposits[0].reorged, true);
+      assert.ok(recordVersion(marked) > recordVersion(refused));
     });
   });
 });

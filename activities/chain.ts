@@ -1,0 +1,155 @@
+import { Context } from '@temporalio/activity';
+import { createPublicClient, http, type PublicClient } from 'viem';
+import type { ChainActivities, ChainRound } from '../contracts/activities';
+import type { DepositAddressStore } from '../db/deposit-addresses';
+import type { BlockHeader, ChainTransfer, ReorgReport } from '../domain/chain-watcher';
+import type { UndeliveredDeposit } from '../contracts/activities';
+
+/** What the chain activities are told, for the worker's metrics and logs (activities/ keeps no metrics). */
+export type ChainEvent =
+  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number }
+  | { kind: 'signals'; chain: string; delivered: number; undelivered: UndeliveredDeposit[] }
+  | { kind: 'reorgs'; reports: ReorgReport[] };
+
+export interface ChainDeps {
+  rpcUrl: string;
+  confirmations: number;
+  pollIntervalMs: number;
+  maxBlocksPerRound: number;
+  windowSize: number;
+  roundsPerRun: number;
+  /** The deposit addresses the round's transfers are joined with. */
+  addresses: DepositAddressStore;
+  onChainEvent?: (event: ChainEvent) => void;
+}
+
+/** A viem client for one JSON-RPC URL: calls of one tick go out as one batch request, each request bounded. */
+export function chainClient(rpcUrl: string): PublicClient {
+  return createPublicClient({ transport: http(rpcUrl, { batch: { batchSize: 100 }, timeout: 10_000, retryCount: 1 }) });
+}
+
+/** Longest wait for a new block inside one readChainRound (well within its 10 s start-to-close timeout). */
+export const MAX_WAIT_MS = 5_000;
+/** How often a waiting readChainRound asks the node for its head. */
+const HEAD_POLL_MS = 100;
+
+/** Runs `fn` over `items` with at most `limit` at once, answers in order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, run));
+  return out;
+}
+
+/**
+ * The chain watcher's activities (docs/decisions/0071-chain-watcher.md): reads over JSON-RPC with
+ * viem, the join with the deposit addresses in the read model, and the reports (logs through the
+ * activity logger, metrics through `onChainEvent`). A failure throws and Temporal retries it.
+ */
+export function createChainActivities(deps: ChainDeps | undefined): ChainActivities {
+  let client: PublicClient | undefined;
+  const chainDeps = (): ChainDeps => {
+    if (!deps) throw new Error('this worker has no CHAIN_RPC_URL');
+    return deps;
+  };
+  const rpc = () => (client ??= chainClient(chainDeps().rpcUrl));
+  const header = (b: { number: bigint | null; hash: `0x${string}` | null; parentHash: `0x${string}` }): BlockHeader => {
+    if (b.number === null || b.hash === null) throw new Error('the node answered a pending block');
+    return { number: Number(b.number), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
+  };
+
+  return {
+    async chainHead() {
+      const block = await rpc().getBlock({ blockTag: 'latest' });
+      const h = header(block);
+      return { number: h.number, hash: h.hash };
+    },
+
+    async readChainRound({ chain, from, waitAfter }): Promise<ChainRound> {
+      const d = chainDeps();
+      let head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      // Caught up: wait here for the next block (a long poll), up to the poll interval. A Temporal
+      // timer would do the same with a history event more, at the server's timer resolution (~1 s).
+      const deadline = Date.now() + Math.min(d.pollIntervalMs, MAX_WAIT_MS);
+      while (waitAfter !== undefined && head <= waitAfter && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, Math.min(HEAD_POLL_MS, Math.max(1, deadline - Date.now()))));
+        head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      }
+      const to = Math.min(head, from + d.maxBlocksPerRound - 1);
+      const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
+      const blocks = await mapLimited(numbers, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n), includeTransactions: true }));
+      const candidates: Array<Omit<ChainTransfer, 'workflowId'>> = [];
+      for (const block of blocks) {
+        const h = header(block);
+        for (const tx of block.transactions) {
+          // Top-level native transfers only: a value sent by a contract's internal call needs traces (decision 0071).
+          if (tx.to === null || tx.value === 0n) continue;
+          candidates.push({
+            blockNumber: h.number,
+            blockHash: h.hash,
+            txHash: tx.hash.toLowerCase(),
+            transferIndex: 0,
+            to: tx.to.toLowerCase(),
+            amount: tx.value.toString(),
+          });
+        }
+      }
+      const owners =
+        candidates.length > 0
+          ? await d.addresses.lookup(
+              chain,
+              candidates.map((c) => c.to),
+            )
+          : new Map();
+      const transfers: ChainTransfer[] = [];
+      for (const c of candidates) {
+        const owner = owners.get(c.to) as { workflowId: string } | undefined;
+        if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
+      }
+      d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length });
+      return {
+        head,
+        blocks: blocks.map(header),
+        transfers,
+        confirmations: d.confirmations,
+        pollIntervalMs: d.pollIntervalMs,
+        windowSize: d.windowSize,
+        roundsPerRun: d.roundsPerRun,
+      };
+    },
+
+    async canonicalHashes({ numbers }) {
+      const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      const wanted = numbers.filter((n) => n <= head);
+      const blocks = await mapLimited(wanted, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n) }));
+      return blocks.map((b) => {
+        const h = header(b);
+        return { number: h.number, hash: h.hash };
+      });
+    },
+
+    async reportReorgs({ reports }) {
+      for (const r of reports) {
+        Context.current().log.error('deposit reorganised away after it was signalled: its block is no longer canonical', { ...r });
+      }
+      deps?.onChainEvent?.({ kind: 'reorgs', reports });
+    },
+
+    async reportSignals({ chain, delivered, undelivered }) {
+      for (const u of undelivered) {
+        Context.current().log.error('deposit not delivered: the execution is closed or does not exist; refund it by hand', {
+          workflowId: u.signal.workflowId,
+          ...u.signal.deposit,
+          reason: u.reason,
+        });
+      }
+      deps?.onChainEvent?.({ kind: 'signals', chain, delivered, undelivered });
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import type { Database } from './database';
+
+export interface DepositAddressRow {
+  chain: string;
+  /** Any case; stored and matched lowercase. */
+  address: string;
+  workflowId: string;
+  minAmount: string;
+}
+
+/**
+ * The deposit addresses of the read model's `deposit_addresses` table: the API registers one at
+ * prepare (before the workflow starts), the chain watcher's activity looks up the recipients of a
+ * round's transfers.
+ */
+export class DepositAddressStore {
+  constructor(private readonly database: Database) {}
+
+  /**
+   * Registers an address for an execution; idempotent (the same row again changes nothing).
+   * Throws when the address is already another execution's: derivation makes that impossible
+   * short of a seed mix-up, which must not go unnoticed.
+   */
+  async register(row: DepositAddressRow, now = new Date()): Promise<void> {
+    const address = row.address.toLowerCase();
+    await this.database.db
+      .insertInto('deposit_addresses')
+      .values({ chain: row.chain, address, workflow_id: row.workflowId, min_amount: row.minAmount, created_at: now.toISOString() })
+      .onConflict((oc) => oc.columns(['chain', 'address']).doNothing())
+      .execute();
+    const stored = await this.database.db
+      .selectFrom('deposit_addresses')
+      .select('workflow_id')
+      .where('chain', '=', row.chain)
+      .where('address', '=', address)
+      .executeTakeFirst();
+    if (stored?.workflow_id !== row.workflowId)
+      throw new Error(`deposit address ${address} on ${row.chain} belongs to another execution (${stored?.workflow_id ?? 'none'})`);
+  }
+
+  /** The executions of those of `addresses` (any case) that are deposit addresses on `chain`, by lowercase address. */
+  async lookup(chain: string, addresses: readonly string[]): Promise<Map<string, { workflowId: string; minAmount: string }>> {
+    const found = new Map<string, { workflowId: string; minAmount: string }>();
+    const wanted = [...new Set(addresses.map((a) => a.toLowerCase()))];
+    for (let i = 0; i < wanted.length; i += 500) {
+      const rows = await this.database.db
+        .selectFrom('deposit_addresses')
+        .select(['address', 'workflow_id', 'min_amount'])
+        .where('chain', '=', chain)
+        .where('address', 'in', wanted.slice(i, i + 500))
+        .execute();
+      for (const r of rows) found.set(r.address, { workflowId: r.workflow_id, minAmount: r.min_amount });
+    }
+    return found;
+  }
+}

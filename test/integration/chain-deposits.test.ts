@@ -1,0 +1,348 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { projectRoot } from '../../config/config';
+import { testSettings } from '../support/settings';
+import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
+import type { Hash } from 'viem';
+import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
+import type { ExecutionRecord } from '../../domain/execution-state';
+import { ExecutionService } from '../../api/executions/service';
+import { loadConfig } from '../../config/config';
+import { childEnv } from '../../config/settings';
+import { openDatabase } from '../../db/database';
+import { DepositAddressStore } from '../../db/deposit-addresses';
+import { ExecutionStore } from '../../db/execution-store';
+import { ServiceError } from '../../domain/errors';
+import { loadDepositSeed } from '../../lib/deposit-seed';
+import { startChildService } from '../../scripts/lib/child-service';
+import { TestChain } from '../support/chain';
+import { eventually, newWallet, sampleIntent, type TestWallet } from '../support/executions';
+import { request } from '../support/http';
+import { freePort } from '../support/ports';
+import { ProcessStack } from '../support/process-stack';
+import { metricSum, scrape } from '../support/prometheus';
+
+const CHAIN = 'evm:31337';
+const CONFIRMATIONS = 2;
+
+/**
+ * On-chain deposits end to end: a real anvil chain (automine off, so each test mines its blocks),
+ * a real Temporal dev server, the worker and the API as real processes (the worker is SIGKILLed in
+ * one test), real HTTP. The worker runs the chain watcher; the test only sends transfers and mines.
+ */
+describe('on-chain deposits: the chain watcher on a real anvil chain', function () {
+  this.timeout(180_000);
+  let chain: TestChain;
+  let stack: ProcessStack;
+  let metricsUrl: string;
+  const watcherId = chainWatcherWorkflowId(CHAIN);
+  const seedDir = mkdtempSync(path.join(os.tmpdir(), 'deposit-seed-'));
+
+  before(async function () {
+    this.timeout(180_000);
+    chain = await TestChain.start();
+    const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    stack = new ProcessStack({
+      env: {
+        CHAIN_RPC_URL: chain.url,
+        DEPOSIT_CONFIRMATIONS: String(CONFIRMATIONS),
+        CHAIN_POLL_INTERVAL_MS: '100',
+        // Continue-as-new every few seconds: every test below also crosses runs of the watcher.
+        CHAIN_ROUNDS_PER_RUN: '20',
+        WORKER_METRICS_PORT: String(metricsPort),
+        DEPOSIT_SEED_FILE: path.join(seedDir, 'deposit-seed'),
+      },
+    });
+    await stack.start();
+    await eventually(() => watcher().catch(() => undefined), 60_000, 200);
+  });
+  after(async () => {
+    await stack?.stop();
+    await chain?.stop();
+    rmSync(seedDir, { recursive: true, force: true });
+  });
+
+  const api = (method: string, p: string, json?: unknown) => request(stack.apiUrl, method, p, { json, token: stack.token });
+  const watcher = () => stack.client.workflow.getHandle(watcherId).query(chainWatcherStateQuery) as Promise<ChainWatcherView>;
+  const record = async (e: Prepared): Promise<ExecutionRecord> => {
+    const res = await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`);
+    assert.equal(res.status, 200, res.text);
+    return res.body.result;
+  };
+  /** The record, or undefined while the API cannot read it (no worker answers the query yet). */
+  const recordIfReadable = (e: Prepared) => record(e).catch(() => undefined);
+
+  interface Prepared {
+    wallet: TestWallet;
+    executionId: string;
+    address: string;
+    body: Record<string, unknown>;
+  }
+
+  async function prepareWithDeposit(minAmount = '1000', extra: Record<string, unknown> = {}): Promise<Prepared> {
+    const wallet = newWallet();
+    const executionId = `chain-${randomUUID()}`;
+    const body = { executionId, intent: sampleIntent(), deposit: { chain: CHAIN, asset: 'native', minAmount }, ...extra };
+    const res = await api('POST', `/api/v1/executions/${wallet.id}`, body);
+    assert.equal(res.status, 201, res.text);
+    const target = res.body.result.depositTarget;
+    assert.equal(target.chain, CHAIN);
+    assert.equal(target.minAmount, minAmount);
+    return { wallet, executionId, address: target.address, body };
+  }
+
+  /** How many `depositCompleted` signals the execution's history holds. */
+  async function depositSignals(e: Prepared): Promise<number> {
+    const history = await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
+    return (history.events ?? []).filter(
+      (ev) =>
+        ev.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
+        ev.workflowExecutionSignaledEventAttributes?.signalName === 'depositCompleted',
+    ).length;
+  }
+
+  /** Mines until the watcher has read block `n` (it follows the head every 100 ms). */
+  async function watcherPast(n: number): Promise<ChainWatcherView> {
+    if ((await chain.head()) < n) await chain.mine(n - (await chain.head()));
+    return eventually(async () => {
+      const view = await watcher();
+      return view.cursor >= n && view;
+    }, 60_000);
+  }
+
+  it('when prepare asks for an on-chain deposit, then the record has an address of its own, and the same prepare again answers the same address', async () => {
+    const a = await prepareWithDeposit();
+    const b = await prepareWithDeposit();
+    assert.match(a.address, /^0x[0-9a-fA-F]{40}$/);
+    assert.notEqual(a.address, b.address);
+    const again = await api('POST', `/api/v1/executions/${a.wallet.id}`, a.body);
+    assert.equal(again.status, 200, again.text);
+    assert.equal(again.body.result.depositTarget.address, a.address);
+    const other = await api('POST', `/api/v1/executions/${newWallet().id}`, {
+      intent: sampleIntent(),
+      deposit: { chain: 'evm:1', asset: 'native', minAmount: '1' },
+    });
+    assert.equal(other.status, 400, other.text);
+  });
+
+  it('when a second worker starts, then it finds the watcher running: one run per chain, however many workers', async () => {
+    const second = startChildService('second-worker', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
+      readyPattern: /chain watcher chain-watcher:evm:31337 running/,
+      env: stack.env(),
+      echo: false,
+    });
+    try {
+      await second.ready;
+      const runs: string[] = [];
+      for await (const w of stack.client.workflow.list({ query: `WorkflowId = '${watcherId}' AND ExecutionStatus = 'Running'` }))
+        runs.push(w.runId);
+      assert.equal(runs.length, 1, `running watchers: ${runs.join(', ')}`);
+    } finally {
+      await second.stop(5000);
+    }
+  });
+
+  it('when the read model cannot take the address row, then prepare with a deposit is 503 (retryable) and starts no workflow', async () => {
+    // A real SQLite read model, closed: every statement fails as with a database that is down.
+    const database = await openDatabase({ sqliteFile: path.join(seedDir, 'closed.sqlite') });
+    await database.close();
+    const config = loadConfig(childEnv({ TEMPORAL_TASK_QUEUE: stack.taskQueue, CHAIN_RPC_URL: chain.url }));
+    const service = new ExecutionService(stack.client, config, new ExecutionStore(database), Date.now, {
+      chain: async () => CHAIN,
+      seed: loadDepositSeed(path.join(seedDir, 'deposit-seed')),
+      store: new DepositAddressStore(database),
+    });
+    const wallet = newWallet();
+    const executionId = `chain-${randomUUID()}`;
+    const refused = await service
+      .prepare(wallet.id, { executionId, intent: sampleIntent(), deposit: { chain: CHAIN, asset: 'native', minAmount: '1' } })
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    assert.ok(refused instanceof ServiceError, String(refused));
+    assert.equal(refused.status, 503);
+    const started = await stack.client.workflow
+      .getHandle(executionWorkflowId(wallet.id, executionId))
+      .describe()
+      .then(
+        () => true,
+        () => false,
+      );
+    assert.equal(started, false);
+  });
+
+  it('when a transfer is seen and the worker is SIGKILLed before its confirmations, then after the restart it is signalled once: OPERATION_PENDING', async () => {
+    const e = await prepareWithDeposit('1000');
+    const tx = await chain.send(e.address, 1000n);
+    await chain.mine(1);
+    const block = await chain.blockOf(tx);
+    // Seen, not yet deep enough: held in the watcher's state, that is, by Temporal.
+    await eventually(async () => (await watcher()).pending.some((t) => t.txHash === tx), 30_000);
+    assert.equal((await record(e)).status, 'PREPARED');
+
+    await ProcessStack.kill(stack.worker);
+    await chain.mine(CONFIRMATIONS + 1);
+    await stack.startWorker();
+
+    const done = await eventually(async () => {
+      const r = await recordIfReadable(e);
+      return r?.status === 'OPERATION_PENDING' && r;
+    }, 90_000);
+    assert.deepEqual(done.deposit, { txHash: tx, chain: CHAIN, amount: '1000', blockNumber: block, transferIndex: 0 });
+    await watcherPast((await chain.head()) + 3);
+    assert.equal(await depositSignals(e), 1);
+    assert.equal((await record(e)).history.filter((h) => h.status === 'OPERATION_PENDING').length, 1);
+  });
+
+  it('when a transfer is reorganised away before its confirmations, then it is never signalled', async () => {
+    const e = await prepareWithDeposit('1000');
+    const snapshot = await chain.snapshot();
+    const tx = await chain.send(e.address, 5000n);
+    await chain.mine(1);
+    await eventually(async () => (await watcher()).pending.some((t) => t.txHash === tx), 30_000);
+    // The block holding the transfer is replaced by a longer branch without it.
+    await chain.revert(snapshot);
+    const view = await watcherPast((await chain.head()) + CONFIRMATIONS + 3);
+    assert.ok(!view.pending.some((t) => t.txHash === tx));
+    const r = await record(e);
+    assert.equal(r.status, 'PREPARED');
+    assert.equal(r.deposit, undefined);
+    assert.deepEqual(r.refusedDeposits, []);
+    assert.equal(await depositSignals(e), 0);
+  });
+
+  it('when a signalled deposit is reorganised away deeper than the confirmations, then it is reported: reorged: true on the record, the metric, no status change', async () => {
+    const before = metricSum(await scrape(metricsUrl), 'intent_chain_deep_reorgs_total', { chain: CHAIN });
+    const e = await prepareWithDeposit('1000');
+    const snapshot = await chain.snapshot();
+    const tx = await chain.send(e.address, 1000n);
+    await chain.mine(CONFIRMATIONS + 1);
+    await eventually(async () => (await record(e)).status === 'OPERATION_PENDING', 30_000);
+    await chain.revert(snapshot);
+    await chain.mine(CONFIRMATIONS + 4);
+    const marked = await eventually(async () => {
+      const r = await record(e);
+      return r.deposit?.reorged === true && r;
+    }, 30_000);
+    assert.equal(marked.status, 'OPERATION_PENDING');
+    assert.equal(marked.deposit?.txHash, tx);
+    await eventually(
+      async () => metricSum(await scrape(metricsUrl), 'intent_chain_deep_reorgs_total', { chain: CHAIN }) === before + 1,
+      10_000,
+    );
+    assert.equal(await depositSignals(e), 1);
+  });
+
+  it('when a transfer is below minAmount, then it is refused and recorded, and the execution stays PREPARED', async () => {
+    const e = await prepareWithDeposit('1000');
+    const tx = await chain.send(e.address, 999n);
+    await chain.mine(CONFIRMATIONS);
+    const r = await eventually(async () => {
+      const rec = await record(e);
+      return rec.refusedDeposits.length > 0 && rec;
+    }, 30_000);
+    assert.equal(r.status, 'PREPARED');
+    assert.deepEqual(
+      r.refusedDeposits.map((d) => ({ txHash: d.txHash, amount: d.amount, reason: d.reason })),
+      [{ txHash: tx, amount: '999', reason: 'below-minimum' }],
+    );
+  });
+
+  it('when a transfer goes to an address that is no execution deposit address, then nothing moves', async () => {
+    const e = await prepareWithDeposit('1');
+    const stranger = privateKeyToAddress(generatePrivateKey());
+    const { signalledTotal } = await watcher();
+    const tx = await chain.send(stranger, 10_000n);
+    await chain.mine(1);
+    const view = await watcherPast((await chain.blockOf(tx)) + CONFIRMATIONS + 2);
+    assert.equal(view.signalledTotal, signalledTotal);
+    assert.ok(!view.pending.some((t) => t.txHash === tx));
+    assert.equal((await record(e)).status, 'PREPARED');
+  });
+
+  it('when a transfer reaches an EXPIRED execution, then it is refused as expired and recorded for a refund', async () => {
+    const e = await prepareWithDeposit('1000', { ttlSeconds: 1 });
+    await eventually(async () => (await record(e)).status === 'EXPIRED', 15_000);
+    const tx = await chain.send(e.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    const r = await eventually(async () => {
+      const rec = await record(e);
+      return rec.refusedDeposits.length > 0 && rec;
+    }, 30_000);
+    assert.equal(r.status, 'EXPIRED');
+    assert.deepEqual(
+      r.refusedDeposits.map((d) => ({ txHash: d.txHash, reason: d.reason })),
+      [{ txHash: tx, reason: 'expired' }],
+    );
+  });
+
+  it('when 200 deposits arrive in 20 blocks, then 200 executions are OPERATION_PENDING, each signalled once', async function () {
+    this.timeout(300_000);
+    const executions: Prepared[] = [];
+    for (let i = 0; i < 200; i += 10) executions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepareWithDeposit('100')))));
+    const { signalledTotal } = await watcher();
+    const txs: Hash[] = [];
+    for (let block = 0; block < 20; block++) {
+      // Sent one by one: the node numbers them from the pool, and the pool's order is the sending order.
+      for (const e of executions.slice(block * 10, block * 10 + 10)) txs.push(await chain.send(e.address, 100n + BigInt(block)));
+      await chain.mine(1);
+    }
+    const blocks = new Set(await Promise.all(txs.map((tx) => chain.blockOf(tx))));
+    assert.equal(blocks.size, 20);
+    await chain.mine(CONFIRMATIONS);
+    await eventually(async () => (await watcher()).signalledTotal >= signalledTotal + 200, 120_000, 500);
+    const records: ExecutionRecord[] = [];
+    for (let i = 0; i < executions.length; i += 20) records.push(...(await Promise.all(executions.slice(i, i + 20).map(record))));
+    assert.deepEqual(
+      records.map((r) => r.status),
+      records.map(() => 'OPERATION_PENDING'),
+    );
+    assert.deepEqual(
+      records.map((r) => r.deposit?.txHash),
+      txs,
+    );
+    const counts: number[] = [];
+    for (let i = 0; i < executions.length; i += 20) counts.push(...(await Promise.all(executions.slice(i, i + 20).map(depositSignals))));
+    assert.deepEqual(
+      counts,
+      counts.map(() => 1),
+    );
+    assert.equal((await watcher()).signalledTotal, signalledTotal + 200);
+  });
+
+  it('when every run of the watcher (continued as new, with its state, through the tests above) is replayed with the current code, then none fails', async () => {
+    const histories: Array<{ workflowId: string; history: History }> = [];
+    for await (const h of stack.client.workflow.list({ query: `WorkflowId = '${watcherId}'` }).intoHistories())
+      histories.push({ workflowId: h.workflowId, history: h.history as History });
+    // CHAIN_ROUNDS_PER_RUN=20: the tests above crossed many runs, each continued from the last with its state.
+    assert.ok(histories.length > 1, `watcher runs: ${histories.length}`);
+    const failures: string[] = [];
+    for await (const result of Worker.runReplayHistories(
+      { workflowsPath: require.resolve('../../workflows'), replayName: 'chain-watcher' },
+      histories,
+    )) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    assert.deepEqual(failures, []);
+    // npm run histories:record (RECORD_HISTORIES=<tag>) keeps the longest run as a fixture that the replay test replays.
+    const tag = testSettings().RECORD_HISTORIES;
+    if (tag) {
+      const longest = histories.reduce((a, b) => ((b.history.events?.length ?? 0) > (a.history.events?.length ?? 0) ? b : a));
+      const dir = path.join(projectRoot, 'test', 'fixtures', 'histories');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(
+        path.join(dir, `${tag}-chainWatcherWorkflow-${longest.history.events?.length}.json`),
+        JSON.stringify({ workflowId: watcherId, history: JSON.parse(historyToJSON(longest.history)) }),
+      );
+    }
+  });
+});

@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import {
+  applyRound,
+  initialWatcherState,
+  nextRoundFrom,
+  rewind,
+  rewindNumbers,
+  transferKey,
+  type BlockHeader,
+  type ChainTransfer,
+  type DepositSignal,
+  type ReorgReport,
+  type WatcherParams,
+  type WatcherState,
+} from '../../domain/chain-watcher';
+
+/** A simulated chain: blocks by number (the canonical branch), each with its transfers. */
+interface SimBlock extends BlockHeader {
+  transfers: ChainTransfer[];
+}
+
+class SimChain {
+  blocks: SimBlock[] = [];
+  private nextId = 0;
+  /** Every transaction ever sent, to re-include some after a reorg. */
+  readonly txs: string[] = [];
+
+  constructor() {
+    this.blocks.push({ number: 0, hash: this.hash(), parentHash: '0x00', transfers: [] });
+  }
+
+  private hash(): string {
+    return `0xh${this.nextId++}`;
+  }
+
+  get head(): number {
+    return this.blocks.length - 1;
+  }
+
+  /** Mines a block holding `txs` (new transactions, or old ones re-included). */
+  mine(txs: string[]): void {
+    const parent = this.blocks[this.head];
+    const hash = this.hash();
+    const number = parent.number + 1;
+    const present = new Set(this.blocks.flatMap((b) => b.transfers.map((t) => t.txHash)));
+    const transfers = txs
+      .filter((tx) => !present.has(tx))
+      .map((txHash) => ({
+        blockNumber: number,
+        blockHash: hash,
+        txHash,
+        transferIndex: 0,
+        to: '0xaddr',
+        amount: '1',
+        workflowId: `wf-${txHash}`,
+      }));
+    this.blocks.push({ number, hash, parentHash: parent.hash, transfers });
+  }
+
+  newTx(): string {
+    const tx = `0xtx${this.txs.length}`;
+    this.txs.push(tx);
+    return tx;
+  }
+
+  /** Drops the last `depth` blocks (never the genesis); the caller mines the new branch. */
+  drop(depth: number): void {
+    this.blocks = this.blocks.slice(0, Math.max(1, this.blocks.length - depth));
+  }
+
+  read(from: number, max: number): { head: number; blocks: BlockHeader[]; transfers: ChainTransfer[] } {
+    const slice = this.blocks.slice(from, Math.min(this.head, from + max - 1) + 1);
+    return {
+      head: this.head,
+      blocks: slice.map(({ number, hash, parentHash }) => ({ number, hash, parentHash })),
+      transfers: slice.flatMap((b) => b.transfers),
+    };
+  }
+
+  canonical(numbers: number[]): Map<number, string> {
+    return new Map(numbers.filter((n) => n <= this.head).map((n) => [n, this.blocks[n].hash]));
+  }
+}
+
+/** Drives the watcher the way the workflow does: one round, and a rewind when it asks. */
+class Driver {
+  state: WatcherState;
+  readonly signals: DepositSignal[] = [];
+  readonly reorged: ReorgReport[] = [];
+
+  constructor(
+    private readonly chain: SimChain,
+    private readonly params: WatcherParams,
+  ) {
+    this.state = initialWatcherState(chain.blocks[chain.head]);
+  }
+
+  round(max: number): boolean {
+    const read = this.chain.read(nextRoundFrom(this.state), max);
+    const out = applyRound(this.state, read.blocks, read.transfers, this.params);
+    this.state = out.state;
+    this.signals.push(...out.signals);
+    if (out.needsRewind) {
+      const r = rewind(this.state, this.chain.canonical(rewindNumbers(this.state)), this.params);
+      this.state = r.state;
+      this.reorged.push(...r.reorged);
+    }
+    return !out.needsRewind && this.state.cursor >= read.head;
+  }
+
+  catchUp(max: number): void {
+    for (let i = 0; i < 10_000; i++) if (this.round(max)) return;
+    throw new Error('the watcher did not catch up');
+  }
+}
+
+type Op =
+  { kind: 'mine'; txs: number; reinclude: boolean } | { kind: 'reorg'; depth: number; txs: number } | { kind: 'round'; max: number };
+
+const opArb = (maxReorg: number) =>
+  fc.oneof(
+    { weight: 5, arbitrary: fc.record({ kind: fc.constant('mine' as const), txs: fc.nat(3), reinclude: fc.boolean() }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('reorg' as const), depth: fc.integer({ min: 1, max: maxReorg }), txs: fc.nat(2) }),
+    },
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('round' as const), max: fc.integer({ min: 1, max: 6 }) }) },
+  );
+
+function run(ops: Op[], params: WatcherParams): { chain: SimChain; driver: Driver } {
+  const chain = new SimChain();
+  chain.mine([]);
+  const driver = new Driver(chain, params);
+  for (const op of ops) {
+    if (op.kind === 'mine') {
+      const txs = Array.from({ length: op.txs }, () => chain.newTx());
+      // Re-include a transaction of an orphaned block, as nodes do after a reorg.
+      if (op.reinclude && chain.txs.length > 0) txs.push(chain.txs[chain.txs.length - 1]);
+      chain.mine(txs);
+    } else if (op.kind === 'reorg') {
+      const depth = Math.min(op.depth, chain.head);
+      chain.drop(depth);
+      // The new branch is at least as long: one more block than was dropped.
+      for (let i = 0; i <= depth; i++) chain.mine(i === 0 ? Array.from({ length: op.txs }, () => chain.newTx()) : []);
+    } else {
+      driver.round(op.max);
+    }
+  }
+  // The chain settles: enough blocks on top for every transfer to be deep enough.
+  for (let i = 0; i < params.confirmations; i++) chain.mine([]);
+  driver.catchUp(5);
+  return { chain, driver };
+}
+
+/** The transfers of the final canonical chain at confirmation depth, by key. */
+function confirmedOnChain(chain: SimChain, confirmations: number): Set<string> {
+  const keys = new Set<string>();
+  for (const b of chain.blocks) if (chain.head - b.number + 1 >= confirmations) for (const t of b.transfers) keys.add(transferKey(t));
+  return keys;
+}
+
+describe('chain watcher state machine (domain/chain-watcher)', () => {
+  const params: WatcherParams = { chain: 'evm:31337', confirmations: 3, windowSize: 16 };
+
+  it('when a transfer gets its confirmations, then it is signalled once, with its chain, block and index', () => {
+    const chain = new SimChain();
+    const driver = new Driver(chain, params);
+    const tx = chain.newTx();
+    chain.mine([tx]);
+    driver.catchUp(10);
+    assert.deepEqual(driver.signals, []);
+    assert.equal(driver.state.pending.length, 1);
+    chain.mine([]);
+    driver.catchUp(10);
+    assert.deepEqual(driver.signals, []);
+    chain.mine([]);
+    driver.catchUp(10);
+    assert.deepEqual(driver.signals, [
+      { workflowId: `wf-${tx}`, deposit: { txHash: tx, chain: 'evm:31337', amount: '1', blockNumber: 1, transferIndex: 0 } },
+    ]);
+    chain.mine([]);
+    driver.catchUp(10);
+    assert.equal(driver.signals.length, 1);
+  });
+
+  it('when the block of a pending transfer is reorganised away, then it is never signalled', () => {
+    const chain = new SimChain();
+    const driver = new Driver(chain, params);
+    chain.mine([chain.newTx()]);
+    driver.catchUp(10);
+    assert.equal(driver.state.pending.length, 1);
+    chain.drop(1);
+    chain.mine([]);
+    chain.mine([]);
+    for (let i = 0; i < 5; i++) chain.mine([]);
+    driver.catchUp(10);
+    assert.deepEqual(driver.signals, []);
+    assert.deepEqual(driver.reorged, []);
+  });
+
+  it('when a reorg keeps the height (same number, new hash), then the re-read tail shows it', () => {
+    const chain = new SimChain();
+    const driver = new Driver(chain, { ...params, confirmations: 1 });
+    chain.mine([]);
+    driver.catchUp(10);
+    chain.drop(1);
+    chain.mine([chain.newTx()]);
+    driver.catchUp(10);
+    assert.equal(driver.signals.length, 1);
+    assert.equal(driver.state.window.at(-1)?.hash, chain.blocks[chain.head].hash);
+  });
+
+  it('when a signalled deposit is reorganised away deeper than the confirmations, then it is reported once and not signalled again', () => {
+    const chain = new SimChain();
+    const driver = new Driver(chain, params);
+    const tx = chain.newTx();
+    chain.mine([tx]);
+    chain.mine([]);
+    chain.mine([]);
+    driver.catchUp(10);
+    assert.equal(driver.signals.length, 1);
+    chain.drop(3);
+    chain.mine([]);
+    chain.mine([tx]); // the transaction is mined again on the new branch
+    chain.mine([]);
+    chain.mine([]);
+    chain.mine([]);
+    driver.catchUp(10);
+    assert.equal(driver.reorged.length, 1);
+    assert.deepEqual(
+      { txHash: driver.reorged[0].txHash, blockNumber: driver.reorged[0].blockNumber, workflowId: driver.reorged[0].workflowId },
+      { txHash: tx, blockNumber: 1, workflowId: `wf-${tx}` },
+    );
+    assert.equal(driver.signals.length, 1);
+  });
+
+  it('when the state is kept bounded, then the window never exceeds its size', () => {
+    const chain = new SimChain();
+    const driver = new Driver(chain, params);
+    for (let i = 0; i < 100; i++) chain.mine([chain.newTx()]);
+    driver.catchUp(7);
+    assert.equal(driver.state.window.length, params.windowSize);
+    assert.ok(driver.state.signalled.every((t) => t.blockNumber >= driver.state.window[0].number));
+  });
+
+  it('property: with reorgs shallower than the confirmations, exactly the transfers of the final chain at confirmation depth are signalled, each once, and nothing is reported', () => {
+    fc.assert(
+      fc.property(fc.array(opArb(params.confirmations - 1), { maxLength: 80 }), (ops) => {
+        const { chain, driver } = run(ops, params);
+        const keys = driver.signals.map((s) => transferKey(s.deposit));
+        assert.equal(new Set(keys).size, keys.length, 'a transfer was signalled twice');
+        assert.deepEqual(new Set(keys), confirmedOnChain(chain, params.confirmations));
+        assert.deepEqual(driver.reorged, []);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: with reorgs of any depth within the window, nothing is signalled twice, nothing on the final chain is missed, and every signalled transfer off the final chain is reported', () => {
+    fc.assert(
+      fc.property(fc.array(opArb(params.windowSize - 2), { maxLength: 80 }), (ops) => {
+        const { chain, driver } = run(ops, params);
+        const keys = driver.signals.map((s) => transferKey(s.deposit));
+        assert.equal(new Set(keys).size, keys.length, 'a transfer was signalled twice');
+        const final = confirmedOnChain(chain, params.confirmations);
+        const reported = new Set(driver.reorged.map(transferKey));
+        assert.equal(reported.size, driver.reorged.length, 'a reorg was reported twice');
+        for (const key of final) assert.ok(keys.includes(key), `missed ${key}`);
+        for (const key of keys) if (!final.has(key)) assert.ok(reported.has(key), `${key} is off the final chain and was not reported`);
+        for (const key of reported) assert.ok(keys.includes(key), `${key} was reported without having been signalled`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

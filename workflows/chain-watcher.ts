@@ -1,0 +1,114 @@
+import { continueAsNew, getExternalWorkflowHandle, log, proxyActivities, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import type { Activities, ChainRound, UndeliveredDeposit } from '../contracts/activities';
+import {
+  applyRound,
+  initialWatcherState,
+  nextRoundFrom,
+  rewind,
+  rewindNumbers,
+  type DepositSignal,
+  type WatcherParams,
+  type WatcherState,
+} from '../domain/chain-watcher';
+import { chainWatcherStateQuery, depositCompletedSignal, depositReorgedSignal, type ChainWatcherInput } from '../contracts/temporal';
+
+// Chain reads: short attempts, retried for ever (a node that is down only delays deposits; the
+// watcher's state stays in its history meanwhile).
+const { chainHead, readChainRound, canonicalHashes } = proxyActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+const { reportReorgs, reportSignals } = proxyActivities<Activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+/** The longest a readChainRound waits for a new block (activities/chain.ts MAX_WAIT_MS). */
+const MAX_ACTIVITY_WAIT_MS = 5_000;
+/** Rounds per run before continue-as-new until the first round brings the worker's CHAIN_ROUNDS_PER_RUN. */
+const DEFAULT_ROUNDS_PER_RUN = 500;
+
+/**
+ * One chain's deposit watcher (docs/decisions/0071-chain-watcher.md), id `chain-watcher:<chain>`,
+ * started by every worker with USE_EXISTING so that one runs per chain. Its progress (cursor, the
+ * window of recent block hashes, transfers seen but not yet deep enough, deposits signalled within
+ * the window) lives here, in the workflow's state, so a worker crash neither misses nor repeats a
+ * deposit: activities read the chain (a caught-up round waits in its activity for the next block,
+ * up to CHAIN_POLL_INTERVAL_MS), the pure state machine of domain/chain-watcher decides, and
+ * each deposit is signalled to its execution with a workflow command, once per history.
+ */
+export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<void> {
+  const { chain } = input;
+  let state: WatcherState = input.state ?? initialWatcherState(await chainHead({ chain }));
+  let signalledTotal = input.signalledTotal ?? 0;
+
+  setHandler(chainWatcherStateQuery, () => ({
+    chain,
+    cursor: state.cursor,
+    windowFrom: state.window[0]?.number,
+    pending: state.pending,
+    signalledInWindow: state.signalled.length,
+    signalledTotal,
+  }));
+
+  // Caught up with the head: the next round's activity waits for a block past the cursor.
+  let caughtUp = false;
+  let roundsPerRun = DEFAULT_ROUNDS_PER_RUN;
+  for (let round = 0; ; round++) {
+    const info = workflowInfo();
+    if (round >= roundsPerRun || info.continueAsNewSuggested || info.targetWorkerDeploymentVersionChanged) {
+      // A new version of the worker takes the watcher over at the next run (it is the one workflow that never ends).
+      await continueAsNew<typeof chainWatcherWorkflow>({ chain, state, signalledTotal });
+    }
+    const read: ChainRound = await readChainRound({ chain, from: nextRoundFrom(state), waitAfter: caughtUp ? state.cursor : undefined });
+    roundsPerRun = read.roundsPerRun;
+    const params: WatcherParams = { chain, confirmations: read.confirmations, windowSize: read.windowSize };
+    const outcome = applyRound(state, read.blocks, read.transfers, params);
+    state = outcome.state;
+    if (outcome.needsRewind) {
+      const canonical = await canonicalHashes({ chain, numbers: rewindNumbers(state) });
+      const rewound = rewind(state, new Map(canonical.map((b) => [b.number, b.hash])), params);
+      state = rewound.state;
+      log.warn('chain reorganisation: rewound to the fork point', { chain, forkPoint: rewound.forkPoint, cursor: state.cursor });
+      if (rewound.reorged.length > 0) {
+        await Promise.all(
+          rewound.reorged.map((r) =>
+            getExternalWorkflowHandle(r.workflowId)
+              .signal(depositReorgedSignal, {
+                txHash: r.txHash,
+                transferIndex: r.transferIndex,
+                chain: r.chain,
+                blockNumber: r.blockNumber,
+                blockHash: r.blockHash,
+              })
+              .catch(() => undefined),
+          ),
+        );
+        await reportReorgs({ reports: rewound.reorged });
+      }
+    }
+    if (outcome.signals.length > 0) {
+      const undelivered = await deliver(outcome.signals);
+      signalledTotal += outcome.signals.length - undelivered.length;
+      await reportSignals({ chain, delivered: outcome.signals.length - undelivered.length, undelivered });
+    }
+    caughtUp = !outcome.needsRewind && state.cursor >= read.head;
+    // The activity waits at most 5 s for a block; a longer poll interval sleeps the rest.
+    if (caughtUp && read.pollIntervalMs > MAX_ACTIVITY_WAIT_MS) await sleep(read.pollIntervalMs - MAX_ACTIVITY_WAIT_MS);
+  }
+}
+
+/** Signals each deposit to its execution; answers the ones whose execution could not take it (closed, or no such workflow). */
+async function deliver(signals: DepositSignal[]): Promise<UndeliveredDeposit[]> {
+  const results = await Promise.all(
+    signals.map((s) =>
+      getExternalWorkflowHandle(s.workflowId)
+        .signal(depositCompletedSignal, s.deposit)
+        .then(
+          () => undefined,
+          (err: Error): UndeliveredDeposit => ({ signal: s, reason: err.message }),
+        ),
+    ),
+  );
+  return results.filter((r): r is UndeliveredDeposit => r !== undefined);
+}
