@@ -5,10 +5,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
 import { privateKeyToAddress } from 'viem/accounts';
 import { depositPrivateKey } from '../domain/deposit-key';
-import { fsyncDirectory, writeAllSync } from './durable-fs';
+import { createSecretFileOnce } from './durable-fs';
 
 /**
  * The seed in `file`, created first (atomically, 0600) when it does not exist; two processes racing
@@ -29,28 +28,7 @@ export function loadDepositSeed(file: string): Uint8Array {
 
 /** Creates `file` with a fresh seed unless it exists (written and synced under a temporary name, then hard-linked). Returns whether it did. */
 export function createDepositSeedFile(file: string): boolean {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (fs.existsSync(file)) return false;
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const fd = fs.openSync(tmp, 'wx', 0o600);
-  try {
-    fs.fchmodSync(fd, 0o600);
-    writeAllSync(fd, Buffer.from(`${randomBytes(32).toString('hex')}\n`));
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.linkSync(tmp, file);
-    fsyncDirectory(dir);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
+  return createSecretFileOnce(file, () => `${randomBytes(32).toString('hex')}\n`);
 }
 
 /** The EIP-55 deposit address of an execution on `chain`. */

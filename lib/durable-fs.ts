@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import { dirname } from 'node:path';
 
 /**
  * Writes the whole buffer at the file's current position. `fs.writeSync` may write fewer bytes
@@ -38,4 +40,35 @@ export function replaceFileSync(dir: string, path: string, data: Buffer, options
   }
   fs.renameSync(tmp, path);
   fsyncDirectory(dir);
+}
+
+/**
+ * Creates `file` (and its folder, 0700) holding `contents()`, readable by its owner only (0600),
+ * unless it exists: written and synced under a temporary name, then hard-linked into place, so
+ * that two processes racing to create it keep one. Returns whether this call created it.
+ */
+export function createSecretFileOnce(file: string, contents: () => string): boolean {
+  const dir = dirname(file);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (fs.existsSync(file)) return false;
+  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    // The umask may only take bits away from 0600; this makes it exactly that.
+    fs.fchmodSync(fd, 0o600);
+    writeAllSync(fd, Buffer.from(contents()));
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.linkSync(tmp, file);
+    fsyncDirectory(dir);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
 }

@@ -3,10 +3,8 @@
  * line, the first one signs (lib/node-request-auth.ts). Read at start-up; created once, on the
  * first run of `npm start` or `npm run cluster`.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fsyncDirectory, writeAllSync } from './durable-fs';
+import { createSecretFileOnce } from './durable-fs';
 import { generateNodeKey, parseNodeKeys, type NodeKeys } from './node-request-auth';
 
 /** Reads and parses the keys file; throws an Error naming the file (never a key) when it cannot. */
@@ -28,27 +26,5 @@ export function readNodeKeysFile(file: string): NodeKeys {
  * keep one key. Returns whether it created the file.
  */
 export function createNodeKeysFile(file: string): boolean {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (fs.existsSync(file)) return false;
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const fd = fs.openSync(tmp, 'wx', 0o600);
-  try {
-    // The umask may only take bits away from 0600; this makes it exactly that.
-    fs.fchmodSync(fd, 0o600);
-    writeAllSync(fd, Buffer.from(`${generateNodeKey()}\n`));
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.linkSync(tmp, file);
-    fsyncDirectory(dir);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
+  return createSecretFileOnce(file, () => `${generateNodeKey()}\n`);
 }

@@ -127,7 +127,13 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       for (const s of ['429', '503'])
         assert.ok(doc.paths['/api/v1/executions/{wallet}/submit'].post.responses[s].headers['Retry-After'], `${s} documents Retry-After`);
       const links = doc.paths['/api/v1/executions/{wallet}'].post.responses['201'].links;
-      assert.deepEqual(Object.keys(links).sort(), ['cancelExecution', 'depositExecution', 'getExecution', 'submitExecution']);
+      assert.deepEqual(Object.keys(links).sort(), [
+        'cancelExecution',
+        'depositExecution',
+        'executionEvents',
+        'getExecution',
+        'submitExecution',
+      ]);
       assert.equal(links.getExecution.parameters.executionId, '$response.body#/result/executionId');
       assert.deepEqual(doc.components.schemas.WhitelistTimeout.required, ['error', 'errorMessage', 'result']);
       assert.deepEqual(statuses('/readyz', 'get'), ['200', '503']);
