@@ -52,6 +52,15 @@ const { deliverWebhook } = proxyActivities<Activities>({
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1h' },
 });
 
+/** The answer to a refused deposit, by outcome; the deposit is recorded in refusedDeposits either way. */
+const REFUSED_DEPOSIT_MESSAGES: Partial<Record<DepositOutcome, string>> = {
+  'refused-cancelled': 'execution is CANCELLED; the deposit was recorded for refund',
+  'refused-expired': 'execution is EXPIRED; the deposit was recorded for refund',
+  'refused-below-minimum': "the deposit is less than the deposit target's minAmount; it was recorded for refund",
+  'refused-wrong-chain': "the deposit is on another chain than the deposit target's; it was recorded for refund",
+  'refused-other-tx': 'execution already has a deposit with another txHash; this one was recorded for refund',
+};
+
 /** The validators' answer to an Update that would change nothing; `answer` is what the API returns. */
 const duplicate = (answer: unknown) =>
   ApplicationFailure.create({
@@ -168,41 +177,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   });
 
   const refuseDeposit = (outcome: DepositOutcome): void => {
-    if (outcome === 'refused-cancelled') {
-      throw ApplicationFailure.create({
-        type: ExecutionFailure.depositRefused,
-        message: 'execution is CANCELLED; the deposit was recorded for refund',
-        nonRetryable: true,
-      });
-    }
-    if (outcome === 'refused-expired') {
-      throw ApplicationFailure.create({
-        type: ExecutionFailure.depositRefused,
-        message: 'execution is EXPIRED; the deposit was recorded for refund',
-        nonRetryable: true,
-      });
-    }
-    if (outcome === 'refused-below-minimum') {
-      throw ApplicationFailure.create({
-        type: ExecutionFailure.depositRefused,
-        message: "the deposit is less than the deposit target's minAmount; it was recorded for refund",
-        nonRetryable: true,
-      });
-    }
-    if (outcome === 'refused-wrong-chain') {
-      throw ApplicationFailure.create({
-        type: ExecutionFailure.depositRefused,
-        message: "the deposit is on another chain than the deposit target's; it was recorded for refund",
-        nonRetryable: true,
-      });
-    }
-    if (outcome === 'refused-other-tx') {
-      throw ApplicationFailure.create({
-        type: ExecutionFailure.depositRefused,
-        message: 'execution already has a deposit with another txHash; this one was recorded for refund',
-        nonRetryable: true,
-      });
-    }
+    const message = REFUSED_DEPOSIT_MESSAGES[outcome];
+    if (message !== undefined) throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message, nonRetryable: true });
   };
 
   setHandler(
