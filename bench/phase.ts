@@ -56,6 +56,7 @@ export async function runPhase(
       api: side(runs.api),
       direct: side(runs.direct),
       floor: side(runs.floor),
+      floorParts: { searchAttribute: side(runs.floorParts.searchAttribute), activity: side(runs.floorParts.activity) },
       apiCpuMsPerRequest: runs.apiCpuMsPerRequest,
     });
   }

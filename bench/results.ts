@@ -42,8 +42,18 @@ export interface Side extends Summary {
 export interface PhaseResult {
   workers: number;
   /** apiCpuMsPerRequest: CPU time of the API process per submit (its own cost, whatever the server's). */
-  /** floor: the same Update to a workflow that only answers it (absent in results from before it was measured). */
-  submit: Array<{ concurrency: number; api: Side; direct: Side; floor?: Side; apiCpuMsPerRequest: number }>;
+  /**
+   * floor: the same Update to a workflow that only answers it; floorParts: to one that also
+   * upserts the ExecutionState search attribute, and also runs one activity.
+   */
+  submit: Array<{
+    concurrency: number;
+    api: Side;
+    direct: Side;
+    floor?: Side;
+    floorParts?: { searchAttribute: Side; activity: Side };
+    apiCpuMsPerRequest: number;
+  }>;
   /** What one execution from prepare to SIGNING costs the server (its history; absent in older results). */
   executionCost?: HistoryCost;
   /** `timeline`: where the API batches' time went, from a sample of their histories; `empty`: a workflow that does nothing (the floor). */
@@ -53,10 +63,10 @@ export interface PhaseResult {
     api: Side;
     direct: Side;
     empty: Side;
-    /** The empty workflow whose Update waits for one no-op local activity: the least a batch can be (absent before issue 17's last session). */
+    /** The empty workflow whose Update waits for one no-op local activity: the least a batch can be (absent in older results). */
     oneLocalActivity?: Side;
     timeline: Timeline;
-    /** The same split for the empty workflows of the same run (absent in results from before issue 17 step 3). */
+    /** The same split for the empty workflows of the same run (absent in older results). */
     emptyTimeline?: Timeline;
     apiCpuMsPerBatch: number;
   }>;

@@ -31,6 +31,26 @@ function submitRows(phases: PhaseResult[]) {
   );
 }
 
+/** The floor, then the floor doing the parts of a status change, then the execution itself (direct). */
+function statusChangeRows(phases: PhaseResult[]) {
+  return phases.flatMap((p) =>
+    p.submit.flatMap(({ concurrency, direct, floor, floorParts }) =>
+      floor && floorParts
+        ? [
+            [
+              p.workers,
+              concurrency,
+              ...[floor, floorParts.searchAttribute, floorParts.activity, direct].map(
+                (x) => `${x.opsPerSec}${errs(x.errors)} (${ms(x.p50Ms)} / ${ms(x.p99Ms)})`,
+              ),
+              ratio(direct.opsPerSec, floorParts.activity.opsPerSec),
+            ],
+          ]
+        : [],
+    ),
+  );
+}
+
 function costLine(phases: PhaseResult[]): string {
   const c = phases[0]?.executionCost;
   if (!c) return '';
@@ -155,6 +175,25 @@ export function renderTables(r: BenchResults): string {
     ),
     '',
     costLine(r.phases),
+    '',
+    ...(statusChangeRows(r.phases).length > 0
+      ? [
+          'Case 1, where a status change goes: Updates/s (p50 / p99 ms) to the floor, to the floor that also upserts the ExecutionState search attribute, to the floor that also runs one activity, and to the execution (direct); the last column: execution / floor with both',
+          '',
+          table(
+            [
+              'workers',
+              'clients',
+              'floor',
+              '+ search attribute',
+              '+ search attribute + activity',
+              'execution (direct)',
+              'execution / both',
+            ],
+            statusChangeRows(r.phases),
+          ),
+        ]
+      : []),
     '',
     'Case 2: ed25519 verify, same inputs, ops/s (one core)',
     '',

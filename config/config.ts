@@ -16,7 +16,7 @@ export interface Config {
     readonly address?: string;
     readonly namespace: string;
     readonly taskQueue: string;
-    /** Temporal Cloud / remote cluster credentials (issue 5). */
+    /** Temporal Cloud / remote cluster credentials. */
     readonly apiKey?: string;
     readonly tls?: { readonly certPath?: string; readonly keyPath?: string; readonly caPath?: string; readonly serverName?: string };
   };

@@ -89,7 +89,7 @@ export function executionRoutes(
     refuseOffCurveSigner(body.signerPublicKey ?? wallet);
     const { record, replayed } = await executions.prepare(wallet, body);
     ctx.state.workflowId = executionWorkflowId(wallet, record.executionId);
-    // A retried prepare with the same content is answered, not refused (issue 13 §4).
+    // A retried prepare with the same content is answered, not refused.
     if (replayed) ctx.set('Idempotent-Replayed', 'true');
     ctx.status = replayed ? 200 : 201;
     ctx.body = { result: record };

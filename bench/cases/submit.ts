@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import nacl from 'tweetnacl';
 import { intentHash } from '../../domain/canonical';
@@ -9,6 +10,7 @@ import { executionWorkflowId, submitSignatureUpdate, type SubmitSignatureArgs } 
 import type { JsonClient } from '../http';
 import { closedLoop, merge, type LoadResult } from '../load';
 import { cpuMs } from '../proc';
+import type { FloorWork } from '../floor/workflows';
 import type { BenchStack } from '../stack';
 import { round } from '../stats';
 
@@ -22,6 +24,8 @@ import { round } from '../stats';
 const SETUP_CONCURRENCY = 10;
 /** The same bound the API puts on each Temporal call (execution-service TEMPORAL_CALL_MS). */
 const CALL_DEADLINE_MS = 10_000;
+/** A pause between the setup and the measured runs (see runSubmitCase). */
+const SETTLE_MS = 5_000;
 const WALLETS = 8;
 const DOMAIN = 'localhost';
 
@@ -37,6 +41,11 @@ export interface SubmitRuns {
   direct: LoadResult;
   /** The same Update to a workflow that only answers it (bench/floor emptySubmitWorkflow). */
   floor: LoadResult;
+  /**
+   * The same floor doing, besides its answer, what an execution's status change makes the server
+   * do: upsert the ExecutionState search attribute; and that plus one activity.
+   */
+  floorParts: { searchAttribute: LoadResult; activity: LoadResult };
   /** One execution submitted through the API, for its history's cost. */
   sampleWorkflowId: string;
   /** Wall time of the unmeasured prepare + deposit + signing. */
@@ -133,12 +142,12 @@ function viaClient(client: Client, items: Prepared[]) {
   };
 }
 
-/** Starts `count` floor workflows (not measured) and returns their ids. */
-async function startFloorWorkflows(stack: BenchStack, client: Client, count: number): Promise<string[]> {
+/** Starts `count` floor workflows doing `work` (not measured) and returns their ids. */
+async function startFloorWorkflows(stack: BenchStack, client: Client, count: number, work: FloorWork): Promise<string[]> {
   const run = randomUUID().slice(0, 8);
-  const ids = Array.from({ length: count }, (_, i) => `floor-submit-${run}-${i}`);
+  const ids = Array.from({ length: count }, (_, i) => `floor-submit-${work}-${run}-${i}`);
   const started = await closedLoop(count, SETUP_CONCURRENCY, async (i) => {
-    await client.workflow.start('emptySubmitWorkflow', { taskQueue: stack.floorTaskQueue, workflowId: ids[i] });
+    await client.workflow.start('emptySubmitWorkflow', { taskQueue: stack.floorTaskQueue, workflowId: ids[i], args: [work] });
   });
   if (started.errors > 0) throw new Error(`floor setup: ${started.errors} of ${count} failed, first: ${started.firstError}`);
   return ids;
@@ -156,10 +165,13 @@ function viaFloor(client: Client, ids: string[], args: SubmitSignatureArgs[]) {
   };
 }
 
+/** The floor's kinds, in the order they are measured (and back). */
+const FLOOR_KINDS: readonly FloorWork[] = ['none', 'search-attribute', 'search-attribute+activity'];
+
 /**
- * `count` submits through the API, `count` through the client and `count` to the floor, at
- * `concurrency`, in the order API, direct, floor, floor, direct, API (two halves each), so that a
- * drift in machine load hits every side alike.
+ * `count` submits through the API, `count` through the client and `count` to each kind of floor,
+ * at `concurrency`, in the order API, direct, floors, floors reversed, direct, API (two halves
+ * each), so that a drift in machine load hits every side alike.
  */
 export async function runSubmitCase(
   stack: BenchStack,
@@ -169,8 +181,14 @@ export async function runSubmitCase(
   count: number,
 ): Promise<SubmitRuns> {
   const setupStart = performance.now();
+  // The floors' workflows first, so that every side's workflows are as old when measured.
+  const floorIds = new Map<FloorWork, string[]>();
+  for (const work of FLOOR_KINDS) floorIds.set(work, await startFloorWorkflows(stack, client, count, work));
   const prepared = await prepareExecutions(stack, http, 2 * count);
-  const floorIds = await startFloorWorkflows(stack, client, count);
+  // The server records the setup's starts in visibility and its other queues for a few seconds
+  // after they were acknowledged; measured then, updates queue behind those writes for a second
+  // or more (floor p99 over 1 s right after its starts, none 10 s later).
+  await setTimeout(SETTLE_MS);
   const setupMs = performance.now() - setupStart;
   // Executions go to the two sides alternately, so that both get the same mix of older and newer
   // ones (an execution the worker evicted from its cache replays its history on the next task).
@@ -189,23 +207,30 @@ export async function runSubmitCase(
     apiRuns.push(await closedLoop(items.length, concurrency, viaApi(stack, http, items)));
     apiCpu += cpuMs(stack.api.pid) - before;
   };
-  // As many floor Updates as direct ones, with the direct side's arguments.
+  // As many Updates to each floor as direct ones, with the direct side's arguments.
   const floorArgs = direct.map((d) => d.direct);
-  const floorUsed = floorIds.slice(0, floorArgs.length);
-  const floorHalf = Math.floor(floorUsed.length / 2);
-  const floorRuns: LoadResult[] = [];
+  const floorRuns = new Map<FloorWork, LoadResult[]>(FLOOR_KINDS.map((work) => [work, []]));
+  const floorRun = async (work: FloorWork, from: number, to: number) => {
+    const ids = (floorIds.get(work) ?? []).slice(from, to);
+    floorRuns.get(work)?.push(await closedLoop(ids.length, concurrency, viaFloor(client, ids, floorArgs.slice(from, to))));
+  };
   await apiRun(a1);
   directRuns.push(await closedLoop(d1.length, concurrency, viaClient(client, d1)));
-  floorRuns.push(await closedLoop(floorHalf, concurrency, viaFloor(client, floorUsed, floorArgs)));
-  const rest = floorUsed.slice(floorHalf);
-  floorRuns.push(await closedLoop(rest.length, concurrency, viaFloor(client, rest, floorArgs.slice(floorHalf))));
+  for (const work of FLOOR_KINDS) await floorRun(work, 0, half);
+  for (const work of [...FLOOR_KINDS].reverse()) await floorRun(work, half, direct.length);
   directRuns.push(await closedLoop(d2.length, concurrency, viaClient(client, d2)));
   http.dropIdle();
   await apiRun(a2);
+  const allFloorIds = [...floorIds.values()].flat();
+  await closedLoop(allFloorIds.length, SETUP_CONCURRENCY, async (i) => {
+    await client.workflow.getHandle(allFloorIds[i]).terminate('bench done');
+  });
+  const floorOf = (work: FloorWork) => merge(floorRuns.get(work) ?? []);
   return {
     api: merge(apiRuns),
     direct: merge(directRuns),
-    floor: merge(floorRuns),
+    floor: floorOf('none'),
+    floorParts: { searchAttribute: floorOf('search-attribute'), activity: floorOf('search-attribute+activity') },
     sampleWorkflowId: executionWorkflowId(api[0].wallet, api[0].executionId),
     setupMs,
     apiCpuMsPerRequest: round(apiCpu / Math.max(1, a1.length + a2.length), 2),

@@ -1,6 +1,14 @@
-import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  defineUpdate,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type * as floorActivities from './activities';
-import { submitSignatureUpdate } from '../../contracts/temporal';
+import { executionStatusKey, submitSignatureUpdate } from '../../contracts/temporal';
 
 // The bench's floor for a whitelist batch: a workflow that does nothing, started and answered the
 // way the API starts a batch (update-with-start), so that "what one workflow costs on this server"
@@ -17,7 +25,7 @@ const { settle } = proxyLocalActivities<typeof floorActivities>({ startToCloseTi
 
 /**
  * The least a batch can be while it re-checks its token inside the workflow before any node is
- * asked (issue 17): the empty workflow whose Update waits for one local activity that does
+ * asked: the empty workflow whose Update waits for one local activity that does
  * nothing, as a batch's Update waits for its precheck-and-first-round local activity. Against
  * `emptyBatchWorkflow` it measures one local-activity round: the activity's dispatch and the
  * second activation that takes its result.
@@ -32,16 +40,24 @@ export async function oneLocalActivityWorkflow(): Promise<void> {
   await condition(allHandlersFinished);
 }
 
+/** What the floor's Update does besides answering: nothing, or the parts of a status change's work. */
+export type FloorWork = 'none' | 'search-attribute' | 'search-attribute+activity';
+
+const { settle: settleTask } = proxyActivities<typeof floorActivities>({ startToCloseTimeout: '10 s' });
+
 /**
  * The floor of a submit: a workflow that answers the execution's own Update (`submitSignature`,
- * same arguments) with SIGNING and does nothing else, then closes. Its Update costs the server one
- * workflow task: the least any submit can cost on it.
+ * same arguments) with SIGNING. With `work` 'none' it does nothing else, so that its Update costs
+ * the server one workflow task: the least any submit can cost on it. The other kinds add, one at
+ * a time, what an execution's status change adds: the ExecutionState search attribute, then an
+ * activity (a task of its own, whose completion is another workflow task). It stays open
+ * afterwards, as an execution does at SIGNING (a close is work of its own); the bench terminates it.
  */
-export async function emptySubmitWorkflow(): Promise<void> {
-  let answered = false;
+export async function emptySubmitWorkflow(work: FloorWork = 'none'): Promise<void> {
   setHandler(submitSignatureUpdate, () => {
-    answered = true;
+    if (work !== 'none') upsertSearchAttributes([{ key: executionStatusKey, value: 'SIGNING' }]);
+    if (work === 'search-attribute+activity') void settleTask();
     return { status: 'SIGNING' as const };
   });
-  await condition(() => answered && allHandlersFinished());
+  await condition(() => false);
 }

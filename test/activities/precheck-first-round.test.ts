@@ -14,7 +14,7 @@ import type { FirstRoundInput, FirstRoundResult } from '../../contracts/temporal
 import { testNodeKeysFile, testNodeTransport } from '../support/node-keys';
 import { randomEoa } from '../support/whitelists';
 
-// The batch's precheck and first round as one activity (issue 17), run the way Temporal's SDK
+// The batch's precheck and first round as one activity, run the way Temporal's SDK
 // unit-tests an activity (MockActivityEnvironment), against a real storage node process and a
 // real token file.
 describe('activity: precheckAndFirstRound (real token file, real storage node)', function () {

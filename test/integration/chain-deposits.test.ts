@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { projectRoot } from '../../config/config';
 import { testSettings } from '../support/settings';
 import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import type { Hash } from 'viem';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-state';
 import { ExecutionService } from '../../api/executions/service';
-import { loadConfig } from '../../config/config';
+import { loadConfig, projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
 import { openDatabase } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
@@ -23,12 +23,14 @@ import { ServiceError } from '../../domain/errors';
 import { loadDepositSeed } from '../../lib/deposit-seed';
 import { startChildService } from '../../scripts/lib/child-service';
 import { TestChain } from '../support/chain';
+import { docSnippets } from '../support/doc-snippets';
 import { eventually, newWallet, sampleIntent, type TestWallet } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
 import { ProcessStack } from '../support/process-stack';
 import { metricSum, scrape } from '../support/prometheus';
 
+const run = promisify(execFile);
 const CHAIN = 'evm:31337';
 const CONFIRMATIONS = 2;
 
@@ -317,6 +319,31 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       counts.map(() => 1),
     );
     assert.equal((await watcher()).signalledTotal, signalledTotal + 200);
+  });
+
+  it('when the on-chain walkthrough of docs/integrate.md runs as written, then it prints 201, the transfer, and OPERATION_PENDING with that transfer as the deposit', async () => {
+    const [walkthrough] = docSnippets('integrate.md', 'sh', 'On-chain deposits');
+    assert.ok(walkthrough, 'docs/integrate.md "On-chain deposits" has its shell block');
+    // anvil mines only when asked here; `npm start`'s mines a block a second. A block every 200 ms
+    // while the walkthrough runs: its transfer gets its block, then its confirmations.
+    const miner = setInterval(() => void chain.mine(1).catch(() => undefined), 200);
+    let out: string;
+    try {
+      const env = childEnv({ API: stack.apiUrl, PREPARE_TOKEN: stack.token, CHAIN_RPC_URL: chain.url });
+      out = (await run('bash', ['-euo', 'pipefail', '-c', walkthrough], { env, cwd: projectRoot, timeout: 90_000 })).stdout;
+    } finally {
+      clearInterval(miner);
+    }
+    const [prepared, transferLine, recordLine, ...rest] = out.trim().split('\n');
+    assert.equal(prepared, '201');
+    const transfer = JSON.parse(transferLine);
+    assert.equal(transfer.chain, CHAIN);
+    assert.equal(transfer.amount, '1000000000000000');
+    assert.deepEqual(JSON.parse(recordLine), {
+      status: 'OPERATION_PENDING',
+      deposit: { txHash: transfer.txHash, chain: CHAIN, amount: transfer.amount, blockNumber: transfer.blockNumber, transferIndex: 0 },
+    });
+    assert.deepEqual(rest, []);
   });
 
   it('when every run of the watcher (continued as new, with its state, through the tests above) is replayed with the current code, then none fails', async () => {

@@ -30,7 +30,7 @@ async function flood(
   return { byStatus, answers };
 }
 
-// Issue 12 §1: a submit body is public (GET returns it) and the submit route has no token, so its
+// A submit body is public (GET returns it) and the submit route has no token, so its
 // replays must cost the execution nothing durable: no history event, no Update budget.
 describe('replays of accepted requests write nothing to the workflow history', function () {
   this.timeout(180_000);

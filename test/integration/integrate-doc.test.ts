@@ -1,21 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
+import { docSnippets } from '../support/doc-snippets';
 import { getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 
 const run = promisify(execFile);
-const PAGE = path.join(projectRoot, 'docs', 'integrate.md');
-
-/** The page's fenced blocks of one language, in order. */
-function blocks(lang: string): string[] {
-  return [...readFileSync(PAGE, 'utf8').matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]);
-}
+const blocks = (lang: string) => docSnippets('integrate.md', lang);
 
 describe('docs/integrate.md: every snippet runs as written', function () {
   this.timeout(120_000);
@@ -53,8 +49,13 @@ describe('docs/integrate.md: every snippet runs as written', function () {
     assert.deepEqual(problems, []);
   });
 
-  it('when its shell snippets run in order against a running service, then each prints what the page says', async () => {
-    const snippets = blocks('sh');
+  it('when the page is read, then every shell snippet is in a section whose test runs it (a chain watcher here, on-chain deposits on anvil)', () => {
+    const run = docSnippets('integrate.md', 'sh', 'A chain watcher').length + docSnippets('integrate.md', 'sh', 'On-chain deposits').length;
+    assert.equal(blocks('sh').length, run);
+  });
+
+  it('when its chain watcher shell snippets run in order against a running service, then each prints what the page says', async () => {
+    const snippets = docSnippets('integrate.md', 'sh', 'A chain watcher');
     assert.equal(snippets.length, 3);
     const wallet = newWallet();
     const executionId = `integrate-${Date.now()}`;

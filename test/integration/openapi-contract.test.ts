@@ -8,7 +8,7 @@ import { testSettings } from '../support/settings';
 
 type Doc = Record<string, any>;
 
-// What a client generated from /openapi.json sends, and what it may get back (issue 12 §4): every
+// What a client generated from /openapi.json sends, and what it may get back: every
 // operation of the document, with requests drawn from the document's own schemas.
 const VALID_PER_OPERATION = 25;
 const INVALID_PER_OPERATION = 12;

@@ -240,7 +240,7 @@ describe('domain/execution-state', () => {
     });
   });
 
-  describe('cancel (issue 13)', () => {
+  describe('cancel', () => {
     it('when a PREPARED execution is cancelled, then it is CANCELLED with the change in its history and no deposit', () => {
       const rec = applyCancel(prepared(), T1);
       assert.equal(rec.status, 'CANCELLED');
