@@ -13,7 +13,7 @@ export function publicMethods(path: string): Array<'GET' | 'POST'> {
   if (!m) return [];
   const [, second, third] = m;
   if (second === undefined) return ['GET']; // list (POST here is prepare, with a token)
-  if (third === undefined) return second === 'submit' ? ['GET', 'POST'] : ['GET']; // submit; read one (an executionId may be "submit")
+  if (third === undefined) return second === 'submit' ? ['POST'] : ['GET']; // submit (no executionId is "submit"); read one
   if (third === 'cancel') return ['POST'];
   if (third === 'events') return ['GET'];
   return []; // deposit
@@ -34,7 +34,7 @@ export function corsMiddleware(origins: readonly string[]): Middleware {
     keepHeadersOnError: true,
   };
   const byMethods = new Map<string, Middleware>();
-  for (const methods of [['GET'], ['POST'], ['GET', 'POST']])
+  for (const methods of [['GET'], ['POST']])
     byMethods.set(methods.join(','), cors({ ...common, allowMethods: methods }) as unknown as Middleware);
   return async (ctx: Context, next: Next) => {
     const methods = allowed.size === 0 ? [] : publicMethods(ctx.path);
