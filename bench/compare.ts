@@ -52,6 +52,29 @@ function rows(workers: number, dev: PhaseResult, cluster: PhaseResult): string[]
   return out;
 }
 
+/** `lo–hi` of `values` at one decimal (or `x` when they round alike). */
+function span(values: number[]): string {
+  const [lo, hi] = [Math.min(...values), Math.max(...values)].map((x) => x.toFixed(1));
+  return lo === hi ? lo : `${lo}–${hi}`;
+}
+
+/** What bounds a submit, in words, with the ranges of every case 1 row of both runs. */
+export function renderSubmitBound(dev: BenchResults, cluster: BenchResults): string {
+  const rowsOf = [...dev.phases, ...cluster.phases].flatMap((p) => p.submit);
+  const full = rowsOf.flatMap((r) => (r.floor && r.floorParts ? [{ ...r, floor: r.floor, floorParts: r.floorParts }] : []));
+  if (full.length === 0) return '';
+  return [
+    'On this machine a submit is bounded by the Temporal server. The same Update sent straight from',
+    `\`@temporalio/client\` runs at ${span(rowsOf.map((r) => r.direct.opsPerSec / r.api.opsPerSec))} times the API's rate (the API's`,
+    `${span(rowsOf.map((r) => r.apiCpuMsPerRequest))} ms of CPU per submit comes out of the same two cores); an Update to a workflow`,
+    'that does only what a status change makes the server do, upsert the `ExecutionState` search',
+    `attribute and run one activity (the read model's write), runs at ${span(full.map((r) => r.floorParts.activity.opsPerSec / r.direct.opsPerSec))}`,
+    `times the execution's rate; an Update to a workflow that only answers it, at ${span(full.map((r) => r.floor.opsPerSec / r.api.opsPerSec))} times the`,
+    "API's. That difference is the visibility write and the activity task, which the service keeps",
+    '([decision 0073](decisions/0073-a-status-change-keeps-its-activity-task.md)).',
+  ].join(' ');
+}
+
 /**
  * The first screen of docs/performance.md: what a deployment on this machine can expect, one
  * worker process, from each run's committed results.
@@ -114,6 +137,8 @@ export function renderSummary(dev: BenchResults, cluster: BenchResults): string 
     `Measured ${dev.date.slice(0, 10)} (dev server) and ${cluster.date.slice(0, 10)} (cluster) on ${dev.machine.cpus} vCPU (${dev.machine.cpuModel}), ${dev.machine.memoryGb} GB, Node ${dev.machine.node}, everything on the one machine (Temporal, PostgreSQL, the API, the worker, three storage nodes and the load).`,
     '',
     ...lines,
+    '',
+    renderSubmitBound(dev, cluster),
   ].join('\n');
 }
 
