@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { importedModules } from './import-specifiers';
 
 /**
  * The floors of the house, lowest first: a module imports only from its own floor or below, so a
@@ -69,7 +70,12 @@ function sourceFiles(root: string): string[] {
     );
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'|require(?:\.resolve)?\('(\.[^']+)'\)|import\('(\.[^']+)'\)/g;
+/** The project's own modules a file imports (type-only ones too: a type that climbs is a climb). */
+function localImports(file: string): string[] {
+  return importedModules(fs.readFileSync(file, 'utf8'))
+    .map((m) => m.specifier)
+    .filter((s) => s.startsWith('.'));
+}
 
 /** One import that climbs: `file` (relative to root) imports `target` from a higher floor, or a forbidden neighbour. */
 export interface UpwardImport {
@@ -94,9 +100,7 @@ export function upwardImports(root: string): UpwardImport[] {
   const problems: UpwardImport[] = [];
   for (const file of sourceFiles(root)) {
     const from = path.relative(root, file).split(path.sep)[0];
-    const text = fs.readFileSync(file, 'utf8');
-    for (const m of text.matchAll(IMPORT)) {
-      const spec = m[1] ?? m[2] ?? m[3];
+    for (const spec of localImports(file)) {
       const target = path.relative(root, path.resolve(path.dirname(file), spec)).split(path.sep)[0];
       if (target === from || target.startsWith('..') || floorOf(target) < 0) continue;
       const climbs = floorOf(target) > floorOf(from);
@@ -116,8 +120,8 @@ function apiUpwardImports(root: string): UpwardImport[] {
   const entryOf = (file: string) => path.relative(api, file).split(path.sep)[0];
   for (const file of sourceFiles(root).filter((f) => f.startsWith(api + path.sep))) {
     const from = entryOf(file);
-    for (const m of fs.readFileSync(file, 'utf8').matchAll(IMPORT)) {
-      const resolved = path.resolve(path.dirname(file), m[1] ?? m[2] ?? m[3]);
+    for (const spec of localImports(file)) {
+      const resolved = path.resolve(path.dirname(file), spec);
       if (!resolved.startsWith(api + path.sep)) continue;
       const rel = path.relative(api, resolved).split(path.sep);
       const target = rel.length === 1 ? `${rel[0]}.ts` : rel[0];

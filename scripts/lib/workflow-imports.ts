@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
+import { importedModules } from './import-specifiers';
 
 // Workflow code must stay deterministic: no I/O, no Node built-ins. A directory rule: every module
 // under workflows/, domain/ (the pure logic) and contracts/ (the shapes), sandbox-safe whether a
@@ -10,18 +11,14 @@ import path from 'node:path';
 // built-ins too, but only when a worker starts; this says which file and which import, at lint time.
 // Node-only helpers live beside their callers (e.g. api/executions/ed25519.ts, node:crypto).
 
-const IMPORT = /\b(import|export)\s+(type\s+)?(?:[\w*${}\s,]*?\s+from\s+)?['"]([^'"]+)['"]/g;
 const ALLOWED_DIRS = ['workflows', 'domain', 'contracts'];
 const BUILTINS = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
 
 /** Value (not type-only) module specifiers of a TypeScript source. */
 export function valueImports(source: string): string[] {
-  const found: string[] = [];
-  for (const m of source.matchAll(IMPORT)) {
-    if (m[2]) continue; // `import type` / `export type`
-    found.push(m[3]);
-  }
-  return found;
+  return importedModules(source)
+    .filter((m) => !m.typeOnly)
+    .map((m) => m.specifier);
 }
 
 function resolveLocal(from: string, specifier: string): string | undefined {
