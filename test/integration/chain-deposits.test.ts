@@ -287,6 +287,28 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     );
   });
 
+  it('when a transfer reaches an execution whose workflow has closed, then it is counted undelivered once and the watcher goes on: a deposit in the same block to another execution is signalled', async () => {
+    const closed = await prepareWithDeposit('1000');
+    const open = await prepareWithDeposit('1000');
+    // Closed the way an operator or the end of its linger closes it: the workflow cannot take a signal any more.
+    await stack.client.workflow.getHandle(executionWorkflowId(closed.wallet.id, closed.executionId)).terminate('closed before its deposit');
+    const undelivered = async () => metricSum(await scrape(metricsUrl), 'intent_chain_deposits_undelivered_total', { chain: CHAIN });
+    const before = await undelivered();
+    const { signalledTotal } = await watcher();
+    await chain.send(closed.address, 1000n);
+    const tx = await chain.send(open.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    const r = await eventually(async () => {
+      const rec = await record(open);
+      return rec.status === 'OPERATION_PENDING' && rec;
+    }, 30_000);
+    assert.equal(r.deposit?.txHash, tx);
+    await eventually(async () => (await undelivered()) === before + 1, 10_000);
+    const view = await watcherPast((await chain.blockOf(tx)) + CONFIRMATIONS + 2);
+    assert.equal(view.signalledTotal, signalledTotal + 1, 'only the open execution counts as signalled');
+    assert.equal(await undelivered(), before + 1, 'reported once, not at every round');
+  });
+
   it('when 200 deposits arrive in 20 blocks, then 200 executions are OPERATION_PENDING, each signalled once', async function () {
     this.timeout(300_000);
     const executions: Prepared[] = [];
