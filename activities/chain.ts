@@ -7,7 +7,7 @@ import type { UndeliveredDeposit } from '../contracts/activities';
 
 /** What the chain activities are told, for the worker's metrics and logs (activities/ keeps no metrics). */
 export type ChainEvent =
-  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number }
+  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number; dustIgnored: number }
   | { kind: 'signals'; chain: string; delivered: number; undelivered: UndeliveredDeposit[] }
   | { kind: 'reorgs'; reports: ReorgReport[] };
 
@@ -27,6 +27,15 @@ export interface ChainDeps {
 export function chainClient(rpcUrl: string): PublicClient {
   return createPublicClient({ transport: http(rpcUrl, { batch: { batchSize: 100 }, timeout: 10_000, retryCount: 1 }) });
 }
+
+/**
+ * Transfers below its minAmount that the watcher signals for one deposit address; later ones are
+ * ignored (a warning and `intent_chain_dust_ignored_total`). Such a transfer can never complete a
+ * deposit, each signalled one is a refund record, a history event and a projection of its
+ * execution: without a cap, anyone who reads an address could grow its execution past Temporal's
+ * limits with 1-wei transfers. Transfers of minAmount or more are always signalled.
+ */
+export const DUST_TRANSFERS_PER_ADDRESS = 10;
 
 /** Longest wait for a new block inside one readChainRound (well within its 10 s start-to-close timeout). */
 export const MAX_WAIT_MS = 5_000;
@@ -108,11 +117,24 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
             )
           : new Map();
       const transfers: ChainTransfer[] = [];
+      let dustIgnored = 0;
       for (const c of candidates) {
-        const owner = owners.get(c.to) as { workflowId: string } | undefined;
-        if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
+        const owner = owners.get(c.to) as { workflowId: string; minAmount: string } | undefined;
+        if (!owner) continue;
+        if (BigInt(c.amount) < BigInt(owner.minAmount) && !(await d.addresses.takeDustSignal(chain, c.to, DUST_TRANSFERS_PER_ADDRESS))) {
+          dustIgnored++;
+          Context.current().log.warn('transfer below minAmount ignored: its address had its share of them signalled', {
+            chain,
+            workflowId: owner.workflowId,
+            txHash: c.txHash,
+            amount: c.amount,
+            minAmount: owner.minAmount,
+          });
+          continue;
+        }
+        transfers.push({ ...c, workflowId: owner.workflowId });
       }
-      d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length });
+      d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length, dustIgnored });
       return {
         head,
         blocks: blocks.map(header),

@@ -38,6 +38,21 @@ export class DepositAddressStore {
       throw new Error(`deposit address ${address} on ${row.chain} belongs to another execution (${stored?.workflow_id ?? 'none'})`);
   }
 
+  /**
+   * Takes one of an address's `cap` signals for transfers below its minAmount: true (and counted)
+   * while fewer than `cap` were taken, false after. A retried round may count one transfer twice.
+   */
+  async takeDustSignal(chain: string, address: string, cap: number): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable('deposit_addresses')
+      .set((eb) => ({ dust_signalled: eb('dust_signalled', '+', 1) }))
+      .where('chain', '=', chain)
+      .where('address', '=', address.toLowerCase())
+      .where('dust_signalled', '<', cap)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   /** The executions of those of `addresses` (any case) that are deposit addresses on `chain`, by lowercase address. */
   async lookup(chain: string, addresses: readonly string[]): Promise<Map<string, { workflowId: string; minAmount: string }>> {
     const found = new Map<string, { workflowId: string; minAmount: string }>();

@@ -74,6 +74,19 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('deposit_addresses').execute();
       },
     },
+    // How many transfers below its minAmount the chain watcher has signalled for each address: it
+    // stops at DUST_TRANSFERS_PER_ADDRESS, so that nobody can grow an execution with 1-wei transfers.
+    '0004-deposit-address-dust': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .alterTable('deposit_addresses')
+          .addColumn('dust_signalled', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('deposit_addresses').dropColumn('dust_signalled').execute();
+      },
+    },
   };
 }
 

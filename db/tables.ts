@@ -33,6 +33,8 @@ export interface DepositAddressesTable {
   /** Wei, a decimal string. */
   min_amount: string;
   created_at: string;
+  /** Transfers below min_amount the chain watcher has signalled (it stops at a cap). */
+  dust_signalled: Generated<number>;
 }
 
 export interface ReadModelTables {

@@ -81,6 +81,12 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     labelNames: ['chain'] as const,
     registers: [registry],
   });
+  const dust = new Counter({
+    name: 'intent_chain_dust_ignored_total',
+    help: 'Transfers below their minAmount that the watcher did not signal, their address having had its share of them (logged as warnings)',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
   const reorgs = new Counter({
     name: 'intent_chain_deep_reorgs_total',
     help: 'Signalled deposits whose block was reorganised away (deeper than DEPOSIT_CONFIRMATIONS); each is an error log and a reorged: true on its execution',
@@ -91,6 +97,7 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     if (event.kind === 'round') {
       head.set({ chain: event.chain }, event.head);
       if (event.to !== undefined) read.set({ chain: event.chain }, event.to);
+      if (event.dustIgnored > 0) dust.inc({ chain: event.chain }, event.dustIgnored);
     } else if (event.kind === 'signals') {
       if (event.delivered > 0) signalled.inc({ chain: event.chain }, event.delivered);
       if (event.undelivered.length > 0) undelivered.inc({ chain: event.chain }, event.undelivered.length);

@@ -55,6 +55,20 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await assert.rejects(addresses.register({ ...row, workflowId: 'exec:w:2' }), /belongs to another execution/);
     });
 
+    it('when an address takes its dust signals, then exactly `cap` are granted, in parallel too, for that address only', async () => {
+      const addresses = new DepositAddressStore(database);
+      const [a, b] = ['0x' + '11'.repeat(20), '0x' + '22'.repeat(20)];
+      await addresses.register({ chain: 'evm:31337', address: a, workflowId: 'exec:w:dust-a', minAmount: '1000' });
+      await addresses.register({ chain: 'evm:31337', address: b, workflowId: 'exec:w:dust-b', minAmount: '1000' });
+      const granted = await Promise.all(
+        Array.from({ length: 8 }, () => addresses.takeDustSignal('evm:31337', a.toUpperCase().replace('0X', '0x'), 5)),
+      );
+      assert.equal(granted.filter(Boolean).length, 5);
+      assert.equal(await addresses.takeDustSignal('evm:31337', a, 5), false);
+      assert.equal(await addresses.takeDustSignal('evm:31337', b, 5), true, 'another address has its own count');
+      assert.equal(await addresses.takeDustSignal('evm:1', a, 5), false, 'no such address on that chain');
+    });
+
     it('when the database is opened again, then every migration is recorded once and none runs twice', async () => {
       const again = await openDatabase(settings);
       try {

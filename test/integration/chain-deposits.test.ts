@@ -22,6 +22,7 @@ import { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
 import { loadDepositSeed } from '../../lib/deposit-seed';
 import { startChildService } from '../../scripts/lib/child-service';
+import { DUST_TRANSFERS_PER_ADDRESS } from '../../activities/chain';
 import { TestChain } from '../support/chain';
 import { docSnippets } from '../support/doc-snippets';
 import { eventually, newWallet, sampleIntent, type TestWallet } from '../support/executions';
@@ -257,6 +258,31 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       r.refusedDeposits.map((d) => ({ txHash: d.txHash, amount: d.amount, reason: d.reason })),
       [{ txHash: tx, amount: '999', reason: 'below-minimum' }],
     );
+  });
+
+  it('when more transfers below minAmount than an address may have signalled reach it, then the rest are ignored and counted, the record stays bounded, and a full deposit after them still completes it', async () => {
+    const e = await prepareWithDeposit('1000');
+    const dust = async () => metricSum(await scrape(metricsUrl), 'intent_chain_dust_ignored_total', { chain: CHAIN });
+    const before = await dust();
+    for (let i = 1; i <= DUST_TRANSFERS_PER_ADDRESS + 3; i++) await chain.send(e.address, BigInt(i));
+    await chain.mine(CONFIRMATIONS);
+    await eventually(async () => (await dust()) === before + 3, 30_000);
+    const refused = await eventually(async () => {
+      const rec = await record(e);
+      return rec.refusedDeposits.length === DUST_TRANSFERS_PER_ADDRESS && rec;
+    }, 30_000);
+    assert.equal(refused.status, 'PREPARED');
+    assert.ok(refused.refusedDeposits.every((d) => d.reason === 'below-minimum'));
+    const tx = await chain.send(e.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    const funded = await eventually(async () => {
+      const rec = await record(e);
+      return rec.status === 'OPERATION_PENDING' && rec;
+    }, 30_000);
+    assert.equal(funded.deposit?.txHash, tx);
+    await watcherPast((await chain.blockOf(tx)) + CONFIRMATIONS + 2);
+    assert.equal((await record(e)).refusedDeposits.length, DUST_TRANSFERS_PER_ADDRESS);
+    assert.equal(await dust(), before + 3);
   });
 
   it('when a transfer goes to an address that is no execution deposit address, then nothing moves', async () => {
