@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DUST_TRANSFERS_PER_ADDRESS } from '../../activities/chain';
 import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
 import { FLOORS } from '../../scripts/lib/floors';
@@ -181,6 +182,13 @@ describe('docs: the pages match what exists', () => {
       (name) => !named.has(name) && !(name.startsWith('@types/') && named.has('@types/*')),
     );
     assert.deepEqual(missing, []);
+  });
+
+  it('when a page gives the dust cap of a deposit address, then it gives the one the watcher applies', () => {
+    const n = String(DUST_TRANSFERS_PER_ADDRESS);
+    assert.match(read('docs/integrate.md'), new RegExp(`after ${n} such transfers to one address`));
+    assert.match(read('docs/operations.md'), new RegExp(`already had ${n} of them signalled`));
+    assert.match(read('docs/decisions/0071-chain-watcher.md'), new RegExp(`fewer than ${n} of them`));
   });
 
   it('when the README is read, then it is the front page: at most 150 lines', () => {
