@@ -4,6 +4,7 @@ import type { ChainActivities, ChainRound } from '../contracts/activities';
 import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { BlockHeader, ChainTransfer, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
+import { atLeast } from '../domain/wei';
 
 /** What the chain activities are told, for the worker's metrics and logs (activities/ keeps no metrics). */
 export type ChainEvent =
@@ -115,13 +116,13 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
               chain,
               candidates.map((c) => c.to),
             )
-          : new Map();
+          : new Map<string, { workflowId: string; minAmount: string }>();
       const transfers: ChainTransfer[] = [];
       let dustIgnored = 0;
       for (const c of candidates) {
-        const owner = owners.get(c.to) as { workflowId: string; minAmount: string } | undefined;
+        const owner = owners.get(c.to);
         if (!owner) continue;
-        if (BigInt(c.amount) < BigInt(owner.minAmount) && !(await d.addresses.takeDustSignal(chain, c.to, DUST_TRANSFERS_PER_ADDRESS))) {
+        if (!atLeast(c.amount, owner.minAmount) && !(await d.addresses.takeDustSignal(chain, c.to, DUST_TRANSFERS_PER_ADDRESS))) {
           dustIgnored++;
           Context.current().log.warn('transfer below minAmount ignored: its address had its share of them signalled', {
             chain,

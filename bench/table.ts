@@ -150,6 +150,7 @@ function scaleRows(phases: PhaseResult[]) {
 
 export function renderTables(r: BenchResults): string {
   const v = r.verify;
+  const statusRows = statusChangeRows(r.phases);
   return [
     `intent-service bench on ${r.settings.temporal === 'cluster' ? 'the Temporal server v1.29.1 on PostgreSQL (npm run cluster topology)' : 'the Temporal dev server (SQLite)'}, ${r.date}: ${r.machine.cpus} vCPU (${r.machine.cpuModel}), ${r.machine.memoryGb} GB, Node ${r.machine.node}; ${r.durationS} s; ` +
       `load average ${r.machine.loadAverage.start} → ${r.machine.loadAverage.end}` +
@@ -176,7 +177,7 @@ export function renderTables(r: BenchResults): string {
     '',
     costLine(r.phases),
     '',
-    ...(statusChangeRows(r.phases).length > 0
+    ...(statusRows.length > 0
       ? [
           'Case 1, where a status change goes: Updates/s (p50 / p99 ms) to the floor, to the floor that also upserts the ExecutionState search attribute, to the floor that also runs one activity, and to the execution (direct); the last column: execution / floor with both',
           '',
@@ -190,7 +191,7 @@ export function renderTables(r: BenchResults): string {
               'execution (direct)',
               'execution / both',
             ],
-            statusChangeRows(r.phases),
+            statusRows,
           ),
         ]
       : []),
