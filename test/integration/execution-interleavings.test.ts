@@ -134,11 +134,10 @@ describe('executionWorkflow replays every interleaving (dev server, each history
     /** One execution driven through `ops`, checked against the state machine. */
     const drive = async (ops: Op[], webhooks: boolean, context: string): Promise<void> => {
       const { workflowId, input } = executionInput(Date.now(), { ttlMs: 3_600_000, lingerSeconds: 1, webhooks });
-      const handle = await stack.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
       const where = `${workflowId} after ${JSON.stringify(ops)} (${context}, webhooks ${webhooks})`;
       runs.set(workflowId, where);
       const failedTasks = async () => {
-        const history = await handle.fetchHistory();
+        const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
         const failed = (history.events ?? [])
           .filter((e) => e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes)
           .map(
@@ -148,19 +147,22 @@ describe('executionWorkflow replays every interleaving (dev server, each history
         return failed;
       };
       // A workflow whose tasks fail answers no Update or query: bound each wait and say why.
+      // Every call to Temporal is bounded, the start and the signals too: a call the client keeps
+      // retrying would otherwise end as the test's timeout, without saying which or why.
       const answered = async <T>(call: Promise<T>): Promise<T> => {
         const late = Symbol('late');
         const result = await Promise.race([call, delay(15_000).then(() => late)]);
         if (result === late) assert.fail(`no answer within 15 s; failed workflow tasks: ${JSON.stringify(await failedTasks())}; ${where}`);
         return result as T;
       };
+      const handle = await answered(stack.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] }));
       for (const o of ops) {
         await delay(o.pauseMs);
         // A refused Update is an answer, not a failure of the workflow.
         const refused = () => undefined;
         if (o.kind === 'deposit-update')
           await answered(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: txHash(o.tx) }] }).catch(refused));
-        else if (o.kind === 'deposit-signal') await handle.signal(depositCompletedSignal, { txHash: txHash(o.tx) });
+        else if (o.kind === 'deposit-signal') await answered(handle.signal(depositCompletedSignal, { txHash: txHash(o.tx) }));
         else if (o.kind === 'submit')
           await answered(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(o.signature)] }).catch(refused));
         else await answered(handle.executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'test' }] }).catch(refused));
@@ -185,7 +187,9 @@ describe('executionWorkflow replays every interleaving (dev server, each history
           await Promise.all(executions.map((e) => drive(e.ops, e.webhooks, `activity latency ${latency} ms`)));
         },
       ),
-      { numRuns: testSettings().INTERLEAVINGS_RUNS ?? 15 },
+      // No shrinking: a failing run can wait 15 s per call, and shrinking re-runs it until the
+      // test's timeout hides the failure; the first counterexample and its seed are reported as is.
+      { numRuns: testSettings().INTERLEAVINGS_RUNS ?? 15, endOnFailure: true },
     );
     const failures: string[] = [];
     const histories = (async function* () {
