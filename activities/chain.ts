@@ -2,6 +2,9 @@ import { Context } from '@temporalio/activity';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import type { ChainActivities, ChainRound } from '../contracts/activities';
 import type { DepositAddressStore } from '../db/deposit-addresses';
+import type { ExecutionStore } from '../db/execution-store';
+import type { RefundLedger } from '../db/refund-ledger';
+import { applyDeposit } from '../domain/execution-state';
 import type { BlockHeader, ChainTransfer, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
 import { atLeast } from '../domain/wei';
@@ -21,6 +24,10 @@ export interface ChainDeps {
   roundsPerRun: number;
   /** The deposit addresses the round's transfers are joined with. */
   addresses: DepositAddressStore;
+  /** Final records of closed executions, to judge a transfer that reached one. */
+  executions: ExecutionStore;
+  /** Where a transfer to a closed execution is recorded as owed back. */
+  refunds: RefundLedger;
   onChainEvent?: (event: ChainEvent) => void;
 }
 
@@ -165,10 +172,28 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async reportSignals({ chain, delivered, undelivered }) {
+      const { executions, refunds } = chainDeps();
+      const records = undelivered.length > 0 ? await executions.getMany(undelivered.map((u) => u.signal.workflowId)) : new Map();
       for (const u of undelivered) {
-        Context.current().log.error('deposit not delivered: the execution is closed or does not exist; refund it by hand', {
-          workflowId: u.signal.workflowId,
-          ...u.signal.deposit,
+        const { workflowId, deposit } = u.signal;
+        const record = records.get(workflowId);
+        // Judged on the final record by the execution's own rule: its own deposit again is no refund.
+        const outcome = record ? applyDeposit(record, deposit, new Date().toISOString()).outcome : 'applied';
+        if (outcome === 'duplicate') continue;
+        const [, wallet = '', executionId = ''] = /^exec:([^:]*):(.*)$/.exec(workflowId) ?? [];
+        const id = await refunds.recordDue({
+          workflowId,
+          wallet: record?.wallet ?? wallet,
+          executionId: record?.executionId ?? executionId,
+          ...deposit,
+          asset: record?.depositTarget?.asset ?? 'native',
+          reason: outcome.startsWith('refused-') ? outcome.slice('refused-'.length) : 'closed',
+          reportedBy: 'chain-watcher',
+        });
+        Context.current().log.warn('deposit to a closed execution: recorded in the refunds ledger', {
+          workflowId,
+          ...deposit,
+          refundId: id,
           reason: u.reason,
         });
       }

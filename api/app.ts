@@ -41,7 +41,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   // Koa would log every error itself; errorMiddleware already did, once, with the request id.
   app.silent = true;
   const router = new Router();
-  const executions = new ExecutionService(deps.client, deps.config, deps.executionStore, Date.now, deps.deposits);
+  const executions = new ExecutionService(deps.client, deps.config, deps.executionStore, deps.refunds, Date.now, deps.deposits);
   const events = new ExecutionEventHub((ids) => deps.executionStore.getMany(ids), deps.config.ssePollMs, deps.config.sse, deps.logger);
   const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
   const metrics = createApiMetrics();

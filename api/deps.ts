@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { NodeTransport } from '../activities/node-transport';
 import type { Config } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
+import type { RefundLedger } from '../db/refund-ledger';
 import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { TokenStore } from '../tokens/token-store';
 import type { LimiterStore } from './http/rate-limit';
@@ -19,6 +20,8 @@ export interface AppDeps {
   nodeTransport: NodeTransport;
   /** The read model: the list route, and records after Temporal's retention. */
   executionStore: ExecutionStore;
+  /** The refunds ledger: deposits reported to an execution that had closed. */
+  refunds: RefundLedger;
   /** On-chain deposits (CHAIN_RPC_URL set): absent, prepare refuses a `deposit`. */
   deposits?: DepositDeps;
   /** Where the rate limits count: a PostgreSQL pool shared by every API, or (absent) each process's memory. */

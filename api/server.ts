@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
+import { RefundLedger } from '../db/refund-ledger';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../activities/chain';
@@ -54,6 +55,7 @@ export async function startApi(
     storageNodes: options.storageNodes,
     nodeTransport,
     executionStore: new ExecutionStore(database),
+    refunds: new RefundLedger(database),
     deposits: config.chain && depositDeps(config.chain.rpcUrl, config.depositSeedFile, database),
     limiterStore: { pool: database.pool },
   });

@@ -168,10 +168,11 @@ export const SETTINGS = {
   EXECUTION_LINGER_S: {
     kind: 'integer',
     min: 0,
-    default: 604800,
+    default: 0,
     file: 'executionLingerSeconds',
     readBy: 'api',
-    description: 'how long a finished execution workflow stays open to answer retries',
+    description:
+      "how long a finished execution's workflow stays open after its final status; 0 closes it at once (retries and late deposits are answered from the read model): a longer one fills the worker's cache",
   },
   RATE_LIMIT_WINDOW_S: {
     kind: 'integer',

@@ -11,14 +11,18 @@ export type { BatchOutcome };
 import type { BatchChange, NodeStatus } from '../domain/batch-status';
 import type { WhitelistChange } from '../domain/whitelist-messages';
 import type { ChainTransfer, WatcherState } from '../domain/chain-watcher';
+import type { WebhookDelivery } from './webhooks';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
 export const CHAIN_WATCHER_WORKFLOW_TYPE = 'chainWatcherWorkflow';
+export const EXECUTION_WEBHOOKS_WORKFLOW_TYPE = 'executionWebhooksWorkflow';
 export const WHITELIST_BATCH_WORKFLOW_TYPE = 'whitelistBatchWorkflow';
 
 /** Workflow id of an execution: one per (wallet, executionId), so another wallet's id never matches. */
 export const executionWorkflowId = (wallet: string, executionId: string) => `exec:${wallet}:${executionId}`;
 export const whitelistBatchWorkflowId = (batchId: string) => `whitelist-batch:${batchId}`;
+/** Workflow id of the webhooks a finished execution handed over (its receiver was slow or down). */
+export const executionWebhooksWorkflowId = (executionWorkflowId: string) => `webhooks:${executionWorkflowId}`;
 /** Workflow id of a chain's watcher (`evm:<chainId>`): one id per chain, so any number of workers start one watcher. */
 export const chainWatcherWorkflowId = (chain: string) => `chain-watcher:${chain}`;
 
@@ -31,13 +35,23 @@ export const executionStatusKey = defineSearchAttributeKey('ExecutionState', Sea
 // ---- executions ----
 
 export interface ExecutionWorkflowInput extends PreparedExecution {
-  /** How long the workflow stays open after SIGNING, EXPIRED or CANCELLED to answer retries and record late deposits. */
+  /**
+   * How long the workflow stays open after SIGNING, EXPIRED or CANCELLED (EXECUTION_LINGER_S, 0 by
+   * default: it closes once its read model and webhooks are out; the API answers retries and late
+   * deposits of a closed execution from the read model and the refunds ledger).
+   */
   lingerSeconds: number;
   /**
    * Whether webhook endpoints are configured: each status change is then delivered by the
    * deliverWebhook activity. Absent in executions started by older versions (none are sent).
    */
   webhooks?: boolean;
+}
+
+/** The webhooks of one finished execution still to be delivered, oldest first. */
+export interface ExecutionWebhooksInput {
+  executionWorkflowId: string;
+  deliveries: WebhookDelivery[];
 }
 
 /** Chain watchers: `temporal workflow signal --name depositCompleted --input '{"txHash":"0x.."}'`. */

@@ -87,6 +87,34 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('deposit_addresses').dropColumn('dust_signalled').execute();
       },
     },
+    // Deposits the service did not take, one row each, owed back to whoever sent them
+    // (db/refund-ledger.ts). Rows are written by whoever sees the refusal once the execution has
+    // closed: the API for a late report, the chain watcher for a transfer to a closed execution.
+    '0005-refund-ledger': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('refunds')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('workflow_id', 'text', (c) => c.notNull())
+          .addColumn('wallet', 'text', (c) => c.notNull())
+          .addColumn('execution_id', 'text', (c) => c.notNull())
+          .addColumn('chain', 'text')
+          .addColumn('tx_hash', 'text', (c) => c.notNull())
+          .addColumn('transfer_index', 'integer', (c) => c.notNull())
+          .addColumn('amount', 'text')
+          .addColumn('asset', 'text')
+          .addColumn('reason', 'text', (c) => c.notNull())
+          .addColumn('reported_by', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('created_at', 'text', bytewise)
+          .execute();
+        await db.schema.createIndex('refunds_state_created').on('refunds').columns(['state', 'created_at desc', 'id desc']).execute();
+        await db.schema.createIndex('refunds_workflow').on('refunds').column('workflow_id').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropTable('refunds').execute();
+      },
+    },
   };
 }
 

@@ -37,9 +37,34 @@ export interface DepositAddressesTable {
   dust_signalled: Generated<number>;
 }
 
+/** One row per deposit the service did not take (db/refund-ledger.ts). */
+export interface RefundsTable {
+  /** Derived from (workflow_id, chain, tx_hash, transfer_index): the same transfer is one row. */
+  id: string;
+  workflow_id: string;
+  wallet: string;
+  execution_id: string;
+  /** `evm:<chainId>`; null for an HTTP report that named no chain. */
+  chain: string | null;
+  tx_hash: string;
+  /** The transfer's place in its transaction (0 when the report named none). */
+  transfer_index: number;
+  /** Base units, a decimal string, when the report or the chain gave one. */
+  amount: string | null;
+  asset: string | null;
+  /** Why it was not taken: a refusal reason of the execution record, or `closed`. */
+  reason: string;
+  /** Who saw the refusal: `api` (a deposit report) or `chain-watcher` (a transfer). */
+  reported_by: string;
+  /** `due` until a refund is recorded. */
+  state: string;
+  created_at: string;
+}
+
 export interface ReadModelTables {
   executions: ExecutionsTable;
   deposit_addresses: DepositAddressesTable;
+  refunds: RefundsTable;
 }
 
 export type { Generated };

@@ -123,6 +123,19 @@ export interface ExecutionRecord {
 export type DepositOutcome =
   'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx' | 'refused-cancelled' | 'refused-below-minimum' | 'refused-wrong-chain';
 
+/**
+ * The answer to a refused deposit, by outcome: the same words whether the open execution refused it
+ * (its Update) or the API did after the execution closed (from its final record). Either way the
+ * deposit is kept for a refund.
+ */
+export const REFUSED_DEPOSIT_MESSAGES: Partial<Record<DepositOutcome, string>> = {
+  'refused-cancelled': 'execution is CANCELLED; the deposit was recorded for refund',
+  'refused-expired': 'execution is EXPIRED; the deposit was recorded for refund',
+  'refused-below-minimum': "the deposit is less than the deposit target's minAmount; it was recorded for refund",
+  'refused-wrong-chain': "the deposit is on another chain than the deposit target's; it was recorded for refund",
+  'refused-other-tx': 'execution already has a deposit with another txHash; this one was recorded for refund',
+};
+
 /** Whether a submit of a given signature may be applied (see checkSubmit). */
 export type SubmitCheck = 'ok' | 'duplicate' | 'expired' | 'cancelled' | 'other-signature';
 

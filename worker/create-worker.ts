@@ -5,6 +5,7 @@ import type { Config } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { DepositAddressStore } from '../db/deposit-addresses';
+import { RefundLedger } from '../db/refund-ledger';
 import type { ChainEvent } from '../activities/chain';
 import { ensureChainWatcher } from './chain-watcher-start';
 import { TokenStore } from '../tokens/token-store';
@@ -124,6 +125,8 @@ export async function startWorker(
       chain: config.chain && {
         ...config.chain,
         addresses: new DepositAddressStore(database),
+        executions: new ExecutionStore(database),
+        refunds: new RefundLedger(database),
         onChainEvent: hooks.onChainEvent,
       },
     }),

@@ -1,11 +1,13 @@
 import {
   ApplicationFailure,
+  ParentClosePolicy,
   allHandlersFinished,
   condition,
   log,
   proxyActivities,
   setHandler,
   sleep,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -18,6 +20,7 @@ import {
   checkSubmit,
   expire,
   FINAL_STATUSES,
+  REFUSED_DEPOSIT_MESSAGES,
   initialRecord,
   markReorged,
   type Deposit,
@@ -30,11 +33,14 @@ import {
   depositCompletedSignal,
   depositReorgedSignal,
   executionStatusKey,
+  executionWebhooksWorkflowId,
   getExecutionQuery,
   recordDepositUpdate,
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
 } from '../contracts/temporal';
+import { executionWebhooksWorkflow } from './execution-webhooks';
+import { deliverWebhook, statusChangedDelivery } from './webhook-delivery';
 
 // The read model write: retried until the database answers (it never fails the execution), one
 // per change of the record; the read model keeps the newest version. A regular activity, not a local one: a local activity
@@ -44,22 +50,12 @@ const { projectExecution } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' },
 });
-// Webhooks: retried by the server with exponential backoff for three days (an attempt adds no
-// history event), then given up so that one dead receiver cannot keep an execution open forever.
-const { deliverWebhook } = proxyActivities<Activities>({
-  startToCloseTimeout: '2m',
-  scheduleToCloseTimeout: '72h',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1h' },
-});
-
-/** The answer to a refused deposit, by outcome; the deposit is recorded in refusedDeposits either way. */
-const REFUSED_DEPOSIT_MESSAGES: Partial<Record<DepositOutcome, string>> = {
-  'refused-cancelled': 'execution is CANCELLED; the deposit was recorded for refund',
-  'refused-expired': 'execution is EXPIRED; the deposit was recorded for refund',
-  'refused-below-minimum': "the deposit is less than the deposit target's minAmount; it was recorded for refund",
-  'refused-wrong-chain': "the deposit is on another chain than the deposit target's; it was recorded for refund",
-  'refused-other-tx': 'execution already has a deposit with another txHash; this one was recorded for refund',
-};
+/**
+ * How long a finished execution waits for its webhooks after its read model is written. A receiver
+ * slower than that gets the rest from executionWebhooksWorkflow, so that a receiver that is down
+ * never keeps an execution open (and in the worker's cache) for the three days of its retries.
+ */
+const WEBHOOKS_WAIT = '1m';
 
 /** The validators' answer to an Update that would change nothing; `answer` is what the API returns. */
 const duplicate = (answer: unknown) =>
@@ -109,10 +105,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     if (delivering || sent >= projectedEvents) return;
     delivering = true;
     const { seq, record: data } = events[sent];
-    void deliverWebhook({
-      webhookId: `${workflowId}:${seq}`,
-      event: { type: 'execution.status_changed', timestamp: data.updatedAt, data },
-    }).then(
+    void deliverWebhook(statusChangedDelivery(workflowId, seq, data)).then(
       () => delivered(),
       (err: Error) => {
         log.warn('webhook given up after its retries', { workflowId, seq, status: data.status, error: err.message });
@@ -263,8 +256,23 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   project();
 
   // A deposited execution waits for its signature as long as it takes (OPERATION_PENDING is not
-  // final). The read model and the webhooks catch up before the workflow closes (a closed workflow
-  // would abandon their activities), after any handler still running.
-  await condition(() => lingered && projecting === 0 && sent >= events.length && allHandlersFinished());
+  // final). At a final status the workflow closes once the read model holds its last record (the
+  // API answers a closed execution from it) and no handler is still running; its webhooks get
+  // WEBHOOKS_WAIT more, then whatever is left goes to a workflow of its own. A closed execution
+  // leaves the worker's cache for good (decision 0074).
+  const settled = () => lingered && projecting === 0 && allHandlersFinished();
+  await condition(settled);
+  if (sent < events.length && !(await condition(() => sent >= events.length, WEBHOOKS_WAIT))) {
+    await startChild(executionWebhooksWorkflow, {
+      workflowId: executionWebhooksWorkflowId(workflowId),
+      args: [
+        { executionWorkflowId: workflowId, deliveries: events.slice(sent).map((e) => statusChangedDelivery(workflowId, e.seq, e.record)) },
+      ],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+    log.warn('webhooks handed over: the receiver did not take them in time', { workflowId, pending: events.length - sent });
+  }
+  // A late deposit taken while the webhooks were awaited is projected before the close.
+  await condition(settled);
   return record;
 }

@@ -2,3 +2,4 @@
 export { executionWorkflow } from './execution';
 export { whitelistBatchWorkflow } from './whitelist-batch';
 export { chainWatcherWorkflow } from './chain-watcher';
+export { executionWebhooksWorkflow } from './execution-webhooks';

@@ -1,17 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import {
+  Client,
+  QueryRejectedError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   isGrpcServiceError,
-  type Client,
 } from '@temporalio/client';
 import type { Config } from '../../config/config';
 import { intentHash as hashIntent } from '../../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
-import { badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
+import { ServiceError, badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
 import {
+  REFUSED_DEPOSIT_MESSAGES,
+  applyDeposit,
   checkCancel,
   checkSubmit,
   initialRecord,
@@ -22,6 +25,7 @@ import {
 } from '../../domain/execution-state';
 import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message';
 import type { ExecutionStore } from '../../db/execution-store';
+import type { RefundLedger } from '../../db/refund-ledger';
 import { depositAddress } from '../../lib/deposit-seed';
 import type { DepositDeps } from '../deps';
 import { decodePageToken, encodePageToken } from '../../db/page-token';
@@ -110,13 +114,23 @@ export class ExecutionService {
   /** workflowId → the txHash of the deposit that the workflow holds. */
   private readonly storedDeposits = new BoundedMap<string, string>(CACHE_MAX);
 
+  /** The service's client, except that a query of a closed execution is refused by the server (not replayed on a worker). */
+  private readonly client: Client;
+
   constructor(
-    private readonly client: Client,
+    client: Client,
     private readonly config: Config,
     private readonly store: ExecutionStore,
+    private readonly refunds: RefundLedger,
     private readonly clock: () => number = Date.now,
     private readonly deposits?: DepositDeps,
-  ) {}
+  ) {
+    this.client = new Client({
+      connection: client.connection,
+      namespace: client.options.namespace,
+      workflow: { queryRejectCondition: 'NOT_OPEN' },
+    });
+  }
 
   /**
    * The deposit target of a prepare with `deposit`: the watched chain only, the address derived
@@ -233,15 +247,16 @@ export class ExecutionService {
   }
 
   /**
-   * The record: from the workflow while Temporal has it (the source of truth), from the read model
-   * after the namespace's retention has removed it.
+   * The record: from the workflow while it is open (the source of truth), from the read model once
+   * it has closed (it closes only after the read model holds its final record) or after the
+   * namespace's retention has removed it. A closed run is never replayed on a worker to answer.
    */
   async get(wallet: string, executionId: string): Promise<ExecutionRecord> {
     try {
       return await this.call(() => this.client.workflow.getHandle(executionWorkflowId(wallet, executionId)).query(getExecutionQuery));
     } catch (err) {
-      if (isNotFound(err)) {
-        const stored = await this.store.get(wallet, executionId);
+      if (isNotFound(err) || err instanceof QueryRejectedError) {
+        const stored = await this.readModel(() => this.store.get(wallet, executionId));
         if (stored) return stored;
       }
       throw mapTemporalError(err, `execution ${executionId}`);
@@ -355,17 +370,28 @@ export class ExecutionService {
       );
     } catch (err) {
       const failure = updateFailureType(err);
-      if (failure?.type !== ExecutionFailure.duplicate) {
-        throw mapTemporalError(err, `execution ${executionId}`, {
-          [ExecutionFailure.expired]: () => conflict('execution is EXPIRED', 'EXPIRED'),
-          [ExecutionFailure.cancelled]: () => conflict('execution is CANCELLED', 'CANCELLED'),
-          [ExecutionFailure.signatureConflict]: () => conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT'),
-        });
-      }
+      if (isNotFound(err)) return this.submitToClosed(wallet, executionId, stored, err);
+      if (failure?.type !== ExecutionFailure.duplicate) throw mapTemporalError(err, `execution ${executionId}`, SUBMIT_REFUSALS);
       result = failure.detail as SubmitSignatureResult;
     }
     this.storedSignatures.set(workflowId, stored);
     return result.status;
+  }
+
+  /**
+   * A submit to an execution whose workflow has closed: answered from its final record as the open
+   * workflow would have answered (the same signature again: 200; EXPIRED, CANCELLED or another
+   * signature: 409). Nothing is written.
+   */
+  private async submitToClosed(wallet: string, executionId: string, signature: string, err: unknown): Promise<ExecutionStatus> {
+    const record = await this.get(wallet, executionId);
+    const check = checkSubmit(record, signature);
+    if (check === 'duplicate') {
+      this.storedSignatures.set(executionWorkflowId(wallet, executionId), signature);
+      return record.status;
+    }
+    const refusal = SUBMIT_REFUSALS[SUBMIT_CHECK_FAILURES[check as Exclude<typeof check, 'duplicate' | 'ok'>]];
+    throw refusal ? refusal() : mapTemporalError(err, `execution ${executionId}`);
   }
 
   async deposit(wallet: string, executionId: string, deposit: Deposit): Promise<ExecutionRecord> {
@@ -380,6 +406,7 @@ export class ExecutionService {
       record = await this.call(() => this.client.workflow.getHandle(workflowId).executeUpdate(recordDepositUpdate, { args: [deposit] }));
     } catch (err) {
       const failure = updateFailureType(err);
+      if (isNotFound(err)) return this.depositToClosed(wallet, executionId, deposit);
       if (failure?.type !== ExecutionFailure.duplicate) {
         throw mapTemporalError(err, `execution ${executionId}`, {
           [ExecutionFailure.depositRefused]: (message) => conflict(message, 'DEPOSIT_REFUSED'),
@@ -389,6 +416,30 @@ export class ExecutionService {
     }
     this.storedDeposits.set(workflowId, deposit.txHash);
     return record;
+  }
+
+  /**
+   * A deposit reported to an execution whose workflow has closed, judged on its final record by the
+   * same rule the workflow applies: the deposit it holds again is 200; anything else is owed back,
+   * recorded once in the refunds ledger, and answered 409 with the words the workflow uses.
+   */
+  private async depositToClosed(wallet: string, executionId: string, deposit: Deposit): Promise<ExecutionRecord> {
+    const record = await this.get(wallet, executionId);
+    const { outcome } = applyDeposit(record, deposit, new Date(this.clock()).toISOString());
+    if (outcome === 'duplicate') return record;
+    const reason = outcome.startsWith('refused-') ? outcome.slice('refused-'.length) : 'closed';
+    await this.readModel(() =>
+      this.refunds.recordDue({
+        workflowId: executionWorkflowId(wallet, executionId),
+        wallet,
+        executionId,
+        ...deposit,
+        asset: record.depositTarget?.asset,
+        reason,
+        reportedBy: 'api',
+      }),
+    );
+    throw conflict(REFUSED_DEPOSIT_MESSAGES[outcome] ?? 'execution is closed; the deposit was recorded for refund', 'DEPOSIT_REFUSED');
   }
 
   private async factsOf(wallet: string, executionId: string): Promise<ExecutionFacts> {
@@ -401,6 +452,20 @@ export class ExecutionService {
     return facts;
   }
 }
+
+/** How the API answers a submit the execution refuses, by the workflow's failure type. */
+const SUBMIT_REFUSALS: Record<string, () => ServiceError> = {
+  [ExecutionFailure.expired]: () => conflict('execution is EXPIRED', 'EXPIRED'),
+  [ExecutionFailure.cancelled]: () => conflict('execution is CANCELLED', 'CANCELLED'),
+  [ExecutionFailure.signatureConflict]: () => conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT'),
+};
+
+/** The workflow's failure type for each refusal of checkSubmit. */
+const SUBMIT_CHECK_FAILURES = {
+  expired: ExecutionFailure.expired,
+  cancelled: ExecutionFailure.cancelled,
+  'other-signature': ExecutionFailure.signatureConflict,
+} as const;
 
 /** Temporal has no such workflow (never started, or removed after the namespace's retention). */
 function isNotFound(err: unknown): boolean {

@@ -1,7 +1,10 @@
 import type { Client } from '@temporalio/client';
 
-/** Per client: the calls that `withinMs` stopped waiting for and that have not ended yet. */
-const abandoned = new WeakMap<Client, Set<Promise<unknown>>>();
+/**
+ * Per connection: the calls that `withinMs` stopped waiting for and that have not ended yet. Keyed by
+ * the connection, not the client, since several clients share one and it is the connection that closes.
+ */
+const abandoned = new WeakMap<Client['connection'], Set<Promise<unknown>>>();
 
 /**
  * Runs Temporal client calls so that they settle within `ms`, whatever the channel does.
@@ -20,8 +23,8 @@ export function withinMs<R>(client: Client, ms: number, fn: () => Promise<R>): P
   let onAbort: (() => void) | undefined;
   const expired = new Promise<never>((_, reject) => {
     onAbort = () => {
-      const pending = abandoned.get(client) ?? new Set();
-      abandoned.set(client, pending);
+      const pending = abandoned.get(client.connection) ?? new Set();
+      abandoned.set(client.connection, pending);
       const settled: Promise<boolean> = call.then(
         () => pending.delete(settled),
         () => pending.delete(settled),
@@ -37,8 +40,8 @@ export function withinMs<R>(client: Client, ms: number, fn: () => Promise<R>): P
   return Promise.race([call, expired]).finally(() => signal.removeEventListener('abort', onAbort!));
 }
 
-/** Resolves once every call that `withinMs` gave up on for `client` has ended (each is bounded by its deadline). */
+/** Resolves once every call that `withinMs` gave up on over `client`'s connection has ended (each is bounded by its deadline). */
 export async function settleAbandoned(client: Client): Promise<void> {
-  const pending = abandoned.get(client);
+  const pending = abandoned.get(client.connection);
   if (pending) await Promise.allSettled([...pending]);
 }

@@ -18,6 +18,7 @@ import { loadConfig, projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
 import { openDatabase } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
+import { RefundLedger } from '../../db/refund-ledger';
 import { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
 import { loadDepositSeed } from '../../lib/deposit-seed';
@@ -158,7 +159,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const database = await openDatabase({ sqliteFile: path.join(seedDir, 'closed.sqlite') });
     await database.close();
     const config = loadConfig(childEnv({ TEMPORAL_TASK_QUEUE: stack.taskQueue, CHAIN_RPC_URL: chain.url }));
-    const service = new ExecutionService(stack.client, config, new ExecutionStore(database), Date.now, {
+    const service = new ExecutionService(stack.client, config, new ExecutionStore(database), new RefundLedger(database), Date.now, {
       chain: async () => CHAIN,
       seed: loadDepositSeed(path.join(seedDir, 'deposit-seed')),
       store: new DepositAddressStore(database),

@@ -74,7 +74,6 @@ export class ClusterStack {
       RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
       SSE_MAX_STREAMS_PER_CLIENT: '100000',
       WORKER_METRICS_PORT: '0',
-      EXECUTION_LINGER_S: '3600',
     });
   }
 

@@ -98,7 +98,6 @@ async function startStack(): Promise<Stack> {
       ALLOWED_DOMAINS: 'localhost,app.example',
       WHITELIST_MAX_BATCH_LEN: '100',
       WHITELIST_TIMEOUT_MS: '5000',
-      EXECUTION_LINGER_S: '3600',
       // One client address sends everything here: the rate limits have tests of their own.
       RATE_LIMIT_PER_IP: '0',
       RATE_LIMIT_PER_WALLET: '0',
