@@ -11,7 +11,7 @@ import type { Config } from '../../config/config';
 import { intentHash as hashIntent } from '../../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
-import { ServiceError, badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
+import { type ServiceError, badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
 import {
   REFUSED_DEPOSIT_MESSAGES,
   applyDeposit,
