@@ -13,10 +13,16 @@ async function main() {
   const lifecycle = lifecycleLogger(logger);
   const port = config.workerMetricsPort;
   const sdkLevel: LogLevel = config.sdkLogLevel;
-  // The SDK's own log (bundler statistics, state changes) at WARN unless asked: SDK_LOG_LEVEL=INFO.
-  const { sdkMetricsUrl } = await installRuntime(logger, sdkLevel);
-
   const metrics = createWorkerMetrics();
+  // The SDK's own log (bundler statistics, state changes) at WARN unless asked: SDK_LOG_LEVEL=INFO.
+  // A run the core wedges is released by recreating the worker (its cache goes with it).
+  let wedged: (() => void) | undefined;
+  const { sdkMetricsUrl } = await installRuntime(logger, sdkLevel, (meta) => {
+    metrics.recordCoreWedge();
+    logger.error({ core: meta }, 'the Temporal core wedged a workflow run in this worker; recreating the worker to release it');
+    wedged?.();
+  });
+
   let metricsServer: MetricsServer | undefined;
   if (port !== undefined) {
     // A busy port costs the metrics, not the worker: executions matter more than their counters.
@@ -28,23 +34,25 @@ async function main() {
   }
 
   const address = config.temporal.address ?? '127.0.0.1:7233';
-  const running = await startWorker(
-    config,
-    address,
-    {
-      // On shutdown, running activities (each bounded by its 10 s node request timeout) get 10 s to
-      // finish; 13 s forces the stop, before `npm start` would SIGKILL us at 15 s.
-      shutdownGraceTime: '10s',
-      shutdownForceTime: '13s',
-    },
-    {
-      onNodeRequest: metrics.recordNodeRequest,
-      onLateNode: metrics.recordLateNode,
-      onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
-      onChainEvent: metrics.recordChainEvent,
-      onChainWatcherError: (err) => logger.error({ err: err.message }, 'chain watcher not started; trying again in 5 s'),
-    },
-  );
+  const start = () =>
+    startWorker(
+      config,
+      address,
+      {
+        // On shutdown, running activities (each bounded by its 10 s node request timeout) get 10 s to
+        // finish; 13 s forces the stop, before `npm start` would SIGKILL us at 15 s.
+        shutdownGraceTime: '10s',
+        shutdownForceTime: '13s',
+      },
+      {
+        onNodeRequest: metrics.recordNodeRequest,
+        onLateNode: metrics.recordLateNode,
+        onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
+        onChainEvent: metrics.recordChainEvent,
+        onChainWatcherError: (err) => logger.error({ err: err.message }, 'chain watcher not started; trying again in 5 s'),
+      },
+    );
+  let running = await start();
   // Ready once new workflows come here: its version is current (WORKER_PROMOTE=current), or an
   // operator will make it so (none). A worker whose version the server refused still serves the
   // workflows pinned to it.
@@ -61,13 +69,28 @@ async function main() {
   void running.chainWatcher.then((workflowId) => {
     if (workflowId) lifecycle.info({ workflowId, rpcUrl: config.chain?.rpcUrl }, `chain watcher ${workflowId} running`);
   });
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
+      stopping = true;
       lifecycle.info({ signal }, 'worker draining');
       void running.shutdown();
     });
   }
-  await running.done;
+  // A wedged run: drain this worker (the wedged run's task cannot complete, so the drain ends at
+  // shutdownForceTime at worst) and start a new one with an empty cache; the run's next workflow
+  // task attempt replays it from its history there.
+  for (;;) {
+    const restart = new Promise<'restart'>((resolve) => (wedged = () => resolve('restart')));
+    const outcome = await Promise.race([running.done.then(() => 'done' as const), restart]);
+    wedged = undefined;
+    if (outcome === 'done' || stopping) break;
+    await running.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'wedged worker forced to stop'));
+    if (stopping) break;
+    running = await start();
+    lifecycle.info({ taskQueue: config.temporal.taskQueue, version: running.version }, 'worker recreated after a wedged run');
+  }
+  await running.done.catch(() => undefined);
   await metricsServer?.close();
   lifecycle.info('worker stopped');
 }

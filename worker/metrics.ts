@@ -53,6 +53,8 @@ export interface WorkerMetrics {
   readonly recordLateNode: (event: LateNodeEvent) => void;
   /** Records the chain watcher's rounds, signals and deep reorgs (the activities' `onChainEvent` hook). */
   readonly recordChainEvent: (event: ChainEvent) => void;
+  /** Records a run the Temporal core wedged, after which the worker is recreated (worker/core-wedge.ts). */
+  readonly recordCoreWedge: () => void;
 }
 
 /** The chain watcher's metrics in `registry`; returns the recorder of the chain activities' `onChainEvent` hook. */
@@ -149,5 +151,16 @@ export function createWorkerMetrics(): WorkerMetrics {
     if (nodes.size === 0) late.delete(batchId);
     else late.set(batchId, nodes);
   };
-  return { registry, recordNodeRequest, recordLateNode, recordChainEvent: chainMetrics(registry) };
+  const coreWedges = new Counter({
+    name: 'intent_worker_core_wedges_total',
+    help: 'Workflow runs the Temporal core reported wedged in this worker; each one recreated the worker (decision 0075)',
+    registers: [registry],
+  });
+  return {
+    registry,
+    recordNodeRequest,
+    recordLateNode,
+    recordChainEvent: chainMetrics(registry),
+    recordCoreWedge: () => coreWedges.inc(),
+  };
 }
