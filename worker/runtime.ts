@@ -23,6 +23,9 @@ export async function installRuntime(
       onCoreWedge,
     ),
     telemetryOptions: {
+      // The core's own log lines (workflow cache, pollers) reach the logger above, as JSON like every
+      // other line, instead of the core's coloured text on stderr; and the wedge watch can hear them.
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
       metrics: { prometheus: { bindAddress, countersTotalSuffix: true, useSecondsForDurations: true, unitSuffix: true } },
     },
   });

@@ -49,7 +49,10 @@ describe('api/temporal-call withinMs', () => {
   });
 
   it('when a call was given up on, then settleAbandoned waits until it has ended (so the connection can close under nothing)', async () => {
-    const own = new Client({ connection }); // the first test left a call here that never ends
+    // A connection of its own: the first test left a call on the shared one that never ends, and
+    // settleAbandoned waits for every call given up on over a connection, whichever client made it.
+    const ownConnection = Connection.lazy({ address: `127.0.0.1:${(blackHole.address() as { port: number }).port}` });
+    const own = new Client({ connection: ownConnection });
     let finish!: () => void;
     let ended = false;
     const slow = new Promise<void>((resolve) => (finish = resolve)).then(() => {
@@ -63,6 +66,26 @@ describe('api/temporal-call withinMs', () => {
     setTimeout(finish, 50);
     assert.equal(await settled, true, 'settleAbandoned resolved only after the call ended');
     assert.equal(await settleAbandoned(own).then(() => 'nothing left'), 'nothing left');
+    await ownConnection.close();
+  });
+
+  it('when a call was given up on through one client, then settleAbandoned of another client on the same connection waits for it too', async () => {
+    const ownConnection = Connection.lazy({ address: `127.0.0.1:${(blackHole.address() as { port: number }).port}` });
+    const first = new Client({ connection: ownConnection });
+    const second = new Client({ connection: ownConnection });
+    let finish!: () => void;
+    let ended = false;
+    const slow = new Promise<void>((resolve) => (finish = resolve)).then(() => {
+      ended = true;
+    });
+    await assert.rejects(
+      withinMs(first, 20, () => slow),
+      (e: Error) => e.name === 'TimeoutError',
+    );
+    const settled = settleAbandoned(second).then(() => ended);
+    setTimeout(finish, 50);
+    assert.equal(await settled, true, 'the connection closes only after the call ended');
+    await ownConnection.close();
   });
 });
 
