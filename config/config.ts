@@ -69,6 +69,8 @@ export interface Config {
   readonly operator?: { readonly host: string; readonly port: number };
   /** The worker's metrics port; undefined: no metrics endpoint (WORKER_METRICS_PORT=off). */
   readonly workerMetricsPort?: number;
+  /** How many workflows the worker keeps cached between tasks (WORKER_CACHED_WORKFLOWS). */
+  readonly workerCachedWorkflows: number;
   /**
    * On-chain deposits (decision 0071): the chain's JSON-RPC URL and the watcher's settings;
    * undefined (CHAIN_RPC_URL unset): no watcher, and prepare refuses a `deposit`.
@@ -328,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),
     operator: operatorPort === 'off' ? undefined : { host: e.OPERATOR_HOST ?? d('OPERATOR_HOST'), port: operatorPort },
     workerMetricsPort: metricsPort === 'off' ? undefined : metricsPort,
+    workerCachedWorkflows: e.WORKER_CACHED_WORKFLOWS ?? d('WORKER_CACHED_WORKFLOWS'),
     chain: e.CHAIN_RPC_URL
       ? {
           rpcUrl: checkUrl('CHAIN_RPC_URL', e.CHAIN_RPC_URL),

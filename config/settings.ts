@@ -400,6 +400,14 @@ export const SETTINGS = {
     readBy: 'worker',
     description: 'port of the worker `/metrics` (0: any free one; `off`: none)',
   },
+  WORKER_CACHED_WORKFLOWS: {
+    kind: 'integer',
+    min: 0,
+    default: 400,
+    readBy: 'worker',
+    description:
+      "the worker's sticky cache (`maxCachedWorkflows`): how many workflows it keeps in memory between tasks (0: none, every task replays its history)",
+  },
   LOG_LEVEL: {
     kind: 'enum',
     values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],

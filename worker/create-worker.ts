@@ -35,16 +35,17 @@ export interface RunningWorker {
 
 /**
  * Worker tuning, measured with `npm run bench` (docs/performance.md).
- * - maxCachedWorkflows: executions stay open for days (they linger after SIGNING), so the SDK's
- *   default sticky cache (sized from the heap limit: over 2,000 on a machine with 24 GB) fills
- *   up with workflows that will see no task for days and grows the worker by about 0.2 MB each.
- *   The deposit and the submit of an execution come within minutes of its prepare, which a few
- *   hundred entries cover; an evicted execution replays its short history (a few ms) if it is
- *   ever woken.
+ * - maxCachedWorkflows (WORKER_CACHED_WORKFLOWS, default 400): executions stay open for days (they
+ *   linger after SIGNING), so the SDK's default sticky cache (sized from the heap limit: over 2,000
+ *   on a machine with 24 GB) fills up with workflows that will see no task for days and grows the
+ *   worker by about 0.2 MB each. The deposit and the submit of an execution come within minutes of
+ *   its prepare, which a few hundred entries cover; an evicted execution replays its short history
+ *   (a few ms) if it is ever woken. A full cache has a cost of its own: a task of an uncached
+ *   workflow waits for an eviction, which `npm run stress` drives on purpose with a small cache.
  */
-const TUNING: Partial<WorkerOptions> = {
-  maxCachedWorkflows: 400,
-};
+const tuning = (config: Config): Partial<WorkerOptions> => ({
+  maxCachedWorkflows: config.workerCachedWorkflows,
+});
 
 /** Builds and starts a worker for the service's workflows and activities. */
 export async function startWorker(
@@ -130,7 +131,7 @@ export async function startWorker(
         onChainEvent: hooks.onChainEvent,
       },
     }),
-    ...TUNING,
+    ...tuning(config),
     ...overrides,
   });
   const stopPromoting = new AbortController();

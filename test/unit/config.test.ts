@@ -149,6 +149,8 @@ describe('config: one table of settings (config/settings.ts)', () => {
     assert.equal(config.shutdownGraceMs, SETTINGS.SHUTDOWN_GRACE_MS.default);
     assert.equal(config.workerMetricsPort, undefined, 'off: no metrics endpoint');
     assert.equal(config.sdkLogLevel, 'DEBUG');
+    assert.equal(config.workerCachedWorkflows, 400, 'the sticky cache default');
+    assert.equal(loadConfig({ CONFIG_FILE: file, WORKER_CACHED_WORKFLOWS: '0' }).workerCachedWorkflows, 0, '0: no cache');
     writeFileSync(file, JSON.stringify({ port: 70000 }));
     assert.throws(
       () => loadConfig({ CONFIG_FILE: file }),

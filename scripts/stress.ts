@@ -1,0 +1,41 @@
+import { parseArgs } from 'node:util';
+import { runCachePressure } from '../test/stress/cache-pressure';
+import { reportLines, reportTable } from '../test/stress/report';
+
+/**
+ * `npm run stress -- [--executions N] [--cache C] [--linger S] [--minutes M] [--rate-factor F]`:
+ * the long form of test/load/stress.test.ts. One run of a worker with a cache of C, N open
+ * executions and M minutes of load at F times the saturating rate; prints the run and a table row.
+ */
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      executions: { type: 'string', default: '400' },
+      cache: { type: 'string', default: '40' },
+      linger: { type: 'string', default: '604800' },
+      minutes: { type: 'string', default: '2' },
+      'rate-factor': { type: 'string', default: '2' },
+    },
+  });
+  const number = (name: keyof typeof values) => {
+    const n = Number(values[name]);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number >= 0, not ${values[name]}`);
+    return n;
+  };
+  const report = await runCachePressure({
+    executions: Math.round(number('executions')),
+    cache: Math.round(number('cache')),
+    lingerSeconds: Math.round(number('linger')),
+    seconds: Math.round(number('minutes') * 60),
+    rateFactor: number('rate-factor'),
+    log: (line) => console.log(`[stress] ${line}`),
+  });
+  console.log(reportLines(report).join('\n'));
+  console.log(`\n${reportTable([report])}`);
+  process.exitCode = report.stranded > 0 ? 1 : 0;
+}
+
+main().catch((err) => {
+  console.error('stress failed:', err);
+  process.exit(1);
+});
