@@ -3,7 +3,7 @@ import { runCachePressure } from '../test/stress/cache-pressure';
 import { reportLines, reportTable } from '../test/stress/report';
 
 /**
- * `npm run stress -- [--executions N] [--cache C] [--linger S] [--minutes M] [--rate-factor F]`:
+ * `npm run stress -- [--executions N] [--cache C] [--linger S] [--minutes M] [--rate-factor F] [--pending-share P]`:
  * the long form of test/load/stress.test.ts. One run of a worker with a cache of C, N open
  * executions and M minutes of load at F times the saturating rate; prints the run and a table row.
  */
@@ -12,9 +12,10 @@ async function main() {
     options: {
       executions: { type: 'string', default: '400' },
       cache: { type: 'string', default: '40' },
-      linger: { type: 'string', default: '604800' },
+      linger: { type: 'string', default: '0' },
       minutes: { type: 'string', default: '2' },
       'rate-factor': { type: 'string', default: '2' },
+      'pending-share': { type: 'string', default: '0.5' },
     },
   });
   const number = (name: keyof typeof values) => {
@@ -28,6 +29,7 @@ async function main() {
     lingerSeconds: Math.round(number('linger')),
     seconds: Math.round(number('minutes') * 60),
     rateFactor: number('rate-factor'),
+    pendingShare: number('pending-share'),
     log: (line) => console.log(`[stress] ${line}`),
   });
   console.log(reportLines(report).join('\n'));

@@ -22,12 +22,20 @@ export interface CachePressureOptions {
   expiringShare?: number;
   /** Signals sent straight to Temporal, as a share of the HTTP rate. Default 0.2. */
   signalShare?: number;
+  /**
+   * Share of the executions that get a deposit but never a submit, so they stay open (OPERATION_PENDING)
+   * through the load, as executions waiting for their signature do in production: with executions
+   * that close at their final status, they are what keeps the cache full. Default 0.5.
+   */
+  pendingShare?: number;
   /** Progress lines. */
   log?: (line: string) => void;
 }
 
 export interface CachePressureReport {
   executions: number;
+  /** Executions that got no submit, so stayed open through the load. */
+  pending: number;
   cache: number;
   lingerSeconds: number;
   /** Closed loop, 50 clients: the rate this machine saturates at, req/s. */
@@ -76,7 +84,16 @@ const VISIBLE_WITHIN_MS = 60_000;
  * stranded, the workflow tasks that timed out or failed, and the worker's cache and memory.
  */
 export async function runCachePressure(options: CachePressureOptions): Promise<CachePressureReport> {
-  const { executions: total, cache, lingerSeconds, seconds, rateFactor = 2, expiringShare = 0.2, signalShare = 0.2 } = options;
+  const {
+    executions: total,
+    cache,
+    lingerSeconds,
+    seconds,
+    rateFactor = 2,
+    expiringShare = 0.2,
+    signalShare = 0.2,
+    pendingShare = 0.5,
+  } = options;
   const log = options.log ?? (() => undefined);
   const metricsPort = await freePort();
   const stack = await new ProcessStack({
@@ -96,6 +113,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     const random = seeded(total * 7919 + cache);
     const expiringCount = Math.round(total * expiringShare);
     const steady = makeExecutions(total - expiringCount, () => Math.max(3600, 4 * seconds));
+    const pending = new Set(steady.slice(0, Math.round(total * pendingShare)));
 
     const prepareAll = async (list: Execution[]) => {
       const prepares = list.map<Req>((e) => ({
@@ -125,6 +143,16 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
         // An expiring execution gets no deposit, so that its timer finds it PREPARED.
         if (r < 0.3 && e.ttlSeconds < seconds) return getOf(e);
         if (r < 0.3)
+          return {
+            kind: 'deposit',
+            method: 'POST',
+            path: `${recordPath(e)}/deposit`,
+            headers: auth,
+            body: { txHash: e.txHash },
+            execution: e,
+          };
+        // One that waits for its signature gets its deposit again (an Update its validator answers) instead.
+        if (r < 0.65 && pending.has(e))
           return {
             kind: 'deposit',
             method: 'POST',
@@ -175,6 +203,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     const strandedIds = new Set([...wedged.map((w) => w.split(' ')[0]), ...invisible.map((i) => i.split(' ')[0])]);
     return {
       executions: all.length,
+      pending: pending.size,
       cache,
       lingerSeconds,
       ceiling,

@@ -9,14 +9,14 @@ const counts = (o: Record<string, number>) =>
 export function reportLines(r: CachePressureReport): string[] {
   const c = r.worker.cacheCounters;
   return [
-    `cache pressure: ${r.executions} executions, cache ${r.cache}, linger ${r.lingerSeconds} s`,
+    `cache pressure: ${r.executions} executions (${r.pending} of them never signed, so open throughout), cache ${r.cache}, linger ${r.lingerSeconds} s`,
     `  load: ceiling ${r.ceiling.toFixed(1)} req/s (closed loop), open loop at ${r.rate.toFixed(1)} req/s: ${r.requests} requests answered after ${r.seconds.toFixed(1)} s; signals ${r.signals.sent} sent, ${r.signals.failed} refused; expiring executions found EXPIRED: ${r.expired}`,
     ...r.figures.map((l) => `    ${l}`),
     `  stranded: ${r.stranded} (task at attempt >= 3: ${r.wedged.length}, ${r.wedgedAtLoadEnd.length} right after the load; acknowledged but not in the record after 60 s: ${r.invisible.length})`,
     ...[...r.wedged, ...r.invisible].slice(0, 10).map((l) => `    ${l}`),
     `  workflow tasks timed out: ${counts(r.tasks.timedOut)}; failed: ${counts(r.tasks.failed)}; on ${r.tasks.executions} executions`,
     `  worker: sticky cache peak ${r.worker.cachePeak}, ${counts(c)}; peak RSS ${r.worker.peakRssMb.toFixed(0)} MB`,
-    `  core lines: "Extra buffered run…" ${r.worker.coreLines.extraBufferedRun}, "leftover buffered tasks…" ${r.worker.coreLines.leftoverBuffered}${r.worker.firstCoreLine ? `; first: ${r.worker.firstCoreLine}` : ''}`,
+    `  core lines: "Extra buffered run…" ${r.worker.coreLines.extraBufferedRun}, "leftover buffered tasks…" ${r.worker.coreLines.leftoverBuffered}${r.worker.firstCoreLine ? `; first: ${r.worker.firstCoreLine}` : ''}; worker recreated ${r.worker.recreated} times`,
   ];
 }
 
@@ -43,6 +43,7 @@ export function reportTable(reports: readonly CachePressureReport[]): string {
     'cache hits / misses',
     'peak RSS MB',
     'core lines',
+    'worker recreated',
   ];
   const rows = reports.map((r) => [
     r.executions,
@@ -58,6 +59,7 @@ export function reportTable(reports: readonly CachePressureReport[]): string {
     `${counter(r, 'hit')} / ${counter(r, 'miss')}`,
     r.worker.peakRssMb.toFixed(0),
     r.worker.coreLines.extraBufferedRun + r.worker.coreLines.leftoverBuffered,
+    r.worker.recreated,
   ]);
   return [head, head.map(() => '---'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n');
 }

@@ -24,6 +24,8 @@ export interface WorkerFigures {
   cacheCounters: Record<string, number>;
   /** Peak resident set of the worker process (VmHWM), MB. */
   peakRssMb: number;
+  /** Times the worker recreated itself after the core wedged a run (`intent_worker_core_wedges_total`). */
+  recreated: number;
 }
 
 /**
@@ -61,7 +63,14 @@ export function watchWorker(worker: ChildService, metricsUrl: string, everyMs = 
         if (s.name.startsWith('temporal_sticky_cache') && s.name !== 'temporal_sticky_cache_size')
           cacheCounters[s.name] = (cacheCounters[s.name] ?? 0) + s.value;
       }
-      return { coreLines, firstCoreLine, cachePeak, cacheCounters, peakRssMb: peakRssMb(worker.child.pid) };
+      return {
+        coreLines,
+        firstCoreLine,
+        cachePeak,
+        cacheCounters,
+        peakRssMb: peakRssMb(worker.child.pid),
+        recreated: sum(last, 'intent_worker_core_wedges_total'),
+      };
     },
   };
 }
