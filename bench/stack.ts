@@ -47,6 +47,8 @@ export interface StackOptions {
   nodeArgs?: string[];
   /** Dev server dynamic config on top of temporal-dev.yaml's (to try a server setting). */
   dynamicConfig?: Record<string, unknown>;
+  /** Service settings for the API and the workers on top of the bench's (to compare one setting). */
+  env?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -135,6 +137,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
         // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
         WORKER_METRICS_PORT: '0',
         OPERATOR_PORT: '0',
+        ...options.env,
       },
       SERVICE_PROCESS_ENV,
     );

@@ -1,15 +1,12 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { strandedRuns } from '../../scripts/lib/stranded-runs';
 
 const { TimeoutType, WorkflowTaskFailedCause } = temporal.api.enums.v1;
 
-/** Workflow ids whose pending workflow task is at attempt ≥ 3: it failed or timed out twice running. */
+/** Workflow ids whose pending workflow task is at attempt ≥ 3 (as `npm run stranded` lists them), with attempt and state. */
 export async function wedgedWorkflows(client: Client, workflowIds: readonly string[]): Promise<string[]> {
-  const attempts = await inBatches(workflowIds, async (id) => {
-    const task = (await client.workflow.getHandle(id).describe()).raw.pendingWorkflowTask;
-    return (task?.attempt ?? 0) >= 3 ? [`${id} (attempt ${task!.attempt}, ${String(task!.state)})`] : [];
-  });
-  return attempts.flat();
+  return (await strandedRuns(client, workflowIds)).map((r) => `${r.workflowId} (attempt ${r.attempt}, ${r.state})`);
 }
 
 export interface TaskTroubles {
