@@ -54,6 +54,15 @@ export function isWorkflowTaskRetrying(err: unknown): boolean {
   return anyCause(err, (e) => isGrpcServiceError(e) && e.code === 9 && /workflow task in failed state/i.test(e.details ?? e.message));
 }
 
+/**
+ * True when Temporal could not hand a query to any worker (gRPC FAILED_PRECONDITION, "no poller seen
+ * for task queue recently"): every worker is down or restarting. Nothing was read; the same request
+ * answers once a worker polls again.
+ */
+export function isNoWorkerPolling(err: unknown): boolean {
+  return anyCause(err, (e) => isGrpcServiceError(e) && e.code === 9 && /no poller seen for task queue/i.test(e.details ?? e.message));
+}
+
 /** Seconds a client should wait before retrying a call to a workflow whose task is being retried. */
 export const TASK_RETRY_AFTER_S = 2;
 
@@ -82,5 +91,6 @@ export function mapTemporalError(err: unknown, what: string, known: Record<strin
   if (isWorkflowTaskRetrying(err)) {
     return unavailable(`the ${what} cannot answer until its worker completes a retried task; retry shortly`, TASK_RETRY_AFTER_S, err);
   }
+  if (isNoWorkerPolling(err)) return unavailable(`no worker can answer for the ${what} right now; retry shortly`, TASK_RETRY_AFTER_S, err);
   return internal(`temporal call failed for ${what}`, err);
 }

@@ -27,6 +27,10 @@ describe('stress: a full sticky cache under overload (worker and API as processe
     assert.equal(report.worker.recreated, report.worker.coreLines.extraBufferedRun);
   });
 
+  it('when the worker recreates itself under that load, then no answer is a 500 (a query no worker can take is a 503)', () => {
+    assert.deepEqual(report.apiErrors, {});
+  });
+
   it('when an action was acknowledged under that load, then the record shows it within 60 s', () => {
     assert.deepEqual(report.invisible, []);
   });

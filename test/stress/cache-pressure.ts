@@ -3,7 +3,8 @@ import { depositCompletedSignal, executionWorkflowId } from '../../contracts/tem
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { freePort } from '../support/ports';
 import { ProcessStack } from '../support/process-stack';
-import { figures, retry503, runLoad, runOpenLoop, type LoadRequest, type LoadResult } from '../load/load-client';
+import { errorTypes, figures, retry503, runLoad, runOpenLoop, type LoadRequest, type LoadResult } from '../load/load-client';
+import { createInterface } from 'node:readline';
 import { watchWorker, type WorkerFigures } from './worker-watch';
 import { taskTroubles, wedgedWorkflows, type TaskTroubles } from './workflow-health';
 
@@ -59,6 +60,8 @@ export interface CachePressureReport {
   worker: WorkerFigures;
   /** One line per request kind (count, statuses, latencies). */
   figures: string[];
+  /** The API's error log lines (its 500s), by route and error type, with the first message. */
+  apiErrors: ReturnType<typeof errorTypes>;
 }
 
 interface Execution {
@@ -109,6 +112,14 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
   }).start();
   try {
     const watch = watchWorker(stack.worker!, `http://127.0.0.1:${metricsPort}/metrics`);
+    const apiLog: Array<Record<string, unknown>> = [];
+    createInterface({ input: stack.api!.child.stdout! }).on('line', (line) => {
+      try {
+        apiLog.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // not a log line
+      }
+    });
     const auth = { authorization: `Bearer ${stack.token}` };
     const random = seeded(total * 7919 + cache);
     const expiringCount = Math.round(total * expiringShare);
@@ -219,6 +230,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       tasks,
       worker,
       figures: figures(results),
+      apiErrors: errorTypes(apiLog),
     };
   } finally {
     await stack.stop();

@@ -12,6 +12,7 @@ export function reportLines(r: CachePressureReport): string[] {
     `cache pressure: ${r.executions} executions (${r.pending} of them never signed, so open throughout), cache ${r.cache}, linger ${r.lingerSeconds} s`,
     `  load: ceiling ${r.ceiling.toFixed(1)} req/s (closed loop), open loop at ${r.rate.toFixed(1)} req/s: ${r.requests} requests answered after ${r.seconds.toFixed(1)} s; signals ${r.signals.sent} sent, ${r.signals.failed} refused; expiring executions found EXPIRED: ${r.expired}`,
     ...r.figures.map((l) => `    ${l}`),
+    `  API errors logged (its 500s): ${JSON.stringify(r.apiErrors)}`,
     `  stranded: ${r.stranded} (task at attempt >= 3: ${r.wedged.length}, ${r.wedgedAtLoadEnd.length} right after the load; acknowledged but not in the record after 60 s: ${r.invisible.length})`,
     ...[...r.wedged, ...r.invisible].slice(0, 10).map((l) => `    ${l}`),
     `  workflow tasks timed out: ${counts(r.tasks.timedOut)}; failed: ${counts(r.tasks.failed)}; on ${r.tasks.executions} executions`,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { settleAbandoned, withinMs } from '../../api/temporal/call';
-import { isUnknownOutcome, isWorkflowTaskRetrying, mapTemporalError } from '../../api/temporal/errors';
+import { isNoWorkerPolling, isUnknownOutcome, isWorkflowTaskRetrying, mapTemporalError } from '../../api/temporal/errors';
 
 describe('api/temporal-call withinMs', () => {
   let connection: Connection;
@@ -105,6 +105,17 @@ describe('api/temporal-errors mapTemporalError', () => {
       assert.equal(mapped.status, 503);
       assert.ok((mapped.retryAfterS ?? 0) > 0, 'a Retry-After');
     }
+  });
+
+  it('when no worker polls the task queue (all down or restarting), then a query is 503 with Retry-After, not a 500', () => {
+    // What the dev server answered a query while the only worker recreated itself.
+    const err = new Error('Failed to query Workflow', {
+      cause: grpcError(9, 'no poller seen for task queue recently, worker may be down'),
+    });
+    assert.ok(isNoWorkerPolling(err));
+    const mapped = mapTemporalError(err, 'execution');
+    assert.equal(mapped.status, 503);
+    assert.ok((mapped.retryAfterS ?? 0) > 0, 'a Retry-After');
   });
 
   it('when FAILED_PRECONDITION says anything else, then it stays an internal error (500) whose details go only to the log', () => {
