@@ -298,26 +298,39 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.equal((await record(e)).status, 'PREPARED');
   });
 
-  it('when a transfer reaches an EXPIRED execution, then it is refused as expired and recorded for a refund', async () => {
+  /** The refunds ledger rows of an execution, read from the stack's read model (the worker writes them). */
+  const refundsOf = async (e: Prepared) => {
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      return await new RefundLedger(database).ofExecution(executionWorkflowId(e.wallet.id, e.executionId));
+    } finally {
+      await database.close();
+    }
+  };
+
+  it('when a transfer reaches an EXPIRED execution, whose workflow has closed, then it is refused as expired: one row of the refunds ledger, the record unchanged', async () => {
     const e = await prepareWithDeposit('1000', { ttlSeconds: 1 });
     await eventually(async () => (await record(e)).status === 'EXPIRED', 15_000);
+    await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).result();
     const tx = await chain.send(e.address, 1000n);
     await chain.mine(CONFIRMATIONS);
-    const r = await eventually(async () => {
-      const rec = await record(e);
-      return rec.refusedDeposits.length > 0 && rec;
+    const rows = await eventually(async () => {
+      const found = await refundsOf(e);
+      return found.length > 0 && found;
     }, 30_000);
-    assert.equal(r.status, 'EXPIRED');
     assert.deepEqual(
-      r.refusedDeposits.map((d) => ({ txHash: d.txHash, reason: d.reason })),
-      [{ txHash: tx, reason: 'expired' }],
+      rows.map((d) => ({ txHash: d.txHash, reason: d.reason, amount: d.amount, chain: d.chain, reportedBy: d.reportedBy, state: d.state })),
+      [{ txHash: tx, reason: 'expired', amount: '1000', chain: CHAIN, reportedBy: 'chain-watcher', state: 'due' }],
     );
+    const r = await record(e);
+    assert.equal(r.status, 'EXPIRED');
+    assert.deepEqual(r.refusedDeposits, []);
   });
 
-  it('when a transfer reaches an execution whose workflow has closed, then it is counted undelivered once and the watcher goes on: a deposit in the same block to another execution is signalled', async () => {
+  it('when a transfer reaches an execution whose workflow has closed, then it is counted undelivered once, owed back in the refunds ledger, and the watcher goes on: a deposit in the same block to another execution is signalled', async () => {
     const closed = await prepareWithDeposit('1000');
     const open = await prepareWithDeposit('1000');
-    // Closed the way an operator or the end of its linger closes it: the workflow cannot take a signal any more.
+    // Closed the way an operator closes it: the workflow cannot take a signal any more.
     await stack.client.workflow.getHandle(executionWorkflowId(closed.wallet.id, closed.executionId)).terminate('closed before its deposit');
     const undelivered = async () => metricSum(await scrape(metricsUrl), 'intent_chain_deposits_undelivered_total', { chain: CHAIN });
     const before = await undelivered();
@@ -331,6 +344,11 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     }, 30_000);
     assert.equal(r.deposit?.txHash, tx);
     await eventually(async () => (await undelivered()) === before + 1, 10_000);
+    // Terminated while PREPARED: the transfer is owed back as one to a closed execution.
+    assert.deepEqual(
+      (await refundsOf(closed)).map((d) => [d.reason, d.amount, d.reportedBy]),
+      [['closed', '1000', 'chain-watcher']],
+    );
     const view = await watcherPast((await chain.blockOf(tx)) + CONFIRMATIONS + 2);
     assert.equal(view.signalledTotal, signalledTotal + 1, 'only the open execution counts as signalled');
     assert.equal(await undelivered(), before + 1, 'reported once, not at every round');

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { RefundLedger } from '../../db/refund-ledger';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -64,9 +65,10 @@ describe('integration: POST /api/v1/executions/{wallet}/{executionId}/cancel (si
     assert.equal(sub.status, 409, sub.text);
     const dep = await depositHttp(stack, wallet.id, executionId, { txHash: '0xafter-cancel' });
     assert.equal(dep.status, 409, dep.text);
-    const record = (await getExecution(stack, wallet.id, executionId)).body.result;
+    // The run has closed (settled above): the deposit is owed back in the refunds ledger.
+    const rows = await new RefundLedger(stack.worker.database).ofExecution(workflowId);
     assert.deepEqual(
-      record.refusedDeposits.map((r: { txHash: string; reason: string }) => [r.txHash, r.reason]),
+      rows.map((r) => [r.txHash, r.reason]),
       [['0xafter-cancel', 'cancelled']],
     );
 

@@ -16,7 +16,7 @@ import {
 import { getStack, type Stack } from '../support/stack';
 
 describe('execution ids never cross runs: an id is refused for ever once used, also after Temporal forgot its run', function () {
-  this.timeout(60_000);
+  this.timeout(120_000);
   let stack: Stack;
   before(async () => {
     stack = await getStack();
@@ -31,6 +31,8 @@ describe('execution ids never cross runs: an id is refused for ever once used, a
     await eventually(async () => (await listHttp(stack.api.url, wallet.id)).body?.result?.[0]?.status === 'CANCELLED', 15_000);
     // What retention does to a closed run: Temporal deletes it. Only the read model remembers.
     const workflowId = executionWorkflowId(wallet.id, executionId);
+    // The run has closed (at CANCELLED); the server deletes a closed run from a queued task, which
+    // took about 30 s on the dev server.
     await stack.client.workflowService.deleteWorkflowExecution({
       namespace: stack.config.temporal.namespace,
       workflowExecution: { workflowId },
@@ -42,7 +44,7 @@ describe('execution ids never cross runs: an id is refused for ever once used, a
       } catch {
         return true;
       }
-    }, 15_000);
+    }, 60_000);
 
     const other = newWallet();
     const again = await prepare(stack, wallet, { executionId, intent, signerPublicKey: other.id });

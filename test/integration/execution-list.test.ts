@@ -106,6 +106,8 @@ describe('integration: the read model: GET /api/v1/executions/{wallet} (list), G
     assert.equal((await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId))).status, 200);
     await eventually(async () => (await store.get(wallet.id, executionId))?.status === 'CANCELLED', 15_000);
     const workflowId = executionWorkflowId(wallet.id, executionId);
+    // The run has closed (at CANCELLED); the server deletes a closed run from a queued task, which
+    // took about 30 s on the dev server.
     await stack.client.workflowService.deleteWorkflowExecution({
       namespace: stack.config.temporal.namespace,
       workflowExecution: { workflowId },
@@ -119,7 +121,7 @@ describe('integration: the read model: GET /api/v1/executions/{wallet} (list), G
             () => false,
             () => true,
           ),
-      15_000,
+      60_000,
     );
     const res = await getExecution(stack, wallet.id, executionId);
     assert.equal(res.status, 200, res.text);

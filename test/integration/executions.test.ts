@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { toBase58, toHex } from '../../domain/encoding';
 import { depositCompletedSignal, executionWorkflowId, submitSignatureUpdate } from '../../contracts/temporal';
+import { RefundLedger } from '../../db/refund-ledger';
 import { request } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
 import {
@@ -176,12 +177,19 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
       assert.equal(res.status, 409);
       assert.match(res.body.error, /EXPIRED/);
 
+      // The run closes at EXPIRED: a later deposit is owed back in the refunds ledger, not in the record.
+      const workflowId = executionWorkflowId(wallet.id, executionId);
+      await stack.client.workflow.getHandle(workflowId).result();
       const dep = await depositHttp(stack, wallet.id, executionId, { txHash: '0xlate' });
       assert.equal(dep.status, 409);
       const after = (await getExecution(stack, wallet.id, executionId)).body.result;
       assert.equal(after.status, 'EXPIRED');
-      assert.equal(after.refusedDeposits.length, 1);
-      assert.equal(after.refusedDeposits[0].txHash, '0xlate');
+      assert.deepEqual(after.refusedDeposits, []);
+      const rows = await new RefundLedger(stack.worker.database).ofExecution(workflowId);
+      assert.deepEqual(
+        rows.map((r) => [r.txHash, r.reason]),
+        [['0xlate', 'expired']],
+      );
     });
 
     it('when the same deposit txHash comes twice, then the second is a no-op; another txHash is 409', async () => {

@@ -101,9 +101,9 @@ export function listHttp(base: string, walletId: string, query = '') {
 }
 
 /**
- * The event types of an execution's history once the workflow is idle: every activity it
- * scheduled (the read model write, webhooks) has completed and its last workflow task is done, so
- * the next event can only come from a new request. Tests that count history events start here.
+ * The event types of an execution's history once the workflow is idle: it has closed, or every
+ * activity it scheduled (the read model write, webhooks) has completed and its last workflow task is
+ * done, so the next event can only come from a new request. Tests that count history events start here.
  */
 export async function settledEventTypes(stack: Stack, workflowId: string): Promise<string[]> {
   return eventually(
@@ -111,9 +111,11 @@ export async function settledEventTypes(stack: Stack, workflowId: string): Promi
       const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
       const types = (history.events ?? []).map((e) => String(temporal.api.enums.v1.EventType[e.eventType ?? 0]));
       const count = (t: string) => types.filter((x) => x === `EVENT_TYPE_${t}`).length;
+      const last = types[types.length - 1];
+      // A closed execution (it closes at its final status) adds nothing more either.
       const idle =
-        count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') &&
-        types[types.length - 1] === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED';
+        last === 'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED' ||
+        (count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') && last === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED');
       return idle && types;
     },
     15_000,
