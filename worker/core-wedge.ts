@@ -1,4 +1,4 @@
-import type { LogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/worker';
+import type { LogMetadata } from '@temporalio/worker';
 
 /**
  * What the Temporal core (in @temporalio/worker 1.24.0) logs at the moment it drops a workflow
@@ -9,26 +9,12 @@ import type { LogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/wor
 export const CORE_WEDGE_LINE = 'Extra buffered run should not have produced an activation';
 
 /**
- * Passes every SDK log line to `logger` and calls `onWedge` (with the line's metadata) for each one
- * that says a run was wedged. The SDK logger is process-wide (Runtime.install), so this is where
- * the worker can hear it.
+ * A listener for the SDK's log lines (pinoSdkLogger's `heard`) that calls `onWedge` with the line's
+ * metadata for each one that says a run was wedged. The SDK logger is process-wide
+ * (Runtime.install), so this is where the worker can hear it.
  */
-export function watchForCoreWedge(logger: SdkLogger, onWedge: (meta: LogMetadata | undefined) => void): SdkLogger {
-  const seen = (message: string, meta?: LogMetadata) => {
+export function coreWedgeListener(onWedge: (meta: LogMetadata | undefined) => void): (message: string, meta?: LogMetadata) => void {
+  return (message, meta) => {
     if (message.includes(CORE_WEDGE_LINE)) onWedge(meta);
-  };
-  const at =
-    (level: LogLevel) =>
-    (message: string, meta?: LogMetadata): void => {
-      logger.log(level, message, meta);
-      seen(message, meta);
-    };
-  return {
-    log: (level, message, meta) => at(level)(message, meta),
-    trace: at('TRACE'),
-    debug: at('DEBUG'),
-    info: at('INFO'),
-    warn: at('WARN'),
-    error: at('ERROR'),
   };
 }

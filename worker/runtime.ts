@@ -2,7 +2,7 @@ import { freePort } from '../config/free-port';
 import { Runtime, type LogLevel } from '@temporalio/worker';
 import type { Logger } from 'pino';
 import { pinoSdkLogger } from './sdk-logger';
-import { watchForCoreWedge } from './core-wedge';
+import { coreWedgeListener } from './core-wedge';
 
 /**
  * Installs the Temporal SDK runtime (once per process, before any worker): the SDK's log goes to
@@ -18,9 +18,9 @@ export async function installRuntime(
   // Core's exporter cannot tell us which port 0 got, so it is given one.
   const bindAddress = `127.0.0.1:${await freePort()}`;
   Runtime.install({
-    logger: watchForCoreWedge(
-      pinoSdkLogger(logger.child({ component: 'temporal-sdk' }, { level: sdkLogLevel.toLowerCase() })),
-      onCoreWedge,
+    logger: pinoSdkLogger(
+      logger.child({ component: 'temporal-sdk' }, { level: sdkLogLevel.toLowerCase() }),
+      coreWedgeListener(onCoreWedge),
     ),
     telemetryOptions: {
       // The core's own log lines (workflow cache, pollers) reach the logger above, as JSON like every

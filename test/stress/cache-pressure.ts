@@ -151,27 +151,19 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       Array.from({ length: n }, () => {
         const e = list[Math.floor(random() * list.length)];
         const r = random();
+        const deposit: Req = {
+          kind: 'deposit',
+          method: 'POST',
+          path: `${recordPath(e)}/deposit`,
+          headers: auth,
+          body: { txHash: e.txHash },
+          execution: e,
+        };
         // An expiring execution gets no deposit, so that its timer finds it PREPARED.
         if (r < 0.3 && e.ttlSeconds < seconds) return getOf(e);
-        if (r < 0.3)
-          return {
-            kind: 'deposit',
-            method: 'POST',
-            path: `${recordPath(e)}/deposit`,
-            headers: auth,
-            body: { txHash: e.txHash },
-            execution: e,
-          };
+        if (r < 0.3) return deposit;
         // One that waits for its signature gets its deposit again (an Update its validator answers) instead.
-        if (r < 0.65 && pending.has(e))
-          return {
-            kind: 'deposit',
-            method: 'POST',
-            path: `${recordPath(e)}/deposit`,
-            headers: auth,
-            body: { txHash: e.txHash },
-            execution: e,
-          };
+        if (r < 0.65 && pending.has(e)) return deposit;
         if (r < 0.65)
           return { kind: 'submit', method: 'POST', path: `/api/v1/executions/${e.wallet.id}/submit`, body: e.body, execution: e };
         return getOf(e);

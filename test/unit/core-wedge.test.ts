@@ -1,41 +1,44 @@
 import assert from 'node:assert/strict';
-import type { LogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/worker';
-import { CORE_WEDGE_LINE, watchForCoreWedge } from '../../worker/core-wedge';
+import type { LogMetadata } from '@temporalio/worker';
+import pino from 'pino';
+import { Writable } from 'node:stream';
+import { CORE_WEDGE_LINE, coreWedgeListener } from '../../worker/core-wedge';
+import { pinoSdkLogger } from '../../worker/sdk-logger';
 
 describe('worker/core-wedge: hearing the core say it wedged a run', () => {
-  const recording = () => {
-    const lines: Array<[LogLevel, string, LogMetadata | undefined]> = [];
-    const logger: SdkLogger = {
-      log: (level, message, meta) => void lines.push([level, message, meta]),
-      trace: (m, meta) => void lines.push(['TRACE', m, meta]),
-      debug: (m, meta) => void lines.push(['DEBUG', m, meta]),
-      info: (m, meta) => void lines.push(['INFO', m, meta]),
-      warn: (m, meta) => void lines.push(['WARN', m, meta]),
-      error: (m, meta) => void lines.push(['ERROR', m, meta]),
-    };
-    return { lines, logger };
+  /** An SDK logger over a real pino logger whose JSON lines are kept, with the wedge listener on it. */
+  const logged = (onWedge: (meta: LogMetadata | undefined) => void) => {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    return { lines, sdk: pinoSdkLogger(pino({ level: 'trace' }, sink), coreWedgeListener(onWedge)) };
   };
 
   it('when the core logs the wedge line, at any level and with a suffix, then onWedge gets its metadata once per line and the line is still logged', () => {
-    const { lines, logger } = recording();
     const heard: Array<LogMetadata | undefined> = [];
-    const watched = watchForCoreWedge(logger, (meta) => heard.push(meta));
-    watched.error(`${CORE_WEDGE_LINE}: run 7`, { run_id: 'r7' });
-    watched.log('WARN', CORE_WEDGE_LINE, { run_id: 'r8' });
+    const { lines, sdk } = logged((meta) => heard.push(meta));
+    sdk.error(`${CORE_WEDGE_LINE}: run 7`, { run_id: 'r7' });
+    sdk.log('WARN', CORE_WEDGE_LINE, { run_id: 'r8' });
     assert.deepEqual(heard, [{ run_id: 'r7' }, { run_id: 'r8' }]);
-    assert.deepEqual(lines, [
-      ['ERROR', `${CORE_WEDGE_LINE}: run 7`, { run_id: 'r7' }],
-      ['WARN', CORE_WEDGE_LINE, { run_id: 'r8' }],
-    ]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg, l.run_id]),
+      [
+        [50, `${CORE_WEDGE_LINE}: run 7`, 'r7'],
+        [40, CORE_WEDGE_LINE, 'r8'],
+      ],
+    );
   });
 
   it('when the core logs anything else, including the other buffered-task line, then onWedge is not called', () => {
-    const { lines, logger } = recording();
     let heard = 0;
-    const watched = watchForCoreWedge(logger, () => heard++);
-    watched.warn('There were leftover buffered tasks when evicting run');
-    watched.info('Buffering WFT because cache is full');
-    watched.error('Extra buffered run');
+    const { lines, sdk } = logged(() => heard++);
+    sdk.warn('There were leftover buffered tasks when evicting run');
+    sdk.info('Buffering WFT because cache is full');
+    sdk.error('Extra buffered run');
     assert.equal(heard, 0);
     assert.equal(lines.length, 3);
   });
