@@ -84,8 +84,9 @@ const shape = (r: ExecutionRecord) => ({
 // to interleave in the cached run, the replay disagrees with the history and every later task of
 // that run fails (nondeterminism): the execution answers nothing until someone resets it. Random
 // orders of signals and Updates, with random pauses and activity latencies so that projections
-// finish before, between or after them, run on a caching worker; each history is then replayed
-// from scratch, and must replay, and the record must be the one the pure state machine computes.
+// finish before, between or after them, run on a worker without a cache (every task replays the
+// run's history first); each history is then replayed once more from scratch, and must replay, and
+// the record must be the one the pure state machine computes.
 describe('executionWorkflow replays every interleaving (dev server, each history replayed after the run)', function () {
   this.timeout(300_000);
   let stack: Stack;
@@ -133,7 +134,7 @@ describe('executionWorkflow replays every interleaving (dev server, each history
     await connection?.close();
   });
 
-  it('when deposits (Update or signal), submits and cancels come in any order with any timing, on executions that crowd each other out of the cache, then each history replays and the record is the state machine’s', async () => {
+  it('when deposits (Update or signal), submits and cancels come in any order with any timing, on a worker that replays every workflow task from its history (no cache), then each history replays and the record is the state machine’s', async () => {
     const runs = new Map<string, string>();
     /** One execution driven through `ops`, checked against the state machine. */
     const drive = async (ops: Op[], webhooks: boolean, context: string): Promise<void> => {
