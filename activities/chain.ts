@@ -4,7 +4,7 @@ import type { ChainActivities, ChainRound } from '../contracts/activities';
 import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
-import { applyDeposit } from '../domain/execution-state';
+import { closedDepositRefusal } from '../domain/execution-state';
 import type { BlockHeader, ChainTransfer, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
 import { atLeast } from '../domain/wei';
@@ -178,8 +178,8 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         const { workflowId, deposit } = u.signal;
         const record = records.get(workflowId);
         // Judged on the final record by the execution's own rule: its own deposit again is no refund.
-        const outcome = record ? applyDeposit(record, deposit, new Date().toISOString()).outcome : 'applied';
-        if (outcome === 'duplicate') continue;
+        const reason = record ? closedDepositRefusal(record, deposit, new Date().toISOString()) : 'closed';
+        if (reason === undefined) continue;
         const [, wallet = '', executionId = ''] = /^exec:([^:]*):(.*)$/.exec(workflowId) ?? [];
         const id = await refunds.recordDue({
           workflowId,
@@ -187,7 +187,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           executionId: record?.executionId ?? executionId,
           ...deposit,
           asset: record?.depositTarget?.asset ?? 'native',
-          reason: outcome.startsWith('refused-') ? outcome.slice('refused-'.length) : 'closed',
+          reason,
           reportedBy: 'chain-watcher',
         });
         Context.current().log.warn('deposit to a closed execution: recorded in the refunds ledger', {

@@ -136,6 +136,18 @@ export const REFUSED_DEPOSIT_MESSAGES: Partial<Record<DepositOutcome, string>> =
   'refused-other-tx': 'execution already has a deposit with another txHash; this one was recorded for refund',
 };
 
+/**
+ * Why a deposit reported after the execution's workflow closed is owed back, judged on its final
+ * record by the rule the workflow applies (applyDeposit): a refusal reason, `closed` when the record
+ * would still have taken it (a run an operator terminated), or undefined when it is the execution's
+ * own deposit again (nothing is owed). The API and the chain watcher both ask it.
+ */
+export function closedDepositRefusal(rec: ExecutionRecord, deposit: Deposit, at: string): RefusedDeposit['reason'] | 'closed' | undefined {
+  const { outcome } = applyDeposit(rec, deposit, at);
+  if (outcome === 'duplicate') return undefined;
+  return outcome === 'applied' ? 'closed' : (outcome.slice('refused-'.length) as RefusedDeposit['reason']);
+}
+
 /** Whether a submit of a given signature may be applied (see checkSubmit). */
 export type SubmitCheck = 'ok' | 'duplicate' | 'expired' | 'cancelled' | 'other-signature';
 

@@ -14,8 +14,8 @@ import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
 import { type ServiceError, badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
 import {
   REFUSED_DEPOSIT_MESSAGES,
-  applyDeposit,
   checkCancel,
+  closedDepositRefusal,
   checkSubmit,
   initialRecord,
   type Deposit,
@@ -425,9 +425,8 @@ export class ExecutionService {
    */
   private async depositToClosed(wallet: string, executionId: string, deposit: Deposit): Promise<ExecutionRecord> {
     const record = await this.get(wallet, executionId);
-    const { outcome } = applyDeposit(record, deposit, new Date(this.clock()).toISOString());
-    if (outcome === 'duplicate') return record;
-    const reason = outcome.startsWith('refused-') ? outcome.slice('refused-'.length) : 'closed';
+    const reason = closedDepositRefusal(record, deposit, new Date(this.clock()).toISOString());
+    if (reason === undefined) return record;
     await this.readModel(() =>
       this.refunds.recordDue({
         workflowId: executionWorkflowId(wallet, executionId),
@@ -439,7 +438,8 @@ export class ExecutionService {
         reportedBy: 'api',
       }),
     );
-    throw conflict(REFUSED_DEPOSIT_MESSAGES[outcome] ?? 'execution is closed; the deposit was recorded for refund', 'DEPOSIT_REFUSED');
+    const message = reason === 'closed' ? undefined : REFUSED_DEPOSIT_MESSAGES[`refused-${reason}`];
+    throw conflict(message ?? 'execution is closed; the deposit was recorded for refund', 'DEPOSIT_REFUSED');
   }
 
   private async factsOf(wallet: string, executionId: string): Promise<ExecutionFacts> {

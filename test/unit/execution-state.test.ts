@@ -5,6 +5,7 @@ import {
   applyCancel,
   applyDeposit,
   checkCancel,
+  closedDepositRefusal,
   recordVersion,
   applySubmit,
   checkSubmit,
@@ -291,6 +292,17 @@ describe('domain/execution-state', () => {
       const rec = applyCancel(signed, T2);
       assert.equal(rec.status, 'CANCELLED');
       assert.deepEqual(rec.signedPayload, signed.signedPayload);
+    });
+  });
+
+  describe('closedDepositRefusal (a deposit reported after the workflow closed)', () => {
+    it("when it is the final record's own deposit, then nothing is owed; another txHash is other-tx; EXPIRED and CANCELLED give their reason; a record that would still take it gives closed", () => {
+      const funded = applyDeposit(prepared(), deposit, T1).record;
+      assert.equal(closedDepositRefusal(funded, deposit, T2), undefined);
+      assert.equal(closedDepositRefusal(funded, { txHash: '0xother' }, T2), 'other-tx');
+      assert.equal(closedDepositRefusal(expire(prepared(), T1), deposit, T2), 'expired');
+      assert.equal(closedDepositRefusal(applyCancel(prepared(), T1), deposit, T2), 'cancelled');
+      assert.equal(closedDepositRefusal(prepared(), deposit, T2), 'closed');
     });
   });
 
