@@ -104,7 +104,7 @@ export function executionRoutes(
     const wallet = checkWallet(ctx.params.wallet);
     const body = checkSubmit(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
-    const status = await executions.submit(wallet, body, () => limits.wallet(wallet));
+    const status = await executions.submit(wallet, body, limits.walletBudget(wallet));
     ctx.state.outcome = status;
     ctx.body = { result: { status } };
   });
@@ -132,7 +132,7 @@ export function executionRoutes(
     const executionId = checkExecutionId(ctx.params.executionId);
     const body = checkCancel(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
-    const record = await executions.cancel(wallet, executionId, body, () => limits.wallet(wallet));
+    const record = await executions.cancel(wallet, executionId, body, limits.walletBudget(wallet));
     ctx.state.outcome = record.status;
     ctx.body = { result: record };
   });

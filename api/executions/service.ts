@@ -87,9 +87,15 @@ interface ExecutionFacts {
 
 const CACHE_MAX = 50_000;
 
-/** Called once a wallet's signature verified; throws (429) to refuse the action. */
-type Verified = () => Promise<void>;
-const noLimit: Verified = () => Promise.resolve();
+/**
+ * A wallet's budget of signed actions (its rate limit). `spend` throws (429) to refuse the action;
+ * `giveBack` returns what an action spent when it turned out to change nothing.
+ */
+export interface WalletBudget {
+  spend(): Promise<void>;
+  giveBack(): Promise<void>;
+}
+const noLimit: WalletBudget = { spend: () => Promise.resolve(), giveBack: () => Promise.resolve() };
 
 /** How long one Temporal call may take before the API answers 503 (outcome unknown) instead of hanging. */
 const TEMPORAL_CALL_MS = 5_000;
@@ -275,7 +281,7 @@ export class ExecutionService {
    * Cancels on the wallet's signature of the cancel message (same envelope checks as submit).
    * Already CANCELLED answers the record and writes nothing; SIGNING or EXPIRED is 409.
    */
-  async cancel(wallet: string, executionId: string, body: CancelRequest, onVerified: Verified = noLimit): Promise<ExecutionRecord> {
+  async cancel(wallet: string, executionId: string, body: CancelRequest, budget: WalletBudget = noLimit): Promise<ExecutionRecord> {
     const { key, signature } = this.checkEnvelope(wallet, body);
     const facts = await this.factsOf(wallet, executionId);
     if (toHex(key) !== facts.signerPublicKey) throw signatureRefused('publicKey is not the signer key of this execution');
@@ -286,9 +292,17 @@ export class ExecutionService {
       timestamp: body.connectEnvelope.timestamp,
     });
     if (!verifyEd25519(new TextEncoder().encode(message), signature, key)) throw signatureRefused('signature does not verify');
-    await onVerified();
 
     const refused = (status: string) => conflict(`execution is ${status} and can no longer be cancelled`, 'CANCEL_REFUSED');
+    // A cancel that can change nothing (a replay of one already applied, or too late) costs the
+    // wallet nothing: the read model says so without a Temporal call, the record answers.
+    if (await this.readModelSays(wallet, executionId, (r) => checkCancel(r) !== 'ok')) {
+      const record = await this.get(wallet, executionId);
+      const check = checkCancel(record);
+      if (check === 'duplicate') return record;
+      if (check !== 'ok') throw refused(record.status);
+    }
+    await budget.spend();
     try {
       return await this.call(() =>
         this.client.workflow
@@ -297,6 +311,8 @@ export class ExecutionService {
       );
     } catch (err) {
       const failure = updateFailureType(err);
+      if (failure?.type === ExecutionFailure.duplicate || failure?.type === ExecutionFailure.cancelRefused || isNotFound(err))
+        await budget.giveBack();
       if (failure?.type === ExecutionFailure.duplicate) return failure.detail as ExecutionRecord;
       if (failure?.type === ExecutionFailure.cancelRefused) throw refused(String(failure.detail));
       if (isNotFound(err)) {
@@ -324,10 +340,27 @@ export class ExecutionService {
   }
 
   /**
-   * Stores the wallet's signature. `onVerified` runs once the signature verified (the wallet's own
-   * rate limit), before any Temporal call.
+   * Whether the read model's record of the execution satisfies `test`; false when it holds none or
+   * cannot be read (the caller then goes to the workflow, which decides). Used only for facts that
+   * never become false again once true (a stored signature, a final status), so a stale row can
+   * only say too little.
    */
-  async submit(wallet: string, body: SubmitRequest, onVerified: Verified = noLimit): Promise<ExecutionStatus> {
+  private async readModelSays(wallet: string, executionId: string, test: (record: ExecutionRecord) => boolean): Promise<boolean> {
+    try {
+      const stored = await this.store.get(wallet, executionId);
+      return stored !== undefined && test(stored);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Stores the wallet's signature. The wallet's budget is spent only by a submit that changes the
+   * record (decision 0063): one the execution already holds or refuses, which anybody can replay
+   * from a GET, is answered from the record (it counts against the replaying client's own limit,
+   * on the route) and gives back what it spent when only the workflow could tell.
+   */
+  async submit(wallet: string, body: SubmitRequest, budget: WalletBudget = noLimit): Promise<ExecutionStatus> {
     const { executionId, connectEnvelope: envelope } = body;
     const { key, signature } = this.checkEnvelope(wallet, body);
 
@@ -343,14 +376,20 @@ export class ExecutionService {
       timestamp: envelope.timestamp,
     });
     if (!verifyEd25519(new TextEncoder().encode(signingMessage), signature, key)) throw signatureRefused('signature does not verify');
-    await onVerified();
 
     const stored = toHex(signature);
-    if (this.storedSignatures.get(workflowId) === stored) {
-      // A replay of a signature the workflow holds: read the status instead of sending an Update.
+    // A signature this process saw stored, or the read model shows held or refused: a replay.
+    // Answered from the record, without an Update and without spending the wallet's budget.
+    if (
+      this.storedSignatures.get(workflowId) === stored ||
+      (await this.readModelSays(wallet, executionId, (r) => checkSubmit(r, stored) !== 'ok'))
+    ) {
       const record = await this.get(wallet, executionId);
-      if (checkSubmit(record, stored) === 'duplicate') return record.status;
+      const check = checkSubmit(record, stored);
+      if (check === 'duplicate') return record.status;
+      if (check !== 'ok') throw SUBMIT_REFUSALS[SUBMIT_CHECK_FAILURES[check]]();
     }
+    await budget.spend();
     let result: SubmitSignatureResult;
     try {
       result = await this.call(() =>
@@ -370,6 +409,9 @@ export class ExecutionService {
       );
     } catch (err) {
       const failure = updateFailureType(err);
+      // Nothing changed: the execution held it already (the read model lagged), refused it, or had closed.
+      if (isNotFound(err) || failure?.type === ExecutionFailure.duplicate || SUBMIT_REFUSALS[failure?.type ?? ''] !== undefined)
+        await budget.giveBack();
       if (isNotFound(err)) return this.submitToClosed(wallet, executionId, stored, err);
       if (failure?.type !== ExecutionFailure.duplicate) throw mapTemporalError(err, `execution ${executionId}`, SUBMIT_REFUSALS);
       result = failure.detail as SubmitSignatureResult;

@@ -20,8 +20,11 @@ import { clientKey } from './client-key';
 export interface RateLimits {
   /** Koa middleware for a route without a token: one request of this client. */
   readonly publicRoute: (ctx: Context, next: Next) => Promise<void>;
-  /** Counts one signed action of `wallet`; call only after its signature verified. */
-  wallet(wallet: string): Promise<void>;
+  /**
+   * The budget of `wallet`'s signed actions: spend only after the signature verified and only for
+   * an action that may change something; give back what an action spent that changed nothing.
+   */
+  walletBudget(wallet: string): { spend(): Promise<void>; giveBack(): Promise<void> };
   /** Counts one request of an authenticated token; throws 429 over the limit. */
   token(tokenId: string): Promise<void>;
   /** Koa middleware: 429 for a client past its failed authentications; counts each new one. */
@@ -83,7 +86,17 @@ export function createRateLimits(config: Pick<Config, 'rateLimits' | 'trustProxy
       await consume(client, clientKey(clientIp(ctx)), 'client address');
       await next();
     },
-    wallet: (w) => consume(wallet, w, 'wallet'),
+    walletBudget: (w) => ({
+      spend: () => consume(wallet, w, 'wallet'),
+      // Best effort: a budget that cannot be given back (the database down) expires with its window.
+      giveBack: () =>
+        wallet
+          ? wallet.reward(w, 1).then(
+              () => undefined,
+              () => undefined,
+            )
+          : Promise.resolve(),
+    }),
     token: (tokenId) => consume(token, tokenId, 'token'),
     async authFailures(ctx, next) {
       if (!failures) return next();

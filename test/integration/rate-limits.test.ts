@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { RunningApi } from '../../api/server';
 import type { Config } from '../../config/config';
-import { newWallet, prepare, sampleIntent, signedBody } from '../support/executions';
+import { cancelBody, newWallet, prepare, sampleIntent, signedBody } from '../support/executions';
 import { startThrowawayPostgres, postgresBinDir, type ThrowawayPostgres } from '../support/postgres';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 
@@ -132,16 +132,65 @@ describe('rate limits: per client without a token, per wallet once its signature
     assert.equal(own.body.result.status, 'PREPARED');
   });
 
-  it("when a wallet's own signed actions pass its limit, then they get 429, counted only once verified", async () => {
+  it("when a wallet's own signed actions that change something pass its limit, then the next gets 429, counted only once verified", async () => {
     const url = await apiWith({ perWallet: 2 });
     const owner = newWallet();
-    const executionId = `own-${Date.now()}`;
     const intent = sampleIntent();
-    assert.equal((await prepare(stack, owner, { executionId, intent })).status, 201);
-    const body = signedBody(owner, executionId, intent);
-    const answers = await times(3, () => send(url, 'POST', `/api/v1/executions/${owner.id}/submit`, { json: body }));
+    const ids = [1, 2, 3].map((i) => `own-${i}-${Date.now()}`);
+    for (const executionId of ids) assert.equal((await prepare(stack, owner, { executionId, intent })).status, 201);
+    const answers = await times(3, (i) =>
+      send(url, 'POST', `/api/v1/executions/${owner.id}/submit`, { json: signedBody(owner, ids[i], intent) }),
+    );
     assert.deepEqual(statuses(answers), [200, 200, 429]);
     assert.ok(Number(answers[2].retryAfter) >= 1);
+  });
+
+  it("when anyone replays a wallet's stored signature (from a public GET) and its applied cancel, from many addresses at once, then the owner's budget is untouched: its next submit and cancel succeed", async () => {
+    const url = await apiWith({ perIp: 10, perWallet: 4 });
+    const owner = newWallet();
+    const intent = sampleIntent();
+    const [signed, other, last, over] = ['signed', 'other', 'last', 'over'].map((name) => `replayed-${name}-${Date.now()}`);
+    for (const executionId of [signed, other, last, over]) assert.equal((await prepare(stack, owner, { executionId, intent })).status, 201);
+    const submitPath = `/api/v1/executions/${owner.id}/submit`;
+    assert.equal((await send(url, 'POST', submitPath, { json: signedBody(owner, signed, intent) })).status, 200, 'owner action 1');
+
+    // What anybody can read: the stored payload, replayed as a submit body.
+    const read = await send(url, 'GET', `/api/v1/executions/${owner.id}/${signed}`, { from: '127.0.0.50' });
+    const { signature, publicKey, connectEnvelope } = read.body.result.signedPayload;
+    const replay = { executionId: signed, signature, publicKey, connectEnvelope };
+    // Each replaying address spends its own budget (10 requests), and only its own.
+    const addresses = (block: number) => Array.from({ length: 15 }, (_, i) => `127.0.${block}.${i + 1}`);
+    // Ten at once from each address: the replays race each other and the read model's write.
+    const replays = (
+      await Promise.all(
+        addresses(1).map((from) => Promise.all(Array.from({ length: 10 }, () => send(url, 'POST', submitPath, { from, json: replay })))),
+      )
+    ).flat();
+    assert.deepEqual([...new Set(statuses(replays))], [200], 'a replay of the stored signature answers its status');
+
+    assert.equal((await send(url, 'POST', submitPath, { json: signedBody(owner, other, intent) })).status, 200, 'owner action 2');
+    const cancel = cancelBody(owner, other);
+    const cancelPath = `/api/v1/executions/${owner.id}/${other}/cancel`;
+    assert.equal((await send(url, 'POST', cancelPath, { json: cancel })).status, 200, 'owner action 3');
+    const cancelReplays = (
+      await Promise.all(
+        addresses(2).map((from) => Promise.all(Array.from({ length: 10 }, () => send(url, 'POST', cancelPath, { from, json: cancel })))),
+      )
+    ).flat();
+    assert.deepEqual([...new Set(statuses(cancelReplays))], [200], 'a replayed cancel answers the CANCELLED record');
+    // Replaying the stored submit of a cancelled execution is refused, and free for the owner too.
+    const toCancelled = (
+      await Promise.all(
+        addresses(3)
+          .slice(0, 5)
+          .map((from) => send(url, 'POST', submitPath, { from, json: { ...signedBody(owner, other, intent), executionId: other } })),
+      )
+    ).map((a) => a.status);
+    assert.deepEqual([...new Set(toCancelled)], [409]);
+
+    assert.equal((await send(url, 'POST', submitPath, { json: signedBody(owner, last, intent) })).status, 200, 'owner action 4');
+    const fifth = await send(url, 'POST', submitPath, { json: signedBody(owner, over, intent) });
+    assert.equal(fifth.status, 429, 'the budget still holds for actions that change something');
   });
 
   it('when a client keeps failing to authenticate (bad tokens, forged signatures), then it gets 429 on its next attempts, and another client is served', async () => {
