@@ -1,11 +1,13 @@
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import type { ChainActivities, ChainRound } from '../contracts/activities';
 import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
-import { closedDepositRefusal } from '../domain/execution-state';
-import type { BlockHeader, ChainTransfer, ReorgReport } from '../domain/chain-watcher';
+import { applyDeposit, closedDepositRefusal } from '../domain/execution-state';
+import { proveDeposit } from '../domain/deposit-proof';
+import { readChainTransaction } from '../lib/chain-transaction';
+import type { BlockHeader, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
 import { atLeast } from '../domain/wei';
 
@@ -171,6 +173,31 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       deps?.onChainEvent?.({ kind: 'reorgs', reports });
     },
 
+    async sortDeposits({ signals }) {
+      const { executions } = chainDeps();
+      const records = await executions.getMany([...new Set(signals.map((s) => s.workflowId))]);
+      const at = new Date().toISOString();
+      const send: DepositSignal[] = [];
+      const owed: UndeliveredDeposit[] = [];
+      for (const signal of signals) {
+        const record = records.get(signal.workflowId);
+        // What the read model shows never stops being true (a held deposit, a final status), so a
+        // record that lags can only send a signal the execution then refuses itself.
+        const { outcome } = record ? applyDeposit(record, signal.deposit, at) : { outcome: 'applied' as const };
+        if (outcome === 'refused-other-tx' || outcome === 'refused-expired' || outcome === 'refused-cancelled')
+          owed.push({ signal, reason: `the execution cannot take it (${outcome})` });
+        else if (outcome !== 'duplicate') send.push(signal);
+      }
+      return { send, owed };
+    },
+
+    async proveDeposit({ target, deposit }) {
+      const { tx, head } = await readChainTransaction(rpc(), deposit.txHash);
+      const proof = proveDeposit(target, deposit, tx, head, chainDeps().confirmations);
+      if (!proof.ok && proof.retryable) throw ApplicationFailure.retryable(proof.message, 'DepositNotYetProven');
+      return proof;
+    },
+
     async reportSignals({ chain, delivered, undelivered }) {
       const { executions, refunds } = chainDeps();
       const records = undelivered.length > 0 ? await executions.getMany(undelivered.map((u) => u.signal.workflowId)) : new Map();
@@ -190,7 +217,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           reason,
           reportedBy: 'chain-watcher',
         });
-        Context.current().log.warn('deposit to a closed execution: recorded in the refunds ledger', {
+        Context.current().log.warn('deposit its execution cannot take (closed, or its record refuses it): recorded in the refunds ledger', {
           workflowId,
           ...deposit,
           refundId: id,

@@ -3,7 +3,8 @@ import type { WebhookEndpoint } from '../config/config';
 import type { Activities, NodeApplyRequest } from '../contracts/activities';
 import type { WebhookDelivery } from '../contracts/webhooks';
 import type { ExecutionStore } from '../db/execution-store';
-import type { ExecutionRecord } from '../domain/execution-state';
+import { refundsOfRecord, type RefundLedger } from '../db/refund-ledger';
+import type { ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 import type { ChangeResult } from '../domain/whitelist-messages';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
@@ -43,6 +44,8 @@ export interface ActivityDeps {
   onLateNode?: (event: LateNodeEvent) => void;
   /** The read model; absent in workflow tests that run without one. */
   executions?: ExecutionStore;
+  /** The refunds ledger in the read model: every deposit an execution refused is owed back there. */
+  refunds?: RefundLedger;
   /** Read on every attempt, so an endpoint removed from the configuration stops being retried. */
   webhooks?: () => readonly WebhookEndpoint[];
   webhookTimeoutMs?: number;
@@ -140,9 +143,16 @@ export function createActivities(deps: ActivityDeps): Activities {
      * Writes an execution's record to the read model (idempotent: a row of the same or a newer
      * version is kept). A database error throws, and the workflow's retry policy tries again.
      */
-    async projectExecution(input: { workflowId: string; record: ExecutionRecord }): Promise<void> {
+    async projectExecution(input: { workflowId: string; record: ExecutionRecord; overflow?: RefusedDeposit[] }): Promise<void> {
       if (!deps.executions)
         throw ApplicationFailure.create({ type: 'ReadModelMissing', message: 'this worker has no read model', nonRetryable: false });
+      // The ledger first: a record the read model shows has its refunds owed already.
+      const owed = refundsOfRecord(input.workflowId, input.record, input.overflow ?? []);
+      if (owed.length > 0) {
+        if (!deps.refunds)
+          throw ApplicationFailure.create({ type: 'ReadModelMissing', message: 'this worker has no refunds ledger', nonRetryable: false });
+        for (const due of owed) await deps.refunds.recordDue(due);
+      }
       await deps.executions.upsert(input.workflowId, input.record);
     },
 

@@ -5,6 +5,8 @@ import type { Config } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import type { DepositAddressStore } from '../db/deposit-addresses';
+import type { DepositProof } from '../domain/deposit-proof';
+import type { Deposit, DepositTarget } from '../domain/execution-state';
 import type { TokenStore } from '../tokens/token-store';
 import type { LimiterStore } from './http/rate-limit';
 
@@ -28,8 +30,10 @@ export interface AppDeps {
   limiterStore?: LimiterStore;
 }
 
-/** What prepare needs for an on-chain deposit: the watched chain, the seed, the address table. */
+/** What prepare and the deposit route need for on-chain deposits: the watched chain, the seed, the address table, the chain's word on a report. */
 export interface DepositDeps {
+  /** Whether the chain shows the reported deposit (domain/deposit-proof.ts); rejects while the node cannot be reached. */
+  prove(target: DepositTarget, reported: Deposit): Promise<DepositProof>;
   /** `evm:<chainId>` of CHAIN_RPC_URL, asked of the node once; rejects while it cannot be reached. */
   chain(): Promise<string>;
   /** The deposit seed (DEPOSIT_SEED_FILE). */

@@ -10,6 +10,8 @@ import { DepositAddressStore } from '../db/deposit-addresses';
 import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../activities/chain';
 import type { DepositDeps } from './deps';
+import { proveDeposit } from '../domain/deposit-proof';
+import { readChainTransaction } from '../lib/chain-transaction';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal/call';
 import { TokenStore } from '../tokens/token-store';
@@ -56,7 +58,7 @@ export async function startApi(
     nodeTransport,
     executionStore: new ExecutionStore(database),
     refunds: new RefundLedger(database),
-    deposits: config.chain && depositDeps(config.chain.rpcUrl, config.depositSeedFile, database),
+    deposits: config.chain && depositDeps(config.chain, config.depositSeedFile, database),
     limiterStore: { pool: database.pool },
   });
   // Koa's handler returns a promise that never rejects (errors end in errorMiddleware / app.onerror).
@@ -120,12 +122,20 @@ export async function startApi(
   };
 }
 
-/** On-chain deposits: the seed (created on first use), the chain id asked of the node once, the address table. */
-function depositDeps(rpcUrl: string, seedFile: string, database: Database): DepositDeps {
+/** On-chain deposits: the seed (created on first use), the chain id asked of the node once, the address table, proofs read from the node. */
+function depositDeps(
+  { rpcUrl, confirmations }: { rpcUrl: string; confirmations: number },
+  seedFile: string,
+  database: Database,
+): DepositDeps {
   const seed = loadDepositSeed(seedFile);
   const rpc = chainClient(rpcUrl);
   let chain: Promise<string> | undefined;
   return {
+    async prove(target, reported) {
+      const { tx, head } = await readChainTransaction(rpc, reported.txHash);
+      return proveDeposit(target, reported, tx, head, confirmations);
+    },
     seed,
     store: new DepositAddressStore(database),
     chain() {

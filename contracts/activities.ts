@@ -2,7 +2,8 @@
  * The activities' signatures: what the workflows call (proxyActivities) and the worker's
  * activities implement (activities/index.ts). They meet here, so neither imports the other.
  */
-import type { ExecutionRecord } from '../domain/execution-state';
+import type { Deposit, DepositTarget, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
+import type { DepositProof } from '../domain/deposit-proof';
 import type { ChangeResult } from '../domain/whitelist-messages';
 import type { BlockHeader, BlockRef, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { ApplyRequest } from './storage-node-protocol';
@@ -15,8 +16,12 @@ export interface NodeApplyRequest extends ApplyRequest {
 }
 
 export interface ExecutionActivities {
-  /** Writes an execution's record to the read model; a row of the same or a newer version is kept. */
-  projectExecution(input: { workflowId: string; record: ExecutionRecord }): Promise<void>;
+  /**
+   * Writes an execution's record to the read model (a row of the same or a newer version is kept),
+   * after the refunds ledger rows of what it refused: the record's refusedDeposits, a deposit it
+   * holds with refundDue, and `overflow`, refusals past what the record keeps.
+   */
+  projectExecution(input: { workflowId: string; record: ExecutionRecord; overflow?: RefusedDeposit[] }): Promise<void>;
   /** Delivers one status-change event to every configured endpoint. */
   deliverWebhook(delivery: WebhookDelivery): Promise<{ delivered: number }>;
 }
@@ -62,6 +67,20 @@ export interface ChainActivities {
   canonicalHashes(input: { chain: string; numbers: number[] }): Promise<Array<{ number: number; hash: string }>>;
   /** Error log and metric for deposits whose block was reorganised away after they were signalled. */
   reportReorgs(input: { reports: ReorgReport[] }): Promise<void>;
+  /**
+   * Splits confirmed deposits before they are signalled: `send` are the ones whose execution may
+   * take them (or the read model does not know); `owed` the ones its record in the read model can
+   * never take (it holds another deposit, or has expired or been cancelled), which reportSignals
+   * puts in the refunds ledger instead: a stream of transfers to one address does not grow its
+   * execution's history.
+   */
+  sortDeposits(input: { signals: DepositSignal[] }): Promise<{ send: DepositSignal[]; owed: UndeliveredDeposit[] }>;
+  /**
+   * Whether the chain shows a deposit that a `depositCompleted` signal reports to an execution with
+   * an on-chain target (domain/deposit-proof.ts). Throws, to be retried, while the same report may
+   * still be believed (not yet deep enough, or a node that has not seen it).
+   */
+  proveDeposit(input: { target: DepositTarget; deposit: Deposit }): Promise<DepositProof>;
   /** Log and metric for deposit signals the execution could not take; counter of the ones it took. */
   reportSignals(input: { chain: string; delivered: number; undelivered: UndeliveredDeposit[] }): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Database } from './database';
+import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 
 /** A deposit the service did not take, as whoever saw the refusal reports it. */
 export interface RefundDue {
@@ -14,7 +15,8 @@ export interface RefundDue {
   asset?: string;
   /** A refusal reason of the execution record (`expired`, `cancelled`, `other-tx`, …), or `closed`. */
   reason: string;
-  reportedBy: 'api' | 'chain-watcher';
+  /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its projection). */
+  reportedBy: 'api' | 'chain-watcher' | 'execution';
 }
 
 export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset'>> {
@@ -30,6 +32,28 @@ export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' |
 export function refundId(due: Pick<RefundDue, 'workflowId' | 'chain' | 'txHash' | 'transferIndex'>): string {
   const key = [due.workflowId, due.chain ?? '', due.txHash.toLowerCase(), String(due.transferIndex ?? 0)].join('\n');
   return bytesToHex(sha256(utf8ToBytes(key))).slice(0, 32);
+}
+
+/**
+ * The ledger rows an execution's record owes: each refused deposit it holds, `overflow` (refusals
+ * past what a record keeps), and its own deposit when a cancel made it `refundDue`.
+ */
+export function refundsOfRecord(workflowId: string, record: ExecutionRecord, overflow: readonly RefusedDeposit[]): RefundDue[] {
+  const row = (d: Deposit, reason: string): RefundDue => ({
+    workflowId,
+    wallet: record.wallet,
+    executionId: record.executionId,
+    ...(d.chain === undefined ? {} : { chain: d.chain }),
+    txHash: d.txHash,
+    ...(d.transferIndex === undefined ? {} : { transferIndex: d.transferIndex }),
+    ...(d.amount === undefined ? {} : { amount: d.amount }),
+    asset: record.depositTarget?.asset ?? 'native',
+    reason,
+    reportedBy: 'execution',
+  });
+  const rows = [...record.refusedDeposits, ...overflow].map((r) => row(r, r.reason));
+  if (record.deposit?.refundDue) rows.push(row(record.deposit, 'cancelled-after-deposit'));
+  return rows;
 }
 
 /**

@@ -119,6 +119,13 @@ export interface ExecutionRecord {
   refusedDeposits: RefusedDeposit[];
 }
 
+/**
+ * How many refused deposits a record keeps. Every refusal is owed back and lands in the refunds
+ * ledger (outside the workflow); the record shows the first ones, so that no stream of transfers
+ * or reports can grow it, its history or its projections without bound.
+ */
+export const MAX_REFUSED_IN_RECORD = 10;
+
 /** What applyDeposit did. */
 export type DepositOutcome =
   'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx' | 'refused-cancelled' | 'refused-below-minimum' | 'refused-wrong-chain';
@@ -225,13 +232,18 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
  * - EXPIRED: `refused-expired`; CANCELLED: `refused-cancelled`; another txHash already stored:
  *   `refused-other-tx`; with a deposit target, another chain: `refused-wrong-chain`, less than its
  *   minAmount (or no decimal amount): `refused-below-minimum`. Each is appended to `refusedDeposits` (once per txHash) for a refund;
- *   status unchanged;
+ *   status unchanged; once the record holds MAX_REFUSED_IN_RECORD of them, the record is unchanged
+ *   and the refusal is answered as `overflow`, for the caller to put in the refunds ledger;
  * - PREPARED: deposit stored, `applied`; to OPERATION_PENDING, or, when a signed payload is
  *   already stored, on to SIGNING (history gets OPERATION_PENDING then SIGNING, both at `at`).
  * A deposit that changes nothing (a duplicate, or a refusal already recorded) returns `rec`
  * itself: the workflow's Update validator relies on that identity to write nothing for it.
  */
-export function applyDeposit(rec: ExecutionRecord, deposit: Deposit, at: string): { record: ExecutionRecord; outcome: DepositOutcome } {
+export function applyDeposit(
+  rec: ExecutionRecord,
+  deposit: Deposit,
+  at: string,
+): { record: ExecutionRecord; outcome: DepositOutcome; overflow?: RefusedDeposit } {
   if (rec.deposit !== undefined && sameTransfer(rec.deposit, deposit)) return { record: rec, outcome: 'duplicate' };
   const refusedByTarget = targetRefusal(rec.depositTarget, deposit);
   if (rec.status !== 'PREPARED' || rec.deposit !== undefined || refusedByTarget !== undefined) {
@@ -247,6 +259,7 @@ export function applyDeposit(rec: ExecutionRecord, deposit: Deposit, at: string)
     const outcome = `refused-${reason}` as const;
     if (rec.refusedDeposits.some((r) => sameTransfer(r, deposit))) return { record: rec, outcome };
     const refused: RefusedDeposit = { ...cleanDeposit(deposit), at, reason };
+    if (rec.refusedDeposits.length >= MAX_REFUSED_IN_RECORD) return { record: rec, outcome, overflow: refused };
     return { record: { ...rec, refusedDeposits: [...rec.refusedDeposits, refused], updatedAt: at }, outcome };
   }
   const path: ExecutionStatus[] = rec.signedPayload ? ['OPERATION_PENDING', 'SIGNING'] : ['OPERATION_PENDING'];

@@ -120,6 +120,7 @@ export async function startWorker(
       nodeRequestTimeoutMs: 10_000,
       nodeTransport,
       executions: new ExecutionStore(database),
+      refunds: new RefundLedger(database),
       webhooks: () => config.webhooks,
       onNodeRequest: hooks.onNodeRequest,
       onLateNode: hooks.onLateNode,

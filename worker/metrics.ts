@@ -79,7 +79,7 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
   });
   const undelivered = new Counter({
     name: 'intent_chain_deposits_undelivered_total',
-    help: 'Confirmed deposits whose execution was closed or gone (logged as errors: refund by hand)',
+    help: 'Confirmed deposits not signalled: their execution was closed or gone, or its record can never take them (each a refunds ledger row)',
     labelNames: ['chain'] as const,
     registers: [registry],
   });

@@ -18,7 +18,7 @@ const { chainHead, readChainRound, canonicalHashes } = proxyActivities<Activitie
   startToCloseTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
-const { reportReorgs, reportSignals } = proxyActivities<Activities>({
+const { reportReorgs, reportSignals, sortDeposits } = proxyActivities<Activities>({
   startToCloseTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
@@ -88,9 +88,11 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
       }
     }
     if (outcome.signals.length > 0) {
-      const undelivered = await deliver(outcome.signals);
-      signalledTotal += outcome.signals.length - undelivered.length;
-      await reportSignals({ chain, delivered: outcome.signals.length - undelivered.length, undelivered });
+      // Only what the execution may take is signalled; the rest is owed back without touching it.
+      const { send, owed } = await sortDeposits({ signals: outcome.signals });
+      const undelivered = send.length > 0 ? await deliver(send) : [];
+      signalledTotal += send.length - undelivered.length;
+      await reportSignals({ chain, delivered: send.length - undelivered.length, undelivered: [...owed, ...undelivered] });
     }
     caughtUp = !outcome.needsRewind && state.cursor >= read.head;
     // The activity waits at most 5 s for a block; a longer poll interval sleeps the rest.

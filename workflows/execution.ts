@@ -26,6 +26,7 @@ import {
   type Deposit,
   type DepositOutcome,
   type ExecutionRecord,
+  type RefusedDeposit,
 } from '../domain/execution-state';
 import {
   ExecutionFailure,
@@ -49,6 +50,12 @@ import { deliverWebhook, statusChangedDelivery } from './webhook-delivery';
 const { projectExecution } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' },
+});
+// The chain's word on a signalled deposit: retried while it may still come (about 4 minutes), then
+// the signal is not believed.
+const { proveDeposit } = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
 });
 /**
  * How long a finished execution waits for its webhooks after its read model is written. A receiver
@@ -96,6 +103,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   // Completion state: projections still running, status changes whose projection is written
   // (a webhook goes out only after the read model shows its status), webhooks done, one in flight.
   let projecting = 0;
+  // Refusals past what the record keeps, for the next projection to put in the refunds ledger.
+  let overflow: RefusedDeposit[] = [];
   let projectedEvents = 0;
   let sent = 0;
   let delivering = false;
@@ -123,7 +132,9 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   const project = (): void => {
     projecting++;
     const eventsSoFar = events.length;
-    void projectExecution({ workflowId, record }).then(() => {
+    const owed = overflow;
+    overflow = [];
+    void projectExecution({ workflowId, record, ...(owed.length > 0 ? { overflow: owed } : {}) }).then(() => {
       projecting--;
       projectedEvents = Math.max(projectedEvents, eventsSoFar);
       deliver();
@@ -149,16 +160,29 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   };
 
   const deposit = (d: Deposit) => {
-    const { record: next, outcome } = applyDeposit(record, d, now());
+    const { record: next, outcome, overflow: owed } = applyDeposit(record, d, now());
+    if (owed) {
+      overflow.push(owed);
+      project();
+    }
     setRecord(next);
     return outcome;
   };
 
   setHandler(getExecutionQuery, () => record);
 
-  // A signal cannot answer: a refused deposit is still recorded (refusedDeposits) for an operator to refund.
-  setHandler(depositCompletedSignal, (d) => {
-    deposit(d);
+  // A signal cannot answer: a refused deposit is still owed back (refusedDeposits, the refunds
+  // ledger). To an on-chain target a signal is only a claim: the chain must show the transfer
+  // (decision 0071), and the deposit stored is what the chain says, not what the signal said.
+  setHandler(depositCompletedSignal, async (d) => {
+    const target = record.depositTarget;
+    if (!target || applyDeposit(record, d, now()).outcome === 'duplicate') {
+      deposit(d);
+      return;
+    }
+    const proof = await proveDeposit({ target, deposit: d }).catch((err: Error) => ({ ok: false as const, message: err.message }));
+    if (proof.ok) deposit(proof.deposit);
+    else log.warn('deposit signal not believed: the chain does not show it', { workflowId, txHash: d.txHash, reason: proof.message });
   });
 
   // The chain watcher found the deposit's block reorganised away after it signalled it: marked for
@@ -184,8 +208,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
       // A deposit that would change nothing (its txHash is stored, or already recorded as refused)
       // is answered here: a validator's rejection writes nothing to the history.
       validator: (d) => {
-        const { record: next, outcome } = applyDeposit(record, d, now());
-        if (next !== record) return;
+        const { record: next, outcome, overflow: owed } = applyDeposit(record, d, now());
+        if (next !== record || owed) return;
         refuseDeposit(outcome);
         throw duplicate(record);
       },

@@ -56,7 +56,11 @@ export const prepareBodySchema = {
           description: '`evm:<chainId>`: the chain this service watches (CHAIN_RPC_URL)',
         },
         asset: { type: 'string', enum: ['native'], description: "the chain's native coin (ERC-20 tokens are not yet accepted)" },
-        minAmount: { type: 'string', pattern: '^(0|[1-9][0-9]{0,77})$', description: 'wei, a decimal string' },
+        minAmount: {
+          type: 'string',
+          pattern: '^[1-9][0-9]{0,77}$',
+          description: 'wei, a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit)',
+        },
       },
     },
   },
@@ -377,7 +381,8 @@ export function executionPaths(): Json {
         summary: 'Report a completed deposit (same effect as the depositCompleted signal)',
         tags: ['executions'],
         security: bearer,
-        description: 'Needs the scope `executions:deposit`.',
+        description:
+          'Needs the scope `executions:deposit`. On an execution with a depositTarget the report is believed only when the chain shows that transaction paying the target address, DEPOSIT_CONFIRMATIONS deep; the deposit stored is what the chain says. A 503 also means the chain node could not be asked.',
         parameters: [param('wallet'), param('executionId'), param('requestId')],
         requestBody: body('DepositRequest'),
         responses: {
@@ -386,7 +391,9 @@ export function executionPaths(): Json {
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:deposit'),
           404: execError('no such execution for this wallet'),
-          409: execError('another txHash is stored, or the execution is EXPIRED or CANCELLED (recorded in refusedDeposits)'),
+          409: execError(
+            'another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report (nothing written)',
+          ),
           413: execError('body over bodyLimitBytes (64 KiB)'),
           ...busy('execution', perToken),
           500: execError('a fault of the service itself; no details'),

@@ -10,15 +10,18 @@ import {
 import type { Config } from '../../config/config';
 import { intentHash as hashIntent } from '../../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
+import type { DepositProof } from '../../domain/deposit-proof';
 import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
 import { type ServiceError, badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
 import {
+  FINAL_STATUSES,
   REFUSED_DEPOSIT_MESSAGES,
+  applyDeposit,
   checkCancel,
-  closedDepositRefusal,
   checkSubmit,
   initialRecord,
   type Deposit,
+  type DepositOutcome,
   type DepositTarget,
   type ExecutionRecord,
   type ExecutionStatus,
@@ -436,13 +439,29 @@ export class ExecutionService {
     throw refusal ? refusal() : mapTemporalError(err, `execution ${executionId}`);
   }
 
-  async deposit(wallet: string, executionId: string, deposit: Deposit): Promise<ExecutionRecord> {
+  /**
+   * Records a reported deposit. Judged first on the record, by the workflow's own rule: the deposit
+   * it holds again is answered as is; one it refuses is owed back (a refunds ledger row) and
+   * answered 409 without reaching the workflow, so no stream of reports can grow the execution.
+   * For an execution with an on-chain target the report is believed only when the chain shows the
+   * transfer (domain/deposit-proof.ts), and the deposit stored is what the chain says.
+   */
+  async deposit(wallet: string, executionId: string, reported: Deposit): Promise<ExecutionRecord> {
     const workflowId = executionWorkflowId(wallet, executionId);
-    if (this.storedDeposits.get(workflowId) === deposit.txHash) {
+    if (this.storedDeposits.get(workflowId) === reported.txHash) {
       // A replay of the deposit the workflow holds: answer the current record from a query.
       const record = await this.get(wallet, executionId);
-      if (record.deposit?.txHash === deposit.txHash) return record;
+      if (record.deposit?.txHash === reported.txHash) return record;
     }
+    const current = await this.get(wallet, executionId);
+    const deposit = current.depositTarget ? await this.proven(current.depositTarget, reported) : reported;
+    const judged = applyDeposit(current, deposit, new Date(this.clock()).toISOString());
+    if (judged.outcome === 'duplicate') {
+      this.storedDeposits.set(workflowId, deposit.txHash);
+      return current;
+    }
+    if (judged.outcome !== 'applied' && (judged.overflow || judged.record === current || FINAL_STATUSES.includes(current.status)))
+      return this.refuseDeposit(current, deposit, judged.outcome);
     let record: ExecutionRecord;
     try {
       record = await this.call(() => this.client.workflow.getHandle(workflowId).executeUpdate(recordDepositUpdate, { args: [deposit] }));
@@ -460,27 +479,49 @@ export class ExecutionService {
     return record;
   }
 
+  /** The deposit the chain shows for a report to an on-chain target; 409 when it shows none (yet), 503 when the chain's node is down. */
+  private async proven(target: DepositTarget, reported: Deposit): Promise<Deposit> {
+    if (!this.deposits) throw unavailable('on-chain deposits are not configured on this API (CHAIN_RPC_URL)', READ_MODEL_RETRY_AFTER_S);
+    let proof: DepositProof;
+    try {
+      proof = await this.deposits.prove(target, reported);
+    } catch (err) {
+      throw unavailable("the chain's node is unavailable; try again later", READ_MODEL_RETRY_AFTER_S, err);
+    }
+    if (!proof.ok) throw conflict(`the chain does not back this deposit: ${proof.message}`, 'DEPOSIT_NOT_ON_CHAIN');
+    return proof.deposit;
+  }
+
   /**
    * A deposit reported to an execution whose workflow has closed, judged on its final record by the
-   * same rule the workflow applies: the deposit it holds again is 200; anything else is owed back,
-   * recorded once in the refunds ledger, and answered 409 with the words the workflow uses.
+   * same rule the workflow applies: the deposit it holds again is 200; anything else is owed back.
    */
   private async depositToClosed(wallet: string, executionId: string, deposit: Deposit): Promise<ExecutionRecord> {
     const record = await this.get(wallet, executionId);
-    const reason = closedDepositRefusal(record, deposit, new Date(this.clock()).toISOString());
-    if (reason === undefined) return record;
+    const { outcome } = applyDeposit(record, deposit, new Date(this.clock()).toISOString());
+    if (outcome === 'duplicate') return record;
+    return this.refuseDeposit(record, deposit, outcome);
+  }
+
+  /**
+   * A deposit the execution does not take: recorded once in the refunds ledger, answered 409 with
+   * the words the workflow uses. An execution that has closed refuses even a deposit it would have
+   * taken while open (`closed`).
+   */
+  private async refuseDeposit(record: ExecutionRecord, deposit: Deposit, outcome: DepositOutcome): Promise<never> {
+    const reason = outcome === 'applied' || outcome === 'duplicate' ? 'closed' : outcome.slice('refused-'.length);
     await this.readModel(() =>
       this.refunds.recordDue({
-        workflowId: executionWorkflowId(wallet, executionId),
-        wallet,
-        executionId,
+        workflowId: executionWorkflowId(record.wallet, record.executionId),
+        wallet: record.wallet,
+        executionId: record.executionId,
         ...deposit,
-        asset: record.depositTarget?.asset,
+        asset: record.depositTarget?.asset ?? 'native',
         reason,
         reportedBy: 'api',
       }),
     );
-    const message = reason === 'closed' ? undefined : REFUSED_DEPOSIT_MESSAGES[`refused-${reason}`];
+    const message = reason === 'closed' ? undefined : REFUSED_DEPOSIT_MESSAGES[outcome];
     throw conflict(message ?? 'execution is closed; the deposit was recorded for refund', 'DEPOSIT_REFUSED');
   }
 

@@ -26,7 +26,7 @@ import { startChildService } from '../../scripts/lib/child-service';
 import { DUST_TRANSFERS_PER_ADDRESS } from '../../activities/chain';
 import { TestChain } from '../support/chain';
 import { docSnippets } from '../support/doc-snippets';
-import { eventually, newWallet, sampleIntent, type TestWallet } from '../support/executions';
+import { eventually, newWallet, sampleIntent, settledEventTypes, type TestWallet } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
 import { ProcessStack } from '../support/process-stack';
@@ -161,6 +161,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const config = loadConfig(childEnv({ TEMPORAL_TASK_QUEUE: stack.taskQueue, CHAIN_RPC_URL: chain.url }));
     const service = new ExecutionService(stack.client, config, new ExecutionStore(database), new RefundLedger(database), Date.now, {
       chain: async () => CHAIN,
+      prove: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       seed: loadDepositSeed(path.join(seedDir, 'deposit-seed')),
       store: new DepositAddressStore(database),
     });
@@ -352,6 +353,114 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const view = await watcherPast((await chain.blockOf(tx)) + CONFIRMATIONS + 2);
     assert.equal(view.signalledTotal, signalledTotal + 1, 'only the open execution counts as signalled');
     assert.equal(await undelivered(), before + 1, 'reported once, not at every round');
+  });
+
+  /** Whether every proveDeposit the execution scheduled has finished (completed or failed for good). */
+  async function proofsSettled(e: Prepared, atLeast: number): Promise<boolean> {
+    const history = await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
+    const events = history.events ?? [];
+    const scheduled = new Set(
+      events.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'proveDeposit').map((ev) => String(ev.eventId)),
+    );
+    const ended = events.filter((ev) => {
+      const id = ev.activityTaskCompletedEventAttributes?.scheduledEventId ?? ev.activityTaskFailedEventAttributes?.scheduledEventId;
+      return id !== undefined && id !== null && scheduled.has(String(id));
+    }).length;
+    return scheduled.size >= atLeast && ended === scheduled.size;
+  }
+
+  /** The execution's history length once it is idle (its last workflow task done, no activity running). */
+  const historyLength = async (e: Prepared) => (await settledEventTypes(stack, executionWorkflowId(e.wallet.id, e.executionId))).length;
+
+  it('when prepare asks for a deposit target of minAmount 0, then it is 400: such a target would take any transfer as the deposit', async () => {
+    const res = await api('POST', `/api/v1/executions/${newWallet().id}`, {
+      intent: sampleIntent(),
+      deposit: { chain: CHAIN, asset: 'native', minAmount: '0' },
+    });
+    assert.equal(res.status, 400, res.text);
+    assert.match(res.body.error, /minAmount/);
+  });
+
+  it("when a deposit token reports transfers the chain does not show to the execution's address (made up, paid elsewhere, not yet deep enough), then each is 409 and nothing is written; the real one, once deep enough, is stored with the chain's amount", async () => {
+    const e = await prepareWithDeposit('1000');
+    const report = (txHash: string, amount = '1000') =>
+      api('POST', `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`, { txHash, chain: CHAIN, amount });
+    const before = await historyLength(e);
+    for (let i = 0; i < 30; i++) {
+      const madeUp = await report(`0x${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}`);
+      assert.equal(madeUp.status, 409, madeUp.text);
+      assert.match(madeUp.body.error, /the chain does not back this deposit: the chain holds no transaction/);
+    }
+    const elsewhere = await chain.send(privateKeyToAddress(generatePrivateKey()), 5000n);
+    await chain.mine(CONFIRMATIONS);
+    const paidElsewhere = await report(elsewhere, '5000');
+    assert.equal(paidElsewhere.status, 409, paidElsewhere.text);
+    assert.match(paidElsewhere.body.error, /does not pay the execution's deposit address/);
+    const r = await record(e);
+    assert.equal(r.status, 'PREPARED');
+    assert.deepEqual(r.refusedDeposits, []);
+    assert.equal(await historyLength(e), before, 'no report the chain does not back reached the workflow');
+
+    const tx = await chain.send(e.address, 1500n);
+    await chain.mine(1);
+    const early = await report(tx, '1500');
+    assert.equal(early.status, 409, early.text);
+    assert.match(early.body.error, /not yet DEPOSIT_CONFIRMATIONS deep/);
+    await chain.mine(CONFIRMATIONS - 1);
+    // The watcher signals the same transfer once deep enough: whichever comes first stores it, the other is the same deposit.
+    const believed = await report(tx, '999999999');
+    assert.equal(believed.status, 200, believed.text);
+    assert.equal(believed.body.result.status, 'OPERATION_PENDING');
+    assert.deepEqual(
+      {
+        txHash: believed.body.result.deposit.txHash,
+        amount: believed.body.result.deposit.amount,
+        transferIndex: believed.body.result.deposit.transferIndex,
+      },
+      { txHash: tx, amount: '1500', transferIndex: 0 },
+    );
+  });
+
+  it('when a depositCompleted signal claims a transfer the chain shows paying another address, then it is not believed: the execution stays PREPARED with no deposit', async () => {
+    const e = await prepareWithDeposit('1000');
+    const elsewhere = await chain.send(privateKeyToAddress(generatePrivateKey()), 5000n);
+    await chain.mine(CONFIRMATIONS);
+    await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).signal('depositCompleted', {
+      txHash: elsewhere,
+      chain: CHAIN,
+      amount: '5000',
+      transferIndex: 0,
+      blockNumber: await chain.blockOf(elsewhere),
+    });
+    await eventually(() => proofsSettled(e, 1), 30_000);
+    const r = await record(e);
+    assert.equal(r.status, 'PREPARED');
+    assert.equal(r.deposit, undefined);
+    assert.deepEqual(r.refusedDeposits, []);
+  });
+
+  it('when 40 more transfers of minAmount reach an execution after its deposit, then the execution does not grow (one deposit signal, no refusedDeposits) and each is one refunds ledger row', async () => {
+    const e = await prepareWithDeposit('1000');
+    const first = await chain.send(e.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    // The read model shows the deposit (the list route reads it): from here the watcher owes the rest back.
+    await eventually(async () => {
+      const list = await api('GET', `/api/v1/executions/${e.wallet.id}?status=OPERATION_PENDING`);
+      return list.status === 200 && list.body.result.length === 1;
+    }, 30_000);
+    const more: string[] = [];
+    for (let i = 0; i < 40; i++) more.push(await chain.send(e.address, 1000n));
+    await chain.mine(CONFIRMATIONS);
+    const rows = await eventually(async () => {
+      const found = await refundsOf(e);
+      return found.length === 40 && found;
+    }, 60_000);
+    assert.deepEqual(new Set(rows.map((r) => r.txHash)), new Set(more));
+    assert.ok(rows.every((r) => r.reason === 'other-tx' && r.amount === '1000' && r.reportedBy === 'chain-watcher'));
+    const r = await record(e);
+    assert.equal(r.deposit?.txHash, first);
+    assert.deepEqual(r.refusedDeposits, []);
+    assert.equal(await depositSignals(e), 1);
   });
 
   it('when 200 deposits arrive in 20 blocks, then 200 executions are OPERATION_PENDING, each signalled once', async function () {

@@ -4,7 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { RunningApi } from '../../api/server';
 import { executionWorkflowId } from '../../contracts/temporal';
-import { newWallet, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
+import path from 'node:path';
+import { openDatabase } from '../../db/database';
+import { RefundLedger } from '../../db/refund-ledger';
+import { eventually, newWallet, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
 import { request, requestRetrying503, type HttpAnswer } from '../support/http';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 import { childEnv } from '../../config/settings';
@@ -155,5 +158,46 @@ describe('replays of accepted requests write nothing to the workflow history', f
       read.body.result.refusedDeposits.map((r: { txHash: string }) => r.txHash),
       ['0xother'],
     );
+  });
+
+  it('when 25 other deposits are reported and 15 more signalled to an execution that has its deposit, then its record keeps the first 10, the reports past them add no history event, and every one is a refunds ledger row', async () => {
+    const wallet = newWallet();
+    const executionId = `overflow-${randomUUID()}`;
+    await prepared(wallet, executionId);
+    assert.equal((await deposit(wallet.id, executionId, { txHash: '0xfirst' })).status, 200);
+    const workflowId = executionWorkflowId(wallet.id, executionId);
+    for (let i = 0; i < 10; i++) assert.equal((await deposit(wallet.id, executionId, { txHash: `0xreported${i}` })).status, 409);
+    const atTheBound = await historyLength(workflowId);
+    for (let i = 10; i < 25; i++) {
+      const res = await deposit(wallet.id, executionId, { txHash: `0xreported${i}`, amount: String(i) });
+      assert.equal(res.status, 409, res.text);
+      assert.match(res.body.error, /another txHash/);
+    }
+    assert.equal(await historyLength(workflowId), atTheBound, 'reports past the bound never reached the workflow');
+    // Signals cannot be refused: past the bound they are owed back through the projection.
+    const handle = stack.client.workflow.getHandle(workflowId);
+    for (let i = 0; i < 15; i++) await handle.signal('depositCompleted', { txHash: `0xsignalled${i}` });
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      const ledger = new RefundLedger(database);
+      const rows = await eventually(async () => {
+        const found = await ledger.ofExecution(workflowId);
+        return found.length === 40 && found;
+      }, 30_000);
+      assert.ok(rows.every((r) => r.reason === 'other-tx'));
+      assert.equal(new Set(rows.map((r) => r.txHash)).size, 40);
+      assert.deepEqual(
+        rows.filter((r) => r.txHash.startsWith('0xreported1') && r.txHash.length === '0xreported10'.length).map((r) => r.reportedBy),
+        Array(10).fill('api'),
+      );
+    } finally {
+      await database.close();
+    }
+    const read = await requestRetrying503(stack.api.url, 'GET', `/api/v1/executions/${wallet.id}/${executionId}`);
+    assert.deepEqual(
+      read.body.result.refusedDeposits.map((r: { txHash: string }) => r.txHash),
+      Array.from({ length: 10 }, (_, i) => `0xreported${i}`),
+    );
+    assert.equal(read.body.result.deposit.txHash, '0xfirst');
   });
 });

@@ -105,7 +105,7 @@ export function listHttp(base: string, walletId: string, query = '') {
  * activity it scheduled (the read model write, webhooks) has completed and its last workflow task is
  * done, so the next event can only come from a new request. Tests that count history events start here.
  */
-export async function settledEventTypes(stack: Stack, workflowId: string): Promise<string[]> {
+export async function settledEventTypes(stack: Pick<Stack, 'client'>, workflowId: string): Promise<string[]> {
   return eventually(
     async () => {
       const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();

@@ -15,6 +15,7 @@ import {
 import type { WebhookDelivery } from '../../contracts/webhooks';
 import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
+import { RefundLedger } from '../../db/refund-ledger';
 import { TokenStore } from '../../tokens/token-store';
 import { executionInput, submitArgs } from '../support/execution-inputs';
 import { testNodeTransport } from '../support/node-keys';
@@ -45,6 +46,7 @@ describe('workflow: an execution closes when it finishes (time-skipping test ser
       nodeRequestTimeoutMs: 1000,
       nodeTransport: testNodeTransport(),
       executions: store,
+      refunds: new RefundLedger(database),
     });
     const deliverWebhook = async (delivery: WebhookDelivery): Promise<void> => {
       if (failing > 0) {

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { createActivities } from '../../activities';
 import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
+import { RefundLedger } from '../../db/refund-ledger';
 import { TokenStore } from '../../tokens/token-store';
 import { testNodeTransport } from '../support/node-keys';
 import { eventTypes, timeSkippingEnv, updateEvents, workflowWorker } from './env';
@@ -49,6 +50,7 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
       nodeRequestTimeoutMs: 1000,
       nodeTransport: testNodeTransport(),
       executions: store,
+      refunds: new RefundLedger(database),
     });
     stopWorker = (await workflowWorker(env, taskQueue, activities)).stop;
   });

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { proveDeposit, type ChainTransaction } from '../../domain/deposit-proof';
+import { MAX_REFUSED_IN_RECORD, applyDeposit, initialRecord, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
+import { refundsOfRecord } from '../../db/refund-ledger';
+
+const TARGET: DepositTarget = { chain: 'evm:31337', asset: 'native', minAmount: '1000', address: '0x' + 'Ab'.repeat(20) };
+const HASH = '0x' + '12'.repeat(32);
+const paid = (over: Partial<ChainTransaction> = {}): ChainTransaction => ({
+  to: TARGET.address.toLowerCase(),
+  value: '1000',
+  blockNumber: 10,
+  succeeded: true,
+  ...over,
+});
+
+describe('domain/deposit-proof: a deposit report is believed only when the chain shows it', () => {
+  it('when the chain holds a transfer below minAmount to the address, then it is backed: the money arrived, and the execution refuses it as below-minimum (owed back)', () => {
+    const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ value: '999' }), 11, 2);
+    assert.equal(proof.ok && proof.deposit.amount, '999');
+  });
+
+  it('when the chain holds the transfer to the address, of minAmount, deep enough, then the deposit is what the chain says (amount, block), not what was reported', () => {
+    const proof = proveDeposit(
+      TARGET,
+      { txHash: HASH.toUpperCase().replace('0X', '0x'), chain: 'evm:31337', amount: '999999999' },
+      paid(),
+      11,
+      2,
+    );
+    assert.deepEqual(proof, { ok: true, deposit: { txHash: HASH, chain: 'evm:31337', amount: '1000', blockNumber: 10, transferIndex: 0 } });
+  });
+
+  it('when anything does not hold, then the report is refused with its reason, and only "not yet" and "not seen" may be believed later', () => {
+    const cases: Array<[string, ReturnType<typeof proveDeposit>]> = [
+      ['not-found', proveDeposit(TARGET, { txHash: HASH }, undefined, 11, 2)],
+      ['not-found', proveDeposit(TARGET, { txHash: '0xforged' }, paid(), 11, 2)],
+      ['unconfirmed', proveDeposit(TARGET, { txHash: HASH }, paid({ blockNumber: null }), 11, 2)],
+      ['unconfirmed', proveDeposit(TARGET, { txHash: HASH }, paid(), 10, 2)],
+      ['failed', proveDeposit(TARGET, { txHash: HASH }, paid({ succeeded: false }), 11, 2)],
+      ['other-address', proveDeposit(TARGET, { txHash: HASH }, paid({ to: '0x' + '00'.repeat(20) }), 11, 2)],
+      ['other-address', proveDeposit(TARGET, { txHash: HASH }, paid({ to: null }), 11, 2)],
+      ['no-value', proveDeposit(TARGET, { txHash: HASH }, paid({ value: '0' }), 11, 2)],
+      ['wrong-chain', proveDeposit(TARGET, { txHash: HASH, chain: 'evm:1' }, paid(), 11, 2)],
+      ['not-top-level', proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, paid(), 11, 2)],
+    ];
+    for (const [reason, proof] of cases) {
+      assert.equal(proof.ok, false, reason);
+      if (proof.ok) continue;
+      assert.equal(proof.reason, reason);
+      assert.equal(proof.retryable, reason === 'unconfirmed' || reason === 'not-found', reason);
+    }
+  });
+
+  it('when the depth varies, then a transfer is believed exactly from DEPOSIT_CONFIRMATIONS deep on', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1000 }),
+        fc.integer({ min: 0, max: 50 }),
+        fc.integer({ min: 1, max: 64 }),
+        (block, above, confirmations) => {
+          const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ blockNumber: block }), block + above, confirmations);
+          assert.equal(proof.ok, above + 1 >= confirmations);
+        },
+      ),
+    );
+  });
+});
+
+describe('domain/execution-state: a record keeps a bounded number of refused deposits, the ledger every one', () => {
+  const pending = (): ExecutionRecord => {
+    const rec = initialRecord({
+      executionId: 'e',
+      wallet: 'w',
+      intent: {},
+      intentHash: '0x00',
+      signerPublicKey: '0x' + '11'.repeat(32),
+      createdAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: '2026-01-02T00:00:00.000Z',
+    });
+    return applyDeposit(rec, { txHash: '0xfirst' }, '2026-01-01T00:00:01.000Z').record;
+  };
+
+  it('when any number of other transfers reach an execution that has its deposit, then its record holds at most MAX_REFUSED_IN_RECORD and each later one comes back as overflow, once per transfer', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 120 }), (transfers) => {
+        let rec = pending();
+        const owed = new Map<string, number>();
+        for (const n of transfers) {
+          const { record, outcome, overflow } = applyDeposit(rec, { txHash: `0xother${n}` }, '2026-01-01T00:00:02.000Z');
+          assert.equal(outcome, 'refused-other-tx');
+          if (overflow) owed.set(overflow.txHash, (owed.get(overflow.txHash) ?? 0) + 1);
+          rec = record;
+        }
+        const distinct = new Set(transfers.map((n) => `0xother${n}`));
+        assert.equal(rec.refusedDeposits.length, Math.min(distinct.size, MAX_REFUSED_IN_RECORD));
+        // Every distinct transfer is owed back: in the record, or handed out for the ledger.
+        for (const tx of distinct) assert.ok(rec.refusedDeposits.some((r) => r.txHash === tx) || owed.has(tx), tx);
+        assert.equal(rec.status, 'OPERATION_PENDING');
+      }),
+    );
+  });
+
+  it('when a record is projected, then its ledger rows are its refused deposits, the overflow, and its own deposit once a cancel made it refundDue', () => {
+    const rec = applyDeposit(pending(), { txHash: '0xother', amount: '5' }, '2026-01-01T00:00:02.000Z').record;
+    const cancelled: ExecutionRecord = { ...rec, status: 'CANCELLED', deposit: { ...rec.deposit!, refundDue: true } };
+    const rows = refundsOfRecord('exec:w:e', cancelled, [{ txHash: '0xlate', at: '2026-01-01T00:00:03.000Z', reason: 'cancelled' }]);
+    assert.deepEqual(
+      rows.map((r) => [r.txHash, r.reason, r.reportedBy, r.amount]),
+      [
+        ['0xother', 'other-tx', 'execution', '5'],
+        ['0xlate', 'cancelled', 'execution', undefined],
+        ['0xfirst', 'cancelled-after-deposit', 'execution', undefined],
+      ],
+    );
+  });
+});
