@@ -12,6 +12,7 @@ import { createRateLimits } from './http/rate-limit';
 import { requestLog } from './http/request-log';
 import { docsRoutes } from './operations/docs-routes';
 import { executionRoutes } from './executions/routes';
+import { refundRoutes } from './refunds/routes';
 import { healthRoutes, operatorRoutes, probeTemporal } from './operations/routes';
 import { SharedProbe } from './operations/readiness';
 import { nodeName } from './whitelists/node-names';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   healthRoutes(router, new SharedProbe(() => probeTemporal(deps), READINESS_MAX_AGE_MS));
   docsRoutes(router, buildOpenApiDocument(deps.config));
   executionRoutes(router, deps, executions, limits, events);
+  refundRoutes(router, deps, limits);
   whitelistRoutes(router, deps, whitelists, limits);
   // Node reads wait as long as a batch waits for its nodes by default (RequestConfig.TimeoutMs).
   whitelistReadRoutes(

@@ -115,6 +115,20 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('refunds').execute();
       },
     },
+    '0006-refund-settlement': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').addColumn('settled_at', 'text').execute();
+        await db.schema.alterTable('refunds').addColumn('refund_tx_hash', 'text').execute();
+        await db.schema.alterTable('refunds').addColumn('waived_reason', 'text').execute();
+        await db.schema.alterTable('refunds').addColumn('settled_by', 'text').execute();
+        await db.schema.createIndex('refunds_wallet_created').on('refunds').columns(['wallet', 'created_at desc', 'id desc']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('refunds_wallet_created').execute();
+        for (const column of ['settled_by', 'waived_reason', 'refund_tx_hash', 'settled_at'])
+          await db.schema.alterTable('refunds').dropColumn(column).execute();
+      },
+    },
   };
 }
 

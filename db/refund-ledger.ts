@@ -1,6 +1,9 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import type { Selectable } from 'kysely';
 import type { Database } from './database';
+import type { RefundsTable } from './tables';
+import type { LedgerPosition } from './page-token';
 import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 
 /** A deposit the service did not take, as whoever saw the refusal reports it. */
@@ -19,14 +22,28 @@ export interface RefundDue {
   reportedBy: 'api' | 'chain-watcher' | 'execution';
 }
 
+/** What an operator records once a refund is settled. */
+export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
+
+export type RefundState = 'due' | Settlement['state'];
+
 export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset'>> {
   id: string;
   chain?: string;
   amount?: string;
   asset?: string;
-  state: 'due';
+  state: RefundState;
   createdAt: string;
+  /** Set once settled: when, by which token, and the refund's txHash or the reason it was waived. */
+  settledAt?: string;
+  settledBy?: string;
+  refundTxHash?: string;
+  waivedReason?: string;
 }
+
+/** A settle call's result: `settled` now, or `same` (this very settlement was recorded before: nothing written). */
+export type SettleOutcome =
+  { outcome: 'settled' | 'same'; row: RefundRow } | { outcome: 'conflict'; row: RefundRow } | { outcome: 'missing' };
 
 /** The row id of a transfer refused by an execution: the same transfer reported again is the same row. */
 export function refundId(due: Pick<RefundDue, 'workflowId' | 'chain' | 'txHash' | 'transferIndex'>): string {
@@ -58,7 +75,8 @@ export function refundsOfRecord(workflowId: string, record: ExecutionRecord, ove
 
 /**
  * The refunds ledger in the read model's `refunds` table: one row per deposit the service did not
- * take after its execution closed, so that money on the chain always has a row saying whose it is.
+ * take, whoever saw the refusal (the execution's projection, the API, the chain watcher), so that
+ * money on the chain always has a row saying whose it is, and paying it back is recorded once.
  */
 export class RefundLedger {
   constructor(private readonly database: Database) {}
@@ -97,20 +115,89 @@ export class RefundLedger {
       .orderBy('created_at')
       .orderBy('id')
       .execute();
-    return rows.map((r) => ({
-      id: r.id,
-      workflowId: r.workflow_id,
-      wallet: r.wallet,
-      executionId: r.execution_id,
-      ...(r.chain === null ? {} : { chain: r.chain }),
-      txHash: r.tx_hash,
-      transferIndex: r.transfer_index,
-      ...(r.amount === null ? {} : { amount: r.amount }),
-      ...(r.asset === null ? {} : { asset: r.asset }),
-      reason: r.reason,
-      reportedBy: r.reported_by as RefundDue['reportedBy'],
-      state: 'due',
-      createdAt: r.created_at,
-    }));
+    return rows.map(toRow);
   }
+
+  /** One row, or undefined. */
+  async get(id: string): Promise<RefundRow | undefined> {
+    const row = await this.database.db.selectFrom('refunds').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  /** One page of rows, newest first, filtered by state, wallet and chain. */
+  async list(options: {
+    state?: RefundState;
+    wallet?: string;
+    chain?: string;
+    pageSize: number;
+    after?: LedgerPosition;
+  }): Promise<{ rows: RefundRow[]; next?: LedgerPosition }> {
+    let query = this.database.db.selectFrom('refunds').selectAll();
+    if (options.state !== undefined) query = query.where('state', '=', options.state);
+    if (options.wallet !== undefined) query = query.where('wallet', '=', options.wallet);
+    if (options.chain !== undefined) query = query.where('chain', '=', options.chain);
+    const after = options.after;
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]),
+      );
+    }
+    const rows = await query
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(options.pageSize + 1)
+      .execute();
+    const page = rows.slice(0, options.pageSize).map(toRow);
+    const last = page[page.length - 1];
+    return rows.length > options.pageSize && last ? { rows: page, next: { createdAt: last.createdAt, id: last.id } } : { rows: page };
+  }
+
+  /**
+   * Records that a due refund was paid or waived, once: a row still `due` takes the settlement (one
+   * conditional UPDATE, so two operators settling at once cannot both win); a row already settled
+   * the same way answers `same`; settled another way, `conflict`.
+   */
+  async settle(id: string, settlement: Settlement, settledBy: string, now = new Date()): Promise<SettleOutcome> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({
+        state: settlement.state,
+        settled_at: now.toISOString(),
+        settled_by: settledBy,
+        refund_tx_hash: settlement.state === 'refunded' ? settlement.txHash : null,
+        waived_reason: settlement.state === 'waived' ? settlement.reason : null,
+      })
+      .where('id', '=', id)
+      .where('state', '=', 'due')
+      .executeTakeFirst();
+    const row = await this.get(id);
+    if (!row) return { outcome: 'missing' };
+    if (Number(result.numUpdatedRows) === 1) return { outcome: 'settled', row };
+    const same =
+      row.state === settlement.state &&
+      (settlement.state === 'refunded' ? row.refundTxHash === settlement.txHash : row.waivedReason === settlement.reason);
+    return { outcome: same ? 'same' : 'conflict', row };
+  }
+}
+
+function toRow(r: Selectable<RefundsTable>): RefundRow {
+  return {
+    id: r.id,
+    workflowId: r.workflow_id,
+    wallet: r.wallet,
+    executionId: r.execution_id,
+    ...(r.chain === null ? {} : { chain: r.chain }),
+    txHash: r.tx_hash,
+    transferIndex: r.transfer_index,
+    ...(r.amount === null ? {} : { amount: r.amount }),
+    ...(r.asset === null ? {} : { asset: r.asset }),
+    reason: r.reason,
+    reportedBy: r.reported_by as RefundDue['reportedBy'],
+    state: r.state as RefundState,
+    createdAt: r.created_at,
+    ...(r.settled_at === null ? {} : { settledAt: r.settled_at }),
+    ...(r.settled_by === null ? {} : { settledBy: r.settled_by }),
+    ...(r.refund_tx_hash === null ? {} : { refundTxHash: r.refund_tx_hash }),
+    ...(r.waived_reason === null ? {} : { waivedReason: r.waived_reason }),
+  };
 }

@@ -54,11 +54,16 @@ export interface RefundsTable {
   asset: string | null;
   /** Why it was not taken: a refusal reason of the execution record, or `closed`. */
   reason: string;
-  /** Who saw the refusal: `api` (a deposit report) or `chain-watcher` (a transfer). */
+  /** Who saw the refusal: `api` (a deposit report), `chain-watcher` (a transfer) or `execution` (its projection). */
   reported_by: string;
-  /** `due` until a refund is recorded. */
+  /** `due` until an operator records it `refunded` (with refund_tx_hash) or `waived` (with waived_reason). */
   state: string;
   created_at: string;
+  settled_at: string | null;
+  refund_tx_hash: string | null;
+  waived_reason: string | null;
+  /** The token id that settled it. */
+  settled_by: string | null;
 }
 
 export interface ReadModelTables {

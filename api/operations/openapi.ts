@@ -3,6 +3,7 @@ import path from 'node:path';
 import { projectRoot, type Config } from '../../config/config';
 import * as executions from '../executions/contract';
 import * as whitelists from '../whitelists/contract';
+import * as refunds from '../refunds/contract';
 import { healthSchema, operationsPaths, readinessSchema } from './contract';
 import { component, ref, requestIdParameter, type Json } from '../http/openapi-parts';
 
@@ -23,10 +24,11 @@ export function buildOpenApiDocument(config: Config): Json {
       description:
         'Execution submission and whitelist management on Temporal. Execution errors are `{ error }`; whitelist errors are `{ error, errorMessage }`.',
     },
-    tags: [{ name: 'executions' }, { name: 'whitelists' }, { name: 'operations' }],
+    tags: [{ name: 'executions' }, { name: 'refunds' }, { name: 'whitelists' }, { name: 'operations' }],
     paths: {
       ...executions.executionPaths(),
       ...executions.executionExtraPaths(),
+      ...refunds.refundPaths(),
       '/chain/whitelists/': { post: whitelists.whitelistOperation('applyWhitelistBatch') },
       '/chain/whitelists': { post: whitelists.whitelistOperation('applyWhitelistBatchNoSlash') },
       ...whitelists.whitelistReadPaths(),
@@ -49,6 +51,9 @@ export function buildOpenApiDocument(config: Config): Json {
         PrepareRequest: component(executions.prepareBodySchema),
         SubmitRequest: executions.withAllowedDomains(executions.submitBodySchema, config.allowedDomains),
         DepositRequest: component(executions.depositBodySchema),
+        RefundedRequest: component(refunds.refundedBodySchema),
+        WaivedRequest: component(refunds.waivedBodySchema),
+        ...refunds.refundSchemas,
         CancelRequest: executions.withAllowedDomains(executions.cancelBodySchema, config.allowedDomains),
         WhitelistChange: component(whitelists.whitelistChangeSchema),
         WhitelistRequest: { ...component(whitelists.whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },

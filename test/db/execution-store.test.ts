@@ -5,6 +5,8 @@ import path from 'node:path';
 import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
 import { DepositAddressStore } from '../../db/deposit-addresses';
+import { RefundLedger, refundId, type RefundDue } from '../../db/refund-ledger';
+import type { LedgerPosition } from '../../db/page-token';
 import { migrations } from '../../db/migrations';
 import { applyCancel, applyDeposit, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
@@ -161,6 +163,77 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         seen,
         newestFirst(records).map((r) => r.executionId),
       );
+    });
+
+    describe('the refunds ledger', () => {
+      const due = (n: number, over: Partial<RefundDue> = {}): RefundDue => ({
+        workflowId: `exec:w${n % 3}:e${n}`,
+        wallet: `w${n % 3}`,
+        executionId: `e${n}`,
+        chain: n % 2 ? 'evm:1' : 'evm:31337',
+        txHash: `0x${String(n).padStart(64, '0')}`,
+        amount: String(1000 + n),
+        asset: 'native',
+        reason: 'other-tx',
+        reportedBy: 'chain-watcher',
+        ...over,
+      });
+
+      it('when the same transfer is reported by the execution, the API and the watcher, then it is one row, the first report', async () => {
+        const ledger = new RefundLedger(database);
+        const first = await ledger.recordDue(due(900, { reportedBy: 'execution' }));
+        await Promise.all([ledger.recordDue(due(900, { reportedBy: 'api' })), ledger.recordDue(due(900, { reportedBy: 'chain-watcher' }))]);
+        const rows = await ledger.ofExecution(due(900).workflowId);
+        assert.deepEqual(
+          rows.map((r) => [r.id, r.reportedBy, r.state]),
+          [[first, 'execution', 'due']],
+        );
+      });
+
+      it('when 60 rows are listed by state, wallet and chain, page by page, then each matching row comes once, newest first', async () => {
+        const ledger = new RefundLedger(database);
+        const base = Date.parse('2026-06-01T00:00:00.000Z');
+        // Pairs share a millisecond: the id breaks the tie.
+        for (let n = 0; n < 60; n++) await ledger.recordDue(due(n), new Date(base + Math.floor(n / 2)));
+        const listed: string[] = [];
+        let after: LedgerPosition | undefined;
+        do {
+          const page = await ledger.list({ state: 'due', wallet: 'w1', chain: 'evm:1', pageSize: 4, after });
+          listed.push(...page.rows.map((r) => r.executionId));
+          after = page.next;
+        } while (after);
+        const expected = Array.from({ length: 60 }, (_, n) => n)
+          .filter((n) => n % 3 === 1 && n % 2 === 1)
+          .map((n) => ({ n, id: refundId(due(n)), at: base + Math.floor(n / 2) }))
+          .sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : -1))
+          .map((x) => `e${x.n}`);
+        assert.deepEqual(listed, expected);
+      });
+
+      it('when a row is marked refunded twice with the same txHash, then both answer the row; with another txHash, or waived, it is a conflict; two operators at once: one settles it', async () => {
+        const ledger = new RefundLedger(database);
+        const id = await ledger.recordDue(due(700));
+        const first = await ledger.settle(id, { state: 'refunded', txHash: '0xpaid' }, 'ops-1');
+        assert.equal(first.outcome, 'settled');
+        const again = await ledger.settle(id, { state: 'refunded', txHash: '0xpaid' }, 'ops-2');
+        assert.equal(again.outcome, 'same');
+        assert.ok(again.outcome === 'same' && again.row.settledBy === 'ops-1' && again.row.refundTxHash === '0xpaid');
+        assert.equal((await ledger.settle(id, { state: 'refunded', txHash: '0xother' }, 'ops-1')).outcome, 'conflict');
+        assert.equal((await ledger.settle(id, { state: 'waived', reason: 'dust' }, 'ops-1')).outcome, 'conflict');
+        assert.equal((await ledger.settle('f'.repeat(32), { state: 'waived', reason: 'dust' }, 'ops-1')).outcome, 'missing');
+
+        const contested = await ledger.recordDue(due(701));
+        const race = await Promise.all([
+          ledger.settle(contested, { state: 'refunded', txHash: '0xa' }, 'ops-a'),
+          ledger.settle(contested, { state: 'refunded', txHash: '0xb' }, 'ops-b'),
+          ledger.settle(contested, { state: 'waived', reason: 'no' }, 'ops-c'),
+        ]);
+        assert.deepEqual(race.map((r) => r.outcome).sort(), ['conflict', 'conflict', 'settled']);
+        const [row] = await ledger.ofExecution(due(701).workflowId);
+        const winner = race.find((r) => r.outcome === 'settled');
+        assert.ok(winner && winner.outcome === 'settled');
+        assert.deepEqual(row, winner.row);
+      });
     });
   });
 }

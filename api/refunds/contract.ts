@@ -1,0 +1,145 @@
+/**
+ * The refunds ledger routes' contract, written once: request schemas (ajv, strict), answers and
+ * OpenAPI operations (api/operations/openapi.ts assembles the document from them).
+ */
+import { WALLET_PATTERN } from '../../contracts/ids';
+import { answer, bearer, body, busy, execError, param, perToken, ref, wwwAuthenticate, type Json } from '../http/openapi-parts';
+
+export const REFUND_PAGE_SIZE = { min: 1, max: 200, default: 50 } as const;
+export const REFUND_STATES = ['due', 'refunded', 'waived'] as const;
+
+export const refundIdParamSchema = { type: 'string', pattern: '^[0-9a-f]{32}$' } as const;
+
+export const refundListQuerySchema = {
+  $id: 'RefundListQuery',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    state: { type: 'string', enum: [...REFUND_STATES] },
+    wallet: { type: 'string', pattern: WALLET_PATTERN },
+    chain: { type: 'string', pattern: '^[a-z0-9]{1,16}:[A-Za-z0-9_-]{1,64}$' },
+    pageSize: { type: 'string', pattern: '^[0-9]{1,3}$' },
+    pageToken: { type: 'string', minLength: 1, maxLength: 400 },
+  },
+} as const;
+
+export const refundedBodySchema = {
+  $id: 'RefundedRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['txHash'],
+  properties: { txHash: { type: 'string', minLength: 1, maxLength: 200, description: 'the refund transaction (or payment reference)' } },
+} as const;
+
+export const waivedBodySchema = {
+  $id: 'WaivedRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['reason'],
+  properties: { reason: { type: 'string', minLength: 1, maxLength: 500, description: 'why nothing is paid back' } },
+} as const;
+
+const text = { type: 'string' } as const;
+const isoTime = { type: 'string', format: 'date-time' } as const;
+
+export const refundRowSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'workflowId', 'wallet', 'executionId', 'txHash', 'transferIndex', 'reason', 'reportedBy', 'state', 'createdAt'],
+  properties: {
+    id: refundIdParamSchema,
+    workflowId: text,
+    wallet: text,
+    executionId: text,
+    chain: text,
+    txHash: text,
+    transferIndex: { type: 'integer', minimum: 0 },
+    amount: { type: 'string', description: 'base units, a decimal string' },
+    asset: text,
+    reason: {
+      type: 'string',
+      description: 'the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, closed, cancelled-after-deposit',
+    },
+    reportedBy: { type: 'string', enum: ['api', 'chain-watcher', 'execution'] },
+    state: { type: 'string', enum: [...REFUND_STATES] },
+    createdAt: isoTime,
+    settledAt: isoTime,
+    settledBy: { type: 'string', description: 'the id of the token that settled it' },
+    refundTxHash: text,
+    waivedReason: text,
+  },
+} as const;
+
+const rowAnswer = { type: 'object', additionalProperties: false, required: ['result'], properties: { result: ref('RefundRow') } };
+const listAnswer = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['result'],
+  properties: { result: { type: 'array', items: ref('RefundRow') }, nextPageToken: text },
+};
+
+const idParam = { name: 'id', in: 'path', required: true, description: 'the row id from the list', schema: refundIdParamSchema };
+const query = (name: string, description: string, schema: Json) => ({ name, in: 'query', required: false, description, schema });
+const authAnswers = (scope: string) => ({
+  401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
+  403: execError(`the token lacks ${scope}`),
+});
+
+const settleOperation = (operationId: string, summary: string, request: string) => ({
+  operationId,
+  summary,
+  tags: ['refunds'],
+  security: bearer,
+  description:
+    'Needs the scope `refunds:write`. The same settlement again answers 200 and writes nothing; another one for a settled row is 409. The token that settled it is recorded.',
+  parameters: [idParam, param('requestId')],
+  requestBody: body(request),
+  responses: {
+    200: answer('settled (or settled the same way before); the row', ref('RefundRowAnswer')),
+    400: execError('path or body invalid'),
+    ...authAnswers('refunds:write'),
+    404: execError('no such row'),
+    409: execError('the row was settled otherwise before'),
+    413: execError('body over bodyLimitBytes (64 KiB)'),
+    ...busy('execution', perToken),
+    500: execError('a fault of the service itself; no details'),
+  },
+});
+
+export function refundPaths(): Json {
+  return {
+    '/api/v1/refunds': {
+      get: {
+        operationId: 'listRefunds',
+        summary: 'The refunds ledger: every deposit the service did not take, newest first',
+        tags: ['refunds'],
+        security: bearer,
+        description: 'Needs the scope `refunds:read`. Read from the read model (a 503 while it is down).',
+        parameters: [
+          query('state', 'due, refunded or waived', refundListQuerySchema.properties.state),
+          query('wallet', 'only this wallet', refundListQuerySchema.properties.wallet),
+          query('chain', 'only this chain (`evm:<id>`)', refundListQuerySchema.properties.chain),
+          query('pageSize', `${REFUND_PAGE_SIZE.min}-${REFUND_PAGE_SIZE.max}, default ${REFUND_PAGE_SIZE.default}`, {
+            type: 'integer',
+            minimum: REFUND_PAGE_SIZE.min,
+            maximum: REFUND_PAGE_SIZE.max,
+            default: REFUND_PAGE_SIZE.default,
+          }),
+          query('pageToken', "the previous page's nextPageToken", refundListQuerySchema.properties.pageToken),
+          param('requestId'),
+        ],
+        responses: {
+          200: answer('one page of rows', ref('RefundList')),
+          400: execError('query invalid, or a pageToken this API did not issue'),
+          ...authAnswers('refunds:read'),
+          ...busy('execution', perToken),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/refunds/{id}/refunded': { post: settleOperation('markRefunded', 'Record that a due refund was paid', 'RefundedRequest') },
+    '/api/v1/refunds/{id}/waived': { post: settleOperation('markWaived', 'Record that a due refund will not be paid', 'WaivedRequest') },
+  };
+}
+
+export const refundSchemas = { RefundRow: refundRowSchema, RefundRowAnswer: rowAnswer, RefundList: listAnswer };

@@ -1,0 +1,68 @@
+import type Router from '@koa/router';
+import { badRequest, conflict, notFound, unavailable } from '../../domain/errors';
+import type { RefundLedger, RefundState, Settlement } from '../../db/refund-ledger';
+import { authenticate, requireScope } from '../http/auth';
+import { readJsonBody } from '../http/body';
+import type { RateLimits } from '../http/rate-limit';
+import { validator } from '../http/validate';
+import type { AppDeps } from '../deps';
+import { decodeLedgerPageToken, encodeLedgerPageToken } from '../../db/page-token';
+import { REFUND_PAGE_SIZE, refundIdParamSchema, refundListQuerySchema, refundedBodySchema, waivedBodySchema } from './contract';
+
+const checkId = validator<string>(refundIdParamSchema, 'id path parameter', '');
+const checkListQuery = validator<{ state?: RefundState; wallet?: string; chain?: string; pageSize?: string; pageToken?: string }>(
+  refundListQuerySchema,
+  'query string',
+  '',
+);
+const checkRefunded = validator<{ txHash: string }>(refundedBodySchema, 'request body');
+const checkWaived = validator<{ reason: string }>(waivedBodySchema, 'request body');
+
+/** Seconds a client should wait when the read model did not answer. */
+const READ_MODEL_RETRY_AFTER_S = 5;
+
+async function readModel<R>(fn: () => Promise<R>): Promise<R> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw unavailable('the refunds ledger is unavailable; try again later', READ_MODEL_RETRY_AFTER_S, err);
+  }
+}
+
+/**
+ * The refunds ledger for operators (docs/api.md "Refunds"): list with `refunds:read`, settle each
+ * row once with `refunds:write`. Every route needs a token (counted per token id).
+ */
+export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits): void {
+  const ledger: RefundLedger = deps.refunds;
+
+  router.get('/api/v1/refunds', limits.authFailures, async (ctx) => {
+    const principal = authenticate(ctx, deps.tokens);
+    await limits.token(principal.id);
+    requireScope(principal, 'refunds:read');
+    const q = checkListQuery(ctx.query);
+    const pageSize = q.pageSize === undefined ? REFUND_PAGE_SIZE.default : Number(q.pageSize);
+    if (pageSize < REFUND_PAGE_SIZE.min || pageSize > REFUND_PAGE_SIZE.max)
+      throw badRequest(`pageSize must be between ${REFUND_PAGE_SIZE.min} and ${REFUND_PAGE_SIZE.max}`);
+    const after = q.pageToken === undefined ? undefined : decodeLedgerPageToken(q.pageToken);
+    if (q.pageToken !== undefined && !after) throw badRequest('pageToken is not a token this API issued');
+    const page = await readModel(() => ledger.list({ state: q.state, wallet: q.wallet, chain: q.chain, pageSize, after }));
+    ctx.body = page.next ? { result: page.rows, nextPageToken: encodeLedgerPageToken(page.next) } : { result: page.rows };
+  });
+
+  const settle = (path: string, parse: (body: unknown) => Settlement) =>
+    router.post(`/api/v1/refunds/:id/${path}`, limits.authFailures, async (ctx) => {
+      const principal = authenticate(ctx, deps.tokens);
+      await limits.token(principal.id);
+      requireScope(principal, 'refunds:write');
+      const id = checkId(ctx.params.id);
+      const settlement = parse(await readJsonBody(ctx, deps.config.bodyLimitBytes));
+      const result = await readModel(() => ledger.settle(id, settlement, principal.id));
+      if (result.outcome === 'missing') throw notFound(`refund ${id} not found`);
+      if (result.outcome === 'conflict') throw conflict(`refund ${id} is already ${result.row.state} otherwise`, 'REFUND_SETTLED');
+      ctx.state.outcome = result.outcome;
+      ctx.body = { result: result.row };
+    });
+  settle('refunded', (body) => ({ state: 'refunded', txHash: checkRefunded(body).txHash }));
+  settle('waived', (body) => ({ state: 'waived', reason: checkWaived(body).reason }));
+}

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createToken } from '../../tokens/token-store';
+import { depositHttp, eventually, newWallet, prepare } from '../support/executions';
+import { request } from '../support/http';
+import { getStack, type Stack } from '../support/stack';
+
+/**
+ * The refunds ledger over real HTTP on the shared stack: deposits an execution refuses become rows,
+ * listed with `refunds:read` and settled once with `refunds:write`.
+ */
+describe('refunds: the ledger routes (list with refunds:read, settle once with refunds:write)', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let reader: string;
+  let writer: string;
+  before(async () => {
+    stack = await getStack();
+    reader = createToken(stack.config.apiTokensFile, `refund-reader-${randomUUID()}`, ['refunds:read']);
+    writer = createToken(stack.config.apiTokensFile, `refund-writer-${randomUUID()}`, ['refunds:read', 'refunds:write']);
+  });
+
+  /** An execution with its deposit and `n` other deposits reported after it: `n` rows due. */
+  async function refused(n: number) {
+    const wallet = newWallet();
+    const executionId = `refund-${randomUUID()}`;
+    assert.equal((await prepare(stack, wallet, { executionId })).status, 201);
+    assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0xtaken', amount: '5' })).status, 200);
+    for (let i = 0; i < n; i++)
+      assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: `0xowed${i}`, amount: String(100 + i) })).status, 409);
+    // The refusals the record keeps reach the ledger with the execution's projection, a moment later.
+    await eventually(async () => {
+      const res = await api('GET', `/api/v1/refunds?wallet=${wallet.id}&pageSize=200`, reader);
+      return res.status === 200 && res.body.result.length === n;
+    });
+    return wallet;
+  }
+  const api = (method: string, path: string, token: string, json?: unknown) => request(stack.api.url, method, path, { token, json });
+
+  it("when deposits are refused, then GET /api/v1/refunds lists them for the wallet, newest first, page by page, and the execution's projection rows and the API's are one list", async () => {
+    const wallet = await refused(12);
+    const seen: Array<{ txHash: string; state: string; amount: string; reason: string }> = [];
+    let path = `/api/v1/refunds?state=due&wallet=${wallet.id}&pageSize=5`;
+    for (;;) {
+      const res = await api('GET', path, reader);
+      assert.equal(res.status, 200, res.text);
+      seen.push(...res.body.result);
+      if (!res.body.nextPageToken) break;
+      path = `/api/v1/refunds?state=due&wallet=${wallet.id}&pageSize=5&pageToken=${res.body.nextPageToken}`;
+    }
+    assert.equal(seen.length, 12);
+    assert.deepEqual(new Set(seen.map((r) => r.txHash)), new Set(Array.from({ length: 12 }, (_, i) => `0xowed${i}`)));
+    assert.ok(seen.every((r) => r.state === 'due' && r.reason === 'other-tx'));
+    const times = seen.map((r: any) => r.createdAt);
+    assert.deepEqual(times, [...times].sort().reverse(), 'newest first');
+  });
+
+  it('when a row is marked refunded twice with the same txHash, then 200 both times; with another txHash or waived, 409; the settling token is recorded', async () => {
+    const wallet = await refused(2);
+    const list = await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader);
+    const [one, two] = list.body.result;
+    const paid = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: '0xrefund' });
+    assert.equal(paid.status, 200, paid.text);
+    assert.equal(paid.body.result.state, 'refunded');
+    assert.equal(paid.body.result.refundTxHash, '0xrefund');
+    assert.match(paid.body.result.settledBy, /^refund-writer-/);
+    const again = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: '0xrefund' });
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.body, paid.body);
+    const other = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: '0xanother' });
+    assert.equal(other.status, 409, other.text);
+    assert.deepEqual(Object.keys(other.body), ['error']);
+    assert.equal((await api('POST', `/api/v1/refunds/${one.id}/waived`, writer, { reason: 'dust' })).status, 409);
+    const waived = await api('POST', `/api/v1/refunds/${two.id}/waived`, writer, { reason: 'below the cost of sending it' });
+    assert.equal(waived.status, 200, waived.text);
+    assert.equal(waived.body.result.waivedReason, 'below the cost of sending it');
+    const due = await api('GET', `/api/v1/refunds?state=due&wallet=${wallet.id}`, reader);
+    assert.deepEqual(due.body.result, []);
+  });
+
+  it('when the token lacks the scope, the id or the body is wrong, then 403, 404 and 400 with {error}', async () => {
+    const wallet = await refused(1);
+    const [row] = (await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader)).body.result;
+    const answers = [
+      [await api('POST', `/api/v1/refunds/${row.id}/refunded`, reader, { txHash: '0x1' }), 403],
+      [await api('GET', '/api/v1/refunds', stack.tokens.all), 403],
+      [await api('POST', `/api/v1/refunds/${'0'.repeat(32)}/refunded`, writer, { txHash: '0x1' }), 404],
+      [await api('POST', '/api/v1/refunds/not-an-id/refunded', writer, { txHash: '0x1' }), 400],
+      [await api('POST', `/api/v1/refunds/${row.id}/refunded`, writer, { txHash: '0x1', extra: true }), 400],
+      [await api('GET', '/api/v1/refunds?state=owed', reader), 400],
+      [await api('GET', '/api/v1/refunds?pageToken=forged', reader), 400],
+      [await request(stack.api.url, 'GET', '/api/v1/refunds'), 401],
+    ] as const;
+    for (const [res, status] of answers) {
+      assert.equal(res.status, status, res.text);
+      assert.equal(typeof res.body.error, 'string');
+    }
+  });
+});
