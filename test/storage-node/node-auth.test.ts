@@ -19,7 +19,10 @@ const A = '0x52908400098527886E0F7030069857D2E4169EE7';
 const EVIL_BODY =
   '{"batchId":"evil-1","tokenId":"wl-admin","changes":[{"op_type":"add_entry","kind":"developer","entry":"not-even-an-address"}]}';
 
-/** One request on plain node:http, with exactly the headers given (as curl would send it). */
+/**
+ * One request on plain node:http, with exactly the headers given (as curl would send it), on a
+ * connection of its own: never a pooled one that a killed node left behind.
+ */
 function rawRequest(
   url: string,
   method: string,
@@ -29,7 +32,7 @@ function rawRequest(
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
-      { method, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers } },
+      { method, agent: false, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers } },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
