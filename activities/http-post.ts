@@ -66,8 +66,7 @@ export function requestNode(method: 'GET' | 'POST', url: string, body: string | 
     const send = REQUEST_FUNCTIONS[target.protocol];
     const agent = options.transport.agent(target.protocol);
     if (!send || !agent) return reject(new Error(`${url}: not an http(s) URL`));
-    // Signed over the request target as node:http sends it for a URL: its path and query.
-    const signature = options.transport.sign(method, `${target.pathname}${target.search}`, body ?? '');
+    const signature = options.transport.sign(method, target, body ?? '');
     const headers: Record<string, string | number> =
       body === undefined ? signature : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...signature };
     const request = send(target, { method, agent, headers });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { readNodeKeysFile } from '../lib/node-keys-file';
-import { signRequest, type NodeKeys } from '../lib/node-request-auth';
+import { nodeOf, signRequest, type NodeKeys } from '../lib/node-request-auth';
 
 /**
  * What a process needs to talk to the storage nodes, built once at start-up and shared by every
@@ -10,8 +10,8 @@ import { signRequest, type NodeKeys } from '../lib/node-request-auth';
  * connections, over https verified against the configured CA when a node's URL says https.
  */
 export interface NodeTransport {
-  /** The headers that sign one request; `target` is its path with the query. */
-  sign(method: string, target: string, body: string): Record<string, string>;
+  /** The headers that sign one request to `url`: for the node it addresses, over its path with the query. */
+  sign(method: string, url: URL, body: string): Record<string, string>;
   /** The keep-alive agent for a URL's protocol (`http:` / `https:`); undefined for any other. */
   agent(protocol: string): http.Agent | undefined;
 }
@@ -23,7 +23,8 @@ export function createNodeTransport(options: { keys: NodeKeys; ca?: string | Buf
     'https:': new https.Agent({ keepAlive: true, ...(options.ca === undefined ? {} : { ca: options.ca }) }),
   };
   return {
-    sign: (method, target, body) => signRequest(options.keys, { method, target, body }),
+    // Signed over the request target as node:http sends it for a URL: its path and query.
+    sign: (method, url, body) => signRequest(options.keys, { method, node: nodeOf(url), target: `${url.pathname}${url.search}`, body }),
     agent: (protocol) => agents[protocol],
   };
 }

@@ -4,8 +4,11 @@ import { parseDecimalInteger } from '../domain/decimal';
 import type { StorageNodeOptions } from './server';
 
 export const USAGE = `usage: storage-node --port P --data DIR --keys-file FILE [--host H]
-  [--tls-cert FILE --tls-key FILE] [--remember-request-ids N]
-  [--kept-changes N]`;
+  [--public-url URL]... [--tls-cert FILE --tls-key FILE]
+  [--remember-request-ids N] [--max-connections N] [--kept-changes N]`;
+
+/** Addresses that mean every interface: the node cannot tell from them which address the service uses. */
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]', '']);
 
 export interface StorageNodeConfig extends Omit<StorageNodeOptions, 'keys' | 'tls'> {
   port: number;
@@ -25,6 +28,26 @@ export function integerOption(name: string, raw: string | undefined, min: number
   return value;
 }
 
+/** A `--public-url`: an http(s) URL with no path, query or credentials (it names a node, nothing more). */
+function checkPublicUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`--public-url must be a URL, got ${JSON.stringify(raw)}`);
+  }
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash ||
+    url.pathname !== '/'
+  )
+    throw new Error(`--public-url must be http(s)://host[:port] as the service addresses this node, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
 /**
  * Parses the command line once at start-up into a frozen config. Throws an Error with a
  * one-line reason on anything unknown or out of range, so a bad launch fails at once.
@@ -41,7 +64,9 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
       'keys-file': { type: 'string' },
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
+      'public-url': { type: 'string', multiple: true },
       'remember-request-ids': { type: 'string' },
+      'max-connections': { type: 'string' },
       'kept-changes': { type: 'string' },
     },
   });
@@ -53,13 +78,21 @@ export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig
   const certFile = values['tls-cert'];
   const keyFile = values['tls-key'];
   if (Boolean(certFile) !== Boolean(keyFile)) throw new Error('--tls-cert and --tls-key go together');
+  const host = values.host ?? '127.0.0.1';
+  const publicUrls = (values['public-url'] ?? []).map(checkPublicUrl);
+  // Requests are signed for the address the service sends them to; a node on every interface
+  // cannot know which one that is.
+  if (WILDCARD_HOSTS.has(host) && publicUrls.length === 0)
+    throw new Error(`--public-url is required with --host ${host}: the URL the service uses for this node (STORAGE_NODES)`);
   return Object.freeze({
     port,
-    host: values.host ?? '127.0.0.1',
+    host,
+    ...(publicUrls.length > 0 ? { publicUrls: Object.freeze(publicUrls) } : {}),
     dataDir: path.resolve(values.data),
     keysFile: path.resolve(values['keys-file']),
     ...(certFile && keyFile ? { tls: Object.freeze({ certFile: path.resolve(certFile), keyFile: path.resolve(keyFile) }) } : {}),
     maxRememberedRequestIds: integerOption('remember-request-ids', values['remember-request-ids'], 1, 1e8),
+    maxConnections: integerOption('max-connections', values['max-connections'], 1, 1e6),
     keptChanges: integerOption('kept-changes', values['kept-changes'], 1, 10_000),
   });
 }

@@ -3,8 +3,9 @@
  * whitelist entry (decision 0061). Every change carries its batch's place in one order (the
  * batch's position, then its batchId, then the change's index in the node's share); an entry's
  * presence is the operation of its newest change in that order that was not reverted. A node
- * keeps the entry's newest changes (superseded and reverted ones included), so that a late
- * delivery, a duplicate or a revert lands where the order puts it, not where it arrived. No I/O.
+ * keeps a bounded number of the entry's changes (superseded and reverted ones included, the
+ * winner always), so that a late delivery, a duplicate or a revert lands where the order puts it,
+ * not where it arrived. No I/O.
  */
 import type { OpType } from '../contracts/storage-node-protocol';
 
@@ -28,11 +29,15 @@ export interface EntryChange extends ChangeOrder {
   superseded: boolean;
 }
 
-/** An entry's state: its newest changes and what the older ones, folded away, left. */
+/** An entry's state: its kept changes and what the others, folded away, left. */
 export interface EntryHistory {
-  /** Presence after every folded change, and the order of the newest of them. */
+  /**
+   * Presence if every kept change were reverted (what the folded live changes left: they are
+   * always older than every kept live one), and the order of the newest folded change: a change
+   * at or before it that is not kept arrives too late to count.
+   */
   base: { present: boolean; order?: ChangeOrder };
-  /** Changes not folded yet, in ascending order. */
+  /** Changes not folded, in ascending order; some may be older than `base.order` (see fold). */
   changes: EntryChange[];
 }
 
@@ -65,6 +70,7 @@ export function isPresent(history: EntryHistory): boolean {
   return history.base.present;
 }
 
+/** Whether a change that is not kept is too late to count (at or before the newest folded one). */
 const folded = (history: EntryHistory, order: ChangeOrder) =>
   history.base.order !== undefined && compareOrder(order, history.base.order) <= 0;
 
@@ -75,17 +81,31 @@ function locate(history: EntryHistory, order: ChangeOrder): { at: number; found:
   return { at, found: false };
 }
 
-/** Keeps at most `keep` changes: the oldest fold into the base, in order. */
+/**
+ * Keeps at most `keep` changes. Reverted changes fold first (oldest first): folded, a late copy of
+ * one is superseded, as it would be kept. Then the oldest live ones, never the newest (the
+ * entry's winner): a failed batch's revert must find its change while that change decides the
+ * entry, however many newer changes came and were reverted. Live changes fold oldest first, so
+ * the base's presence is always what the kept ones would fall back to.
+ */
 function fold(history: EntryHistory, keep: number): EntryHistory {
-  if (history.changes.length <= keep) return history;
-  const excess = history.changes.length - keep;
-  let { present } = history.base;
-  for (const change of history.changes.slice(0, excess)) if (!change.reverted) present = change.op === 'add_entry';
-  const last = history.changes[excess - 1];
-  return {
-    base: { present, order: { position: last.position, batchId: last.batchId, index: last.index } },
-    changes: history.changes.slice(excess),
-  };
+  const { changes } = history;
+  if (changes.length <= keep) return history;
+  const excess = changes.length - keep;
+  let winner = changes.length - 1;
+  while (winner >= 0 && changes[winner].reverted) winner--;
+  const out = new Set<number>();
+  for (let i = 0; i < changes.length && out.size < excess; i++) if (changes[i].reverted) out.add(i);
+  for (let i = 0; i < changes.length && out.size < excess; i++) if (i !== winner) out.add(i);
+  let { present, order } = history.base;
+  for (let i = 0; i < changes.length; i++) {
+    if (!out.has(i)) continue;
+    const change = changes[i];
+    if (!change.reverted) present = change.op === 'add_entry';
+    if (order === undefined || compareOrder(change, order) > 0)
+      order = { position: change.position, batchId: change.batchId, index: change.index };
+  }
+  return { base: { present, order }, changes: changes.filter((_, i) => !out.has(i)) };
 }
 
 /** Whether a change after index `from` is live (not reverted). */
@@ -113,8 +133,8 @@ export function applyChange(
   op: OpType,
   keep = DEFAULT_KEPT_CHANGES,
 ): { history: EntryHistory; verdict: Verdict; repeat?: true } {
-  if (folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
   const { at, found } = locate(history, order);
+  if (!found && folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
   if (found) {
     const known = history.changes[at];
     const verdict = known.reverted ? { changed: false, superseded: true } : { changed: known.changed, superseded: known.superseded };
@@ -139,8 +159,8 @@ export function revertChange(
   op: OpType,
   keep = DEFAULT_KEPT_CHANGES,
 ): { history: EntryHistory; verdict: Verdict; repeat?: true } {
-  if (folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
   const { at, found } = locate(history, order);
+  if (!found && folded(history, order)) return { history, verdict: { changed: false, superseded: true } };
   if (found) {
     if (history.changes[at].reverted) return { history, verdict: { changed: false, superseded: false }, repeat: true };
     const before = isPresent(history);

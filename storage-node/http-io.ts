@@ -2,11 +2,35 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, ServiceError } from '../domain/errors';
 
 /**
- * How much of an oversized body is still read (and discarded) before answering 413. A client
- * that is still writing when the server answers and closes sees a broken pipe instead of the
- * 413, so moderately oversized bodies are drained first; beyond this the connection is cut.
+ * How much of an oversized (or refused) body is still read and discarded, never buffered, before
+ * the answer ends the connection. A client that is still writing when the server answers and
+ * closes sees a reset instead of the answer, so a moderately oversized body is drained; beyond
+ * this the connection is cut. The node's request timeout bounds how long a drain may take.
  */
 const DRAIN_FACTOR = 16;
+
+const tooLarge = (limit: number) => new ServiceError(413, 'PAYLOAD_TOO_LARGE', `body exceeds ${limit} bytes`);
+
+/** The body length a request declares (0 without a Content-Length). */
+const declaredLength = (req: IncomingMessage): number => Number(req.headers['content-length'] ?? 0);
+
+/**
+ * Throws a 413 when the request declares a body over `limit`, before any of it is read.
+ */
+export function refuseDeclaredOversize(req: IncomingMessage, limit: number): void {
+  if (declaredLength(req) > limit) throw tooLarge(limit);
+}
+
+/**
+ * Prepares an answer sent before the body was read (a refusal). Node discards an unread body once
+ * the answer is sent, as it arrives, so a declared body up to `limit * DRAIN_FACTOR` keeps the
+ * connection and the client reads the answer; a larger one, or one of undeclared length
+ * (chunked), ends the connection with the answer.
+ */
+export function answeringBeforeBody(req: IncomingMessage, res: ServerResponse, limit: number): void {
+  const undeclared = req.headers['transfer-encoding'] !== undefined;
+  res.setHeader('connection', undeclared || declaredLength(req) > limit * DRAIN_FACTOR ? 'close' : 'keep-alive');
+}
 
 /**
  * Reads a request body of at most `limit` bytes. A larger body rejects with a 413
@@ -14,11 +38,10 @@ const DRAIN_FACTOR = 16;
  * `limit * DRAIN_FACTOR` bytes (declared or received).
  */
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const tooLarge = () => new ServiceError(413, 'PAYLOAD_TOO_LARGE', `body exceeds ${limit} bytes`);
   const drainCap = limit * DRAIN_FACTOR;
   return new Promise((resolve, reject) => {
-    if (Number(req.headers['content-length'] ?? 0) > drainCap) {
-      reject(tooLarge());
+    if (declaredLength(req) > drainCap) {
+      reject(tooLarge(limit));
       return;
     }
     const chunks: Buffer[] = [];
@@ -32,11 +55,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       chunks.length = 0;
       if (received > drainCap) {
         req.off('data', onData);
-        reject(tooLarge());
+        reject(tooLarge(limit));
       }
     };
     req.on('data', onData);
-    req.once('end', () => (received > limit ? reject(tooLarge()) : resolve(Buffer.concat(chunks))));
+    req.once('end', () => (received > limit ? reject(tooLarge(limit)) : resolve(Buffer.concat(chunks))));
     req.once('error', reject);
   });
 }
@@ -77,8 +100,8 @@ export function sendError(res: ServerResponse, err: unknown, onError: (err: Erro
   }
   if (err instanceof ServiceError && err.expose) {
     // A 413 may come before the body was fully read; closing the connection ends that body
-    // instead of reading on through it for a next request.
-    const headers: Record<string, string> = err.status === 413 ? { connection: 'close' } : {};
+    // instead of reading on through it for a next request (unless answeringBeforeBody chose).
+    const headers: Record<string, string> = err.status === 413 && !res.hasHeader('connection') ? { connection: 'close' } : {};
     sendJson(res, err.status, { error: err.message }, headers);
     return;
   }

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, notFound, ServiceError, unauthorized } from '../domain/errors';
-import { parseJson, readBody, sendError, sendJson } from './http-io';
+import { answeringBeforeBody, parseJson, readBody, refuseDeclaredOversize, sendError, sendJson } from './http-io';
 import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type ApplyResponse } from '../contracts/storage-node-protocol';
-import type { RequestVerifier } from '../lib/node-request-auth';
+import type { AuthOutcome, RequestVerifier } from '../lib/node-request-auth';
 import { parseApplyRequest, parseAuditQuery, parseListQuery } from './validate';
 import type { NodeStore } from './node-store';
 
@@ -88,22 +88,36 @@ function handleRead(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, 
   sendJson(res, 200, { kind, entry, listed: deps.store.has(kind, entry) });
 }
 
+/** The error a refused request is answered with; the refusal is told to `onRefused` (logged at a bounded rate). */
+function refusal(outcome: Exclude<AuthOutcome, { ok: true }>, deps: RouteDeps): ServiceError {
+  deps.onRefused(outcome.reason);
+  if (outcome.status === 503) return new ServiceError(503, 'UNAVAILABLE', outcome.reason, { expose: true });
+  return unauthorized(outcome.reason);
+}
+
 /**
- * The one gate of every route: the body is read (bounded) and the request's signature checked
- * over it before anything is parsed, routed or applied. Before the route too, so that an unsigned
- * caller learns nothing, not even which paths exist.
+ * The one gate of every route, before anything is parsed, routed or applied; before the route
+ * too, so that an unsigned caller learns nothing, not even which paths exist. First what needs no
+ * body (the signature headers, this node, the clock, the declared length), so that a request that
+ * cannot verify costs no buffered body; then the body is read (bounded) and the signature checked over it.
  */
-async function authenticatedBody(req: IncomingMessage, deps: RouteDeps): Promise<Buffer> {
+async function authenticatedBody(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<Buffer> {
+  const early = deps.verifier.checkHeaders(req.headers);
+  try {
+    if (!early.ok) throw refusal(early, deps);
+    refuseDeclaredOversize(req, MAX_BODY_BYTES);
+  } catch (err) {
+    answeringBeforeBody(req, res, MAX_BODY_BYTES);
+    throw err;
+  }
   const body = await readBody(req, MAX_BODY_BYTES);
   const outcome = deps.verifier.verify({ method: req.method ?? '', target: req.url ?? '', headers: req.headers, body });
   if (outcome.ok) return body;
-  deps.onRefused(outcome.reason);
-  if (outcome.status === 503) throw new ServiceError(503, 'UNAVAILABLE', outcome.reason, { expose: true });
-  throw unauthorized(outcome.reason);
+  throw refusal(outcome, deps);
 }
 
 async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps): Promise<void> {
-  const body = await authenticatedBody(req, deps);
+  const body = await authenticatedBody(req, res, deps);
   const { pathname, searchParams } = new URL(req.url ?? '/', 'http://storage-node');
   if (pathname === ROUTES.health) {
     requireMethod(req, res, 'GET');

@@ -1,11 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { RequestVerifier, type NodeKeys } from '../lib/node-request-auth';
+import { DEFAULT_MAX_REMEMBERED_IDS, nodeOf, RequestVerifier, type NodeKeys } from '../lib/node-request-auth';
 import { answerApplyNow, createRequestHandler, type ApplyHandler, type ExtraRoute } from './routes';
 import { startCheckpointThread } from './checkpoint-thread';
 import { DEFAULT_KEPT_CHANGES } from './entry-order';
 import { NodeStore } from './node-store';
+import { RequestIdLog } from './request-id-log';
 
 export interface StorageNodeOptions {
   dataDir: string;
@@ -13,8 +14,19 @@ export interface StorageNodeOptions {
   keys: NodeKeys;
   /** PEM certificate and key: serve https instead of http. */
   tls?: { cert: string | Buffer; key: string | Buffer };
-  /** Bound of the replay memory (request-auth.ts DEFAULT_MAX_REMEMBERED_IDS). */
+  /**
+   * The URLs the service uses for this node (its STORAGE_NODES entry; more than one while an
+   * address changes): a request is taken only when signed for one of them. Default: the bound
+   * address, which is what the launchers in scripts/ and the tests hand to the service.
+   */
+  publicUrls?: readonly string[];
+  /** Bound of the replay memory (lib/node-request-auth.ts DEFAULT_MAX_REMEMBERED_IDS). */
   maxRememberedRequestIds?: number;
+  /** Open connections at most (DEFAULT_MAX_CONNECTIONS); one more is closed unanswered. */
+  maxConnections?: number;
+  /** Time for a request's headers (DEFAULT_HEADERS_TIMEOUT_MS), and for the whole request (DEFAULT_REQUEST_TIMEOUT_MS). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
   /** How the apply route answers (default: at once); a test build injects faults here. */
   answerApply?: ApplyHandler;
   /** A route a test build adds behind the signature check. */
@@ -61,6 +73,30 @@ function refusalLog(write: (line: string) => void): (reason: string) => void {
   };
 }
 
+/**
+ * Connections, and the time a request may take to arrive, are bounded so that slow or idle peers
+ * cannot hold the node: at most DEFAULT_MAX_CONNECTIONS × 1 MiB of bodies are ever buffered, each
+ * for at most DEFAULT_REQUEST_TIMEOUT_MS (an apply of 1 MiB needs 35 KB/s to arrive in time). The
+ * service's keep-alive agents use a handful of connections per process.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** Node's own default, stated: an idle keep-alive connection is closed after this. */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+/** The http(s) server options that enforce the timeouts (Node checks them every connectionsCheckingInterval). */
+function serverLimits(options: StorageNodeOptions): http.ServerOptions {
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  return {
+    headersTimeout,
+    requestTimeout: Math.max(headersTimeout, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS),
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    // Node's default (30 s) would let a request outlive its timeout by that much.
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(headersTimeout / 4))),
+  };
+}
+
 /** How often the checkpoint thread writes the logged deliveries out and checkpoints. */
 const CHECKPOINT_INTERVAL_MS = 1000;
 
@@ -97,17 +133,24 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
       }, ms);
       timers.add(timer);
     });
+  // After the store, which creates the data directory; closed with it.
+  const requestIds = RequestIdLog.open(options.dataDir, options.maxRememberedRequestIds ?? DEFAULT_MAX_REMEMBERED_IDS);
+  let nodes: readonly string[] = (options.publicUrls ?? []).map(nodeOf);
   const handler = createRequestHandler({
     store,
     answerApply: options.answerApply ?? answerApplyNow,
     ...(options.extraRoute ? { extraRoute: options.extraRoute } : {}),
-    verifier: new RequestVerifier(options.keys, { maxRememberedIds: options.maxRememberedRequestIds }),
+    verifier: new RequestVerifier(options.keys, { nodes: () => nodes, memory: requestIds }),
     onRefused: refusalLog((line) => console.error(line)),
     pause,
     onError,
   });
   const scheme = options.tls ? 'https' : 'http';
-  const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
+  const limits = serverLimits(options);
+  const server = options.tls
+    ? https.createServer({ ...limits, cert: options.tls.cert, key: options.tls.key }, handler)
+    : http.createServer(limits, handler);
+  server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   let closed: Promise<void> | undefined;
 
   return {
@@ -116,7 +159,9 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
-          resolve(toBoundAddress(server.address() as AddressInfo, scheme));
+          const bound = toBoundAddress(server.address() as AddressInfo, scheme);
+          if (!options.publicUrls?.length) nodes = [nodeOf(bound.url)];
+          resolve(bound);
         });
       }),
     address: () => {
@@ -131,7 +176,10 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
         const finish = () => {
           checkpoints
             .stop()
-            .then(() => store.close())
+            .then(() => {
+              requestIds.close();
+              store.close();
+            })
             .catch((err: Error) => onError(err))
             .finally(resolve);
         };

@@ -11,15 +11,31 @@ export interface EntryPage {
   after?: string;
 }
 
+/** One node's page of entries, with the node that sent it. */
+export interface NodeEntryPage extends ListResponse {
+  node: string;
+}
+
 /**
  * The first `pageSize` entries of the union of the nodes' pages, each asked for `pageSize` entries
- * after the same entry. More follow when the union is longer, or a node said it holds more.
+ * after the same entry, keeping of each node only the entries it owns (`owns`: the rendezvous
+ * placement membership asks by), so that the list never shows a copy membership would deny. A
+ * node that said it holds more is complete only up to its last entry (`next`): nothing past the
+ * first such bound is listed, and the next page starts there, even when the owner filter left
+ * this page short or empty.
  */
-export function mergeEntryPages(pages: readonly ListResponse[], pageSize: number): EntryPage {
-  const all = [...new Set(pages.flatMap((page) => page.entries))].sort(compareEntries);
+export function mergeEntryPages(
+  pages: readonly NodeEntryPage[],
+  pageSize: number,
+  owns: (node: string, entry: string) => boolean = () => true,
+): EntryPage {
+  let bound: string | undefined;
+  for (const { next } of pages) if (next !== undefined && (bound === undefined || compareEntries(next, bound) < 0)) bound = next;
+  const within = (entry: string) => bound === undefined || compareEntries(entry, bound) <= 0;
+  const all = [...new Set(pages.flatMap((page) => page.entries.filter((e) => within(e) && owns(page.node, e))))].sort(compareEntries);
   const entries = all.slice(0, pageSize);
-  const more = all.length > pageSize || pages.some((page) => page.next !== undefined);
-  return more && entries.length > 0 ? { entries, after: entries[entries.length - 1] } : { entries };
+  if (all.length > pageSize) return { entries, after: entries[entries.length - 1] };
+  return bound === undefined ? { entries } : { entries, after: bound };
 }
 
 /** Where one node's audit stream stands: a cursor (`seq:index`), done (null), or not started (absent). */

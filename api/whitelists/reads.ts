@@ -67,7 +67,7 @@ async function fromEveryNode<T>(nodes: readonly string[], all: readonly string[]
 }
 
 /**
- * The whitelist reads: entries (merged from every node), membership (the owner node only) and
+ * The whitelist reads: entries (merged from every node, each entry from its owner only), membership (the owner node only) and
  * the audit trail (merged from every node, newest first).
  */
 export class WhitelistReads {
@@ -79,16 +79,26 @@ export class WhitelistReads {
   /** One page of the `kind` whitelist, sorted (case-insensitively), EIP-55 as stored. */
   async entries(kind: WhitelistKind, pageSize: number, pageToken?: string): Promise<Page<string>> {
     const after = pageToken === undefined ? undefined : decodePageToken(pageToken, isEntriesToken).after;
-    const pages = await fromEveryNode(this.nodes, this.nodes, (node) => this.reads.list(node, kind, after, pageSize));
-    const page = mergeEntryPages(pages, pageSize);
+    const pages = await fromEveryNode(this.nodes, this.nodes, async (node) => ({
+      node,
+      ...(await this.reads.list(node, kind, after, pageSize)),
+    }));
+    // Only the owner's copy counts, as for membership: a copy on another node (left by a change of
+    // STORAGE_NODES, a copied data directory, a request replayed before requests were bound to one
+    // node) is not listed.
+    const page = mergeEntryPages(pages, pageSize, (node, entry) => this.ownerOf(kind, entry) === node);
     return { result: page.entries, ...(page.after === undefined ? {} : { nextPageToken: encodePageToken({ after: page.after }) }) };
   }
 
   /** Whether the EIP-55 `entry` is listed: asks only the node that owns it (rendezvous hashing). */
   async membership(kind: WhitelistKind, entry: string): Promise<{ kind: WhitelistKind; entry: string; listed: boolean }> {
-    const owner = ownerOf(ownerKeyOfChecksummed({ kind, entry }), this.nodes, nodeSha256);
-    const answer = await this.reads.membership(owner, kind, entry);
+    const answer = await this.reads.membership(this.ownerOf(kind, entry), kind, entry);
     return { kind, entry, listed: answer.listed };
+  }
+
+  /** The node that owns `entry` (EIP-55) of `kind`: the only one whose copy counts. */
+  private ownerOf(kind: WhitelistKind, entry: string): string {
+    return ownerOf(ownerKeyOfChecksummed({ kind, entry }), this.nodes, nodeSha256);
   }
 
   /** One page of the merged audit trail, newest first. */

@@ -4,7 +4,7 @@ import { toChecksumAddress } from '../../domain/eoa';
 import { groupByOwner, type OwnerGroups } from '../../domain/rendezvous';
 import { ownerKey, type WhitelistChange } from '../../domain/whitelist-messages';
 import { ROUTES } from '../../contracts/storage-node-protocol';
-import { signRequest, type NodeKeys } from '../../lib/node-request-auth';
+import { nodeOf, signRequest, type NodeKeys } from '../../lib/node-request-auth';
 import type { JsonClient } from '../http';
 import { closedLoop, type LoadResult } from '../load';
 import { cpuMs } from '../proc';
@@ -63,7 +63,7 @@ export async function direct(http: JsonClient, groups: OwnerGroups<WhitelistChan
     [...groups].map(async ([node, items]) => {
       const payload = { batchId, position: Date.now(), changes: items.map((i) => i.item) };
       // JsonClient sends JSON.stringify(payload): the same bytes as signed here.
-      const signature = signRequest(keys, { method: 'POST', target: ROUTES.apply, body: JSON.stringify(payload) });
+      const signature = signRequest(keys, { method: 'POST', node: nodeOf(node), target: ROUTES.apply, body: JSON.stringify(payload) });
       const answer = await http.post(`${node}${ROUTES.apply}`, payload, signature);
       if (answer.status !== 200 || answer.body?.results?.length !== items.length) throw new Error(`${node}: HTTP ${answer.status}`);
     }),

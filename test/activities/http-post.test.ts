@@ -62,7 +62,7 @@ describe('activity http: postJson (real loopback server)', function () {
   });
 
   it('when a POST and a GET with a query are sent, then each is signed over what the node receives and verifies', async () => {
-    const verifier = new RequestVerifier(testNodeKeys());
+    const verifier = new RequestVerifier(testNodeKeys(), { nodes: () => [new URL(url).host] });
     handle = (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));

@@ -12,14 +12,17 @@ import { ROUTES } from '../../contracts/storage-node-protocol';
 import { generateNodeKey, parseNodeKeys } from '../../lib/node-request-auth';
 import { signedHeaders, testNodeKeys, testNodeKeysFile, testNodeTransport } from '../support/node-keys';
 import { FAULTS_ROUTE } from '../support/faulty-storage-node';
-import { add, apply, FAULTY_JS, killAll, list, MAIN_JS, request, startNode, tempDataDir, type NodeProcess } from './node-process';
+import { add, apply, FAULTY_JS, kill9, killAll, list, MAIN_JS, request, startNode, tempDataDir, type NodeProcess } from './node-process';
 
 const A = '0x52908400098527886E0F7030069857D2E4169EE7';
 /** The attack of the report, byte for byte: a forged apply from anyone who can reach a node. */
 const EVIL_BODY =
   '{"batchId":"evil-1","tokenId":"wl-admin","changes":[{"op_type":"add_entry","kind":"developer","entry":"not-even-an-address"}]}';
 
-/** One request on plain node:http, with exactly the headers given (as curl would send it). */
+/**
+ * One request on plain node:http, with exactly the headers given (as curl would send it), on a
+ * connection of its own: never a pooled one that a killed node left behind.
+ */
 function rawRequest(
   url: string,
   method: string,
@@ -29,7 +32,7 @@ function rawRequest(
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
-      { method, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers } },
+      { method, agent: false, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers } },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
@@ -133,12 +136,65 @@ describe('storage node authentication (real node processes)', function () {
     });
   });
 
+  describe('a request is bound to the node it was signed for', () => {
+    it('when a request signed for one node is sent to another, then that node refuses it (401) and applies nothing', async () => {
+      const other = tempDataDir();
+      try {
+        const [first, second] = await Promise.all([startNode(dir), startNode(other)]);
+        const body = JSON.stringify({ batchId: 'b1', position: 1, changes: [add('user', A)] });
+        const headers = signedHeaders('POST', `${first.url}${ROUTES.apply}`, body);
+        const stray = await rawRequest(`${second.url}${ROUTES.apply}`, 'POST', body, headers);
+        assert.equal(stray.status, 401, stray.text);
+        assert.deepEqual(await list(second, 'user'), [], 'no stray copy on the second node');
+        assert.equal((await rawRequest(`${first.url}${ROUTES.apply}`, 'POST', body, headers)).status, 200, 'the node it was signed for');
+      } finally {
+        fs.rmSync(other, { recursive: true, force: true });
+      }
+    });
+
+    it('when a node restarts (even killed), then a request it accepted before is still refused as a replay', async () => {
+      const node = await startNode(dir);
+      const url = `${node.url}${ROUTES.apply}`;
+      const body = JSON.stringify({ batchId: 'b1', position: 1, changes: [add('user', A)] });
+      const headers = signedHeaders('POST', url, body);
+      assert.equal((await rawRequest(url, 'POST', body, headers)).status, 200);
+      await kill9(node);
+      const again = await startNode(dir, ['--port', new URL(node.url).port]);
+      assert.equal(again.url, node.url, 'the same address, so only the remembered id can refuse it');
+      const replay = await rawRequest(url, 'POST', body, headers);
+      assert.equal(replay.status, 401, replay.text);
+      assert.match(JSON.parse(replay.text).error, /replayed/);
+    });
+
+    it('when the node is given --public-url, then it takes requests signed for that address and refuses ones signed for its bound one', async () => {
+      const node = await startNode(dir, ['--public-url', 'https://node-a.example.net:8443/']);
+      const body = JSON.stringify({ batchId: 'b1', position: 1, changes: [add('user', A)] });
+      const forPublic = signedHeaders('POST', `https://node-a.example.net:8443${ROUTES.apply}`, body);
+      const forBound = signedHeaders('POST', `${node.url}${ROUTES.apply}`, body);
+      assert.equal((await rawRequest(`${node.url}${ROUTES.apply}`, 'POST', body, forBound)).status, 401);
+      assert.equal((await rawRequest(`${node.url}${ROUTES.apply}`, 'POST', body, forPublic)).status, 200);
+    });
+  });
+
   describe('start-up', () => {
     it('when started without --keys-file, then it exits 2 saying it accepts only signed requests', () => {
       const run = spawnSync(process.execPath, [MAIN_JS, '--port', '0', '--data', dir], { encoding: 'utf8' });
       assert.equal(run.status, 2);
       assert.match(run.stderr, /--keys-file is required: the node accepts only requests signed/);
       assert.equal(run.stdout, '');
+    });
+
+    it('when it listens on every interface without --public-url, then it exits 2 saying which address to sign for is unknown', () => {
+      const run = spawnSync(
+        process.execPath,
+        [MAIN_JS, '--port', '0', '--data', dir, '--keys-file', testNodeKeysFile(), '--host', '0.0.0.0'],
+        {
+          encoding: 'utf8',
+          timeout: 10_000,
+        },
+      );
+      assert.equal(run.status, 2, run.stderr);
+      assert.match(run.stderr, /--public-url is required/);
     });
 
     it('when the keys file is missing or holds no key, then it exits 1 naming the file', () => {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createNodeTransport, type NodeTransport } from '../../activities/node-transport';
 import { createNodeKeysFile, readNodeKeysFile } from '../../lib/node-keys-file';
-import { signRequest, type NodeKeys } from '../../lib/node-request-auth';
+import { nodeOf, signRequest, type NodeKeys } from '../../lib/node-request-auth';
 
 /**
  * The storage node keys of this test process: one keys file, created on first use the way
@@ -31,8 +31,8 @@ export const testNodeKeys = (): NodeKeys => testKeys().keys;
 /** A transport (activities/node-transport.ts) that signs with the test keys. */
 export const testNodeTransport = (): NodeTransport => testKeys().transport;
 
-/** The headers that sign one request to `url` (its path and query) with the test keys. */
+/** The headers that sign one request to `url` (for its node, over its path and query) with the test keys, as the service signs it. */
 export function signedHeaders(method: string, url: string, body: string | Uint8Array = ''): Record<string, string> {
   const { pathname, search } = new URL(url);
-  return signRequest(testKeys().keys, { method, target: `${pathname}${search}`, body });
+  return signRequest(testKeys().keys, { method, node: nodeOf(url), target: `${pathname}${search}`, body });
 }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { applyChange, emptyHistory, isPresent, revertChange, type EntryHistory } from '../../storage-node/entry-order';
-import type { WhitelistKind } from '../../contracts/storage-node-protocol';
+import {
+  applyChange,
+  DEFAULT_KEPT_CHANGES,
+  emptyHistory,
+  isPresent,
+  revertChange,
+  type EntryHistory,
+} from '../../storage-node/entry-order';
+import type { OpType, WhitelistKind } from '../../contracts/storage-node-protocol';
 import { scheduleArbitrary, sequentialOutcome, type Schedule } from '../support/batch-schedules';
 
 const ENTRIES = ['0x1111111111111111111111111111111111111111', '0x2222222222222222222222222222222222222222'];
@@ -86,5 +93,41 @@ describe('entry order: the last accepted change wins', () => {
     assert.equal(history.changes.length, 2);
     assert.deepEqual(history.base.order, at(2, 'b2'));
     assert.deepEqual(applyChange(history, at(1, 'b0'), 'add_entry', 2).verdict, { changed: false, superseded: true });
+  });
+
+  it('when the winning add has more newer changes than the entry keeps, all reverted, then its own late revert still removes it', () => {
+    let history = applyChange(emptyHistory(), at(1, 'winner'), 'add_entry').history;
+    for (let p = 2; p <= 1 + DEFAULT_KEPT_CHANGES; p++) {
+      history = applyChange(history, at(p, `failed-${p}`), p % 2 ? 'add_entry' : 'remove_entry').history;
+      history = revertChange(history, at(p, `failed-${p}`), p % 2 ? 'add_entry' : 'remove_entry').history;
+    }
+    assert.equal(isPresent(history), true, 'the winner still decides the entry');
+    const undone = revertChange(history, at(1, 'winner'), 'add_entry');
+    assert.deepEqual(undone.verdict, { changed: true, superseded: false });
+    assert.equal(isPresent(undone.history), false);
+    assert.ok(undone.history.changes.length <= DEFAULT_KEPT_CHANGES);
+  });
+
+  it('when any number of newer changes to an entry are reverted (before or after they arrive), then a revert of the winner takes effect (an entry keeping two changes or more)', () => {
+    const op = fc.constantFrom<OpType>('add_entry', 'remove_entry');
+    const newer = fc.record({ op, revertFirst: fc.boolean() });
+    fc.assert(
+      // Two kept changes at least: one newer change may be live (applied, not yet reverted) beside the winner.
+      fc.property(fc.integer({ min: 2, max: 5 }), op, op, fc.array(newer, { maxLength: 12 }), (keep, before, winnerOp, changes) => {
+        // An older live change, then the winner, then newer changes that all fail.
+        let history = applyChange(emptyHistory(), at(1, 'older'), before, keep).history;
+        history = applyChange(history, at(2, 'winner'), winnerOp, keep).history;
+        changes.forEach((c, i) => {
+          const order = at(3 + i, `failed-${i}`);
+          const steps = c.revertFirst ? [revertChange, applyChange] : [applyChange, revertChange];
+          for (const step of steps) history = step(history, order, c.op, keep).history;
+        });
+        assert.equal(isPresent(history), winnerOp === 'add_entry');
+        const undone = revertChange(history, at(2, 'winner'), winnerOp, keep).history;
+        assert.equal(isPresent(undone), before === 'add_entry', 'back to what the older change made it');
+        assert.ok(undone.changes.length <= keep);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

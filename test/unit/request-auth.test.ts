@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
   AUTH_HEADERS,
   generateNodeKey,
@@ -16,8 +17,13 @@ const OLD = generateNodeKey();
 const NEW = generateNodeKey();
 const T0 = Date.parse('2026-12-01T12:00:00Z');
 
+/** The node the verifier is, and the one a request signed for elsewhere is for. */
+const THIS_NODE = '127.0.0.1:7001';
+const OTHER_NODE = '127.0.0.1:7002';
+
 const apply: SignedParts = {
   method: 'POST',
+  node: THIS_NODE,
   target: '/v1/whitelists/apply',
   body: JSON.stringify({
     batchId: 'b1',
@@ -28,13 +34,13 @@ const apply: SignedParts = {
 /** A verifier whose clock is `now` (ms), so that timestamps can be moved. */
 function verifier(keys: NodeKeys, options: { maxRememberedIds?: number } = {}) {
   const clock = { now: T0 };
-  return { clock, verifier: new RequestVerifier(keys, { toleranceS: 300, now: () => clock.now, ...options }) };
+  return { clock, verifier: new RequestVerifier(keys, { nodes: () => [THIS_NODE], toleranceS: 300, now: () => clock.now, ...options }) };
 }
 
 const received = (parts: SignedParts, headers: Record<string, string>): ReceivedRequest => ({ ...parts, headers });
 const signed = (keys: NodeKeys, parts: SignedParts = apply, nowMs = T0) => received(parts, signRequest(keys, parts, { nowMs }));
 
-describe('storage node request auth (HMAC over method, target, timestamp, id and body digest)', () => {
+describe('storage node request auth (HMAC over method, node, target, timestamp, id and body digest)', () => {
   describe('keys file text', () => {
     it('when keys are listed with blank lines and comments, then each is read in order', () => {
       const keys = keysOf('# rotated 2026-12', OLD, '', `  ${NEW}  `);
@@ -77,7 +83,9 @@ describe('storage node request auth (HMAC over method, target, timestamp, id and
         Object.fromEntries(Object.entries(good).filter(([name]) => name !== AUTH_HEADERS.timestamp)),
         { ...good, [AUTH_HEADERS.id]: 'short' },
         { ...good, [AUTH_HEADERS.timestamp]: `${good[AUTH_HEADERS.timestamp]}.5` },
-        { ...good, [AUTH_HEADERS.signature]: good[AUTH_HEADERS.signature].replace('v1,', 'v2,') },
+        { ...good, [AUTH_HEADERS.signature]: good[AUTH_HEADERS.signature].replace('v2,', 'v1,') },
+        Object.fromEntries(Object.entries(good).filter(([name]) => name !== AUTH_HEADERS.node)),
+        { ...good, [AUTH_HEADERS.node]: 'Node A' },
       ];
       for (const headers of variants) {
         const outcome = v.verify(received(apply, headers));
@@ -132,10 +140,24 @@ describe('storage node request auth (HMAC over method, target, timestamp, id and
         const outcome = v.verify(received(parts, headers));
         assert.deepEqual(outcome, { ok: false, status: 401, reason: 'the signature does not verify with any key' }, JSON.stringify(parts));
       }
-      const list = { method: 'GET', target: '/v1/whitelists/user?limit=2', body: '' };
+      const list = { method: 'GET', node: THIS_NODE, target: '/v1/whitelists/user?limit=2', body: '' };
       const listHeaders = signRequest(keysOf(OLD), list, { nowMs: T0 });
       assert.deepEqual(v.verify(received({ ...list, target: '/v1/whitelists/user?limit=3' }, listHeaders)).ok, false);
       assert.deepEqual(v.verify(received(list, listHeaders)), { ok: true });
+    });
+
+    it('when a request was signed for another node, then it is 401 here, whether or not its node header was changed to this one', () => {
+      const { verifier: v } = verifier(keysOf(OLD));
+      const elsewhere = signed(keysOf(OLD), { ...apply, node: OTHER_NODE });
+      const refused = v.verify(elsewhere);
+      assert.ok(!refused.ok && refused.status === 401 && /signed for node 127\.0\.0\.1:7002/.test(refused.reason), JSON.stringify(refused));
+      const relabelled = received(apply, { ...elsewhere.headers, [AUTH_HEADERS.node]: THIS_NODE } as Record<string, string>);
+      assert.deepEqual(v.verify(relabelled), { ok: false, status: 401, reason: 'the signature does not verify with any key' });
+      assert.deepEqual(
+        v.checkHeaders(signed(keysOf(OLD)).headers),
+        { ok: true },
+        'signed for this node: the headers pass before the body is read',
+      );
     });
 
     it('when keys are rotated, then a node holding old and new verifies both, and only the first key signs', () => {
@@ -176,6 +198,43 @@ describe('storage node request auth (HMAC over method, target, timestamp, id and
       assert.equal(cache.size, 2);
       assert.equal(cache.remember('d', 10_000, 2_500), 'full');
       assert.equal(cache.size, 2);
+    });
+  });
+
+  describe('the accepted window and the remembered window', () => {
+    it('when a copy comes at the very millisecond its timestamp reaches the tolerance, then it is refused', () => {
+      const { clock, verifier: v } = verifier(keysOf(OLD));
+      const request = signed(keysOf(OLD));
+      assert.deepEqual(v.verify(request), { ok: true });
+      for (const offset of [299_999, 300_000, 300_001]) {
+        clock.now = T0 + offset;
+        assert.equal(v.verify(request).ok, false, `a copy ${offset} ms later`);
+      }
+    });
+
+    it('when one signed request is verified at any instants, then it is accepted at most once', () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: -400_000, max: 400_000 }),
+          // Whole seconds, so that the clock lands on the edges of the window, not just near them.
+          fc.array(
+            fc.integer({ min: 0, max: 700 }).map((s) => s * 1000),
+            { minLength: 1, maxLength: 6 },
+          ),
+          (signedAt, steps) => {
+            const { clock, verifier: v } = verifier(keysOf(OLD));
+            const request = signed(keysOf(OLD), apply, T0 + signedAt);
+            clock.now = T0 - 300_000;
+            let accepted = 0;
+            for (const step of steps) {
+              clock.now += step;
+              if (v.verify(request).ok) accepted++;
+            }
+            assert.ok(accepted <= 1, `accepted ${accepted} times`);
+          },
+        ),
+        { numRuns: 2000 },
+      );
     });
   });
 });

@@ -114,6 +114,12 @@ describe('storage node input parsing', () => {
         '1000',
         '--kept-changes',
         '5',
+        '--public-url',
+        'https://node-1.internal:4101',
+        '--public-url',
+        'https://node-1.example.net/',
+        '--max-connections',
+        '64',
       ]);
       assert.deepEqual(
         { ...config },
@@ -123,7 +129,9 @@ describe('storage node input parsing', () => {
           dataDir: '/tmp/x',
           keysFile: '/etc/node/keys',
           tls: { certFile: '/etc/node/cert.pem', keyFile: '/etc/node/key.pem' },
+          publicUrls: ['https://node-1.internal:4101', 'https://node-1.example.net/'],
           maxRememberedRequestIds: 1000,
+          maxConnections: 64,
           keptChanges: 5,
         },
       );
@@ -144,6 +152,12 @@ describe('storage node input parsing', () => {
         ['--port', '0', '--data', 'd', ...base, '--tls-key', 'k.pem'],
         ['--port', '0', '--data', 'd', ...base, '--verbose'],
         ['--port', '0', '--data', 'd', ...base, 'extra'],
+        ['--port', '0', '--data', 'd', ...base, '--max-connections', '0'],
+        ['--port', '0', '--data', 'd', ...base, '--host', '::'],
+        ['--port', '0', '--data', 'd', ...base, '--public-url', 'node-1:4101'],
+        ['--port', '0', '--data', 'd', ...base, '--public-url', 'ftp://node-1:4101'],
+        ['--port', '0', '--data', 'd', ...base, '--public-url', 'https://node-1:4101/v1'],
+        ['--port', '0', '--data', 'd', ...base, '--public-url', 'https://user:pw@node-1:4101'],
       ]) {
         assert.throws(() => parseStorageNodeArgs(args), Error, args.join(' '));
       }

@@ -27,13 +27,56 @@ function nodePage(node: string, trail: AuditRecord[], cursor: string | undefined
 
 describe("unit: merging the storage nodes' pages (api/whitelists/merge.ts)", () => {
   it('when entry pages overlap and sort across nodes, then the merge is the first pageSize of their sorted union, with `after` only when more follow', () => {
-    const a = { kind: 'user' as const, entries: ['0x01', '0x0C'], next: '0x0C' };
-    const b = { kind: 'user' as const, entries: ['0x0b', '0x0C', '0x0d'] };
+    const a = { node: 'a', kind: 'user' as const, entries: ['0x01', '0x0C'], next: '0x0C' };
+    const b = { node: 'b', kind: 'user' as const, entries: ['0x0b', '0x0C', '0x0d'] };
     assert.deepEqual(mergeEntryPages([a, b], 3), { entries: ['0x01', '0x0b', '0x0C'], after: '0x0C' });
     assert.deepEqual(mergeEntryPages([{ ...a, next: undefined }, b], 4), { entries: ['0x01', '0x0b', '0x0C', '0x0d'] });
     assert.deepEqual(mergeEntryPages([{ ...a, next: undefined }, b], 5), { entries: ['0x01', '0x0b', '0x0C', '0x0d'] });
-    assert.deepEqual(mergeEntryPages([{ ...a, next: '0x0C' }, b], 5), { entries: ['0x01', '0x0b', '0x0C', '0x0d'], after: '0x0d' });
+    // Node a holds more after 0x0C (a node may send fewer than asked): nothing past it is listed yet.
+    assert.deepEqual(mergeEntryPages([{ ...a, next: '0x0C' }, b], 5), { entries: ['0x01', '0x0b', '0x0C'], after: '0x0C' });
     assert.deepEqual(mergeEntryPages([], 5), { entries: [] });
+  });
+
+  it('when nodes hold copies of entries they do not own, then paging with any page size lists each owned entry once, in order, and no other copy', () => {
+    const nodes = ['a', 'b', 'c'];
+    const entry = fc.integer({ min: 1, max: 60 }).map((n) => `0x${n.toString(16).padStart(2, '0')}`);
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(entry, { maxLength: 30 }),
+        fc.array(fc.tuple(entry, fc.constantFrom(...nodes)), { maxLength: 10 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 0, max: 1000 }),
+        (owned, strays, pageSize, seed) => {
+          const owner = (e: string) => nodes[(parseInt(e, 16) + seed) % nodes.length];
+          const held = new Map(nodes.map((n) => [n, new Set<string>()]));
+          for (const e of owned) held.get(owner(e))!.add(e);
+          // A copy on its owner is no stray: only copies elsewhere.
+          for (const [e, n] of strays) if (n !== owner(e)) held.get(n)!.add(e);
+          const sorted = (set: Set<string>) => [...set].sort(compareEntries);
+          // Each node answers as a node does: `limit` entries after `after`, `next` when it holds more.
+          const page = (n: string, after: string | undefined) => {
+            const rest = sorted(held.get(n)!).filter((e) => after === undefined || compareEntries(e, after) > 0);
+            const entries = rest.slice(0, pageSize);
+            return { node: n, kind: 'user' as const, entries, ...(rest.length > pageSize ? { next: entries.at(-1) } : {}) };
+          };
+          const listed: string[] = [];
+          let after: string | undefined;
+          for (let pages = 0; ; pages++) {
+            assert.ok(pages <= 200, 'the pages end');
+            const merged = mergeEntryPages(
+              nodes.map((n) => page(n, after)),
+              pageSize,
+              (n, e) => owner(e) === n,
+            );
+            listed.push(...merged.entries);
+            if (merged.after === undefined) break;
+            after = merged.after;
+          }
+          assert.deepEqual(listed, [...owned].sort(compareEntries));
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('when records carry times, then the merge is newest first, ties by node', () => {

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { StorageNodeReads } from '../../api/whitelists/node-reads';
+import { WhitelistReads } from '../../api/whitelists/reads';
+import { nodeSha256 } from '../../api/whitelists/service';
+import { toChecksumAddress } from '../../domain/eoa';
+import { ownerOf } from '../../domain/rendezvous';
+import { ownerKeyOfChecksummed } from '../../domain/whitelist-messages';
+import { testNodeTransport } from '../support/node-keys';
+import { add, apply, killAll, startNode, tempDataDir } from './node-process';
+
+/** The first `count` addresses (0x…01, 0x…02, …) that rendezvous hashing puts on `owner`. */
+function ownedBy(owner: string, nodes: string[], count: number): string[] {
+  const found: string[] = [];
+  for (let i = 1; found.length < count; i++) {
+    const entry = toChecksumAddress(`0x${i.toString(16).padStart(40, '0')}`);
+    if (ownerOf(ownerKeyOfChecksummed({ kind: 'user', entry }), nodes, nodeSha256) === owner) found.push(entry);
+  }
+  return found;
+}
+
+/** Every entry the API's list route would show, page by page. */
+async function listAll(reads: WhitelistReads, pageSize: number): Promise<string[]> {
+  const all: string[] = [];
+  for (let token: string | undefined, pages = 0; ; pages++) {
+    assert.ok(pages < 100, 'the pages end');
+    const page = await reads.entries('user', pageSize, token);
+    all.push(...page.result);
+    if (page.nextPageToken === undefined) return all;
+    token = page.nextPageToken;
+  }
+}
+
+describe('whitelist reads over two real nodes: a copy on a node that does not own the entry', function () {
+  this.timeout(30_000);
+  const dirs: string[] = [];
+  afterEach(async () => {
+    await killAll();
+    for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('when a node holds a stray copy of an entry it does not own, then the list leaves it out as membership does, on every page size', async () => {
+    dirs.push(tempDataDir(), tempDataDir());
+    const [first, second] = await Promise.all(dirs.map((dir) => startNode(dir)));
+    const nodes = [first.url, second.url];
+    const onFirst = ownedBy(first.url, nodes, 3);
+    const onSecond = ownedBy(second.url, nodes, 2);
+    const stray = onFirst[0];
+    const owned = (node: typeof first, entries: string[]) =>
+      apply(node, { batchId: `b-${node.url}`, position: 1, changes: entries.map((e) => add('user', e)) });
+    assert.equal((await owned(first, onFirst.slice(1))).status, 200);
+    assert.equal((await owned(second, onSecond)).status, 200);
+    // What a replayed share, a copied data directory or a change of STORAGE_NODES leaves behind.
+    assert.equal((await apply(second, { batchId: 'stray', position: 2, changes: [add('user', stray)] })).status, 200);
+
+    const reads = new WhitelistReads(nodes, new StorageNodeReads(5_000, testNodeTransport(), (n) => n));
+    assert.equal((await reads.membership('user', stray)).listed, false, 'its owner does not hold it');
+    const expected = [...onFirst.slice(1), ...onSecond].sort((x, y) => (x.toLowerCase() < y.toLowerCase() ? -1 : 1));
+    for (const pageSize of [1, 2, 3, 10]) assert.deepEqual(await listAll(reads, pageSize), expected, `page size ${pageSize}`);
+    for (const entry of expected) assert.equal((await reads.membership('user', entry)).listed, true, entry);
+  });
+});
