@@ -49,7 +49,7 @@ const floorOf = (folder: string): number => FLOORS.findIndex((floor) => floor.in
 export const API_FLOORS: ReadonlyArray<readonly string[]> = [
   ['http', 'temporal'],
   ['deps.ts'],
-  ['executions', 'whitelists'],
+  ['executions', 'refunds', 'whitelists'],
   ['operations'],
   ['app.ts'],
   ['server.ts'],
