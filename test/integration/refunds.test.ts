@@ -1,9 +1,20 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot } from '../../config/config';
+import { childEnv } from '../../config/settings';
+import { openDatabase } from '../../db/database';
+import { RefundLedger } from '../../db/refund-ledger';
 import { createToken } from '../../tokens/token-store';
 import { depositHttp, eventually, newWallet, prepare } from '../support/executions';
 import { request } from '../support/http';
 import { getStack, type Stack } from '../support/stack';
+
+const run = promisify(execFile);
 
 /**
  * The refunds ledger over real HTTP on the shared stack: deposits an execution refuses become rows,
@@ -95,5 +106,74 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
       assert.equal(res.status, status, res.text);
       assert.equal(typeof res.body.error, 'string');
     }
+  });
+});
+
+describe('refunds: npm run refunds (the CLI on the read model)', function () {
+  this.timeout(60_000);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'refunds-cli-'));
+  const sqliteFile = path.join(tmp, 'read-model.sqlite');
+  const cli = (...args: string[]) =>
+    run(process.execPath, [path.join(projectRoot, 'dist', 'scripts', 'refunds.js'), ...args], {
+      env: childEnv({ DATABASE_FILE: sqliteFile, DATABASE_URL: '' }),
+      encoding: 'utf8',
+    }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    );
+  let ids: string[] = [];
+  before(async () => {
+    const database = await openDatabase({ sqliteFile });
+    const ledger = new RefundLedger(database);
+    ids = [];
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        await ledger.recordDue({
+          workflowId: `exec:w:e${i}`,
+          wallet: 'w',
+          executionId: `e${i}`,
+          chain: 'evm:31337',
+          txHash: `0x${i}`,
+          amount: '7',
+          reason: 'other-tx',
+          reportedBy: 'chain-watcher',
+        }),
+      );
+    await database.close();
+  });
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('when an operator lists, pays one, pays it again, pays it otherwise and waives another, then the ledger says so and only the conflicting call fails', async () => {
+    const listed = await cli('list');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(
+      new Set(
+        listed.stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).id),
+      ),
+      new Set(ids),
+    );
+    const paid = await cli('refunded', '--id', ids[0], '--tx-hash', '0xrefund', '--by', 'alice');
+    assert.equal(paid.code, 0, paid.stderr);
+    assert.deepEqual(
+      [JSON.parse(paid.stdout).state, JSON.parse(paid.stdout).settledBy, JSON.parse(paid.stdout).refundTxHash],
+      ['refunded', 'alice', '0xrefund'],
+    );
+    assert.equal((await cli('refunded', '--id', ids[0], '--tx-hash', '0xrefund')).code, 0);
+    const other = await cli('refunded', '--id', ids[0], '--tx-hash', '0xother');
+    assert.equal(other.code, 1);
+    assert.match(other.stderr, /already refunded otherwise/);
+    assert.equal((await cli('waived', '--id', ids[1], '--reason', 'dust')).code, 0);
+    const due = await cli('list', '--state', 'due');
+    assert.deepEqual(
+      due.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+      [ids[2]],
+    );
+    assert.equal((await cli('refunded', '--id', ids[2])).code, 2, 'a settlement without its txHash is a usage error');
   });
 });
