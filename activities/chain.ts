@@ -9,11 +9,11 @@ import { proveDeposit } from '../domain/deposit-proof';
 import { readChainTransaction } from '../lib/chain-transaction';
 import type { BlockHeader, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
-import { atLeast } from '../domain/wei';
 
 /** What the chain activities are told, for the worker's metrics and logs (activities/ keeps no metrics). */
 export type ChainEvent =
-  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number; dustIgnored: number }
+  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number }
+  | { kind: 'dust'; chain: string; owed: number }
   | { kind: 'signals'; chain: string; delivered: number; undelivered: UndeliveredDeposit[] }
   | { kind: 'reorgs'; reports: ReorgReport[] };
 
@@ -39,11 +39,11 @@ export function chainClient(rpcUrl: string): PublicClient {
 }
 
 /**
- * Transfers below its minAmount that the watcher signals for one deposit address; later ones are
- * ignored (a warning and `intent_chain_dust_ignored_total`). Such a transfer can never complete a
- * deposit, each signalled one is a refund record, a history event and a projection of its
- * execution: without a cap, anyone who reads an address could grow its execution past Temporal's
- * limits with 1-wei transfers. Transfers of minAmount or more are always signalled.
+ * Transfers below its minAmount that the watcher signals for one deposit address; later ones go to
+ * the refunds ledger without a signal (a warning and `intent_chain_dust_ignored_total`). Such a
+ * transfer can never complete a deposit, and each signalled one is a history event and a projection
+ * of its execution: without a cap, anyone who reads an address could grow its execution with 1-wei
+ * transfers.
  */
 export const DUST_TRANSFERS_PER_ADDRESS = 10;
 
@@ -52,8 +52,34 @@ export const MAX_WAIT_MS = 5_000;
 /** How often a waiting readChainRound asks the node for its head. */
 const HEAD_POLL_MS = 100;
 
+/** A block's header as the watcher keeps it; throws for a pending block (no number or hash yet). */
+export function blockHeader(b: { number: bigint | null; hash: `0x${string}` | null; parentHash: `0x${string}` }): BlockHeader {
+  if (b.number === null || b.hash === null) throw new Error('the node answered a pending block');
+  return { number: Number(b.number), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
+}
+
+/**
+ * The native transfers of a block's transactions, each with its recipient in lowercase. Top-level
+ * ones only: a value sent by a contract's internal call needs traces (decision 0071).
+ */
+export function topLevelTransfers(
+  block: { transactions: ReadonlyArray<{ to: `0x${string}` | null; value: bigint; hash: `0x${string}` }> },
+  h: BlockHeader,
+): Array<Omit<ChainTransfer, 'workflowId'>> {
+  return block.transactions
+    .filter((tx) => tx.to !== null && tx.value !== 0n)
+    .map((tx) => ({
+      blockNumber: h.number,
+      blockHash: h.hash,
+      txHash: tx.hash.toLowerCase(),
+      transferIndex: 0,
+      to: tx.to!.toLowerCase(),
+      amount: tx.value.toString(),
+    }));
+}
+
 /** Runs `fn` over `items` with at most `limit` at once, answers in order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const run = async () => {
@@ -78,10 +104,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     return deps;
   };
   const rpc = () => (client ??= chainClient(chainDeps().rpcUrl));
-  const header = (b: { number: bigint | null; hash: `0x${string}` | null; parentHash: `0x${string}` }): BlockHeader => {
-    if (b.number === null || b.hash === null) throw new Error('the node answered a pending block');
-    return { number: Number(b.number), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
-  };
+  const header = blockHeader;
 
   return {
     async chainHead() {
@@ -103,22 +126,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
       const blocks = await mapLimited(numbers, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n), includeTransactions: true }));
-      const candidates: Array<Omit<ChainTransfer, 'workflowId'>> = [];
-      for (const block of blocks) {
-        const h = header(block);
-        for (const tx of block.transactions) {
-          // Top-level native transfers only: a value sent by a contract's internal call needs traces (decision 0071).
-          if (tx.to === null || tx.value === 0n) continue;
-          candidates.push({
-            blockNumber: h.number,
-            blockHash: h.hash,
-            txHash: tx.hash.toLowerCase(),
-            transferIndex: 0,
-            to: tx.to.toLowerCase(),
-            amount: tx.value.toString(),
-          });
-        }
-      }
+      const candidates = blocks.flatMap((block) => topLevelTransfers(block, header(block)));
       const owners =
         candidates.length > 0
           ? await d.addresses.lookup(
@@ -127,24 +135,11 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
             )
           : new Map<string, { workflowId: string; minAmount: string }>();
       const transfers: ChainTransfer[] = [];
-      let dustIgnored = 0;
       for (const c of candidates) {
         const owner = owners.get(c.to);
-        if (!owner) continue;
-        if (!atLeast(c.amount, owner.minAmount) && !(await d.addresses.takeDustSignal(chain, c.to, DUST_TRANSFERS_PER_ADDRESS))) {
-          dustIgnored++;
-          Context.current().log.warn('transfer below minAmount ignored: its address had its share of them signalled', {
-            chain,
-            workflowId: owner.workflowId,
-            txHash: c.txHash,
-            amount: c.amount,
-            minAmount: owner.minAmount,
-          });
-          continue;
-        }
-        transfers.push({ ...c, workflowId: owner.workflowId });
+        if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
       }
-      d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length, dustIgnored });
+      d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length });
       return {
         head,
         blocks: blocks.map(header),
@@ -174,11 +169,12 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async sortDeposits({ signals }) {
-      const { executions } = chainDeps();
+      const { executions, addresses } = chainDeps();
       const records = await executions.getMany([...new Set(signals.map((s) => s.workflowId))]);
       const at = new Date().toISOString();
       const send: DepositSignal[] = [];
       const owed: UndeliveredDeposit[] = [];
+      let dust = 0;
       for (const signal of signals) {
         const record = records.get(signal.workflowId);
         // What the read model shows never stops being true (a held deposit, a final status), so a
@@ -186,8 +182,20 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         const { outcome } = record ? applyDeposit(record, signal.deposit, at) : { outcome: 'applied' as const };
         if (outcome === 'refused-other-tx' || outcome === 'refused-expired' || outcome === 'refused-cancelled')
           owed.push({ signal, reason: `the execution cannot take it (${outcome})` });
-        else if (outcome !== 'duplicate') send.push(signal);
+        else if (
+          outcome === 'refused-below-minimum' &&
+          !(await addresses.takeDustSignal(signal.deposit.chain, signal.to, DUST_TRANSFERS_PER_ADDRESS))
+        ) {
+          dust++;
+          Context.current().log.warn('transfer below minAmount owed back without a signal: its address had its share of them signalled', {
+            workflowId: signal.workflowId,
+            txHash: signal.deposit.txHash,
+            amount: signal.deposit.amount,
+          });
+          owed.push({ signal, reason: 'below minAmount, past the address share of signalled ones' });
+        } else if (outcome !== 'duplicate') send.push(signal);
       }
+      if (dust > 0) deps?.onChainEvent?.({ kind: 'dust', chain: signals[0].deposit.chain, owed: dust });
       return { send, owed };
     },
 

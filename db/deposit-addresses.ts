@@ -53,6 +53,12 @@ export class DepositAddressStore {
     return result.numUpdatedRows > 0n;
   }
 
+  /** The workflow ids of every execution with a deposit address on `chain` (reconciliation reads their records). */
+  async workflowIds(chain: string): Promise<string[]> {
+    const rows = await this.database.db.selectFrom('deposit_addresses').select('workflow_id').where('chain', '=', chain).execute();
+    return rows.map((r) => r.workflow_id);
+  }
+
   /** The executions of those of `addresses` (any case) that are deposit addresses on `chain`, by lowercase address. */
   async lookup(chain: string, addresses: readonly string[]): Promise<Map<string, { workflowId: string; minAmount: string }>> {
     const found = new Map<string, { workflowId: string; minAmount: string }>();

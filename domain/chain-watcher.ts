@@ -50,6 +50,8 @@ export interface ChainTransfer {
 /** What the watcher sends an execution: the `depositCompleted` signal's payload and its target. */
 export interface DepositSignal {
   workflowId: string;
+  /** The deposit address it paid (lowercase): the dust cap counts per address. */
+  to: string;
   deposit: { txHash: string; chain: string; amount: string; blockNumber: number; transferIndex: number };
 }
 
@@ -162,6 +164,7 @@ export function applyRound(
     },
     signals: ready.map((t) => ({
       workflowId: t.workflowId,
+      to: t.to,
       deposit: { txHash: t.txHash, chain: params.chain, amount: t.amount, blockNumber: t.blockNumber, transferIndex: t.transferIndex },
     })),
     needsRewind,

@@ -85,7 +85,7 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
   });
   const dust = new Counter({
     name: 'intent_chain_dust_ignored_total',
-    help: 'Transfers below their minAmount that the watcher did not signal, their address having had its share of them (logged as warnings)',
+    help: 'Transfers below their minAmount owed back without a signal, their address having had its share of them signalled (each a refunds ledger row and a warning)',
     labelNames: ['chain'] as const,
     registers: [registry],
   });
@@ -99,7 +99,8 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     if (event.kind === 'round') {
       head.set({ chain: event.chain }, event.head);
       if (event.to !== undefined) read.set({ chain: event.chain }, event.to);
-      if (event.dustIgnored > 0) dust.inc({ chain: event.chain }, event.dustIgnored);
+    } else if (event.kind === 'dust') {
+      dust.inc({ chain: event.chain }, event.owed);
     } else if (event.kind === 'signals') {
       if (event.delivered > 0) signalled.inc({ chain: event.chain }, event.delivered);
       if (event.undelivered.length > 0) undelivered.inc({ chain: event.chain }, event.undelivered.length);

@@ -1,0 +1,108 @@
+import { parseArgs } from 'node:util';
+import { blockHeader, chainClient, mapLimited, topLevelTransfers } from '../activities/chain';
+import { loadConfig } from '../config/config';
+import { openDatabase } from '../db/database';
+import { DepositAddressStore } from '../db/deposit-addresses';
+import { ExecutionStore } from '../db/execution-store';
+import { RefundLedger, type RefundRow } from '../db/refund-ledger';
+import type { LedgerPosition } from '../db/page-token';
+import { reconcile, type InboundTransfer } from '../domain/reconcile';
+
+const USAGE = `usage: npm run --silent reconcile -- --chain evm:<id> [--from-block N] [--to-block M]
+
+Reads every confirmed top-level native transfer to the service's deposit addresses on the chain
+(CHAIN_RPC_URL) in blocks N (default 0) to M (default: the head less DEPOSIT_CONFIRMATIONS − 1),
+and checks each against the read model (DATABASE_URL or DATABASE_FILE): an execution's deposit, or
+a refunds ledger row. Prints one JSON summary line (sums in base units: in, taken, due, refunded,
+waived, unaccounted), then one line per transfer nobody accounts for and per deposit taken that the
+chain no longer shows. Exits 0 when balanced, 1 on any difference, 2 on a usage error.`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: { chain: { type: 'string' }, 'from-block': { type: 'string' }, 'to-block': { type: 'string' }, help: { type: 'boolean' } },
+  });
+  const config = loadConfig();
+  const block = (name: string, raw: string | undefined) => {
+    if (raw === undefined) return undefined;
+    if (!/^[0-9]{1,12}$/.test(raw)) throw new UsageError(`--${name} must be a block number`);
+    return Number(raw);
+  };
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (!values.chain || !/^evm:[0-9]{1,20}$/.test(values.chain)) throw new UsageError('--chain evm:<id> is required');
+  if (!config.chain) throw new UsageError('CHAIN_RPC_URL is not set: there is no chain to read');
+  const rpc = chainClient(config.chain.rpcUrl);
+  const actual = `evm:${await rpc.getChainId()}`;
+  if (actual !== values.chain) throw new UsageError(`CHAIN_RPC_URL serves ${actual}, not ${values.chain}`);
+  const head = Number(await rpc.getBlockNumber({ cacheTime: 0 }));
+  const from = block('from-block', values['from-block']) ?? 0;
+  const to = block('to-block', values['to-block']) ?? head - config.chain.confirmations + 1;
+
+  const database = await openDatabase(config.database);
+  try {
+    const addresses = new DepositAddressStore(database);
+    const transfers: InboundTransfer[] = [];
+    for (let start = from; start <= to; start += 100) {
+      const numbers = Array.from({ length: Math.min(100, to - start + 1) }, (_, i) => start + i);
+      const blocks = await mapLimited(numbers, 10, (n) => rpc.getBlock({ blockNumber: BigInt(n), includeTransactions: true }));
+      const candidates = blocks.flatMap((b) => topLevelTransfers(b, blockHeader(b)));
+      const owners = await addresses.lookup(
+        values.chain,
+        candidates.map((c) => c.to),
+      );
+      for (const c of candidates) {
+        const owner = owners.get(c.to);
+        if (owner)
+          transfers.push({
+            workflowId: owner.workflowId,
+            txHash: c.txHash,
+            transferIndex: c.transferIndex,
+            amount: c.amount,
+            blockNumber: c.blockNumber,
+          });
+      }
+    }
+    const records = await new ExecutionStore(database).getMany(await addresses.workflowIds(values.chain));
+    const ledger = new RefundLedger(database);
+    const rows: RefundRow[] = [];
+    let after: LedgerPosition | undefined;
+    do {
+      const page = await ledger.list({ chain: values.chain, pageSize: 200, after });
+      rows.push(...page.rows);
+      after = page.next;
+    } while (after);
+    const report = reconcile(transfers, records, rows, { from, to });
+    console.log(
+      JSON.stringify({
+        chain: values.chain,
+        fromBlock: from,
+        toBlock: to,
+        transfers: report.transfers,
+        ...report.sums,
+        balanced: report.balanced,
+      }),
+    );
+    for (const t of report.unaccounted) console.log(JSON.stringify({ unaccounted: t }));
+    for (const t of report.takenNotOnChain) console.log(JSON.stringify({ takenNotOnChain: t }));
+    return report.balanced ? 0 : 1;
+  } finally {
+    await database.close();
+  }
+}
+
+class UsageError extends Error {}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (err: Error) => {
+      console.error(`reconcile: ${err.message}`);
+      if (err instanceof UsageError) console.error(USAGE);
+      process.exit(2);
+    },
+  );
+}
