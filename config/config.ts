@@ -58,13 +58,24 @@ export interface Config {
   /** How often one API process reads an execution that has SSE subscribers (SSE_POLL_MS). */
   readonly ssePollMs: number;
   /** Event stream caps (api/executions/events.ts StreamLimits). */
-  readonly sse: { readonly maxStreams: number; readonly maxPerClient: number; readonly maxLifetimeMs: number };
+  readonly sse: {
+    readonly maxStreams: number;
+    readonly maxPerClient: number;
+    readonly maxPerSite: number;
+    readonly maxPerNetwork: number;
+    readonly maxLifetimeMs: number;
+  };
   /** The JSON log's level (LOG_LEVEL). */
   readonly logLevel: string;
   /** The worker's Temporal SDK log level (SDK_LOG_LEVEL). */
   readonly sdkLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** On SIGTERM, how long requests in flight may run on (SHUTDOWN_GRACE_MS). */
   readonly shutdownGraceMs: number;
+  /**
+   * The address every operator endpoint binds (the API's operator port, the worker's metrics):
+   * OPERATOR_HOST, loopback unless an operator exposes them on purpose; never HOST.
+   */
+  readonly operatorHost: string;
   /** The API's operator endpoints (metrics, detailed readiness); undefined: none (OPERATOR_PORT=off). */
   readonly operator?: { readonly host: string; readonly port: number };
   /** The worker's metrics port; undefined: no metrics endpoint (WORKER_METRICS_PORT=off). */
@@ -172,6 +183,8 @@ const fileSchema = {
       properties: {
         maxStreams: integerSchema('SSE_MAX_STREAMS'),
         maxPerClient: integerSchema('SSE_MAX_STREAMS_PER_CLIENT'),
+        maxPerSite: integerSchema('SSE_MAX_STREAMS_PER_SITE'),
+        maxPerNetwork: integerSchema('SSE_MAX_STREAMS_PER_NETWORK'),
         maxLifetimeS: integerSchema('SSE_MAX_LIFETIME_S'),
       },
     },
@@ -278,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
   const tlsWanted = tlsCert || e.TEMPORAL_TLS_CA || e.TEMPORAL_TLS || e.TEMPORAL_API_KEY;
   const metricsPort = e.WORKER_METRICS_PORT ?? d('WORKER_METRICS_PORT');
   const operatorPort = e.OPERATOR_PORT ?? d('OPERATOR_PORT');
+  const operatorHost: string = e.OPERATOR_HOST ?? d('OPERATOR_HOST');
   const taskQueue: string = e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE');
   const confirmations: number = e.DEPOSIT_CONFIRMATIONS ?? d('DEPOSIT_CONFIRMATIONS');
   const windowSize: number = e.CHAIN_REORG_WINDOW ?? d('CHAIN_REORG_WINDOW');
@@ -323,12 +337,15 @@ export function loadConfig(env: Env = process.env): Config {
     sse: {
       maxStreams: e.SSE_MAX_STREAMS ?? parsed.sse?.maxStreams ?? d('SSE_MAX_STREAMS'),
       maxPerClient: e.SSE_MAX_STREAMS_PER_CLIENT ?? parsed.sse?.maxPerClient ?? d('SSE_MAX_STREAMS_PER_CLIENT'),
+      maxPerSite: e.SSE_MAX_STREAMS_PER_SITE ?? parsed.sse?.maxPerSite ?? d('SSE_MAX_STREAMS_PER_SITE'),
+      maxPerNetwork: e.SSE_MAX_STREAMS_PER_NETWORK ?? parsed.sse?.maxPerNetwork ?? d('SSE_MAX_STREAMS_PER_NETWORK'),
       maxLifetimeMs: 1000 * (e.SSE_MAX_LIFETIME_S ?? parsed.sse?.maxLifetimeS ?? d('SSE_MAX_LIFETIME_S')),
     },
     logLevel: e.LOG_LEVEL ?? d('LOG_LEVEL'),
     sdkLogLevel: e.SDK_LOG_LEVEL ?? d('SDK_LOG_LEVEL'),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),
-    operator: operatorPort === 'off' ? undefined : { host: e.OPERATOR_HOST ?? d('OPERATOR_HOST'), port: operatorPort },
+    operatorHost,
+    operator: operatorPort === 'off' ? undefined : { host: operatorHost, port: operatorPort },
     workerMetricsPort: metricsPort === 'off' ? undefined : metricsPort,
     workerCachedWorkflows: e.WORKER_CACHED_WORKFLOWS ?? d('WORKER_CACHED_WORKFLOWS'),
     chain: e.CHAIN_RPC_URL

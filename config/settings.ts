@@ -46,8 +46,8 @@ export const SETTINGS = {
     kind: 'string',
     default: '127.0.0.1',
     file: 'host',
-    readBy: 'api, worker',
-    description: 'address the API (and the worker metrics) bind',
+    readBy: 'api',
+    description: "address the API's public port binds (never the operator endpoints: OPERATOR_HOST)",
   },
   TEMPORAL_ADDRESS: {
     kind: 'string',
@@ -337,6 +337,24 @@ export const SETTINGS = {
     readBy: 'api',
     description: 'open event streams one client (IPv4 address, IPv6 /64) may hold on one API process (beyond: 429)',
   },
+  SSE_MAX_STREAMS_PER_SITE: {
+    kind: 'integer',
+    min: 1,
+    default: 80,
+    file: 'sse.maxPerSite',
+    readBy: 'api',
+    description:
+      "open event streams the clients of one IPv6 /56 (a subscriber's allocation) may hold together on one API process (beyond: 429)",
+  },
+  SSE_MAX_STREAMS_PER_NETWORK: {
+    kind: 'integer',
+    min: 1,
+    default: 250,
+    file: 'sse.maxPerNetwork',
+    readBy: 'api',
+    description:
+      'open event streams the clients of one IPv4 /24 or IPv6 /48 may hold together on one API process (beyond: 429), so that one allocation cannot take SSE_MAX_STREAMS',
+  },
   SSE_MAX_LIFETIME_S: {
     kind: 'integer',
     min: 1,
@@ -364,8 +382,9 @@ export const SETTINGS = {
   OPERATOR_HOST: {
     kind: 'string',
     default: '127.0.0.1',
-    readBy: 'api',
-    description: 'address the API operator endpoints bind (keep it off the public network)',
+    readBy: 'api, worker',
+    description:
+      'address every operator endpoint binds: the API operator port and the worker `/metrics`; loopback unless set, whatever HOST says (set it to a private address a scraper reaches, never the public network)',
   },
   WORKER_DEPLOYMENT_NAME: {
     kind: 'string',
@@ -398,7 +417,7 @@ export const SETTINGS = {
     max: 65535,
     default: 9464,
     readBy: 'worker',
-    description: 'port of the worker `/metrics` (0: any free one; `off`: none)',
+    description: 'port of the worker `/metrics`, on OPERATOR_HOST (0: any free one; `off`: none)',
   },
   WORKER_CACHED_WORKFLOWS: {
     kind: 'integer',
