@@ -7,7 +7,6 @@ import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, 
 import { executionWorkflowId } from '../../contracts/temporal';
 import { authenticate, requireScope } from '../http/auth';
 import { isFinal, sseEvent, type ExecutionEventHub } from './events';
-import { clientKey } from '../http/client-key';
 import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest } from './service';
 import type { RateLimits } from '../http/rate-limit';
 import { readJsonBody } from '../http/body';
@@ -141,7 +140,7 @@ export function executionRoutes(
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
-    const release = events.admit(clientKey(limits.clientIp(ctx)));
+    const release = events.admit(limits.clientIp(ctx));
     let record: ExecutionRecord;
     try {
       // The read model first: an idle stream costs Temporal nothing (decision 0064).
