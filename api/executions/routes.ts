@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import { isCurvePoint, isWeakPublicKey } from './ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
@@ -8,7 +9,7 @@ import { executionWorkflowId } from '../../contracts/temporal';
 import { authenticate, requireScope } from '../http/auth';
 import { isFinal, sseEvent, type ExecutionEventHub } from './events';
 import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest } from './service';
-import type { RateLimits } from '../http/rate-limit';
+import { credentialVerified, type RateLimits } from '../http/rate-limit';
 import { readJsonBody } from '../http/body';
 import {
   MAX_INTENT_DEPTH,
@@ -63,6 +64,12 @@ function refuseOffCurveSigner(text: string): void {
     throw badRequest('signerPublicKey is not an ed25519 public key (not a point on the curve)');
 }
 
+/** A wallet's signature verified: its failed-auth point is given back, and the action counts against the wallet. */
+function signedByWallet(ctx: Context, limits: RateLimits, wallet: string): Promise<void> {
+  credentialVerified(ctx);
+  return limits.wallet(wallet);
+}
+
 /**
  * The execution routes of DESIGN.md; error bodies are `{ error }`. Routes without a token are
  * limited per client, a wallet's signed actions per wallet once verified, routes with a token per
@@ -103,7 +110,7 @@ export function executionRoutes(
     const wallet = checkWallet(ctx.params.wallet);
     const body = checkSubmit(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
-    const status = await executions.submit(wallet, body, () => limits.wallet(wallet));
+    const status = await executions.submit(wallet, body, () => signedByWallet(ctx, limits, wallet));
     ctx.state.outcome = status;
     ctx.body = { result: { status } };
   });
@@ -131,7 +138,7 @@ export function executionRoutes(
     const executionId = checkExecutionId(ctx.params.executionId);
     const body = checkCancel(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
-    const record = await executions.cancel(wallet, executionId, body, () => limits.wallet(wallet));
+    const record = await executions.cancel(wallet, executionId, body, () => signedByWallet(ctx, limits, wallet));
     ctx.state.outcome = record.status;
     ctx.body = { result: record };
   });
