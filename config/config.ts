@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import proxyaddr from 'proxy-addr';
 import { ConfigError, SETTINGS, readSettings, type SettingName, type Settings } from './settings';
+import { explicitConfirmations, parseConfirmations, type ConfirmationsRule } from './confirmations';
 
 /** The project's root folder (config paths such as `data/tokens.json` are relative to it). */
 export const projectRoot = path.resolve(__dirname, '..', '..');
@@ -88,7 +89,8 @@ export interface Config {
    */
   readonly chain?: {
     readonly rpcUrl: string;
-    readonly confirmations: number;
+    /** Per chain, with the table of known chains (config/confirmations.ts). */
+    readonly confirmations: ConfirmationsRule;
     readonly pollIntervalMs: number;
     readonly maxBlocksPerRound: number;
     readonly windowSize: number;
@@ -293,10 +295,11 @@ export function loadConfig(env: Env = process.env): Config {
   const operatorPort = e.OPERATOR_PORT ?? d('OPERATOR_PORT');
   const operatorHost: string = e.OPERATOR_HOST ?? d('OPERATOR_HOST');
   const taskQueue: string = e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE');
-  const confirmations: number = e.DEPOSIT_CONFIRMATIONS ?? d('DEPOSIT_CONFIRMATIONS');
+  const confirmations = parseConfirmations(e.DEPOSIT_CONFIRMATIONS);
   const windowSize: number = e.CHAIN_REORG_WINDOW ?? d('CHAIN_REORG_WINDOW');
-  if (windowSize <= confirmations)
-    throw new ConfigError(`CHAIN_REORG_WINDOW (${windowSize}) must be more than DEPOSIT_CONFIRMATIONS (${confirmations})`);
+  // The table's numbers are checked when the chain is known (worker/chain-watcher-start.ts).
+  for (const n of explicitConfirmations(confirmations))
+    if (windowSize <= n) throw new ConfigError(`CHAIN_REORG_WINDOW (${windowSize}) must be more than DEPOSIT_CONFIRMATIONS (${n})`);
   const config: Config = {
     port: e.PORT ?? parsed.port ?? d('PORT'),
     host: e.HOST ?? parsed.host ?? d('HOST'),

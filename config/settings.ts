@@ -243,13 +243,12 @@ export const SETTINGS = {
       "JSON-RPC URL of the EVM chain whose native transfers complete deposits; the worker runs its watcher (`chain-watcher:evm:<chainId>`), the API accepts prepare's `deposit` for that chain",
   },
   DEPOSIT_CONFIRMATIONS: {
-    kind: 'integer',
-    min: 1,
-    max: 1000,
-    default: 2,
+    kind: 'string',
+    defaultText:
+      'per chain: `evm:1` 64, `evm:11155111` and `evm:17000` 12, `evm:31337` and `evm:1337` 2; any other chain: none (its watcher does not start)',
     readBy: 'worker',
     description:
-      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted` (read every round: a change applies without restarting the watcher)",
+      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted`: one number (1–1000) for the chain of CHAIN_RPC_URL, or `evm:<chainId>=N` pairs, comma-separated; a chain neither names takes the default column (read every round: a change applies without restarting the watcher)",
   },
   CHAIN_POLL_INTERVAL_MS: {
     kind: 'integer',

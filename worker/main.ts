@@ -70,10 +70,20 @@ async function main() {
     { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace, version: running.version },
     `worker polling task queue ${config.temporal.taskQueue}`,
   );
-  void running.chainWatcher.then((workflowId) => {
-    if (workflowId) lifecycle.info({ workflowId, rpcUrl: config.chain?.rpcUrl }, `chain watcher ${workflowId} running`);
-  });
   let stopping = false;
+  void running.chainWatcher.then(
+    (workflowId) => {
+      if (workflowId) lifecycle.info({ workflowId, rpcUrl: config.chain?.rpcUrl }, `chain watcher ${workflowId} running`);
+    },
+    (err: Error) => {
+      // A chain it cannot watch safely (no confirmations for it): the worker refuses to run, as it
+      // does for any other bad setting, rather than run without the watcher it was configured for.
+      lifecycle.error({ err: err.message }, 'worker refused its chain; stopping');
+      process.exitCode = 1;
+      stopping = true;
+      void running.shutdown();
+    },
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       stopping = true;
