@@ -19,7 +19,8 @@ export type ChainEvent =
 
 export interface ChainDeps {
   rpcUrl: string;
-  confirmations: number;
+  /** The confirmations of a chain (`evm:<chainId>`); undefined: none configured or known, so no round is read. */
+  confirmations: (chain: string) => number | undefined;
   pollIntervalMs: number;
   maxBlocksPerRound: number;
   windowSize: number;
@@ -115,6 +116,9 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
 
     async readChainRound({ chain, from, waitAfter }): Promise<ChainRound> {
       const d = chainDeps();
+      // A watcher started elsewhere waits (retried) rather than signal with a guessed depth.
+      const confirmations = d.confirmations(chain);
+      if (confirmations === undefined) throw new Error(`this worker has no DEPOSIT_CONFIRMATIONS for ${chain}`);
       let head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
       // Caught up: wait here for the next block (a long poll), up to the poll interval. A Temporal
       // timer would do the same with a history event more, at the server's timer resolution (~1 s).
@@ -144,7 +148,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         head,
         blocks: blocks.map(header),
         transfers,
-        confirmations: d.confirmations,
+        confirmations,
         pollIntervalMs: d.pollIntervalMs,
         windowSize: d.windowSize,
         roundsPerRun: d.roundsPerRun,
@@ -201,7 +205,9 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
 
     async proveDeposit({ target, deposit }) {
       const { tx, head } = await readChainTransaction(rpc(), deposit.txHash);
-      const proof = proveDeposit(target, deposit, tx, head, chainDeps().confirmations);
+      const confirmations = chainDeps().confirmations(target.chain);
+      if (confirmations === undefined) throw new Error(`this worker has no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
+      const proof = proveDeposit(target, deposit, tx, head, confirmations);
       if (!proof.ok && proof.retryable) throw ApplicationFailure.retryable(proof.message, 'DepositNotYetProven');
       return proof;
     },

@@ -43,7 +43,29 @@ export async function postWebhook(
       `webhook ${endpoint.url}: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message) : (err as Error).message}`,
     );
   }
-  // Drain the body so the connection can be reused.
-  await response.arrayBuffer().catch(() => undefined);
+  await discardAnswer(response);
   if (response.status < 200 || response.status > 299) throw new Error(`webhook ${endpoint.url}: answered ${response.status}`);
+}
+
+/**
+ * The most of a receiver's answer that is read. Only its status counts; a short body is read to
+ * its end so that the connection can be reused, a longer one is cut off (the connection with it):
+ * a receiver that answers without end must not hold the worker's memory or its activity slot.
+ */
+export const MAX_WEBHOOK_ANSWER_BYTES = 4096;
+
+async function discardAnswer(response: Response): Promise<void> {
+  const reader = response.body?.getReader();
+  if (!reader) return;
+  let read = 0;
+  try {
+    while (read <= MAX_WEBHOOK_ANSWER_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+    }
+    await reader.cancel();
+  } catch {
+    // Cut short or timed out: the status is already known.
+  }
 }

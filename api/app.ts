@@ -15,7 +15,7 @@ import { executionRoutes } from './executions/routes';
 import { refundRoutes } from './refunds/routes';
 import { healthRoutes, operatorRoutes, probeTemporal } from './operations/routes';
 import { SharedProbe } from './operations/readiness';
-import { nodeName } from './whitelists/node-names';
+import { nodeName } from '../domain/node-names';
 import { whitelistReadRoutes } from './whitelists/read-routes';
 import { whitelistRoutes } from './whitelists/routes';
 import { StorageNodeReads } from './whitelists/node-reads';

@@ -11,6 +11,7 @@ import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../activities/chain';
 import type { DepositDeps } from './deps';
 import { proveDeposit } from '../domain/deposit-proof';
+import { confirmationsFor, type ConfirmationsRule } from '../config/confirmations';
 import { readChainTransaction } from '../lib/chain-transaction';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal/call';
@@ -124,7 +125,7 @@ export async function startApi(
 
 /** On-chain deposits: the seed (created on first use), the chain id asked of the node once, the address table, proofs read from the node. */
 function depositDeps(
-  { rpcUrl, confirmations }: { rpcUrl: string; confirmations: number },
+  { rpcUrl, confirmations }: { rpcUrl: string; confirmations: ConfirmationsRule },
   seedFile: string,
   database: Database,
 ): DepositDeps {
@@ -133,8 +134,11 @@ function depositDeps(
   let chain: Promise<string> | undefined;
   return {
     async prove(target, reported) {
+      const depth = confirmationsFor(confirmations, target.chain);
+      // A chain with no number of confirmations is not watched (the worker refuses it): nothing on it is believed.
+      if (depth === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
       const { tx, head } = await readChainTransaction(rpc, reported.txHash);
-      return proveDeposit(target, reported, tx, head, confirmations);
+      return proveDeposit(target, reported, tx, head, depth);
     },
     seed,
     store: new DepositAddressStore(database),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import proxyaddr from 'proxy-addr';
 import { ConfigError, SETTINGS, readSettings, type SettingName, type Settings } from './settings';
+import { explicitConfirmations, parseConfirmations, type ConfirmationsRule } from './confirmations';
 
 /** The project's root folder (config paths such as `data/tokens.json` are relative to it). */
 export const projectRoot = path.resolve(__dirname, '..', '..');
@@ -58,13 +59,24 @@ export interface Config {
   /** How often one API process reads an execution that has SSE subscribers (SSE_POLL_MS). */
   readonly ssePollMs: number;
   /** Event stream caps (api/executions/events.ts StreamLimits). */
-  readonly sse: { readonly maxStreams: number; readonly maxPerClient: number; readonly maxLifetimeMs: number };
+  readonly sse: {
+    readonly maxStreams: number;
+    readonly maxPerClient: number;
+    readonly maxPerSite: number;
+    readonly maxPerNetwork: number;
+    readonly maxLifetimeMs: number;
+  };
   /** The JSON log's level (LOG_LEVEL). */
   readonly logLevel: string;
   /** The worker's Temporal SDK log level (SDK_LOG_LEVEL). */
   readonly sdkLogLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** On SIGTERM, how long requests in flight may run on (SHUTDOWN_GRACE_MS). */
   readonly shutdownGraceMs: number;
+  /**
+   * The address every operator endpoint binds (the API's operator port, the worker's metrics):
+   * OPERATOR_HOST, loopback unless an operator exposes them on purpose; never HOST.
+   */
+  readonly operatorHost: string;
   /** The API's operator endpoints (metrics, detailed readiness); undefined: none (OPERATOR_PORT=off). */
   readonly operator?: { readonly host: string; readonly port: number };
   /** The worker's metrics port; undefined: no metrics endpoint (WORKER_METRICS_PORT=off). */
@@ -77,7 +89,8 @@ export interface Config {
    */
   readonly chain?: {
     readonly rpcUrl: string;
-    readonly confirmations: number;
+    /** Per chain, with the table of known chains (config/confirmations.ts). */
+    readonly confirmations: ConfirmationsRule;
     readonly pollIntervalMs: number;
     readonly maxBlocksPerRound: number;
     readonly windowSize: number;
@@ -172,6 +185,8 @@ const fileSchema = {
       properties: {
         maxStreams: integerSchema('SSE_MAX_STREAMS'),
         maxPerClient: integerSchema('SSE_MAX_STREAMS_PER_CLIENT'),
+        maxPerSite: integerSchema('SSE_MAX_STREAMS_PER_SITE'),
+        maxPerNetwork: integerSchema('SSE_MAX_STREAMS_PER_NETWORK'),
         maxLifetimeS: integerSchema('SSE_MAX_LIFETIME_S'),
       },
     },
@@ -278,11 +293,13 @@ export function loadConfig(env: Env = process.env): Config {
   const tlsWanted = tlsCert || e.TEMPORAL_TLS_CA || e.TEMPORAL_TLS || e.TEMPORAL_API_KEY;
   const metricsPort = e.WORKER_METRICS_PORT ?? d('WORKER_METRICS_PORT');
   const operatorPort = e.OPERATOR_PORT ?? d('OPERATOR_PORT');
+  const operatorHost: string = e.OPERATOR_HOST ?? d('OPERATOR_HOST');
   const taskQueue: string = e.TEMPORAL_TASK_QUEUE ?? parsed.temporal?.taskQueue ?? d('TEMPORAL_TASK_QUEUE');
-  const confirmations: number = e.DEPOSIT_CONFIRMATIONS ?? d('DEPOSIT_CONFIRMATIONS');
+  const confirmations = parseConfirmations(e.DEPOSIT_CONFIRMATIONS);
   const windowSize: number = e.CHAIN_REORG_WINDOW ?? d('CHAIN_REORG_WINDOW');
-  if (windowSize <= confirmations)
-    throw new ConfigError(`CHAIN_REORG_WINDOW (${windowSize}) must be more than DEPOSIT_CONFIRMATIONS (${confirmations})`);
+  // The table's numbers are checked when the chain is known (worker/chain-watcher-start.ts).
+  for (const n of explicitConfirmations(confirmations))
+    if (windowSize <= n) throw new ConfigError(`CHAIN_REORG_WINDOW (${windowSize}) must be more than DEPOSIT_CONFIRMATIONS (${n})`);
   const config: Config = {
     port: e.PORT ?? parsed.port ?? d('PORT'),
     host: e.HOST ?? parsed.host ?? d('HOST'),
@@ -323,12 +340,15 @@ export function loadConfig(env: Env = process.env): Config {
     sse: {
       maxStreams: e.SSE_MAX_STREAMS ?? parsed.sse?.maxStreams ?? d('SSE_MAX_STREAMS'),
       maxPerClient: e.SSE_MAX_STREAMS_PER_CLIENT ?? parsed.sse?.maxPerClient ?? d('SSE_MAX_STREAMS_PER_CLIENT'),
+      maxPerSite: e.SSE_MAX_STREAMS_PER_SITE ?? parsed.sse?.maxPerSite ?? d('SSE_MAX_STREAMS_PER_SITE'),
+      maxPerNetwork: e.SSE_MAX_STREAMS_PER_NETWORK ?? parsed.sse?.maxPerNetwork ?? d('SSE_MAX_STREAMS_PER_NETWORK'),
       maxLifetimeMs: 1000 * (e.SSE_MAX_LIFETIME_S ?? parsed.sse?.maxLifetimeS ?? d('SSE_MAX_LIFETIME_S')),
     },
     logLevel: e.LOG_LEVEL ?? d('LOG_LEVEL'),
     sdkLogLevel: e.SDK_LOG_LEVEL ?? d('SDK_LOG_LEVEL'),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS ?? d('SHUTDOWN_GRACE_MS'),
-    operator: operatorPort === 'off' ? undefined : { host: e.OPERATOR_HOST ?? d('OPERATOR_HOST'), port: operatorPort },
+    operatorHost,
+    operator: operatorPort === 'off' ? undefined : { host: operatorHost, port: operatorPort },
     workerMetricsPort: metricsPort === 'off' ? undefined : metricsPort,
     workerCachedWorkflows: e.WORKER_CACHED_WORKFLOWS ?? d('WORKER_CACHED_WORKFLOWS'),
     chain: e.CHAIN_RPC_URL

@@ -46,8 +46,8 @@ export const SETTINGS = {
     kind: 'string',
     default: '127.0.0.1',
     file: 'host',
-    readBy: 'api, worker',
-    description: 'address the API (and the worker metrics) bind',
+    readBy: 'api',
+    description: "address the API's public port binds (never the operator endpoints: OPERATOR_HOST)",
   },
   TEMPORAL_ADDRESS: {
     kind: 'string',
@@ -243,13 +243,12 @@ export const SETTINGS = {
       "JSON-RPC URL of the EVM chain whose native transfers complete deposits; the worker runs its watcher (`chain-watcher:evm:<chainId>`), the API accepts prepare's `deposit` for that chain",
   },
   DEPOSIT_CONFIRMATIONS: {
-    kind: 'integer',
-    min: 1,
-    max: 1000,
-    default: 2,
+    kind: 'string',
+    defaultText:
+      'per chain: `evm:1` 64, `evm:11155111` and `evm:17000` 12, `evm:31337` and `evm:1337` 2; any other chain: none (its watcher does not start)',
     readBy: 'worker',
     description:
-      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted` (read every round: a change applies without restarting the watcher)",
+      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted`: one number (1–1000) for the chain of CHAIN_RPC_URL, or `evm:<chainId>=N` pairs, comma-separated; a chain neither names takes the default column (read every round: a change applies without restarting the watcher)",
   },
   CHAIN_POLL_INTERVAL_MS: {
     kind: 'integer',
@@ -337,6 +336,24 @@ export const SETTINGS = {
     readBy: 'api',
     description: 'open event streams one client (IPv4 address, IPv6 /64) may hold on one API process (beyond: 429)',
   },
+  SSE_MAX_STREAMS_PER_SITE: {
+    kind: 'integer',
+    min: 1,
+    default: 80,
+    file: 'sse.maxPerSite',
+    readBy: 'api',
+    description:
+      "open event streams the clients of one IPv6 /56 (a subscriber's allocation) may hold together on one API process (beyond: 429)",
+  },
+  SSE_MAX_STREAMS_PER_NETWORK: {
+    kind: 'integer',
+    min: 1,
+    default: 250,
+    file: 'sse.maxPerNetwork',
+    readBy: 'api',
+    description:
+      'open event streams the clients of one IPv4 /24 or IPv6 /48 may hold together on one API process (beyond: 429), so that one allocation cannot take SSE_MAX_STREAMS',
+  },
   SSE_MAX_LIFETIME_S: {
     kind: 'integer',
     min: 1,
@@ -364,8 +381,9 @@ export const SETTINGS = {
   OPERATOR_HOST: {
     kind: 'string',
     default: '127.0.0.1',
-    readBy: 'api',
-    description: 'address the API operator endpoints bind (keep it off the public network)',
+    readBy: 'api, worker',
+    description:
+      'address every operator endpoint binds: the API operator port and the worker `/metrics`; loopback unless set, whatever HOST says (set it to a private address a scraper reaches, never the public network)',
   },
   WORKER_DEPLOYMENT_NAME: {
     kind: 'string',
@@ -398,7 +416,7 @@ export const SETTINGS = {
     max: 65535,
     default: 9464,
     readBy: 'worker',
-    description: 'port of the worker `/metrics` (0: any free one; `off`: none)',
+    description: 'port of the worker `/metrics`, on OPERATOR_HOST (0: any free one; `off`: none)',
   },
   WORKER_CACHED_WORKFLOWS: {
     kind: 'integer',

@@ -73,7 +73,7 @@ async function main() {
     const workers = settings.workerMetricsPorts.map((port, i) =>
       supervisor.startScript(`worker-${i + 1}`, 'worker/main.js', /worker polling task queue/, {
         nodeArgs: WORKER_NODE_ARGS,
-        env: { ...env, ...WORKER_PROCESS_ENV, WORKER_METRICS_PORT: String(port) },
+        env: { ...env, ...WORKER_PROCESS_ENV, WORKER_METRICS_PORT: String(port), OPERATOR_HOST: settings.bindIp },
       }),
     );
     await Promise.all(workers.map((w) => w.ready));

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { blockHeader, chainClient, mapLimited, topLevelTransfers } from '../activities/chain';
 import { loadConfig } from '../config/config';
+import { confirmationsFor } from '../config/confirmations';
 import { openDatabase } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { ExecutionStore } from '../db/execution-store';
@@ -39,8 +40,10 @@ async function main(argv: string[]): Promise<number> {
   const actual = `evm:${await rpc.getChainId()}`;
   if (actual !== values.chain) throw new UsageError(`CHAIN_RPC_URL serves ${actual}, not ${values.chain}`);
   const head = Number(await rpc.getBlockNumber({ cacheTime: 0 }));
+  const confirmations = confirmationsFor(config.chain.confirmations, actual);
+  if (confirmations === undefined) throw new UsageError(`DEPOSIT_CONFIRMATIONS names no number for ${actual}`);
   const from = block('from-block', values['from-block']) ?? 0;
-  const to = block('to-block', values['to-block']) ?? head - config.chain.confirmations + 1;
+  const to = block('to-block', values['to-block']) ?? head - confirmations + 1;
 
   const database = await openDatabase(config.database);
   try {

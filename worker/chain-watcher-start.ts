@@ -1,17 +1,47 @@
 import { Client, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { chainClient } from '../activities/chain';
-import type { Config } from '../config/config';
+import { ConfigError, type Config } from '../config/config';
+import { confirmationsFor, noConfirmationsMessage } from '../config/confirmations';
 import { CHAIN_WATCHER_WORKFLOW_TYPE, chainWatcherWorkflowId, type ChainWatcherInput } from '../contracts/temporal';
 
 const RETRY_MS = 5_000;
+
+type ChainSettings = NonNullable<Config['chain']>;
+
+/**
+ * The confirmations the watcher of `chain` (`evm:<chainId>`) waits for, or why it must not run:
+ * none configured or known for the chain, or not fewer than the reorg window's blocks.
+ */
+export function chainConfirmations(
+  settings: ChainSettings,
+  chain: string,
+): { ok: true; confirmations: number } | { ok: false; reason: string } {
+  const confirmations = confirmationsFor(settings.confirmations, chain);
+  if (confirmations === undefined) return { ok: false, reason: noConfirmationsMessage(chain) };
+  if (confirmations >= settings.windowSize)
+    return {
+      ok: false,
+      reason: `CHAIN_REORG_WINDOW (${settings.windowSize}) must be more than the ${confirmations} confirmations of ${chain}`,
+    };
+  return { ok: true, confirmations };
+}
+
+/** The activities' view of chainConfirmations: a number, or undefined when the watcher must not read. */
+export const confirmationsOf =
+  (settings: ChainSettings) =>
+  (chain: string): number | undefined => {
+    const outcome = chainConfirmations(settings, chain);
+    return outcome.ok ? outcome.confirmations : undefined;
+  };
 
 /**
  * Makes sure the chain's watcher runs: starts `chain-watcher:evm:<chainId>` with USE_EXISTING, so
  * that however many workers do this, one watcher runs per chain, and a running one (with its
  * state) is left alone. The chain id comes from the node. Tried again every 5 s until it succeeds
  * or `signal` aborts (a chain or Temporal that is down at start only delays the watcher).
- * Answers the watcher's workflow id.
+ * Answers the watcher's workflow id. Rejects with a ConfigError, not retried, when the chain has no
+ * confirmations (chainConfirmations): the worker refuses to run rather than watch it with a guess.
  */
 export async function ensureChainWatcher(
   connection: NativeConnection,
@@ -26,6 +56,8 @@ export async function ensureChainWatcher(
   while (!signal.aborted) {
     try {
       const chain = `evm:${await rpc.getChainId()}`;
+      const confirmations = chainConfirmations(chainSettings, chain);
+      if (!confirmations.ok) throw new ConfigError(confirmations.reason);
       const workflowId = chainWatcherWorkflowId(chain);
       const input: ChainWatcherInput = { chain };
       await client.workflow.start(CHAIN_WATCHER_WORKFLOW_TYPE, {
@@ -38,6 +70,7 @@ export async function ensureChainWatcher(
       });
       return workflowId;
     } catch (err) {
+      if (err instanceof ConfigError) throw err;
       onError(err as Error);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, RETRY_MS);

@@ -7,7 +7,7 @@ import { ExecutionStore } from '../db/execution-store';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { RefundLedger } from '../db/refund-ledger';
 import type { ChainEvent } from '../activities/chain';
-import { ensureChainWatcher } from './chain-watcher-start';
+import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
@@ -126,6 +126,7 @@ export async function startWorker(
       onLateNode: hooks.onLateNode,
       chain: config.chain && {
         ...config.chain,
+        confirmations: confirmationsOf(config.chain),
         addresses: new DepositAddressStore(database),
         executions: new ExecutionStore(database),
         refunds: new RefundLedger(database),

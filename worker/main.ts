@@ -13,7 +13,7 @@ async function main() {
   const lifecycle = lifecycleLogger(logger);
   const port = config.workerMetricsPort;
   const sdkLevel: LogLevel = config.sdkLogLevel;
-  const metrics = createWorkerMetrics();
+  const metrics = createWorkerMetrics(config.storageNodes ?? []);
   // The SDK's own log (bundler statistics, state changes) at WARN unless asked: SDK_LOG_LEVEL=INFO.
   // A run the core wedges is released by recreating the worker (its cache goes with it).
   let wedged: (() => void) | undefined;
@@ -26,10 +26,14 @@ async function main() {
   let metricsServer: MetricsServer | undefined;
   if (port !== undefined) {
     // A busy port costs the metrics, not the worker: executions matter more than their counters.
-    metricsServer = await startMetricsServer({ host: config.host, port, registry: metrics.registry, sdkMetricsUrl }).catch((err) => {
-      logger.warn({ port, reason: (err as Error).message }, 'worker metrics endpoint not started');
-      return undefined;
-    });
+    // OPERATOR_HOST (loopback unless set), never HOST: an API exposed with HOST=0.0.0.0 must not
+    // take the worker's metrics onto the public network with it (decision 0066).
+    metricsServer = await startMetricsServer({ host: config.operatorHost, port, registry: metrics.registry, sdkMetricsUrl }).catch(
+      (err) => {
+        logger.warn({ port, reason: (err as Error).message }, 'worker metrics endpoint not started');
+        return undefined;
+      },
+    );
     if (metricsServer) lifecycle.info({ url: metricsServer.url }, 'worker metrics listening');
   }
 
@@ -66,10 +70,20 @@ async function main() {
     { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace, version: running.version },
     `worker polling task queue ${config.temporal.taskQueue}`,
   );
-  void running.chainWatcher.then((workflowId) => {
-    if (workflowId) lifecycle.info({ workflowId, rpcUrl: config.chain?.rpcUrl }, `chain watcher ${workflowId} running`);
-  });
   let stopping = false;
+  void running.chainWatcher.then(
+    (workflowId) => {
+      if (workflowId) lifecycle.info({ workflowId, rpcUrl: config.chain?.rpcUrl }, `chain watcher ${workflowId} running`);
+    },
+    (err: Error) => {
+      // A chain it cannot watch safely (no confirmations for it): the worker refuses to run, as it
+      // does for any other bad setting, rather than run without the watcher it was configured for.
+      lifecycle.error({ err: err.message }, 'worker refused its chain; stopping');
+      process.exitCode = 1;
+      stopping = true;
+      void running.shutdown();
+    },
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       stopping = true;

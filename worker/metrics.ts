@@ -1,6 +1,7 @@
 import type { LateNodeEvent, NodeRequestEvent } from '../activities';
 import type { ChainEvent } from '../activities/chain';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { nodeName } from '../domain/node-names';
 
 /**
  * A late node not heard of for this long is forgotten by this worker: its next attempt (at most
@@ -18,9 +19,10 @@ function failureReason(err: unknown): string {
 
 /**
  * The storage-node request metrics in `registry`; returns the recorder that the activities'
- * `onNodeRequest` hook calls.
+ * `onNodeRequest` hook calls. The `node` label is the node's name in `nodes` (STORAGE_NODES), never
+ * its URL (decision 0066): an operator maps `node-2` to its address with the configuration.
  */
-export function nodeRequestMetrics(registry: Registry): (event: NodeRequestEvent) => void {
+export function nodeRequestMetrics(registry: Registry, nodes: readonly string[]): (event: NodeRequestEvent) => void {
   const latency = new Histogram({
     name: 'intent_storage_node_request_duration_seconds',
     help: 'Latency of one apply request to a storage node, by node and outcome (ok or failed)',
@@ -35,7 +37,8 @@ export function nodeRequestMetrics(registry: Registry): (event: NodeRequestEvent
     registers: [registry],
   });
 
-  return ({ node, seconds, error }: NodeRequestEvent) => {
+  return ({ node: url, seconds, error }: NodeRequestEvent) => {
+    const node = nodeName(nodes, url);
     latency.observe({ node, outcome: error === undefined ? 'ok' : 'failed' }, seconds);
     if (error !== undefined) failures.inc({ node, reason: failureReason(error) });
   };
@@ -110,11 +113,11 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
   };
 }
 
-/** Creates the storage node metrics and Node's process metrics. */
-export function createWorkerMetrics(): WorkerMetrics {
+/** Creates the storage node metrics (nodes named by their place in `nodes`) and Node's process metrics. */
+export function createWorkerMetrics(nodes: readonly string[]): WorkerMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const recordNodeRequest = nodeRequestMetrics(registry);
+  const recordNodeRequest = nodeRequestMetrics(registry, nodes);
 
   // batchId → node → when it started waiting and when this worker last tried it.
   const late = new Map<string, Map<string, { sinceMs: number; seenMs: number }>>();

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { unavailable, tooManyRequests } from '../../domain/errors';
 import { FINAL_STATUSES, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
+import { StreamSlots, type SlotCaps, type SlotRefusal } from './stream-slots';
 
 /** One SSE client of one execution: `write` answers false when its socket buffer is full. */
 export interface EventSubscriber {
@@ -25,14 +26,17 @@ export function passedStatusEvent(record: ExecutionRecord, index: number): strin
   return `event: status\ndata: ${JSON.stringify(then)}\n\n`;
 }
 
-export interface StreamLimits {
-  /** Open streams one API process serves at most (beyond: 503). */
-  maxStreams: number;
-  /** Open streams one client (its IPv4 address or IPv6 /64) may hold on one API process (beyond: 429). */
-  maxPerClient: number;
+/** The caps of ./stream-slots.ts (beyond a client's, its site's or its network's: 429; beyond the process's: 503) and a lifetime. */
+export interface StreamLimits extends SlotCaps {
   /** A stream ends after this long; EventSource reconnects with Last-Event-ID. */
   maxLifetimeMs: number;
 }
+
+const REFUSED_BY: Record<Exclude<SlotRefusal['scope'], 'process'>, string> = {
+  client: 'this client address',
+  site: "this client's /56",
+  network: "this client's network (/24 or /48)",
+};
 
 interface Seen {
   version: number;
@@ -53,13 +57,12 @@ const STREAM_RETRY_AFTER_S = 5;
  * `pollMs` it reads all watched executions from the read model in one query, however many
  * subscribers they have: an idle stream costs Temporal nothing. A change is serialised once and
  * written to every subscriber; one whose socket cannot keep up is ended (it reconnects). A status
- * that came and went between two reads is still sent. Streams are capped per client and per
- * process and end after a maximum lifetime.
+ * that came and went between two reads is still sent. Streams are capped per client, per wider
+ * network of the client and per process (./stream-slots.ts) and end after a maximum lifetime.
  */
 export class ExecutionEventHub {
   private readonly watches = new Map<string, Watch>();
-  private readonly perClient = new Map<string, number>();
-  private open = 0;
+  private readonly slots: StreamSlots;
   private reads = 0;
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
@@ -69,36 +72,28 @@ export class ExecutionEventHub {
     private readonly pollMs: number,
     private readonly limits: StreamLimits,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.slots = new StreamSlots(limits);
+  }
 
   /** Watched executions, their subscribers, open streams and read-model reads so far, for tests and metrics. */
   stats(): { executions: number; subscribers: number; streams: number; reads: number } {
     let subscribers = 0;
     for (const w of this.watches.values()) subscribers += w.subscribers.size;
-    return { executions: this.watches.size, subscribers, streams: this.open, reads: this.reads };
+    return { executions: this.watches.size, subscribers, streams: this.slots.streams, reads: this.reads };
   }
 
   /**
-   * Takes one stream slot for `client`, or throws 429 (the client holds its share) or 503 (the
-   * process holds its share). The returned function gives the slot back; call it once.
+   * Takes one stream slot for the client at `ip`, or throws 429 (the client, its /56 or its network
+   * holds its share) or 503 (the process holds its share). The returned function gives the slot
+   * back; call it once.
    */
-  admit(client: string): () => void {
-    const held = this.perClient.get(client) ?? 0;
-    if (held >= this.limits.maxPerClient)
-      throw tooManyRequests(`too many open event streams from this client address (${this.limits.maxPerClient})`, STREAM_RETRY_AFTER_S);
-    if (this.open >= this.limits.maxStreams)
-      throw unavailable('this API serves its maximum of event streams; try again later', STREAM_RETRY_AFTER_S);
-    this.perClient.set(client, held + 1);
-    this.open++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.open--;
-      const left = (this.perClient.get(client) ?? 1) - 1;
-      if (left > 0) this.perClient.set(client, left);
-      else this.perClient.delete(client);
-    };
+  admit(ip: string): () => void {
+    const grant = this.slots.take(ip);
+    if (grant.ok) return grant.release;
+    const { scope, cap } = grant.refused;
+    if (scope === 'process') throw unavailable('this API serves its maximum of event streams; try again later', STREAM_RETRY_AFTER_S);
+    throw tooManyRequests(`too many open event streams from ${REFUSED_BY[scope]} (${cap})`, STREAM_RETRY_AFTER_S);
   }
 
   /** The lifetime after which the route ends a stream. */

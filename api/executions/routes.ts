@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type Router from '@koa/router';
+import type { Context } from 'koa';
 import { isCurvePoint, isWeakPublicKey } from './ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
@@ -7,9 +8,8 @@ import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, 
 import { executionWorkflowId } from '../../contracts/temporal';
 import { authenticate, requireScope } from '../http/auth';
 import { isFinal, sseEvent, type ExecutionEventHub } from './events';
-import { clientKey } from '../http/client-key';
-import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest } from './service';
-import type { RateLimits } from '../http/rate-limit';
+import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest, WalletBudget } from './service';
+import { credentialVerified, type RateLimits } from '../http/rate-limit';
 import { readJsonBody } from '../http/body';
 import {
   MAX_INTENT_DEPTH,
@@ -64,6 +64,11 @@ function refuseOffCurveSigner(text: string): void {
     throw badRequest('signerPublicKey is not an ed25519 public key (not a point on the curve)');
 }
 
+/** The wallet's budget for one signed action; its signature verified, the client's failed-auth point is given back. */
+function walletBudget(ctx: Context, limits: RateLimits, wallet: string): WalletBudget {
+  return { ...limits.walletBudget(wallet), verified: () => credentialVerified(ctx) };
+}
+
 /**
  * The execution routes of DESIGN.md; error bodies are `{ error }`. Routes without a token are
  * limited per client, a wallet's signed actions per wallet once verified, routes with a token per
@@ -104,7 +109,7 @@ export function executionRoutes(
     const wallet = checkWallet(ctx.params.wallet);
     const body = checkSubmit(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
-    const status = await executions.submit(wallet, body, limits.walletBudget(wallet));
+    const status = await executions.submit(wallet, body, walletBudget(ctx, limits, wallet));
     ctx.state.outcome = status;
     ctx.body = { result: { status } };
   });
@@ -132,7 +137,7 @@ export function executionRoutes(
     const executionId = checkExecutionId(ctx.params.executionId);
     const body = checkCancel(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
-    const record = await executions.cancel(wallet, executionId, body, limits.walletBudget(wallet));
+    const record = await executions.cancel(wallet, executionId, body, walletBudget(ctx, limits, wallet));
     ctx.state.outcome = record.status;
     ctx.body = { result: record };
   });
@@ -141,7 +146,7 @@ export function executionRoutes(
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
-    const release = events.admit(clientKey(limits.clientIp(ctx)));
+    const release = events.admit(limits.clientIp(ctx));
     let record: ExecutionRecord;
     try {
       // The read model first: an idle stream costs Temporal nothing (decision 0064).

@@ -91,14 +91,16 @@ interface ExecutionFacts {
 const CACHE_MAX = 50_000;
 
 /**
- * A wallet's budget of signed actions (its rate limit). `spend` throws (429) to refuse the action;
- * `giveBack` returns what an action spent when it turned out to change nothing.
+ * A wallet's budget of signed actions (its rate limit). `verified` is told once the signature
+ * verified; `spend` throws (429) to refuse an action that may change something; `giveBack` returns
+ * what an action spent when it turned out to change nothing.
  */
 export interface WalletBudget {
+  verified(): void;
   spend(): Promise<void>;
   giveBack(): Promise<void>;
 }
-const noLimit: WalletBudget = { spend: () => Promise.resolve(), giveBack: () => Promise.resolve() };
+const noLimit: WalletBudget = { verified: () => undefined, spend: () => Promise.resolve(), giveBack: () => Promise.resolve() };
 
 /** How long one Temporal call may take before the API answers 503 (outcome unknown) instead of hanging. */
 const TEMPORAL_CALL_MS = 5_000;
@@ -295,6 +297,7 @@ export class ExecutionService {
       timestamp: body.connectEnvelope.timestamp,
     });
     if (!verifyEd25519(new TextEncoder().encode(message), signature, key)) throw signatureRefused('signature does not verify');
+    budget.verified();
 
     const refused = (status: string) => conflict(`execution is ${status} and can no longer be cancelled`, 'CANCEL_REFUSED');
     // A cancel that can change nothing (a replay of one already applied, or too late) costs the
@@ -379,6 +382,7 @@ export class ExecutionService {
       timestamp: envelope.timestamp,
     });
     if (!verifyEd25519(new TextEncoder().encode(signingMessage), signature, key)) throw signatureRefused('signature does not verify');
+    budget.verified();
 
     const stored = toHex(signature);
     // A signature this process saw stored, or the read model shows held or refused: a replay.

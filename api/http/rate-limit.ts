@@ -27,7 +27,12 @@ export interface RateLimits {
   walletBudget(wallet: string): { spend(): Promise<void>; giveBack(): Promise<void> };
   /** Counts one request of an authenticated token; throws 429 over the limit. */
   token(tokenId: string): Promise<void>;
-  /** Koa middleware: 429 for a client past its failed authentications; counts each new one. */
+  /**
+   * Koa middleware: 429 for a client past its failed authentications. Each attempt takes one of
+   * the client's failure points before its credential is checked and gives it back once the
+   * credential verifies (`credentialVerified`), so a burst of concurrent attempts cannot all pass
+   * one check of the count: no more than the limit reach the credential check per window.
+   */
   readonly authFailures: (ctx: Context, next: Next) => Promise<void>;
   /** The client's IP: the socket's peer, or from X-Forwarded-For only through trusted proxies. */
   clientIp(ctx: Context): string;
@@ -70,6 +75,18 @@ async function consume(limit: RateLimiterAbstract | undefined, key: string, what
 
 const isAuthFailure = (err: unknown) => err instanceof ServiceError && (err.status === 401 || err.code === SIGNATURE_REFUSED);
 
+/** Where authFailures leaves the function that gives the request's failure point back. */
+const RELEASE_ATTEMPT = 'releaseAuthAttempt';
+
+/**
+ * Tells the failed-authentication limit that this request's credential (a token, a wallet's
+ * signature) verified: its point is given back at once rather than when the request ends, so a
+ * client with many slow requests in flight (60 s batches) is never refused for them.
+ */
+export function credentialVerified(ctx: Context): void {
+  (ctx.state[RELEASE_ATTEMPT] as (() => void) | undefined)?.();
+}
+
 export function createRateLimits(config: Pick<Config, 'rateLimits' | 'trustProxy'>, store: LimiterStore = {}): RateLimits {
   const { windowS, perIp, perWallet, perToken, authFailuresPerIp } = config.rateLimits;
   const client = limiter(perIp, windowS, 'ip', store);
@@ -101,19 +118,33 @@ export function createRateLimits(config: Pick<Config, 'rateLimits' | 'trustProxy
     async authFailures(ctx, next) {
       if (!failures) return next();
       const key = clientKey(clientIp(ctx));
-      const spent = await failures.get(key).catch(() => null);
-      if (spent && spent.consumedPoints >= authFailuresPerIp) {
+      // Counted before the check, in one atomic step of the store: a check-then-count would let
+      // every attempt of a concurrent burst see the same count and all reach the credential check.
+      try {
+        await failures.consume(key);
+      } catch (res) {
+        if (!(res instanceof RateLimiterRes)) throw res;
         throw tooManyRequests(
           'too many failed authentications from this client address; retry later',
-          Math.max(1, Math.ceil(spent.msBeforeNext / 1000)),
+          Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
         );
       }
+      let settled = false;
+      const giveBack = () => {
+        if (settled) return;
+        settled = true;
+        void failures.reward(key, 1).catch(() => undefined);
+      };
+      ctx.state[RELEASE_ATTEMPT] = giveBack;
       try {
         await next();
       } catch (err) {
-        // Counted, never answered from here: the failure itself is what the client gets.
-        if (isAuthFailure(err)) await failures.consume(key).catch(() => undefined);
+        // A failure keeps its point; the failure itself is what the client gets.
+        if (isAuthFailure(err)) settled = true;
         throw err;
+      } finally {
+        // Anything else (a 400 before the credential was looked at, a success) gives it back.
+        giveBack();
       }
     },
   };

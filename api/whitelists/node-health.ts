@@ -1,4 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
+import { nodeName } from '../../domain/node-names';
 import { getJson } from '../../activities/http-post';
 import type { NodeTransport } from '../../activities/node-transport';
 import { ROUTES } from '../../contracts/storage-node-protocol';
@@ -26,7 +27,7 @@ export async function probeStorageNodes(nodes: readonly string[], transport: Nod
 }
 
 /**
- * `intent_storage_node_up{node}`: 1 while the node answers its /healthz, 0 when not, probed at
+ * `intent_storage_node_up{node}` (`node-N`): 1 while the node answers its /healthz, 0 when not, probed at
  * each scrape. A node's outage is an alert of its own (batches owned by it answer 408/500 and
  * retry), never a reason to take the API out of a load balancer: see api/operations/routes.ts.
  */
@@ -38,7 +39,8 @@ export function registerStorageNodeGauge(registry: Registry, nodes: readonly str
     registers: [registry],
     async collect() {
       const health = await probeStorageNodes(nodes, transport);
-      for (const node of nodes) this.set({ node }, health[node] === 'up' ? 1 : 0);
+      // Labelled `node-N` (its place in STORAGE_NODES), never by URL (decision 0066).
+      for (const node of nodes) this.set({ node: nodeName(nodes, node) }, health[node] === 'up' ? 1 : 0);
     },
   });
 }

@@ -35,7 +35,7 @@ export class StorageNodeReads {
   constructor(
     private readonly timeoutMs: number,
     private readonly transport: NodeTransport,
-    /** How an answer names a node (never its address: api/whitelists/node-names.ts). */
+    /** How an answer names a node (never its address: domain/node-names.ts). */
     private readonly name: (node: string) => string,
   ) {}
 

@@ -1,5 +1,5 @@
 import { ServiceError, unavailable } from '../../domain/errors';
-import { nodeName } from './node-names';
+import { nodeName } from '../../domain/node-names';
 import { ownerOf } from '../../domain/rendezvous';
 import { ownerKeyOfChecksummed, type WhitelistKind } from '../../domain/whitelist-messages';
 import { AUDIT_CURSOR_PATTERN } from '../../contracts/storage-node-protocol';

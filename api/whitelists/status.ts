@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { nodeName } from './node-names';
+import { nodeName } from '../../domain/node-names';
 import { changeState, type BatchChangeStatus } from '../../domain/batch-status';
 import type { WhitelistKind } from '../../domain/whitelist-messages';
 import { batchStatusQuery, whitelistBatchWorkflowId, type BatchOutcome, type BatchWorkflowStatus } from '../../contracts/temporal';

@@ -34,7 +34,8 @@ import { metricSum, scrape } from '../support/prometheus';
 
 const run = promisify(execFile);
 const CHAIN = 'evm:31337';
-const CONFIRMATIONS = 2;
+/** This chain's number, named beside another chain's so the watcher must pick its own (not the table's 2). */
+const CONFIRMATIONS = 3;
 
 /**
  * On-chain deposits end to end: a real anvil chain (automine off, so each test mines its blocks),
@@ -57,7 +58,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     stack = new ProcessStack({
       env: {
         CHAIN_RPC_URL: chain.url,
-        DEPOSIT_CONFIRMATIONS: String(CONFIRMATIONS),
+        DEPOSIT_CONFIRMATIONS: `evm:1=1,${CHAIN}=${CONFIRMATIONS}`,
         CHAIN_POLL_INTERVAL_MS: '100',
         // Continue-as-new every few seconds: every test below also crosses runs of the watcher.
         CHAIN_ROUNDS_PER_RUN: '20',
@@ -183,6 +184,48 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
         () => false,
       );
     assert.equal(started, false);
+  });
+
+  it(`when DEPOSIT_CONFIRMATIONS names this chain (evm:1=1,${CHAIN}=${CONFIRMATIONS}), then the watcher waits for this chain's number: pending one block short, OPERATION_PENDING at it`, async () => {
+    const e = await prepareWithDeposit('1000');
+    const tx = await chain.send(e.address, 1000n);
+    await chain.mine(1);
+    const block = await chain.blockOf(tx);
+    const short = await watcherPast(block + CONFIRMATIONS - 2);
+    assert.ok(
+      short.pending.some((t) => t.txHash === tx),
+      `pending at ${CONFIRMATIONS - 1} blocks: ${JSON.stringify(short.pending)}`,
+    );
+    assert.equal((await record(e)).status, 'PREPARED');
+    await chain.mine(1);
+    const done = await eventually(async () => {
+      const r = await record(e);
+      return r.status === 'OPERATION_PENDING' && r;
+    }, 30_000);
+    assert.equal(done.deposit?.blockNumber, block);
+  });
+
+  it('when the chain is one DEPOSIT_CONFIRMATIONS does not name and no default knows, then the worker refuses to run: it logs why and exits 1', async () => {
+    const other = await TestChain.start(['--chain-id', '4242']);
+    try {
+      const worker = startChildService('refusing-worker', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
+        readyPattern: /^.*worker refused its chain.*$/,
+        // A task queue of its own, unversioned: it must not take the stack's tasks or touch its deployment.
+        env: {
+          ...stack.env(),
+          CHAIN_RPC_URL: other.url,
+          DEPOSIT_CONFIRMATIONS: '',
+          TEMPORAL_TASK_QUEUE: `refuse-${randomUUID()}`,
+          WORKER_VERSIONING: 'off',
+        },
+        echo: false,
+      });
+      const [line] = await worker.ready;
+      assert.match(line, /evm:4242/);
+      assert.equal(await worker.exited, 1);
+    } finally {
+      await other.stop();
+    }
   });
 
   it('when a transfer is seen and the worker is SIGKILLed before its confirmations, then after the restart it is signalled once: OPERATION_PENDING', async () => {

@@ -8,10 +8,18 @@ import { depositHttp, eventually, listHttp, newWallet, prepare, sampleIntent, si
 import { readEventStream } from '../support/sse';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 
-/** An open event stream from a chosen loopback address: resolves once the answer's head arrived. */
-function openStream(url: string, from: string): Promise<{ status: number; retryAfter?: string; close: () => void; ended: Promise<void> }> {
+/**
+ * An open event stream from a chosen loopback address (and, through a trusted proxy, the client
+ * address it forwards): resolves once the answer's head arrived.
+ */
+function openStream(
+  url: string,
+  from: string,
+  forwardedFor?: string,
+): Promise<{ status: number; retryAfter?: string; close: () => void; ended: Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { localAddress: from, agent: false, headers: { accept: 'text/event-stream' } }, (res) => {
+    const headers = { accept: 'text/event-stream', ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) };
+    const req = http.get(url, { localAddress: from, agent: false, headers }, (res) => {
       const ended = new Promise<void>((done) => res.once('close', () => done()));
       res.on('data', () => undefined);
       resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'], close: () => req.destroy(), ended });
@@ -37,8 +45,8 @@ describe('integration: event streams are bounded (caps per client and process, a
     await Promise.all(apis.splice(0).map((a) => a.close(1000)));
   });
 
-  async function apiWith(sse: Partial<Config['sse']>, ssePollMs = stack.config.ssePollMs): Promise<RunningApi> {
-    const config = { ...stack.config, ssePollMs, sse: { ...stack.config.sse, ...sse } };
+  async function apiWith(sse: Partial<Config['sse']>, ssePollMs = stack.config.ssePollMs, trustProxy: string[] = []): Promise<RunningApi> {
+    const config = { ...stack.config, ssePollMs, trustProxy, sse: { ...stack.config.sse, ...sse } };
     const api = await startStackApi(stack, { config, logger: pino({ level: 'silent' }) });
     apis.push(api);
     return api;
@@ -78,6 +86,30 @@ describe('integration: event streams are bounded (caps per client and process, a
     for (const s of [...open, again]) s.close();
   });
 
+  it('when the /64s of one IPv6 /56 (behind a trusted proxy) open streams, then they stop at the /56 share (429) and the process still serves a client elsewhere', async () => {
+    const api = await apiWith({ maxPerClient: 2, maxPerSite: 4, maxPerNetwork: 6, maxStreams: 8 }, undefined, ['loopback']);
+    const { paths } = await prepared(1);
+    const url = api.url + paths[0];
+    // Eight /64s of 2001:db8:0:100::/56, two streams each: without the /56 share, they fill the process.
+    const attempts = [];
+    for (let i = 0; i < 8; i++)
+      for (let j = 1; j <= 2; j++) attempts.push(await openStream(url, '127.0.0.61', `2001:db8:0:${(0x100 + i).toString(16)}::${j}`));
+    assert.deepEqual(
+      attempts.map((s) => s.status),
+      [...Array(4).fill(200), ...Array(12).fill(429)],
+    );
+    // Another /56 of the same /48 gets the rest of the /48's share, and no more.
+    const neighbour = [];
+    for (let j = 1; j <= 3; j++) neighbour.push(await openStream(url, '127.0.0.61', `2001:db8:0:200::${j}`));
+    assert.deepEqual(
+      neighbour.map((s) => s.status),
+      [200, 200, 429],
+    );
+    const elsewhere = await openStream(url, '127.0.0.61', '198.51.100.9');
+    assert.equal(elsewhere.status, 200, 'a client of another network is served');
+    for (const s of [...attempts, ...neighbour, elsewhere]) s.close();
+  });
+
   it('when a stream reaches its lifetime, then the server ends it (EventSource reconnects) and its slot is free again', async () => {
     const api = await apiWith({ maxLifetimeMs: 1_000, maxPerClient: 1 });
     const { paths } = await prepared(1);
@@ -112,7 +144,8 @@ describe('integration: event streams are bounded (caps per client and process, a
   });
 
   it('when 2,000 streams idle on 20 executions, then the API reads the read model once per interval, its memory stays bounded and its other routes answer at normal latency', async () => {
-    const api = await apiWith({ maxStreams: 5_000, maxPerClient: 5_000 }, 500);
+    // 200 addresses of one /24: this test is about idle cost, not the network share.
+    const api = await apiWith({ maxStreams: 5_000, maxPerClient: 5_000, maxPerNetwork: 5_000 }, 500);
     const { paths, wallet } = await prepared(20);
     const other = () => listHttp(api.url, wallet.id);
     const before = await Promise.all(Array.from({ length: 20 }, () => timed(other)));

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { networkInterfaces } from 'node:os';
 import { temporal } from '@temporalio/proto';
 import pino from 'pino';
 import type { RunningApi } from '../../api/server';
@@ -30,7 +31,13 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     this.timeout(120_000);
     stack = await getStack();
     nodes = [stack.nodes[0].url, `http://127.0.0.1:${await freePort()}`];
-    const env = stackEnv(stack, { TEMPORAL_TASK_QUEUE: taskQueue, WORKER_METRICS_PORT: '0' });
+    // HOST=0.0.0.0 as docs/operations.md's production setup has it: the metrics must stay on loopback.
+    const env = stackEnv(stack, {
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      WORKER_METRICS_PORT: '0',
+      HOST: '0.0.0.0',
+      STORAGE_NODES: nodes.join(','),
+    });
     worker = await startServiceProcess('worker-metrics', 'worker/main.js', `worker polling task queue ${taskQueue}`, env);
     const config = { ...stack.config, temporal: { ...stack.config.temporal, taskQueue } };
     api = await startStackApi(stack, { config, storageNodes: nodes, logger: pino({ level: 'silent' }) });
@@ -51,15 +58,36 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
   const batch = (changes: WhitelistChange[], headers: Record<string, string> = {}) =>
     request(api.url, 'POST', '/chain/whitelists/', { token: stack.tokens.all, json: changes, headers });
 
-  it('when batches reach a live and a dead node, then the worker endpoint shows latency and failures by node, process metrics and the SDK runtime metrics', async () => {
+  it('when HOST is 0.0.0.0 and OPERATOR_HOST is unset, then the worker metrics listen on loopback only', async () => {
+    const { hostname, port } = new URL(worker.url);
+    assert.equal(hostname, '127.0.0.1', `metrics at ${worker.url}`);
+    // Every other address of this machine is refused (when it has one: a bare container may not).
+    const others = Object.values(networkInterfaces())
+      .flat()
+      .filter((i) => i !== undefined && !i.internal && i.family === 'IPv4')
+      .map((i) => i!.address);
+    for (const address of others) {
+      const refused = await fetch(`http://${address}:${port}/metrics`).then(
+        (r) => `answered ${r.status}`,
+        (err: Error & { cause?: { code?: string } }) => err.cause?.code ?? err.message,
+      );
+      assert.equal(refused, 'ECONNREFUSED', `metrics on ${address}`);
+    }
+  });
+
+  it('when batches reach a live and a dead node, then the worker endpoint shows latency and failures by node name (node-N, never a URL), process metrics and the SDK runtime metrics', async () => {
     const [live, dead] = nodes;
     assert.equal((await batch([ownedBy(live)])).status, 200);
     assert.equal((await batch([ownedBy(dead)])).status, 500);
     const samples = await scrape(worker.url);
-    assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: live, outcome: 'ok' }) >= 1);
-    assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: dead, outcome: 'failed' }) >= 1);
-    assert.ok(metricSum(samples, 'intent_storage_node_failures_total', { node: dead, reason: 'NodeUnreachable' }) >= 1);
-    assert.equal(metricSum(samples, 'intent_storage_node_failures_total', { node: live }), 0);
+    assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: 'node-1', outcome: 'ok' }) >= 1);
+    assert.ok(metricSum(samples, 'intent_storage_node_request_duration_seconds_count', { node: 'node-2', outcome: 'failed' }) >= 1);
+    assert.ok(metricSum(samples, 'intent_storage_node_failures_total', { node: 'node-2', reason: 'NodeUnreachable' }) >= 1);
+    assert.equal(metricSum(samples, 'intent_storage_node_failures_total', { node: 'node-1' }), 0);
+    const named = samples.filter((s) =>
+      Object.values(s.labels).some((v) => v.includes('://') || nodes.some((n) => v.includes(new URL(n).host))),
+    );
+    assert.deepEqual(named, [], 'no metric label names a node by its address');
     assert.ok(metricSum(samples, 'process_cpu_user_seconds_total') > 0);
     const sdk = samples.filter((s) => s.name.startsWith('temporal_'));
     assert.ok(

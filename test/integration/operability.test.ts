@@ -302,7 +302,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
   describe('/readyz (public: shared probe, no addresses; operator port: detailed)', () => {
     const quiet = pino({ level: 'silent' });
 
-    it('when one storage node is down, then the API stays ready (200) and names the node down in storageNodes and in intent_storage_node_up', async () => {
+    it('when one storage node is down, then the API stays ready (200) and names the node down in storageNodes (by URL) and in intent_storage_node_up (as node-N, never by URL)', async () => {
       const dead = `http://127.0.0.1:${await freePort()}`;
       const api = await startStackApi(stack, { storageNodes: [stack.nodes[0].url, dead], logger: quiet });
       try {
@@ -313,8 +313,10 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         assert.deepEqual(res.body.checks, { temporal: 'up', process: 'serving' });
         assert.deepEqual(res.body.storageNodes, { [stack.nodes[0].url]: 'up', [dead]: 'down' });
         const samples = await scrape(`${api.operatorUrl}/metrics`);
-        assert.equal(metricSum(samples, 'intent_storage_node_up', { node: dead }), 0);
-        assert.equal(metricSum(samples, 'intent_storage_node_up', { node: stack.nodes[0].url }), 1);
+        assert.equal(metricSum(samples, 'intent_storage_node_up', { node: 'node-2' }), 0);
+        assert.equal(metricSum(samples, 'intent_storage_node_up', { node: 'node-1' }), 1);
+        const urls = samples.filter((s) => Object.values(s.labels).some((v) => v.includes('://')));
+        assert.deepEqual(urls, [], 'no metric label names a node by URL');
       } finally {
         await api.close(1000);
       }
@@ -329,7 +331,12 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         const res = await request(stack.api.operatorUrl!, 'GET', '/readyz');
         assert.equal(res.status, 200, res.text);
         assert.equal(res.body.storageNodes[node], 'down');
-        assert.equal(metricSum(await scrape(`${stack.api.operatorUrl}/metrics`), 'intent_storage_node_up', { node }), 0);
+        const up = (await scrape(`${stack.api.operatorUrl}/metrics`)).filter((s) => s.name === 'intent_storage_node_up');
+        assert.deepEqual(
+          up.filter((s) => s.labels.node === `node-${index + 1}`).map((s) => s.value),
+          [0],
+          JSON.stringify(up),
+        );
       } finally {
         await restartNode(stack, index);
       }

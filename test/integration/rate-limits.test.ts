@@ -229,6 +229,56 @@ describe('rate limits: per client without a token, per wallet once its signature
     assert.deepEqual(statuses(await times(4, forged)), [400, 400, 400, 429]);
   });
 
+  it('when one client sends 30 forged submits at once, then no more than its failed-authentication limit reach the signature check; the rest get 429', async () => {
+    const url = await apiWith({ authFailuresPerIp: 5 });
+    const owner = newWallet();
+    const executionId = `burst-${Date.now()}`;
+    assert.equal((await prepare(stack, owner, { executionId, intent: sampleIntent() })).status, 201);
+    const forged = signedBody(owner, executionId, { other: 'intent' });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => send(url, 'POST', `/api/v1/executions/${owner.id}/submit`, { from: '127.0.0.35', json: forged })),
+    );
+    const checked = answers.filter((a) => a.status === 400);
+    assert.ok(checked.length <= 5, `${checked.length} forged signatures reached the check: ${statuses(answers).join(' ')}`);
+    assert.ok(
+      checked.every((a) => /signature does not verify/.test(a.body.error)),
+      JSON.stringify(checked[0]?.body),
+    );
+    assert.equal(answers.filter((a) => a.status === 429).length, 30 - checked.length);
+  });
+
+  it('when one client sends 30 bad tokens at once, then no more than its failed-authentication limit are checked (401); the rest get 429', async () => {
+    const url = await apiWith({ authFailuresPerIp: 5 });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        send(url, 'POST', `/api/v1/executions/${newWallet().id}`, {
+          from: '127.0.0.36',
+          headers: { authorization: 'Bearer nope' },
+          json: {},
+        }),
+      ),
+    );
+    assert.ok(answers.filter((a) => a.status === 401).length <= 5, statuses(answers).join(' '));
+    assert.equal(answers.filter((a) => a.status === 401 || a.status === 429).length, 30);
+  });
+
+  it('when a client with a good token sends 30 requests at once, then none is refused by the failed-authentication limit', async () => {
+    const url = await apiWith({ authFailuresPerIp: 5 });
+    // An empty batch: authenticated, then refused 400 by validation, which is no failed authentication.
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        send(url, 'POST', '/chain/whitelists/', { from: '127.0.0.37', headers: { authorization: `Bearer ${stack.tokens.all}` }, json: [] }),
+      ),
+    );
+    assert.deepEqual(new Set(statuses(answers)), new Set([400]), statuses(answers).join(' '));
+    const after = await send(url, 'POST', '/chain/whitelists/', {
+      from: '127.0.0.37',
+      headers: { authorization: 'Bearer nope' },
+      json: [],
+    });
+    assert.equal(after.status, 401, 'the good requests gave their points back');
+  });
+
   it('when two APIs share the PostgreSQL read model, then together they admit one limit, not two', async function () {
     if (!postgresBinDir()) {
       console.log('    PostgreSQL server binaries are not installed (pg_config --bindir): the shared-limit test is skipped');

@@ -8,6 +8,21 @@ import { TEST_SETTINGS } from '../support/settings';
 import { TOOL_SETTINGS } from '../../scripts/settings-table';
 import { docSection } from '../../scripts/lib/doc-section';
 
+describe('config: operator endpoints', () => {
+  it('when HOST is 0.0.0.0 and OPERATOR_HOST is unset, then every operator endpoint (API operator port, worker metrics) binds loopback', () => {
+    const config = loadConfig({ HOST: '0.0.0.0' });
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.operatorHost, '127.0.0.1');
+    assert.equal(config.operator?.host, '127.0.0.1');
+  });
+
+  it('when OPERATOR_HOST is set, then the operator endpoints bind it: the one explicit way to expose them', () => {
+    const config = loadConfig({ HOST: '0.0.0.0', OPERATOR_HOST: '10.1.2.3' });
+    assert.equal(config.operatorHost, '10.1.2.3');
+    assert.equal(config.operator?.host, '10.1.2.3');
+  });
+});
+
 describe('config: rate limits and trusted proxies', () => {
   it('when nothing is set, then the documented defaults apply and no proxy is trusted', () => {
     const config = loadConfig({});

@@ -39,7 +39,7 @@ describe('unit: the SSE hub (one read per interval, every status once, serialise
         return records;
       },
       20,
-      { maxStreams: 10, maxPerClient: 10, maxLifetimeMs: 60_000 },
+      { maxStreams: 10, maxPerClient: 10, maxPerSite: 10, maxPerNetwork: 10, maxLifetimeMs: 60_000 },
       pino({ level: 'silent' }),
     );
     const got: string[][] = [[], [], []];
@@ -73,7 +73,7 @@ describe('unit: the SSE hub (one read per interval, every status once, serialise
     const hub = new ExecutionEventHub(
       async () => records,
       10,
-      { maxStreams: 10, maxPerClient: 10, maxLifetimeMs: 60_000 },
+      { maxStreams: 10, maxPerClient: 10, maxPerSite: 10, maxPerNetwork: 10, maxLifetimeMs: 60_000 },
       pino({ level: 'silent' }),
     );
     let ended = false;
@@ -86,7 +86,7 @@ describe('unit: the SSE hub (one read per interval, every status once, serialise
     const hub = new ExecutionEventHub(
       async () => new Map(),
       1000,
-      { maxStreams: 2, maxPerClient: 1, maxLifetimeMs: 1 },
+      { maxStreams: 2, maxPerClient: 1, maxPerSite: 2, maxPerNetwork: 2, maxLifetimeMs: 1 },
       pino({ level: 'silent' }),
     );
     const release = hub.admit('a');
