@@ -30,8 +30,13 @@ export interface ReconcileReport {
   transfers: number;
   /** Transfers neither taken nor in the ledger: money in that nobody accounts for. */
   unaccounted: InboundTransfer[];
-  /** Deposits executions took, in the range read, that the chain does not show (a deep reorg). */
+  /** Deposits executions took, in the range read, that the chain does not show and nothing flagged. */
   takenNotOnChain: Array<{ workflowId: string; txHash: string; transferIndex: number }>;
+  /**
+   * Deposits the chain watcher already flagged `reorged` (an error log, intent_chain_deep_reorgs_total,
+   * an operator's decision pending) and the chain does not show: listed, not counted as a difference.
+   */
+  reorgedAway: Array<{ workflowId: string; txHash: string; transferIndex: number }>;
   balanced: boolean;
 }
 
@@ -72,11 +77,13 @@ export function reconcile(
     }
   }
   const takenNotOnChain: ReconcileReport['takenNotOnChain'] = [];
+  const reorgedAway: ReconcileReport['reorgedAway'] = [];
   for (const [workflowId, record] of records) {
     const d = record.deposit;
     if (!d || d.blockNumber === undefined || d.blockNumber < range.from || d.blockNumber > range.to) continue;
     const k = key({ workflowId, txHash: d.txHash, transferIndex: d.transferIndex });
-    if (!seen.has(k)) takenNotOnChain.push({ workflowId, txHash: d.txHash, transferIndex: d.transferIndex ?? 0 });
+    if (!seen.has(k))
+      (d.reorged ? reorgedAway : takenNotOnChain).push({ workflowId, txHash: d.txHash, transferIndex: d.transferIndex ?? 0 });
   }
   const text = (n: bigint) => n.toString();
   return {
@@ -91,6 +98,7 @@ export function reconcile(
     transfers: transfers.length,
     unaccounted,
     takenNotOnChain,
+    reorgedAway,
     balanced: unaccounted.length === 0 && takenNotOnChain.length === 0,
   };
 }

@@ -15,8 +15,9 @@ Reads every confirmed top-level native transfer to the service's deposit address
 (CHAIN_RPC_URL) in blocks N (default 0) to M (default: the head less DEPOSIT_CONFIRMATIONS − 1),
 and checks each against the read model (DATABASE_URL or DATABASE_FILE): an execution's deposit, or
 a refunds ledger row. Prints one JSON summary line (sums in base units: in, taken, due, refunded,
-waived, unaccounted), then one line per transfer nobody accounts for and per deposit taken that the
-chain no longer shows. Exits 0 when balanced, 1 on any difference, 2 on a usage error.`;
+waived, unaccounted), then one line per transfer nobody accounts for, per deposit taken that the
+chain does not show, and per deposit the watcher flagged reorged (already alerted on: listed, not a
+difference). Exits 0 when balanced, 1 on any difference, 2 on a usage error.`;
 
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -89,8 +90,9 @@ async function main(argv: string[]): Promise<number> {
         balanced: report.balanced,
       }),
     );
-    for (const t of report.unaccounted) console.log(JSON.stringify({ unaccounted: t }));
+    for (const t of report.unaccounted) console.log(JSON.stringify({ unaccountedTransfer: t }));
     for (const t of report.takenNotOnChain) console.log(JSON.stringify({ takenNotOnChain: t }));
+    for (const t of report.reorgedAway) console.log(JSON.stringify({ reorgedAway: t }));
     return report.balanced ? 0 : 1;
   } finally {
     await database.close();

@@ -565,6 +565,57 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.deepEqual(rest, []);
   });
 
+  it('when npm run reconcile reads the chain after every test above (deposits, dust, 40 transfers after a deposit, transfers to closed executions, reorgs), then every transfer in is taken or owed: balanced; with one ledger row gone, it names that transfer and exits 1', async () => {
+    const reconcile = () =>
+      run(process.execPath, [path.join(projectRoot, 'dist', 'scripts', 'reconcile.js'), '--chain', CHAIN], {
+        env: stack.env(),
+        encoding: 'utf8',
+      }).then(
+        ({ stdout }) => ({
+          code: 0,
+          lines: stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l)),
+        }),
+        (err: { code: number; stdout: string; stderr: string }) => ({
+          code: err.code,
+          lines: err.stdout.trim()
+            ? err.stdout
+                .trim()
+                .split('\n')
+                .map((l) => JSON.parse(l))
+            : [{ stderr: err.stderr }],
+        }),
+      );
+    // Let the watcher take (or owe) everything confirmed so far.
+    await watcherPast((await chain.head()) + CONFIRMATIONS + 1);
+    await eventually(async () => (await reconcile()).code === 0, 30_000);
+    const balanced = await reconcile();
+    const [summary] = balanced.lines;
+    assert.equal(summary.balanced, true, JSON.stringify(balanced.lines));
+    assert.ok(BigInt(summary.in) > 0n && BigInt(summary.due) > 0n && BigInt(summary.taken) > 0n, JSON.stringify(summary));
+    assert.equal(BigInt(summary.in), BigInt(summary.taken) + BigInt(summary.due) + BigInt(summary.refunded) + BigInt(summary.waived));
+
+    // One row of money owed removed by hand: the reconciler must find that transfer.
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      const victim = await database.db.selectFrom('refunds').selectAll().where('chain', '=', CHAIN).limit(1).executeTakeFirstOrThrow();
+      await database.db.deleteFrom('refunds').where('id', '=', victim.id).execute();
+      const short = await reconcile();
+      assert.equal(short.code, 1);
+      assert.equal(short.lines[0].balanced, false);
+      assert.deepEqual(
+        short.lines.filter((l) => l.unaccountedTransfer).map((l) => [l.unaccountedTransfer.txHash, l.unaccountedTransfer.workflowId]),
+        [[victim.tx_hash, victim.workflow_id]],
+      );
+      await database.db.insertInto('refunds').values(victim).execute();
+    } finally {
+      await database.close();
+    }
+    assert.equal((await reconcile()).code, 0);
+  });
+
   it('when every run of the watcher (continued as new, with its state, through the tests above) is replayed with the current code, then none fails', async () => {
     const histories: Array<{ workflowId: string; history: History }> = [];
     for await (const h of stack.client.workflow.list({ query: `WorkflowId = '${watcherId}'` }).intoHistories())

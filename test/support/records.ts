@@ -37,3 +37,16 @@ export function newestFirst(records: ExecutionRecord[]): ExecutionRecord[] {
     return ia < ib ? 1 : ia > ib ? -1 : 0;
   });
 }
+
+/** A PREPARED record of execution `executionId` (wallet `w`, an empty intent), for tests of the pure functions. */
+export function preparedRecord(executionId: string): ExecutionRecord {
+  return initialRecord({
+    executionId,
+    wallet: 'w',
+    intent: {},
+    intentHash: '0x00',
+    signerPublicKey: '0x' + '11'.repeat(32),
+    createdAt: '2026-01-01T00:00:00.000Z',
+    expiresAt: '2026-01-02T00:00:00.000Z',
+  });
+}

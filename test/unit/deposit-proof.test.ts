@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { proveDeposit, type ChainTransaction } from '../../domain/deposit-proof';
-import { MAX_REFUSED_IN_RECORD, applyDeposit, initialRecord, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
+import { MAX_REFUSED_IN_RECORD, applyDeposit, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
+import { preparedRecord } from '../support/records';
 import { refundsOfRecord } from '../../db/refund-ledger';
 
 const TARGET: DepositTarget = { chain: 'evm:31337', asset: 'native', minAmount: '1000', address: '0x' + 'Ab'.repeat(20) };
@@ -69,16 +70,7 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
 
 describe('domain/execution-state: a record keeps a bounded number of refused deposits, the ledger every one', () => {
   const pending = (): ExecutionRecord => {
-    const rec = initialRecord({
-      executionId: 'e',
-      wallet: 'w',
-      intent: {},
-      intentHash: '0x00',
-      signerPublicKey: '0x' + '11'.repeat(32),
-      createdAt: '2026-01-01T00:00:00.000Z',
-      expiresAt: '2026-01-02T00:00:00.000Z',
-    });
-    return applyDeposit(rec, { txHash: '0xfirst' }, '2026-01-01T00:00:01.000Z').record;
+    return applyDeposit(preparedRecord('e'), { txHash: '0xfirst' }, '2026-01-01T00:00:01.000Z').record;
   };
 
   it('when any number of other transfers reach an execution that has its deposit, then its record holds at most MAX_REFUSED_IN_RECORD and each later one comes back as overflow, once per transfer', () => {

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { ExecutionRecord } from '../../domain/execution-state';
+import { preparedRecord } from '../support/records';
+import { reconcile, type InboundTransfer, type LedgerEntry } from '../../domain/reconcile';
+
+const record = (workflowId: string, deposit?: ExecutionRecord['deposit']): ExecutionRecord => ({
+  ...preparedRecord(workflowId),
+  ...(deposit ? { deposit, status: 'OPERATION_PENDING' as const } : {}),
+});
+
+describe('domain/reconcile: every transfer in is taken or owed', () => {
+  it('when each transfer is taken, owed in some state, or nowhere, then the sums add up to what came in, and it balances exactly when none is nowhere', () => {
+    const where = fc.constantFrom('taken', 'due', 'refunded', 'waived', 'nowhere');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(where, fc.bigInt({ min: 1n, max: 10n ** 24n })), { maxLength: 40 }), (plan) => {
+        const transfers: InboundTransfer[] = [];
+        const records = new Map<string, ExecutionRecord>();
+        const ledger: LedgerEntry[] = [];
+        plan.forEach(([place, amount], i) => {
+          const t = {
+            workflowId: `exec:w:${i}`,
+            txHash: `0x${i.toString(16).padStart(64, '0')}`,
+            transferIndex: 0,
+            amount: String(amount),
+            blockNumber: 10,
+          };
+          transfers.push(t);
+          if (place === 'taken')
+            records.set(
+              t.workflowId,
+              record(t.workflowId, { txHash: t.txHash.toUpperCase().replace('0X', '0x'), transferIndex: 0, blockNumber: 10 }),
+            );
+          else if (place !== 'nowhere') ledger.push({ workflowId: t.workflowId, txHash: t.txHash, transferIndex: 0, state: place });
+        });
+        const report = reconcile(transfers, records, ledger, { from: 0, to: 100 });
+        const sum = (p: string) => plan.filter(([place]) => place === p).reduce((a, [, n]) => a + n, 0n);
+        assert.deepEqual(report.sums, {
+          in: String(plan.reduce((a, [, n]) => a + n, 0n)),
+          taken: String(sum('taken')),
+          due: String(sum('due')),
+          refunded: String(sum('refunded')),
+          waived: String(sum('waived')),
+          unaccounted: String(sum('nowhere')),
+        });
+        assert.equal(report.balanced, !plan.some(([place]) => place === 'nowhere'));
+      }),
+    );
+  });
+
+  it('when a deposit taken in the range is not on the chain, then it is a difference, unless the watcher flagged it reorged (listed apart)', () => {
+    const records = new Map([
+      ['exec:w:a', record('exec:w:a', { txHash: '0xaa', blockNumber: 50 })],
+      ['exec:w:b', record('exec:w:b', { txHash: '0xbb', blockNumber: 51, reorged: true })],
+      ['exec:w:c', record('exec:w:c', { txHash: '0xcc', blockNumber: 500 })],
+    ]);
+    const report = reconcile([], records, [], { from: 0, to: 100 });
+    assert.deepEqual(report.takenNotOnChain, [{ workflowId: 'exec:w:a', txHash: '0xaa', transferIndex: 0 }]);
+    assert.deepEqual(report.reorgedAway, [{ workflowId: 'exec:w:b', txHash: '0xbb', transferIndex: 0 }]);
+    assert.equal(report.balanced, false);
+  });
+});
