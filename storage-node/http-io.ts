@@ -33,6 +33,17 @@ export function answeringBeforeBody(req: IncomingMessage, res: ServerResponse, l
 }
 
 /**
+ * The peer closed its connection (or the node's request timeout closed it) before its body was
+ * read: there is nobody to answer and nothing went wrong in the node, so it is neither answered
+ * nor reported as an error.
+ */
+export class PeerGone extends Error {
+  constructor() {
+    super('the peer closed the connection before its body was read');
+  }
+}
+
+/**
  * Reads a request body of at most `limit` bytes. A larger body rejects with a 413
  * `ServiceError` without being buffered: once fully drained, or at once when it passes
  * `limit * DRAIN_FACTOR` bytes (declared or received).
@@ -60,7 +71,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     };
     req.on('data', onData);
     req.once('end', () => (received > limit ? reject(tooLarge(limit)) : resolve(Buffer.concat(chunks))));
-    req.once('error', reject);
+    req.once('error', () => reject(new PeerGone()));
   });
 }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, notFound, ServiceError, unauthorized } from '../domain/errors';
-import { answeringBeforeBody, parseJson, readBody, refuseDeclaredOversize, sendError, sendJson } from './http-io';
+import { PeerGone, answeringBeforeBody, parseJson, readBody, refuseDeclaredOversize, sendError, sendJson } from './http-io';
 import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type ApplyResponse } from '../contracts/storage-node-protocol';
 import type { AuthOutcome, RequestVerifier } from '../lib/node-request-auth';
 import { parseApplyRequest, parseAuditQuery, parseListQuery } from './validate';
@@ -142,6 +142,6 @@ async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps)
  */
 export function createRequestHandler(deps: RouteDeps): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    route(req, res, deps).catch((err: unknown) => sendError(res, err, deps.onError));
+    route(req, res, deps).catch((err: unknown) => (err instanceof PeerGone ? res.destroy() : sendError(res, err, deps.onError)));
   };
 }

@@ -66,6 +66,9 @@ async function fromEveryNode<T>(nodes: readonly string[], all: readonly string[]
   );
 }
 
+/** Rounds of node reads one page of entries may take when copies on non-owner nodes are left out. */
+const ENTRY_ROUNDS_PER_PAGE = 4;
+
 /**
  * The whitelist reads: entries (merged from every node, each entry from its owner only), membership (the owner node only) and
  * the audit trail (merged from every node, newest first).
@@ -78,16 +81,24 @@ export class WhitelistReads {
 
   /** One page of the `kind` whitelist, sorted (case-insensitively), EIP-55 as stored. */
   async entries(kind: WhitelistKind, pageSize: number, pageToken?: string): Promise<Page<string>> {
-    const after = pageToken === undefined ? undefined : decodePageToken(pageToken, isEntriesToken).after;
-    const pages = await fromEveryNode(this.nodes, this.nodes, async (node) => ({
-      node,
-      ...(await this.reads.list(node, kind, after, pageSize)),
-    }));
+    let after = pageToken === undefined ? undefined : decodePageToken(pageToken, isEntriesToken).after;
+    const result: string[] = [];
     // Only the owner's copy counts, as for membership: a copy on another node (left by a change of
     // STORAGE_NODES, a copied data directory, a request replayed before requests were bound to one
-    // node) is not listed.
-    const page = mergeEntryPages(pages, pageSize, (node, entry) => this.ownerOf(kind, entry) === node);
-    return { result: page.entries, ...(page.after === undefined ? {} : { nextPageToken: encodePageToken({ after: page.after }) }) };
+    // node) is not listed. Copies left out can make a round short: read on, a few rounds at most,
+    // so that a page is full whenever more entries follow.
+    for (let round = 0; round < ENTRY_ROUNDS_PER_PAGE; round++) {
+      const wanted = pageSize - result.length;
+      const pages = await fromEveryNode(this.nodes, this.nodes, async (node) => ({
+        node,
+        ...(await this.reads.list(node, kind, after, wanted)),
+      }));
+      const page = mergeEntryPages(pages, wanted, (node, entry) => this.ownerOf(kind, entry) === node);
+      result.push(...page.entries);
+      after = page.after;
+      if (after === undefined || result.length >= pageSize) break;
+    }
+    return { result, ...(after === undefined ? {} : { nextPageToken: encodePageToken({ after }) }) };
   }
 
   /** Whether the EIP-55 `entry` is listed: asks only the node that owns it (rendezvous hashing). */

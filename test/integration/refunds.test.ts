@@ -94,7 +94,7 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
     const [row] = (await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader)).body.result;
     const answers = [
       [await api('POST', `/api/v1/refunds/${row.id}/refunded`, reader, { txHash: '0x1' }), 403],
-      [await api('GET', '/api/v1/refunds', stack.tokens.all), 403],
+      [await api('GET', '/api/v1/refunds', stack.tokens.deposit), 403],
       [await api('POST', `/api/v1/refunds/${'0'.repeat(32)}/refunded`, writer, { txHash: '0x1' }), 404],
       [await api('POST', '/api/v1/refunds/not-an-id/refunded', writer, { txHash: '0x1' }), 400],
       [await api('POST', `/api/v1/refunds/${row.id}/refunded`, writer, { txHash: '0x1', extra: true }), 400],

@@ -93,6 +93,26 @@ describe('storage node limits: slow and oversized peers are cut before they cost
     assert.match(peer.received(), /^$|^HTTP\/1\.1 408/, 'nothing, or a 408');
   });
 
+  it('when a signed peer hangs up halfway through its body, then the node lets go of the request without reporting an error of its own', async () => {
+    const errors: Error[] = [];
+    node = createStorageNodeServer({ dataDir: dir, keys: testNodeKeys(), onError: (err) => errors.push(err) });
+    ({ url } = await node.listen(0));
+    const target = `${url}${ROUTES.apply}`;
+    const body = '{"batchId":"gone","position":1,"changes":[]}'.padEnd(1_000, ' ');
+    const peer = await connectPeer(url);
+    peer.socket.write(head('POST', target, { ...signedHeaders('POST', target, body), 'content-length': body.length }) + body.slice(0, 500));
+    await new Promise((r) => setTimeout(r, 100));
+    peer.socket.destroy();
+    await peer.closed;
+    // The node still serves, and said nothing about the peer that left.
+    const next = await connectPeer(url);
+    const health = `${url}${ROUTES.health}`;
+    next.socket.write(head('GET', health, signedHeaders('GET', health)));
+    assert.equal(await next.statusLine, 'HTTP/1.1 200 OK');
+    next.socket.destroy();
+    assert.deepEqual(errors, []);
+  });
+
   it('when more peers connect than the cap, then the extra connection is closed unanswered and the others are still served', async () => {
     await start({ maxConnections: 2 });
     const first = await connectPeer(url);
