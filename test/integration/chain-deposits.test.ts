@@ -482,8 +482,10 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.deepEqual(r.refusedDeposits, []);
   });
 
-  it('when 40 more transfers of minAmount reach an execution after its deposit, then the execution does not grow (one deposit signal, no refusedDeposits) and each is one refunds ledger row', async () => {
+  it('when 40 more transfers of minAmount reach an execution after its deposit and one reaches an execution that has closed, then the execution does not grow (one deposit signal, no refusedDeposits) and the ledger holds 41 rows due', async () => {
     const e = await prepareWithDeposit('1000');
+    const closed = await prepareWithDeposit('1000', { ttlSeconds: 1 });
+    await stack.client.workflow.getHandle(executionWorkflowId(closed.wallet.id, closed.executionId)).result();
     const first = await chain.send(e.address, 1000n);
     await chain.mine(CONFIRMATIONS);
     // The read model shows the deposit (the list route reads it): from here the watcher owes the rest back.
@@ -493,11 +495,21 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     }, 30_000);
     const more: string[] = [];
     for (let i = 0; i < 40; i++) more.push(await chain.send(e.address, 1000n));
+    const late = await chain.send(closed.address, 1000n);
     await chain.mine(CONFIRMATIONS);
     const rows = await eventually(async () => {
       const found = await refundsOf(e);
       return found.length === 40 && found;
     }, 60_000);
+    const closedRows = await eventually(async () => {
+      const found = await refundsOf(closed);
+      return found.length === 1 && found;
+    }, 30_000);
+    assert.deepEqual(
+      closedRows.map((d) => [d.txHash, d.reason, d.state]),
+      [[late, 'expired', 'due']],
+    );
+    assert.ok(rows.every((d) => d.state === 'due'));
     assert.deepEqual(new Set(rows.map((r) => r.txHash)), new Set(more));
     assert.ok(rows.every((r) => r.reason === 'other-tx' && r.amount === '1000' && r.reportedBy === 'chain-watcher'));
     const r = await record(e);

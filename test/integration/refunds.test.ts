@@ -12,7 +12,9 @@ import { RefundLedger } from '../../db/refund-ledger';
 import { createToken } from '../../tokens/token-store';
 import { depositHttp, eventually, newWallet, prepare } from '../support/executions';
 import { request } from '../support/http';
-import { getStack, type Stack } from '../support/stack';
+import { getStack, startStackApi, type Stack } from '../support/stack';
+import { postgresBinDir, startThrowawayPostgres, type ThrowawayPostgres } from '../support/postgres';
+import type { RunningApi } from '../../api/server';
 
 const run = promisify(execFile);
 
@@ -106,6 +108,54 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
       assert.equal(res.status, status, res.text);
       assert.equal(typeof res.body.error, 'string');
     }
+  });
+});
+
+describe('refunds: the ledger routes on a PostgreSQL read model (as in the cluster)', function () {
+  this.timeout(60_000);
+  let pg: ThrowawayPostgres | undefined;
+  let api: RunningApi | undefined;
+  after(async () => {
+    await api?.close(1000);
+    await pg?.stop();
+  });
+
+  it('when rows are owed in PostgreSQL, then an API on it lists them and settles each once', async function () {
+    if (!postgresBinDir()) {
+      console.log('    PostgreSQL server binaries are not installed (pg_config --bindir): the PostgreSQL ledger route test is skipped');
+      this.skip();
+    }
+    const stack = await getStack();
+    pg = await startThrowawayPostgres('refunds');
+    const database = await openDatabase({ url: pg.url, sqliteFile: '' });
+    const wallet = `pg-${randomUUID()}`;
+    let id: string;
+    try {
+      const ledger = new RefundLedger(database);
+      id = await ledger.recordDue({
+        workflowId: `exec:${wallet}:e`,
+        wallet,
+        executionId: 'e',
+        txHash: '0xowed',
+        amount: '9',
+        reason: 'other-tx',
+        reportedBy: 'api',
+      });
+    } finally {
+      await database.close();
+    }
+    api = await startStackApi(stack, { config: { ...stack.config, database: { ...stack.config.database, url: pg.url } } });
+    const listed = await request(api.url, 'GET', `/api/v1/refunds?wallet=${wallet}`, { token: stack.tokens.all });
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(
+      listed.body.result.map((r: { id: string; state: string }) => [r.id, r.state]),
+      [[id, 'due']],
+    );
+    const settle = (txHash: string) =>
+      request(api!.url, 'POST', `/api/v1/refunds/${id}/refunded`, { token: stack.tokens.all, json: { txHash } });
+    assert.equal((await settle('0xpaid')).status, 200);
+    assert.equal((await settle('0xpaid')).status, 200);
+    assert.equal((await settle('0xother')).status, 409);
   });
 });
 
