@@ -1,7 +1,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WebhookEndpoint } from '../config/config';
 import type { Activities, NodeApplyRequest } from '../contracts/activities';
-import type { WebhookDelivery } from '../contracts/webhooks';
+import { refundDueDelivery, type WebhookDelivery } from '../contracts/webhooks';
+import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundWebhookWorkflowId } from '../contracts/temporal';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
 import { refundsOfRecord, type RefundLedger } from '../db/refund-ledger';
 import type { ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
@@ -154,6 +156,29 @@ export function createActivities(deps: ActivityDeps): Activities {
         for (const due of owed) await deps.refunds.recordDue(due);
       }
       await deps.executions.upsert(input.workflowId, input.record);
+    },
+
+    async announceRefunds(): Promise<{ announced: number }> {
+      if ((deps.webhooks?.() ?? []).length === 0 || !deps.refunds) return { announced: 0 };
+      const rows = await deps.refunds.unannounced(100);
+      const { client, info } = Context.current();
+      for (const row of rows) {
+        // A row settled before its sweep owes nothing any more: marked, not announced.
+        if (row.state !== 'due') continue;
+        try {
+          await client.workflow.start(REFUND_WEBHOOK_WORKFLOW_TYPE, {
+            workflowId: refundWebhookWorkflowId(row.id),
+            taskQueue: info.taskQueue,
+            args: [refundDueDelivery(row)],
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          });
+        } catch (err) {
+          // Started by an earlier sweep that failed before marking it: announced once all the same.
+          if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        }
+      }
+      await deps.refunds.markAnnounced(rows.map((r) => r.id));
+      return { announced: rows.filter((r) => r.state === 'due').length };
     },
 
     /**

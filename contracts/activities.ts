@@ -22,8 +22,14 @@ export interface ExecutionActivities {
    * holds with refundDue, and `overflow`, refusals past what the record keeps.
    */
   projectExecution(input: { workflowId: string; record: ExecutionRecord; overflow?: RefusedDeposit[] }): Promise<void>;
-  /** Delivers one status-change event to every configured endpoint. */
+  /** Delivers one event (a status change, a refund due) to every configured endpoint. */
   deliverWebhook(delivery: WebhookDelivery): Promise<{ delivered: number }>;
+  /**
+   * Hands the refunds ledger's unannounced rows (at most 100) to their refund.due delivery
+   * workflows, then marks them announced: an outbox, so a row written while no sweep ran is
+   * announced by the next. Nothing when no webhook endpoint is configured.
+   */
+  announceRefunds(): Promise<{ announced: number }>;
 }
 
 export interface WhitelistActivities {

@@ -23,6 +23,12 @@ export const executionWorkflowId = (wallet: string, executionId: string) => `exe
 export const whitelistBatchWorkflowId = (batchId: string) => `whitelist-batch:${batchId}`;
 /** Workflow id of the webhooks a finished execution handed over (its receiver was slow or down). */
 export const executionWebhooksWorkflowId = (executionWorkflowId: string) => `webhooks:${executionWorkflowId}`;
+/** The workflow that delivers one refunds ledger row's refund.due webhook. */
+export const REFUND_WEBHOOK_WORKFLOW_TYPE = 'refundWebhookWorkflow';
+export const refundWebhookWorkflowId = (refundId: string) => `refund-due:${refundId}`;
+/** The scheduled sweep that hands unannounced ledger rows to refundWebhookWorkflow, one schedule per task queue. */
+export const REFUND_ANNOUNCER_WORKFLOW_TYPE = 'refundAnnouncerWorkflow';
+export const refundAnnouncerScheduleId = (taskQueue: string) => `refund-announcer:${taskQueue}`;
 /** Workflow id of a chain's watcher (`evm:<chainId>`): one id per chain, so any number of workers start one watcher. */
 export const chainWatcherWorkflowId = (chain: string) => `chain-watcher:${chain}`;
 

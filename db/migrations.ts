@@ -129,6 +129,17 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
           await db.schema.alterTable('refunds').dropColumn(column).execute();
       },
     },
+    '0007-refund-announcements': {
+      async up(db: Kysely<any>) {
+        // Set once the row's refund.due webhook is handed to its delivery workflow: an outbox.
+        await db.schema.alterTable('refunds').addColumn('announced_at', 'text').execute();
+        await db.schema.createIndex('refunds_announced').on('refunds').columns(['announced_at', 'created_at', 'id']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('refunds_announced').execute();
+        await db.schema.alterTable('refunds').dropColumn('announced_at').execute();
+      },
+    },
   };
 }
 

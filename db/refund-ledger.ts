@@ -3,43 +3,11 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Selectable } from 'kysely';
 import type { Database } from './database';
 import type { RefundsTable } from './tables';
+import type { RefundDue, RefundRow, RefundState, Settlement } from '../contracts/refunds';
 import type { LedgerPosition } from './page-token';
 import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 
-/** A deposit the service did not take, as whoever saw the refusal reports it. */
-export interface RefundDue {
-  workflowId: string;
-  wallet: string;
-  executionId: string;
-  chain?: string;
-  txHash: string;
-  transferIndex?: number;
-  amount?: string;
-  asset?: string;
-  /** A refusal reason of the execution record (`expired`, `cancelled`, `other-tx`, …), or `closed`. */
-  reason: string;
-  /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its projection). */
-  reportedBy: 'api' | 'chain-watcher' | 'execution';
-}
-
-/** What an operator records once a refund is settled. */
-export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
-
-export type RefundState = 'due' | Settlement['state'];
-
-export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset'>> {
-  id: string;
-  chain?: string;
-  amount?: string;
-  asset?: string;
-  state: RefundState;
-  createdAt: string;
-  /** Set once settled: when, by which token, and the refund's txHash or the reason it was waived. */
-  settledAt?: string;
-  settledBy?: string;
-  refundTxHash?: string;
-  waivedReason?: string;
-}
+export type { RefundDue, RefundRow, RefundState, Settlement } from '../contracts/refunds';
 
 /** A settle call's result: `settled` now, or `same` (this very settlement was recorded before: nothing written). */
 export type SettleOutcome =
@@ -116,6 +84,29 @@ export class RefundLedger {
       .orderBy('id')
       .execute();
     return rows.map(toRow);
+  }
+
+  /** Rows whose refund.due webhook is not handed over yet, oldest first. */
+  async unannounced(limit: number): Promise<RefundRow[]> {
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('announced_at', 'is', null)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /** Marks rows' refund.due webhooks as handed over. */
+  async markAnnounced(ids: readonly string[], now = new Date()): Promise<void> {
+    if (ids.length === 0) return;
+    await this.database.db
+      .updateTable('refunds')
+      .set({ announced_at: now.toISOString() })
+      .where('id', 'in', [...ids])
+      .execute();
   }
 
   /** One row, or undefined. */

@@ -64,6 +64,8 @@ export interface RefundsTable {
   waived_reason: string | null;
   /** The token id that settled it. */
   settled_by: string | null;
+  /** When its refund.due webhook was handed to its delivery workflow; null until then (an outbox). */
+  announced_at: string | null;
 }
 
 export interface ReadModelTables {

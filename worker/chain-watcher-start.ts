@@ -4,8 +4,7 @@ import { chainClient } from '../activities/chain';
 import { ConfigError, type Config } from '../config/config';
 import { confirmationsFor, noConfirmationsMessage } from '../config/confirmations';
 import { CHAIN_WATCHER_WORKFLOW_TYPE, chainWatcherWorkflowId, type ChainWatcherInput } from '../contracts/temporal';
-
-const RETRY_MS = 5_000;
+import { retryUntil } from './retry-until';
 
 type ChainSettings = NonNullable<Config['chain']>;
 
@@ -53,8 +52,8 @@ export async function ensureChainWatcher(
   if (!chainSettings) return undefined;
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const rpc = chainClient(chainSettings.rpcUrl);
-  while (!signal.aborted) {
-    try {
+  return retryUntil(
+    async () => {
       const chain = `evm:${await rpc.getChainId()}`;
       const confirmations = chainConfirmations(chainSettings, chain);
       if (!confirmations.ok) throw new ConfigError(confirmations.reason);
@@ -69,14 +68,7 @@ export async function ensureChainWatcher(
         workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
       });
       return workflowId;
-    } catch (err) {
-      if (err instanceof ConfigError) throw err;
-      onError(err as Error);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, RETRY_MS);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
-    }
-  }
-  return undefined;
+    },
+    { signal, onError, fatal: (err) => err instanceof ConfigError },
+  );
 }

@@ -8,6 +8,7 @@ import { DepositAddressStore } from '../db/deposit-addresses';
 import { RefundLedger } from '../db/refund-ledger';
 import type { ChainEvent } from '../activities/chain';
 import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
+import { ensureRefundAnnouncer } from './refund-announcer-start';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
@@ -27,6 +28,8 @@ export interface RunningWorker {
   promoted: Promise<void>;
   /** Resolves with the chain watcher's workflow id once it runs (undefined without CHAIN_RPC_URL or after a shutdown first). */
   chainWatcher: Promise<string | undefined>;
+  /** Resolves with the refund.due sweep's schedule id once it exists (undefined without a webhook endpoint or after a shutdown first). */
+  refundAnnouncer: Promise<string | undefined>;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
   done: Promise<void>;
   /** Drains: stops polling, lets running tasks finish, then closes the connection. */
@@ -156,6 +159,9 @@ export async function startWorker(
     hooks.onChainWatcherError ??
       ((err) => console.error(JSON.stringify({ level: 'error', msg: 'chain watcher not started; trying again in 5 s', err: err.message }))),
   );
+  const refundAnnouncer = ensureRefundAnnouncer(connection, config, stopPromoting.signal, (err) =>
+    console.error(JSON.stringify({ level: 'error', msg: 'refund.due schedule not created; trying again in 5 s', err: err.message })),
+  );
   return {
     worker,
     database,
@@ -163,6 +169,7 @@ export async function startWorker(
     version,
     promoted,
     chainWatcher,
+    refundAnnouncer,
     done,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -3,3 +3,4 @@ export { executionWorkflow } from './execution';
 export { whitelistBatchWorkflow } from './whitelist-batch';
 export { chainWatcherWorkflow } from './chain-watcher';
 export { executionWebhooksWorkflow } from './execution-webhooks';
+export { refundAnnouncerWorkflow, refundWebhookWorkflow } from './refund-webhooks';

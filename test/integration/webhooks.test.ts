@@ -7,6 +7,8 @@ import type { RunningApi } from '../../api/server';
 import { projectRoot, type Config } from '../../config/config';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import { executionWorkflowId } from '../../contracts/temporal';
+import { openDatabase } from '../../db/database';
+import { RefundLedger } from '../../db/refund-ledger';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { depositHttp, eventually, newWallet, prepare, sampleIntent, settledEventTypes, signedBody, submit } from '../support/executions';
 import { freePort } from '../support/ports';
@@ -103,7 +105,7 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     await startReceiver(); // back
     const mine = await eventually(
       async () => {
-        const all = deliveries().filter((d) => d.event.data.executionId === executionId);
+        const all = deliveries().filter((d) => d.event.type === 'execution.status_changed' && d.event.data.executionId === executionId);
         return new Set(all.map((d) => d.id)).size === 3 && all;
       },
       60_000,
@@ -127,6 +129,46 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     // Every status change was delivered, so the workflow is idle again with one activity per delivery.
     const settled = await settledEventTypes(stack, workflowId);
     assert.equal(settled.filter((t) => t === 'EVENT_TYPE_ACTIVITY_TASK_FAILED').length, 0);
+  });
+
+  it("when an execution refuses a deposit, then the receiver gets one refund.due event carrying the ledger row, its webhook-id the row's, signed, and the row is marked announced so no later sweep sends it again", async () => {
+    if (!receiver || receiver.child.exitCode !== null) await startReceiver();
+    const wallet = newWallet();
+    const executionId = `refund-hook-${randomUUID()}`;
+    const viaApi = { ...stack, api } as Stack;
+    assert.equal((await prepare(viaApi, wallet, { executionId })).status, 201);
+    assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xtaken' })).status, 200);
+    assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xowed', amount: '12' })).status, 409);
+    const refundEvents = () =>
+      deliveries().filter((d) => d.event.type === 'refund.due' && d.event.data.executionId === executionId) as unknown as Array<{
+        id: string;
+        event: { type: string; timestamp: string; data: { id: string; txHash: string; amount: string; state: string; reason: string } };
+      }>;
+    // The sweep runs every 10 s (worker/refund-announcer-start.ts).
+    const [first] = await eventually(async () => refundEvents().length > 0 && refundEvents(), 45_000, 250);
+    assert.equal(first.event.data.txHash, '0xowed');
+    assert.equal(first.event.data.amount, '12');
+    assert.equal(first.event.data.state, 'due');
+    assert.equal(first.event.data.reason, 'other-tx');
+    assert.equal(first.id, `refund-due:${first.event.data.id}`);
+    assert.equal(first.event.timestamp, (first.event.data as unknown as { createdAt: string }).createdAt);
+    // The row is marked in the outbox, so a later sweep hands it over no second time.
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      const row = await database.db
+        .selectFrom('refunds')
+        .select(['announced_at'])
+        .where('id', '=', first.event.data.id)
+        .executeTakeFirstOrThrow();
+      assert.ok(row.announced_at !== null);
+      assert.deepEqual(
+        (await new RefundLedger(database).unannounced(1000)).filter((r) => r.executionId === executionId),
+        [],
+      );
+    } finally {
+      await database.close();
+    }
+    assert.equal(new Set(refundEvents().map((d) => d.id)).size, 1);
   });
 
   it('when a request is not signed with the secret, then the receiver refuses it (it really verifies)', async () => {

@@ -1,0 +1,39 @@
+/**
+ * The refunds ledger's rows as every part sees them: the read model writes and reads them
+ * (db/refund-ledger.ts), the API answers them, the refund.due webhook carries them.
+ */
+
+/** A deposit the service did not take, as whoever saw the refusal reports it. */
+export interface RefundDue {
+  workflowId: string;
+  wallet: string;
+  executionId: string;
+  chain?: string;
+  txHash: string;
+  transferIndex?: number;
+  amount?: string;
+  asset?: string;
+  /** A refusal reason of the execution record (`expired`, `cancelled`, `other-tx`, …), or `closed`. */
+  reason: string;
+  /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its projection). */
+  reportedBy: 'api' | 'chain-watcher' | 'execution';
+}
+
+/** What an operator records once a refund is settled. */
+export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
+
+export type RefundState = 'due' | Settlement['state'];
+
+export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset'>> {
+  id: string;
+  chain?: string;
+  amount?: string;
+  asset?: string;
+  state: RefundState;
+  createdAt: string;
+  /** Set once settled: when, by which token, and the refund's txHash or the reason it was waived. */
+  settledAt?: string;
+  settledBy?: string;
+  refundTxHash?: string;
+  waivedReason?: string;
+}
