@@ -63,6 +63,17 @@ export function isNoWorkerPolling(err: unknown): boolean {
   return anyCause(err, (e) => isGrpcServiceError(e) && e.code === 9 && /no poller seen for task queue/i.test(e.details ?? e.message));
 }
 
+/**
+ * True when the server rejected an Update because no worker processed it: the workflow task that
+ * carried it completed without it (a worker recreated, or one that dropped the activation). The
+ * Update did not happen; the same request may be sent again.
+ */
+export function isUpdateNotProcessed(err: unknown): boolean {
+  if (!(err instanceof WorkflowUpdateFailedError)) return false;
+  const facts = updateFailureType(err);
+  return !facts?.type && /rejected because it wasn't processed by worker/i.test(facts?.message ?? '');
+}
+
 /** Seconds a client should wait before retrying a call to a workflow whose task is being retried. */
 export const TASK_RETRY_AFTER_S = 2;
 
@@ -92,5 +103,7 @@ export function mapTemporalError(err: unknown, what: string, known: Record<strin
     return unavailable(`the ${what} cannot answer until its worker completes a retried task; retry shortly`, TASK_RETRY_AFTER_S, err);
   }
   if (isNoWorkerPolling(err)) return unavailable(`no worker can answer for the ${what} right now; retry shortly`, TASK_RETRY_AFTER_S, err);
+  if (isUpdateNotProcessed(err))
+    return unavailable(`no worker took the change to the ${what}; nothing changed, retry shortly`, TASK_RETRY_AFTER_S, err);
   return internal(`temporal call failed for ${what}`, err);
 }

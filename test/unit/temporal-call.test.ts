@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { settleAbandoned, withinMs } from '../../api/temporal/call';
-import { isNoWorkerPolling, isUnknownOutcome, isWorkflowTaskRetrying, mapTemporalError } from '../../api/temporal/errors';
+import {
+  isNoWorkerPolling,
+  isUnknownOutcome,
+  isUpdateNotProcessed,
+  isWorkflowTaskRetrying,
+  mapTemporalError,
+} from '../../api/temporal/errors';
+import { ApplicationFailure } from '@temporalio/common';
 
 describe('api/temporal-call withinMs', () => {
   let connection: Connection;
@@ -116,6 +123,26 @@ describe('api/temporal-errors mapTemporalError', () => {
     const mapped = mapTemporalError(err, 'execution');
     assert.equal(mapped.status, 503);
     assert.ok((mapped.retryAfterS ?? 0) > 0, 'a Retry-After');
+  });
+
+  it('when the server rejects an Update no worker processed (a worker recreated under it), then it is 503 with Retry-After: nothing changed, the same request may be sent again', () => {
+    const err = new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      ApplicationFailure.create({
+        message:
+          "Workflow Update is rejected because it wasn't processed by worker. Probably, Workflow Update is not supported by the worker.",
+      }),
+    );
+    assert.equal(isUpdateNotProcessed(err), true);
+    const mapped = mapTemporalError(err, 'execution e');
+    assert.equal(mapped.status, 503);
+    assert.ok((mapped.retryAfterS ?? 0) >= 1);
+    // An Update the workflow itself refused (an ApplicationFailure with a type) is not this.
+    const refused = new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      ApplicationFailure.create({ type: 'DepositRefused', message: 'no' }),
+    );
+    assert.equal(isUpdateNotProcessed(refused), false);
   });
 
   it('when FAILED_PRECONDITION says anything else, then it stays an internal error (500) whose details go only to the log', () => {
