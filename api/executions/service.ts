@@ -8,6 +8,7 @@ import {
   isGrpcServiceError,
 } from '@temporalio/client';
 import type { Config } from '../../config/config';
+import { confirmationsFor, noConfirmationsMessage } from '../../config/confirmations';
 import { intentHash as hashIntent } from '../../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import type { DepositProof } from '../../domain/deposit-proof';
@@ -159,6 +160,9 @@ export class ExecutionService {
       throw unavailable("the chain's node is unavailable; try again later", READ_MODEL_RETRY_AFTER_S, err);
     }
     if (wanted.chain !== chain) throw badRequest(`deposit.chain ${wanted.chain} is not watched here; this service watches ${chain}`);
+    // The worker refuses to watch a chain with no number of confirmations: a deposit there would never complete.
+    if (this.config.chain && confirmationsFor(this.config.chain.confirmations, chain) === undefined)
+      throw badRequest(`deposit.chain ${chain} is not watched here: ${noConfirmationsMessage(chain)}`);
     const address = depositAddress(deps.seed, chain, workflowId);
     await this.readModel(() => deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount }));
     return { chain, asset: wanted.asset, minAmount: wanted.minAmount, address };

@@ -16,7 +16,7 @@ import type { ExecutionRecord } from '../../domain/execution-state';
 import { ExecutionService } from '../../api/executions/service';
 import { loadConfig, projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
-import { openDatabase } from '../../db/database';
+import { openDatabase, type Database } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { RefundLedger } from '../../db/refund-ledger';
 import { ExecutionStore } from '../../db/execution-store';
@@ -155,13 +155,14 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     }
   });
 
-  it('when the read model cannot take the address row, then prepare with a deposit is 503 (retryable) and starts no workflow', async () => {
-    // A real SQLite read model, closed: every statement fails as with a database that is down.
-    const database = await openDatabase({ sqliteFile: path.join(seedDir, 'closed.sqlite') });
-    await database.close();
-    const config = loadConfig(childEnv({ TEMPORAL_TASK_QUEUE: stack.taskQueue, CHAIN_RPC_URL: chain.url }));
+  /**
+   * A prepare with a deposit on `depositChain` through an ExecutionService of its own (on `database`,
+   * with `env` for its config): what it threw, and whether a workflow started.
+   */
+  async function prepareDirectly(database: Database, env: Record<string, string>, depositChain: string) {
+    const config = loadConfig(childEnv({ TEMPORAL_TASK_QUEUE: stack.taskQueue, CHAIN_RPC_URL: chain.url, ...env }));
     const service = new ExecutionService(stack.client, config, new ExecutionStore(database), new RefundLedger(database), Date.now, {
-      chain: async () => CHAIN,
+      chain: async () => depositChain,
       prove: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       seed: loadDepositSeed(path.join(seedDir, 'deposit-seed')),
       store: new DepositAddressStore(database),
@@ -169,13 +170,11 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const wallet = newWallet();
     const executionId = `chain-${randomUUID()}`;
     const refused = await service
-      .prepare(wallet.id, { executionId, intent: sampleIntent(), deposit: { chain: CHAIN, asset: 'native', minAmount: '1' } })
+      .prepare(wallet.id, { executionId, intent: sampleIntent(), deposit: { chain: depositChain, asset: 'native', minAmount: '1' } })
       .then(
         () => undefined,
         (err: unknown) => err,
       );
-    assert.ok(refused instanceof ServiceError, String(refused));
-    assert.equal(refused.status, 503);
     const started = await stack.client.workflow
       .getHandle(executionWorkflowId(wallet.id, executionId))
       .describe()
@@ -183,6 +182,29 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
         () => true,
         () => false,
       );
+    return { refused, started };
+  }
+
+  it('when the chain has no number of confirmations (the worker refuses to watch it), then prepare with a deposit on it is 400 and starts no workflow', async () => {
+    const database = await openDatabase({ sqliteFile: path.join(seedDir, 'no-confirmations.sqlite') });
+    try {
+      const { refused, started } = await prepareDirectly(database, { DEPOSIT_CONFIRMATIONS: 'evm:1=5' }, 'evm:4242');
+      assert.ok(refused instanceof ServiceError, String(refused));
+      assert.equal(refused.status, 400);
+      assert.match(refused.message, /DEPOSIT_CONFIRMATIONS gives no number for evm:4242/);
+      assert.equal(started, false);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('when the read model cannot take the address row, then prepare with a deposit is 503 (retryable) and starts no workflow', async () => {
+    // A real SQLite read model, closed: every statement fails as with a database that is down.
+    const database = await openDatabase({ sqliteFile: path.join(seedDir, 'closed.sqlite') });
+    await database.close();
+    const { refused, started } = await prepareDirectly(database, {}, CHAIN);
+    assert.ok(refused instanceof ServiceError, String(refused));
+    assert.equal(refused.status, 503);
     assert.equal(started, false);
   });
 
