@@ -5,8 +5,7 @@ import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import { applyDeposit, closedDepositRefusal } from '../domain/execution-state';
-import { proveDeposit } from '../domain/deposit-proof';
-import { readChainTransaction } from '../lib/chain-transaction';
+import { proveOnChain } from '../lib/chain-transaction';
 import type { BlockHeader, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
 
@@ -54,7 +53,7 @@ export const MAX_WAIT_MS = 5_000;
 const HEAD_POLL_MS = 100;
 
 /** A block's header as the watcher keeps it; throws for a pending block (no number or hash yet). */
-export function blockHeader(b: { number: bigint | null; hash: `0x${string}` | null; parentHash: `0x${string}` }): BlockHeader {
+function blockHeader(b: { number: bigint | null; hash: `0x${string}` | null; parentHash: `0x${string}` }): BlockHeader {
   if (b.number === null || b.hash === null) throw new Error('the node answered a pending block');
   return { number: Number(b.number), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
 }
@@ -63,7 +62,7 @@ export function blockHeader(b: { number: bigint | null; hash: `0x${string}` | nu
  * The native transfers of a block's transactions, each with its recipient in lowercase. Top-level
  * ones only: a value sent by a contract's internal call needs traces (decision 0071).
  */
-export function topLevelTransfers(
+function topLevelTransfers(
   block: { transactions: ReadonlyArray<{ to: `0x${string}` | null; value: bigint; hash: `0x${string}` }> },
   h: BlockHeader,
 ): Array<Omit<ChainTransfer, 'workflowId'>> {
@@ -79,8 +78,38 @@ export function topLevelTransfers(
     }));
 }
 
+/**
+ * Blocks `numbers` (`concurrency` reads at once) as headers, and the top-level native transfers in
+ * them that pay one of `chain`'s deposit addresses, each with its execution: what the watcher's
+ * round and the reconciler read alike.
+ */
+export async function readDepositBlocks(
+  client: PublicClient,
+  addresses: DepositAddressStore,
+  chain: string,
+  numbers: readonly number[],
+  concurrency: number,
+): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
+  const blocks = await mapLimited(numbers, concurrency, (n) => client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }));
+  const headers = blocks.map(blockHeader);
+  const candidates = blocks.flatMap((block, i) => topLevelTransfers(block, headers[i]));
+  const owners =
+    candidates.length > 0
+      ? await addresses.lookup(
+          chain,
+          candidates.map((c) => c.to),
+        )
+      : new Map<string, { workflowId: string; minAmount: string }>();
+  const transfers: ChainTransfer[] = [];
+  for (const c of candidates) {
+    const owner = owners.get(c.to);
+    if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
+  }
+  return { headers, transfers };
+}
+
 /** Runs `fn` over `items` with at most `limit` at once, answers in order. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const run = async () => {
@@ -105,12 +134,11 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     return deps;
   };
   const rpc = () => (client ??= chainClient(chainDeps().rpcUrl));
-  const header = blockHeader;
 
   return {
     async chainHead() {
       const block = await rpc().getBlock({ blockTag: 'latest' });
-      const h = header(block);
+      const h = blockHeader(block);
       return { number: h.number, hash: h.hash };
     },
 
@@ -129,24 +157,11 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       }
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
-      const blocks = await mapLimited(numbers, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n), includeTransactions: true }));
-      const candidates = blocks.flatMap((block) => topLevelTransfers(block, header(block)));
-      const owners =
-        candidates.length > 0
-          ? await d.addresses.lookup(
-              chain,
-              candidates.map((c) => c.to),
-            )
-          : new Map<string, { workflowId: string; minAmount: string }>();
-      const transfers: ChainTransfer[] = [];
-      for (const c of candidates) {
-        const owner = owners.get(c.to);
-        if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
-      }
+      const { headers, transfers } = await readDepositBlocks(rpc(), d.addresses, chain, numbers, 20);
       d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length });
       return {
         head,
-        blocks: blocks.map(header),
+        blocks: headers,
         transfers,
         confirmations,
         pollIntervalMs: d.pollIntervalMs,
@@ -160,7 +175,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const wanted = numbers.filter((n) => n <= head);
       const blocks = await mapLimited(wanted, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n) }));
       return blocks.map((b) => {
-        const h = header(b);
+        const h = blockHeader(b);
         return { number: h.number, hash: h.hash };
       });
     },
@@ -204,10 +219,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async proveDeposit({ target, deposit }) {
-      const { tx, head } = await readChainTransaction(rpc(), deposit.txHash);
-      const confirmations = chainDeps().confirmations(target.chain);
-      if (confirmations === undefined) throw new Error(`this worker has no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
-      const proof = proveDeposit(target, deposit, tx, head, confirmations);
+      const proof = await proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain));
       if (!proof.ok && proof.retryable) throw ApplicationFailure.retryable(proof.message, 'DepositNotYetProven');
       return proof;
     },

@@ -10,9 +10,8 @@ import { DepositAddressStore } from '../db/deposit-addresses';
 import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../activities/chain';
 import type { DepositDeps } from './deps';
-import { proveDeposit } from '../domain/deposit-proof';
 import { confirmationsFor, type ConfirmationsRule } from '../config/confirmations';
-import { readChainTransaction } from '../lib/chain-transaction';
+import { proveOnChain } from '../lib/chain-transaction';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal/call';
 import { TokenStore } from '../tokens/token-store';
@@ -133,13 +132,7 @@ function depositDeps(
   const rpc = chainClient(rpcUrl);
   let chain: Promise<string> | undefined;
   return {
-    async prove(target, reported) {
-      const depth = confirmationsFor(confirmations, target.chain);
-      // A chain with no number of confirmations is not watched (the worker refuses it): nothing on it is believed.
-      if (depth === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
-      const { tx, head } = await readChainTransaction(rpc, reported.txHash);
-      return proveDeposit(target, reported, tx, head, depth);
-    },
+    prove: (target, reported) => proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain)),
     seed,
     store: new DepositAddressStore(database),
     chain() {

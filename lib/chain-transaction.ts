@@ -1,5 +1,6 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type PublicClient } from 'viem';
-import { TX_HASH, type ChainTransaction } from '../domain/deposit-proof';
+import { TX_HASH, proveDeposit, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import type { Deposit, DepositTarget } from '../domain/execution-state';
 
 /**
  * Reads what the chain holds of one transaction and the chain's head, for domain/deposit-proof.
@@ -27,4 +28,20 @@ export async function readChainTransaction(client: PublicClient, txHash: string)
     if (err instanceof TransactionNotFoundError || err instanceof TransactionReceiptNotFoundError) return { head };
     throw err;
   }
+}
+
+/**
+ * Whether the chain backs `reported` to `target`, `confirmations` deep (the API's check of a
+ * report, the worker's of a signal). A chain with no number of confirmations is watched by no
+ * worker: nothing on it is believed, and the caller hears why (throws).
+ */
+export async function proveOnChain(
+  client: PublicClient,
+  target: DepositTarget,
+  reported: Deposit,
+  confirmations: number | undefined,
+): Promise<DepositProof> {
+  if (confirmations === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
+  const { tx, head } = await readChainTransaction(client, reported.txHash);
+  return proveDeposit(target, reported, tx, head, confirmations);
 }

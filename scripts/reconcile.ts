@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { blockHeader, chainClient, mapLimited, topLevelTransfers } from '../activities/chain';
+import { chainClient, readDepositBlocks } from '../activities/chain';
 import { loadConfig } from '../config/config';
 import { confirmationsFor } from '../config/confirmations';
 import { openDatabase } from '../db/database';
@@ -52,23 +52,15 @@ async function main(argv: string[]): Promise<number> {
     const transfers: InboundTransfer[] = [];
     for (let start = from; start <= to; start += 100) {
       const numbers = Array.from({ length: Math.min(100, to - start + 1) }, (_, i) => start + i);
-      const blocks = await mapLimited(numbers, 10, (n) => rpc.getBlock({ blockNumber: BigInt(n), includeTransactions: true }));
-      const candidates = blocks.flatMap((b) => topLevelTransfers(b, blockHeader(b)));
-      const owners = await addresses.lookup(
-        values.chain,
-        candidates.map((c) => c.to),
-      );
-      for (const c of candidates) {
-        const owner = owners.get(c.to);
-        if (owner)
-          transfers.push({
-            workflowId: owner.workflowId,
-            txHash: c.txHash,
-            transferIndex: c.transferIndex,
-            amount: c.amount,
-            blockNumber: c.blockNumber,
-          });
-      }
+      const read = await readDepositBlocks(rpc, addresses, values.chain, numbers, 10);
+      for (const t of read.transfers)
+        transfers.push({
+          workflowId: t.workflowId,
+          txHash: t.txHash,
+          transferIndex: t.transferIndex,
+          amount: t.amount,
+          blockNumber: t.blockNumber,
+        });
     }
     const records = await new ExecutionStore(database).getMany(await addresses.workflowIds(values.chain));
     const ledger = new RefundLedger(database);

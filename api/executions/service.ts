@@ -21,6 +21,7 @@ import {
   checkCancel,
   checkSubmit,
   initialRecord,
+  sameTransfer,
   type Deposit,
   type DepositOutcome,
   type DepositTarget,
@@ -47,6 +48,7 @@ import {
   type SubmitSignatureResult,
 } from '../../contracts/temporal';
 import { BoundedMap } from '../http/bounded-map';
+import { READ_MODEL_RETRY_AFTER_S, fromReadModel } from '../http/read-model';
 import { withinMs } from '../temporal/call';
 import { mapTemporalError, updateFailureType } from '../temporal/errors';
 
@@ -105,8 +107,6 @@ const noLimit: WalletBudget = { verified: () => undefined, spend: () => Promise.
 
 /** How long one Temporal call may take before the API answers 503 (outcome unknown) instead of hanging. */
 const TEMPORAL_CALL_MS = 5_000;
-/** Seconds a client should wait when the read model did not answer. */
-const READ_MODEL_RETRY_AFTER_S = 5;
 
 /**
  * The execution use-cases of the HTTP API. Signatures are verified here, with node:crypto, before
@@ -115,16 +115,15 @@ const READ_MODEL_RETRY_AFTER_S = 5;
  *
  * Retries and replays write nothing (docs/decisions/0020-replays-write-nothing.md): a submit or
  * deposit the workflow already holds is rejected by its Update validator as a duplicate, which
- * leaves no history event, and answered as a success. A signature or txHash this process has
- * already seen accepted is answered from a query instead of an Update, so a flood of replays uses
- * neither the workflow's Update budget nor its few in-flight Update slots.
+ * leaves no history event, and answered as a success. A signature this process has already seen
+ * accepted, or the read model shows, and a deposit the record holds are answered from a query
+ * instead of an Update, so a flood of replays uses neither the workflow's Update budget nor its
+ * few in-flight Update slots.
  */
 export class ExecutionService {
   private readonly facts = new BoundedMap<string, ExecutionFacts>(CACHE_MAX);
   /** workflowId → the signature (canonical hex) that the workflow holds. */
   private readonly storedSignatures = new BoundedMap<string, string>(CACHE_MAX);
-  /** workflowId → the txHash of the deposit that the workflow holds. */
-  private readonly storedDeposits = new BoundedMap<string, string>(CACHE_MAX);
 
   /** The service's client, except that a query of a closed execution is refused by the server (not replayed on a worker). */
   private readonly client: Client;
@@ -173,12 +172,8 @@ export class ExecutionService {
   }
 
   /** A read-model read whose failure is a 503: the same request may be sent again once it is back. */
-  private async readModel<R>(fn: () => Promise<R>): Promise<R> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw unavailable('the execution store is unavailable; try again later', READ_MODEL_RETRY_AFTER_S, err);
-    }
+  private readModel<R>(fn: () => Promise<R>): Promise<R> {
+    return fromReadModel('the execution store', fn);
   }
 
   /**
@@ -456,18 +451,12 @@ export class ExecutionService {
    */
   async deposit(wallet: string, executionId: string, reported: Deposit): Promise<ExecutionRecord> {
     const workflowId = executionWorkflowId(wallet, executionId);
-    if (this.storedDeposits.get(workflowId) === reported.txHash) {
-      // A replay of the deposit the workflow holds: answer the current record from a query.
-      const record = await this.get(wallet, executionId);
-      if (record.deposit?.txHash === reported.txHash) return record;
-    }
     const current = await this.get(wallet, executionId);
+    // A replay of the deposit the record holds is answered from it, before anything asks the chain.
+    if (current.deposit && sameTransfer(current.deposit, reported)) return current;
     const deposit = current.depositTarget ? await this.proven(current.depositTarget, reported) : reported;
     const judged = applyDeposit(current, deposit, new Date(this.clock()).toISOString());
-    if (judged.outcome === 'duplicate') {
-      this.storedDeposits.set(workflowId, deposit.txHash);
-      return current;
-    }
+    if (judged.outcome === 'duplicate') return current;
     if (judged.outcome !== 'applied' && (judged.overflow || judged.record === current || FINAL_STATUSES.includes(current.status)))
       return this.refuseDeposit(current, deposit, judged.outcome);
     let record: ExecutionRecord;
@@ -483,7 +472,6 @@ export class ExecutionService {
       }
       record = failure.detail as ExecutionRecord;
     }
-    this.storedDeposits.set(workflowId, deposit.txHash);
     return record;
   }
 

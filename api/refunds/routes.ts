@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
-import { badRequest, conflict, notFound, unavailable } from '../../domain/errors';
+import { badRequest, conflict, notFound } from '../../domain/errors';
+import { fromReadModel } from '../http/read-model';
 import type { RefundLedger, RefundState, Settlement } from '../../db/refund-ledger';
 import { authenticate, requireScope } from '../http/auth';
 import { readJsonBody } from '../http/body';
@@ -18,16 +19,7 @@ const checkListQuery = validator<{ state?: RefundState; wallet?: string; chain?:
 const checkRefunded = validator<{ txHash: string }>(refundedBodySchema, 'request body');
 const checkWaived = validator<{ reason: string }>(waivedBodySchema, 'request body');
 
-/** Seconds a client should wait when the read model did not answer. */
-const READ_MODEL_RETRY_AFTER_S = 5;
-
-async function readModel<R>(fn: () => Promise<R>): Promise<R> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw unavailable('the refunds ledger is unavailable; try again later', READ_MODEL_RETRY_AFTER_S, err);
-  }
-}
+const readModel = <R>(fn: () => Promise<R>) => fromReadModel('the refunds ledger', fn);
 
 /**
  * The refunds ledger for operators (docs/api.md "Refunds"): list with `refunds:read`, settle each
