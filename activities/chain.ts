@@ -5,7 +5,7 @@ import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import { applyDeposit, closedDepositRefusal } from '../domain/execution-state';
-import { proveOnChain } from '../lib/chain-transaction';
+import { proveOnChain, senderOf } from '../lib/chain-transaction';
 import type { BlockHeader, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
 
@@ -36,6 +36,24 @@ export interface ChainDeps {
 /** A viem client for one JSON-RPC URL: calls of one tick go out as one batch request, each request bounded. */
 export function chainClient(rpcUrl: string): PublicClient {
   return createPublicClient({ transport: http(rpcUrl, { batch: { batchSize: 100 }, timeout: 10_000, retryCount: 1 }) });
+}
+
+/**
+ * The sender of a transfer on the chain behind `rpcUrl`, for a refunds ledger row (where a refund
+ * goes back to): undefined for a row of another chain, or a hash the node does not know.
+ */
+export function senderLookup(rpcUrl: string): (chain: string, txHash: string) => Promise<string | undefined> {
+  let client: PublicClient | undefined;
+  let chainId: Promise<number> | undefined;
+  return async (chain, txHash) => {
+    client ??= chainClient(rpcUrl);
+    chainId ??= client.getChainId().catch((err: unknown) => {
+      chainId = undefined;
+      throw err;
+    });
+    if (chain !== `evm:${await chainId}`) return undefined;
+    return senderOf(client, txHash);
+  };
 }
 
 /**
@@ -227,8 +245,11 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     async reportSignals({ chain, delivered, undelivered }) {
       const { executions, refunds } = chainDeps();
       const records = undelivered.length > 0 ? await executions.getMany(undelivered.map((u) => u.signal.workflowId)) : new Map();
-      for (const u of undelivered) {
+      // Where a refund would go back to: the transfers' senders, in one batched request.
+      const senders = await Promise.all(undelivered.map((u) => senderOf(rpc(), u.signal.deposit.txHash)));
+      for (const [i, u] of undelivered.entries()) {
         const { workflowId, deposit } = u.signal;
+        const sender = senders[i];
         const record = records.get(workflowId);
         // Judged on the final record by the execution's own rule: its own deposit again is no refund.
         const reason = record ? closedDepositRefusal(record, deposit, new Date().toISOString()) : 'closed';
@@ -239,6 +260,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           wallet: record?.wallet ?? wallet,
           executionId: record?.executionId ?? executionId,
           ...deposit,
+          ...(sender === undefined ? {} : { sender }),
           asset: record?.depositTarget?.asset ?? 'native',
           reason,
           reportedBy: 'chain-watcher',

@@ -5,7 +5,7 @@ import { refundDueDelivery, type WebhookDelivery } from '../contracts/webhooks';
 import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundWebhookWorkflowId } from '../contracts/temporal';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
-import { refundsOfRecord, type RefundLedger } from '../db/refund-ledger';
+import { refundId, refundsOfRecord, type RefundDue, type RefundLedger } from '../db/refund-ledger';
 import type { ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 import type { ChangeResult } from '../domain/whitelist-messages';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
@@ -15,7 +15,7 @@ import { applyQuickly } from './quick-apply';
 import type { NodeTransport } from './node-transport';
 import { postApply } from './storage-node-client';
 import { postWebhook } from './webhooks';
-import { createChainActivities, type ChainDeps } from './chain';
+import { createChainActivities, senderLookup, type ChainDeps } from './chain';
 
 /** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
 export interface NodeRequestEvent {
@@ -60,6 +60,26 @@ const logsAttempt = (attempt: number) => (attempt & (attempt - 1)) === 0 || atte
 
 /** The activities of the worker, built from their dependencies (tests build them with real ones). */
 export function createActivities(deps: ActivityDeps): Activities {
+  const sender = deps.chain && senderLookup(deps.chain.rpcUrl);
+  /**
+   * A new ledger row of an on-chain transfer with its sender, read from the chain the worker
+   * watches. Best effort: a node that does not answer leaves the row without one (logged), so a
+   * chain outage never holds up an execution's projection.
+   */
+  const withSender = async (due: RefundDue): Promise<RefundDue> => {
+    if (!sender || due.chain === undefined || due.sender !== undefined) return due;
+    try {
+      const from = await sender(due.chain, due.txHash);
+      return from === undefined ? due : { ...due, sender: from };
+    } catch (err) {
+      Context.current().log.warn("refund's sender left unknown: the chain's node did not answer", {
+        workflowId: due.workflowId,
+        txHash: due.txHash,
+        error: (err as Error).message,
+      });
+      return due;
+    }
+  };
   const post = async (request: NodeApplyRequest, timeoutMs: number): Promise<ChangeResult[]> => {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
@@ -153,7 +173,8 @@ export function createActivities(deps: ActivityDeps): Activities {
       if (owed.length > 0) {
         if (!deps.refunds)
           throw ApplicationFailure.create({ type: 'ReadModelMissing', message: 'this worker has no refunds ledger', nonRetryable: false });
-        for (const due of owed) await deps.refunds.recordDue(due);
+        const known = await deps.refunds.existing(owed.map(refundId));
+        for (const due of owed) await deps.refunds.recordDue(known.has(refundId(due)) ? due : await withSender(due));
       }
       await deps.executions.upsert(input.workflowId, input.record);
     },

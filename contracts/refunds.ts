@@ -13,6 +13,8 @@ export interface RefundDue {
   transferIndex?: number;
   amount?: string;
   asset?: string;
+  /** Who sent the transfer (`0x` + 40 lowercase hex digits), where the one reporting it read it from the chain. */
+  sender?: string;
   /** A refusal reason of the execution record (`expired`, `cancelled`, `other-tx`, …), or `closed`. */
   reason: string;
   /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its projection). */
@@ -24,11 +26,12 @@ export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waive
 
 export type RefundState = 'due' | Settlement['state'];
 
-export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset'>> {
+export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender'>> {
   id: string;
   chain?: string;
   amount?: string;
   asset?: string;
+  sender?: string;
   state: RefundState;
   createdAt: string;
   /** Set once settled: when, by which token, and the refund's txHash or the reason it was waived. */

@@ -140,6 +140,15 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('announced_at').execute();
       },
     },
+    '0008-refund-sender': {
+      async up(db: Kysely<any>) {
+        // Who sent the transfer: where a refund would go back to, when the chain says.
+        await db.schema.alterTable('refunds').addColumn('sender', 'text').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').dropColumn('sender').execute();
+      },
+    },
   };
 }
 

@@ -49,7 +49,10 @@ export function refundsOfRecord(workflowId: string, record: ExecutionRecord, ove
 export class RefundLedger {
   constructor(private readonly database: Database) {}
 
-  /** Records a refund as due; idempotent (a repeat of the same transfer keeps the first row). Returns its id. */
+  /**
+   * Records a refund as due; idempotent (a repeat of the same transfer keeps the first row, and
+   * only fills in its sender when the first writer did not know it). Returns its id.
+   */
   async recordDue(due: RefundDue, now = new Date()): Promise<string> {
     const id = refundId(due);
     await this.database.db
@@ -64,14 +67,45 @@ export class RefundLedger {
         transfer_index: due.transferIndex ?? 0,
         amount: due.amount ?? null,
         asset: due.asset ?? null,
+        sender: due.sender?.toLowerCase() ?? null,
         reason: due.reason,
         reported_by: due.reportedBy,
         state: 'due',
         created_at: now.toISOString(),
       })
-      .onConflict((oc) => oc.column('id').doNothing())
+      .onConflict((oc) =>
+        due.sender === undefined
+          ? oc.column('id').doNothing()
+          : oc
+              .column('id')
+              .doUpdateSet({ sender: (eb) => eb.ref('excluded.sender') })
+              .where('refunds.sender', 'is', null),
+      )
       .execute();
     return id;
+  }
+
+  /** The ids among `ids` that have a row already. */
+  async existing(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .select('id')
+      .where('id', 'in', [...ids])
+      .execute();
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** How many rows each execution has (executions with none are absent). */
+  async countsOf(workflowIds: readonly string[]): Promise<Map<string, number>> {
+    if (workflowIds.length === 0) return new Map();
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .select(['workflow_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('workflow_id', 'in', [...workflowIds])
+      .groupBy('workflow_id')
+      .execute();
+    return new Map(rows.map((r) => [r.workflow_id, Number(r.n)]));
   }
 
   /** The rows of one execution, oldest first. */
@@ -119,6 +153,7 @@ export class RefundLedger {
   async list(options: {
     state?: RefundState;
     wallet?: string;
+    executionId?: string;
     chain?: string;
     pageSize: number;
     after?: LedgerPosition;
@@ -126,6 +161,7 @@ export class RefundLedger {
     let query = this.database.db.selectFrom('refunds').selectAll();
     if (options.state !== undefined) query = query.where('state', '=', options.state);
     if (options.wallet !== undefined) query = query.where('wallet', '=', options.wallet);
+    if (options.executionId !== undefined) query = query.where('execution_id', '=', options.executionId);
     if (options.chain !== undefined) query = query.where('chain', '=', options.chain);
     const after = options.after;
     if (after) {
@@ -182,6 +218,7 @@ function toRow(r: Selectable<RefundsTable>): RefundRow {
     transferIndex: r.transfer_index,
     ...(r.amount === null ? {} : { amount: r.amount }),
     ...(r.asset === null ? {} : { asset: r.asset }),
+    ...(r.sender === null ? {} : { sender: r.sender }),
     reason: r.reason,
     reportedBy: r.reported_by as RefundDue['reportedBy'],
     state: r.state as RefundState,

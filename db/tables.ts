@@ -52,6 +52,8 @@ export interface RefundsTable {
   /** Base units, a decimal string, when the report or the chain gave one. */
   amount: string | null;
   asset: string | null;
+  /** The transfer's sender, lowercase, where the writer read it from the chain; a later writer that knows it fills it in. */
+  sender: string | null;
   /** Why it was not taken: a refusal reason of the execution record, or `closed`. */
   reason: string;
   /** Who saw the refusal: `api` (a deposit report), `chain-watcher` (a transfer) or `execution` (its projection). */

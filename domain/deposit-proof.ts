@@ -20,9 +20,12 @@ export interface ChainTransaction {
   blockNumber: number | null;
   /** The receipt's status: false for a reverted transaction. */
   succeeded: boolean;
+  /** The sender, lowercase. */
+  from?: string;
 }
 
-export type DepositProof = { ok: true; deposit: Deposit } | { ok: false; reason: DepositDisproof; message: string; retryable: boolean };
+export type DepositProof =
+  { ok: true; deposit: Deposit; sender?: string } | { ok: false; reason: DepositDisproof; message: string; retryable: boolean };
 
 export type DepositDisproof = 'wrong-chain' | 'not-top-level' | 'not-found' | 'failed' | 'other-address' | 'no-value' | 'unconfirmed';
 
@@ -75,5 +78,6 @@ export function proveDeposit(
       blockNumber: tx.blockNumber,
       transferIndex: 0,
     },
+    ...(tx.from === undefined ? {} : { sender: tx.from }),
   };
 }

@@ -13,7 +13,16 @@ export async function readChainTransaction(client: PublicClient, txHash: string)
   try {
     const tx = await client.getTransaction({ hash });
     if (tx.blockNumber === null)
-      return { head, tx: { to: tx.to?.toLowerCase() ?? null, value: tx.value.toString(), blockNumber: null, succeeded: false } };
+      return {
+        head,
+        tx: {
+          to: tx.to?.toLowerCase() ?? null,
+          value: tx.value.toString(),
+          blockNumber: null,
+          succeeded: false,
+          from: tx.from.toLowerCase(),
+        },
+      };
     const receipt = await client.getTransactionReceipt({ hash });
     return {
       head,
@@ -22,6 +31,7 @@ export async function readChainTransaction(client: PublicClient, txHash: string)
         value: tx.value.toString(),
         blockNumber: Number(receipt.blockNumber),
         succeeded: receipt.status === 'success',
+        from: tx.from.toLowerCase(),
       },
     };
   } catch (err) {
@@ -44,4 +54,15 @@ export async function proveOnChain(
   if (confirmations === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
   const { tx, head } = await readChainTransaction(client, reported.txHash);
   return proveDeposit(target, reported, tx, head, confirmations);
+}
+
+/** The sender of a transaction (lowercase), or undefined when the node knows no such transaction. */
+export async function senderOf(client: PublicClient, txHash: string): Promise<string | undefined> {
+  if (!TX_HASH.test(txHash)) return undefined;
+  try {
+    return (await client.getTransaction({ hash: txHash.toLowerCase() as `0x${string}` })).from.toLowerCase();
+  } catch (err) {
+    if (err instanceof TransactionNotFoundError) return undefined;
+    throw err;
+  }
 }

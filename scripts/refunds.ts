@@ -4,7 +4,7 @@ import { loadConfig } from '../config/config';
 import { openDatabase } from '../db/database';
 import { RefundLedger, type RefundState, type Settlement } from '../db/refund-ledger';
 
-const USAGE = `usage: npm run --silent refunds -- list [--state due|refunded|waived] [--wallet W] [--chain evm:N] [--limit N]
+const USAGE = `usage: npm run --silent refunds -- list [--state due|refunded|waived] [--wallet W [--execution-id E]] [--chain evm:N] [--limit N]
        npm run --silent refunds -- refunded --id ID --tx-hash HASH [--by NAME]
        npm run --silent refunds -- waived --id ID --reason TEXT [--by NAME]
 
@@ -27,6 +27,7 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
     options: {
       state: { type: 'string' },
       wallet: { type: 'string' },
+      'execution-id': { type: 'string' },
       chain: { type: 'string' },
       limit: { type: 'string' },
       id: { type: 'string' },
@@ -49,6 +50,7 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
       const page = await ledger.list({
         state,
         wallet: values.wallet,
+        executionId: values['execution-id'],
         chain: values.chain,
         pageSize: Math.min(200, limit - out.length),
         after,

@@ -232,7 +232,7 @@ export const executionRecordSchema = {
     refusedDeposits: {
       type: 'array',
       description:
-        'deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain), kept for a refund',
+        'the first 10 deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain); every one is a refunds ledger row (see refunds)',
       items: {
         ...deposit,
         additionalProperties: true,
@@ -243,6 +243,20 @@ export const executionRecordSchema = {
           at: isoTime,
           reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled', 'below-minimum', 'wrong-chain'] },
         },
+      },
+    },
+    refunds: {
+      type: 'object',
+      required: ['total', 'url'],
+      description:
+        "set on the read routes' answers (GET one, the list) when the read model answers: refusedDeposits holds the first 10 refusals, the refunds ledger holds every deposit not taken",
+      properties: {
+        total: {
+          type: 'integer',
+          minimum: 0,
+          description: "this execution's rows in the refunds ledger (its own deposit after a cancel included)",
+        },
+        url: { type: 'string', description: 'GET it with a refunds:read token to list them: /api/v1/refunds?wallet=…&executionId=…' },
       },
     },
   },

@@ -31,6 +31,7 @@ import {
 import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message';
 import type { ExecutionStore } from '../../db/execution-store';
 import type { RefundLedger } from '../../db/refund-ledger';
+import { refundsUrl } from '../refunds/contract';
 import { depositAddress } from '../../lib/deposit-seed';
 import type { DepositDeps } from '../deps';
 import { decodePageToken, encodePageToken } from '../../db/page-token';
@@ -72,8 +73,15 @@ export interface ListRequest {
   pageToken?: string;
 }
 
+/**
+ * A record as the read routes answer it: with the execution's row count in the refunds ledger
+ * (every deposit it did not take, the ones past the record's first refusals included) and the
+ * ledger query that lists them. Absent from a GET when the read model cannot be read.
+ */
+export type ExecutionAnswer = ExecutionRecord & { refunds?: { total: number; url: string } };
+
 export interface ExecutionList {
-  result: ExecutionRecord[];
+  result: ExecutionAnswer[];
   nextPageToken?: string;
 }
 
@@ -273,12 +281,32 @@ export class ExecutionService {
     }
   }
 
+  /** The record with its refunds summary (a read-model read: throws when it is down). */
+  async answer(record: ExecutionRecord): Promise<ExecutionAnswer> {
+    return (await this.withRefunds([record]))[0]!;
+  }
+
   /** One page of the wallet's executions from the read model, newest first. */
   async list(wallet: string, request: ListRequest): Promise<ExecutionList> {
     const after = request.pageToken === undefined ? undefined : decodePageToken(request.pageToken);
     if (request.pageToken !== undefined && !after) throw badRequest('pageToken is not a token this API issued');
     const page = await this.readModel(() => this.store.list(wallet, { statuses: request.statuses, pageSize: request.pageSize, after }));
-    return page.next ? { result: page.records, nextPageToken: encodePageToken(page.next) } : { result: page.records };
+    const result = await this.readModel(() => this.withRefunds(page.records));
+    return page.next ? { result, nextPageToken: encodePageToken(page.next) } : { result };
+  }
+
+  /** Each record with its row count in the refunds ledger and the query that lists those rows: one read for all. */
+  private async withRefunds(records: readonly ExecutionRecord[]): Promise<ExecutionAnswer[]> {
+    const ids = records.map((r) => executionWorkflowId(r.wallet, r.executionId));
+    const counts = await this.refunds.countsOf(ids);
+    return records.map((r, i) => ({
+      ...r,
+      refunds: {
+        // The record's own refusals count even before its projection has written them to the ledger.
+        total: Math.max(counts.get(ids[i]!) ?? 0, r.refusedDeposits.length + (r.deposit?.refundDue ? 1 : 0)),
+        url: refundsUrl(r.wallet, r.executionId),
+      },
+    }));
   }
 
   /**
@@ -454,17 +482,17 @@ export class ExecutionService {
     const current = await this.get(wallet, executionId);
     // A replay of the deposit the record holds is answered from it, before anything asks the chain.
     if (current.deposit && sameTransfer(current.deposit, reported)) return current;
-    const deposit = current.depositTarget ? await this.proven(current.depositTarget, reported) : reported;
+    const { deposit, sender } = current.depositTarget ? await this.proven(current.depositTarget, reported) : { deposit: reported };
     const judged = applyDeposit(current, deposit, new Date(this.clock()).toISOString());
     if (judged.outcome === 'duplicate') return current;
     if (judged.outcome !== 'applied' && (judged.overflow || judged.record === current || FINAL_STATUSES.includes(current.status)))
-      return this.refuseDeposit(current, deposit, judged.outcome);
+      return this.refuseDeposit(current, deposit, judged.outcome, sender);
     let record: ExecutionRecord;
     try {
       record = await this.call(() => this.client.workflow.getHandle(workflowId).executeUpdate(recordDepositUpdate, { args: [deposit] }));
     } catch (err) {
       const failure = updateFailureType(err);
-      if (isNotFound(err)) return this.depositToClosed(wallet, executionId, deposit);
+      if (isNotFound(err)) return this.depositToClosed(wallet, executionId, deposit, sender);
       if (failure?.type !== ExecutionFailure.duplicate) {
         throw mapTemporalError(err, `execution ${executionId}`, {
           [ExecutionFailure.depositRefused]: (message) => conflict(message, 'DEPOSIT_REFUSED'),
@@ -476,7 +504,7 @@ export class ExecutionService {
   }
 
   /** The deposit the chain shows for a report to an on-chain target; 409 when it shows none (yet), 503 when the chain's node is down. */
-  private async proven(target: DepositTarget, reported: Deposit): Promise<Deposit> {
+  private async proven(target: DepositTarget, reported: Deposit): Promise<{ deposit: Deposit; sender?: string }> {
     if (!this.deposits) throw unavailable('on-chain deposits are not configured on this API (CHAIN_RPC_URL)', READ_MODEL_RETRY_AFTER_S);
     let proof: DepositProof;
     try {
@@ -485,26 +513,26 @@ export class ExecutionService {
       throw unavailable("the chain's node is unavailable; try again later", READ_MODEL_RETRY_AFTER_S, err);
     }
     if (!proof.ok) throw conflict(`the chain does not back this deposit: ${proof.message}`, 'DEPOSIT_NOT_ON_CHAIN');
-    return proof.deposit;
+    return proof.sender === undefined ? { deposit: proof.deposit } : { deposit: proof.deposit, sender: proof.sender };
   }
 
   /**
    * A deposit reported to an execution whose workflow has closed, judged on its final record by the
    * same rule the workflow applies: the deposit it holds again is 200; anything else is owed back.
    */
-  private async depositToClosed(wallet: string, executionId: string, deposit: Deposit): Promise<ExecutionRecord> {
+  private async depositToClosed(wallet: string, executionId: string, deposit: Deposit, sender?: string): Promise<ExecutionRecord> {
     const record = await this.get(wallet, executionId);
     const { outcome } = applyDeposit(record, deposit, new Date(this.clock()).toISOString());
     if (outcome === 'duplicate') return record;
-    return this.refuseDeposit(record, deposit, outcome);
+    return this.refuseDeposit(record, deposit, outcome, sender);
   }
 
   /**
    * A deposit the execution does not take: recorded once in the refunds ledger, answered 409 with
    * the words the workflow uses. An execution that has closed refuses even a deposit it would have
-   * taken while open (`closed`).
+   * taken while open (`closed`). `sender` is the transfer's, when the chain showed it.
    */
-  private async refuseDeposit(record: ExecutionRecord, deposit: Deposit, outcome: DepositOutcome): Promise<never> {
+  private async refuseDeposit(record: ExecutionRecord, deposit: Deposit, outcome: DepositOutcome, sender?: string): Promise<never> {
     const reason = outcome === 'applied' || outcome === 'duplicate' ? 'closed' : outcome.slice('refused-'.length);
     await this.readModel(() =>
       this.refunds.recordDue({
@@ -512,6 +540,7 @@ export class ExecutionService {
         wallet: record.wallet,
         executionId: record.executionId,
         ...deposit,
+        ...(sender === undefined ? {} : { sender }),
         asset: record.depositTarget?.asset ?? 'native',
         reason,
         reportedBy: 'api',

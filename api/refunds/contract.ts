@@ -2,7 +2,7 @@
  * The refunds ledger routes' contract, written once: request schemas (ajv, strict), answers and
  * OpenAPI operations (api/operations/openapi.ts assembles the document from them).
  */
-import { WALLET_PATTERN } from '../../contracts/ids';
+import { EXECUTION_ID_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
 import { answer, bearer, body, busy, execError, param, perToken, ref, wwwAuthenticate, type Json } from '../http/openapi-parts';
 
 export const REFUND_PAGE_SIZE = { min: 1, max: 200, default: 50 } as const;
@@ -17,11 +17,17 @@ export const refundListQuerySchema = {
   properties: {
     state: { type: 'string', enum: [...REFUND_STATES] },
     wallet: { type: 'string', pattern: WALLET_PATTERN },
+    executionId: { type: 'string', pattern: EXECUTION_ID_PATTERN },
     chain: { type: 'string', pattern: '^[a-z0-9]{1,16}:[A-Za-z0-9_-]{1,64}$' },
     pageSize: { type: 'string', pattern: '^[0-9]{1,3}$' },
     pageToken: { type: 'string', minLength: 1, maxLength: 400 },
   },
 } as const;
+
+/** The ledger query that lists one execution's rows (an execution record's `refunds.url`). */
+export function refundsUrl(wallet: string, executionId: string): string {
+  return `/api/v1/refunds?${new URLSearchParams({ wallet, executionId }).toString()}`;
+}
 
 export const refundedBodySchema = {
   $id: 'RefundedRequest',
@@ -56,6 +62,11 @@ export const refundRowSchema = {
     transferIndex: { type: 'integer', minimum: 0 },
     amount: { type: 'string', description: 'base units, a decimal string' },
     asset: text,
+    sender: {
+      type: 'string',
+      pattern: '^0x[0-9a-f]{40}$',
+      description: 'who sent the transfer (lowercase), when the chain showed it: where a refund goes back',
+    },
     reason: {
       type: 'string',
       description: 'the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, closed, cancelled-after-deposit',
@@ -118,6 +129,11 @@ export function refundPaths(): Json {
         parameters: [
           query('state', 'due, refunded or waived', refundListQuerySchema.properties.state),
           query('wallet', 'only this wallet', refundListQuerySchema.properties.wallet),
+          query(
+            'executionId',
+            "only this execution id (an execution record's refundsUrl names it with its wallet)",
+            refundListQuerySchema.properties.executionId,
+          ),
           query('chain', 'only this chain (`evm:<id>`)', refundListQuerySchema.properties.chain),
           query('pageSize', `${REFUND_PAGE_SIZE.min}-${REFUND_PAGE_SIZE.max}, default ${REFUND_PAGE_SIZE.default}`, {
             type: 'integer',

@@ -11,11 +11,14 @@ import { decodeLedgerPageToken, encodeLedgerPageToken } from '../../db/page-toke
 import { REFUND_PAGE_SIZE, refundIdParamSchema, refundListQuerySchema, refundedBodySchema, waivedBodySchema } from './contract';
 
 const checkId = validator<string>(refundIdParamSchema, 'id path parameter', '');
-const checkListQuery = validator<{ state?: RefundState; wallet?: string; chain?: string; pageSize?: string; pageToken?: string }>(
-  refundListQuerySchema,
-  'query string',
-  '',
-);
+const checkListQuery = validator<{
+  state?: RefundState;
+  wallet?: string;
+  executionId?: string;
+  chain?: string;
+  pageSize?: string;
+  pageToken?: string;
+}>(refundListQuerySchema, 'query string', '');
 const checkRefunded = validator<{ txHash: string }>(refundedBodySchema, 'request body');
 const checkWaived = validator<{ reason: string }>(waivedBodySchema, 'request body');
 
@@ -38,7 +41,9 @@ export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits):
       throw badRequest(`pageSize must be between ${REFUND_PAGE_SIZE.min} and ${REFUND_PAGE_SIZE.max}`);
     const after = q.pageToken === undefined ? undefined : decodeLedgerPageToken(q.pageToken);
     if (q.pageToken !== undefined && !after) throw badRequest('pageToken is not a token this API issued');
-    const page = await readModel(() => ledger.list({ state: q.state, wallet: q.wallet, chain: q.chain, pageSize, after }));
+    const page = await readModel(() =>
+      ledger.list({ state: q.state, wallet: q.wallet, executionId: q.executionId, chain: q.chain, pageSize, after }),
+    );
     ctx.body = page.next ? { result: page.rows, nextPageToken: encodeLedgerPageToken(page.next) } : { result: page.rows };
   });
 

@@ -190,6 +190,38 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         );
       });
 
+      it('when a transfer is first reported without its sender, then a later report that knows it fills it in, and no report after that changes it', async () => {
+        const ledger = new RefundLedger(database);
+        const id = await ledger.recordDue(due(902, { reportedBy: 'execution' }));
+        assert.equal((await ledger.get(id))?.sender, undefined);
+        const sender = '0x' + 'Ab'.repeat(20);
+        await ledger.recordDue(due(902, { reportedBy: 'chain-watcher', sender }));
+        await ledger.recordDue(due(902, { reportedBy: 'api', sender: '0x' + '99'.repeat(20) }));
+        await ledger.recordDue(due(902, { reportedBy: 'api' }));
+        const row = await ledger.get(id);
+        assert.equal(row?.sender, sender.toLowerCase());
+        assert.equal(row?.reportedBy, 'execution');
+      });
+
+      it("when an execution's rows are counted and listed by executionId, then the count and the list hold exactly that execution's rows", async () => {
+        const ledger = new RefundLedger(database);
+        const rows = (k: number) => Array.from({ length: k }, (_, i) => due(950, { txHash: `0x${String(9_500 + i).padStart(64, '0')}` }));
+        for (const r of rows(13)) await ledger.recordDue(r);
+        await ledger.recordDue(due(951));
+        const counts = await ledger.countsOf([due(950).workflowId, due(951).workflowId, 'exec:nobody:none']);
+        assert.deepEqual(
+          new Map(counts),
+          new Map([
+            [due(950).workflowId, 13],
+            [due(951).workflowId, 1],
+          ]),
+        );
+        const listed = await ledger.list({ wallet: due(950).wallet, executionId: 'e950', pageSize: 50 });
+        assert.equal(listed.rows.length, 13);
+        assert.ok(listed.rows.every((r) => r.executionId === 'e950'));
+        assert.deepEqual([...(await ledger.existing([refundId(due(951)), 'f'.repeat(32)]))], [refundId(due(951))]);
+      });
+
       it('when 60 rows are listed by state, wallet and chain, page by page, then each matching row comes once, newest first', async () => {
         const ledger = new RefundLedger(database);
         const base = Date.parse('2026-06-01T00:00:00.000Z');

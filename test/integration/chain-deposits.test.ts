@@ -13,12 +13,13 @@ import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import type { Hash } from 'viem';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-state';
-import { ExecutionService } from '../../api/executions/service';
+import { ExecutionService, type ExecutionAnswer } from '../../api/executions/service';
 import { loadConfig, projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
 import { openDatabase, type Database } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
-import { RefundLedger } from '../../db/refund-ledger';
+import { RefundLedger, type RefundRow } from '../../db/refund-ledger';
+import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
 import { loadDepositSeed } from '../../lib/deposit-seed';
@@ -77,7 +78,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
 
   const api = (method: string, p: string, json?: unknown) => request(stack.apiUrl, method, p, { json, token: stack.token });
   const watcher = () => stack.client.workflow.getHandle(watcherId).query(chainWatcherStateQuery) as Promise<ChainWatcherView>;
-  const record = async (e: Prepared): Promise<ExecutionRecord> => {
+  const record = async (e: Prepared): Promise<ExecutionAnswer> => {
     const res = await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`);
     assert.equal(res.status, 200, res.text);
     return res.body.result;
@@ -325,6 +326,15 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       r.refusedDeposits.map((d) => ({ txHash: d.txHash, amount: d.amount, reason: d.reason })),
       [{ txHash: tx, amount: '999', reason: 'below-minimum' }],
     );
+    // The execution's projection owes it in the ledger, with the sender it read from the chain.
+    const rows = await eventually(async () => {
+      const found = await refundsOf(e);
+      return found.length === 1 && found;
+    }, 30_000);
+    assert.deepEqual(
+      rows.map((d) => [d.txHash, d.reason, d.reportedBy, d.sender]),
+      [[tx, 'below-minimum', 'execution', ANVIL_DEV_ACCOUNT.address.toLowerCase()]],
+    );
   });
 
   it('when more transfers below minAmount than an address may have signalled reach it, then the rest are ignored and counted, the record stays bounded, and a full deposit after them still completes it', async () => {
@@ -534,10 +544,22 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.ok(rows.every((d) => d.state === 'due'));
     assert.deepEqual(new Set(rows.map((r) => r.txHash)), new Set(more));
     assert.ok(rows.every((r) => r.reason === 'other-tx' && r.amount === '1000' && r.reportedBy === 'chain-watcher'));
+    // Where each refund goes back to: the sender the chain shows.
+    const sender = ANVIL_DEV_ACCOUNT.address.toLowerCase();
+    assert.deepEqual(
+      [...rows, ...closedRows].map((d) => d.sender),
+      [...rows, ...closedRows].map(() => sender),
+    );
     const r = await record(e);
     assert.equal(r.deposit?.txHash, first);
     assert.deepEqual(r.refusedDeposits, []);
     assert.equal(await depositSignals(e), 1);
+    // The record stays bounded and says how many there are, and where: the ledger query lists all 40.
+    assert.equal(r.refunds?.total, 40);
+    const listed = await api('GET', r.refunds!.url + '&pageSize=200');
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(new Set(listed.body.result.map((row: RefundRow) => row.txHash)), new Set(more));
+    assert.equal((await record(closed)).refunds?.total, 1);
   });
 
   it('when 200 deposits arrive in 20 blocks, then 200 executions are OPERATION_PENDING, each signalled once', async function () {

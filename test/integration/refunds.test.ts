@@ -68,6 +68,34 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
     assert.deepEqual(times, [...times].sort().reverse(), 'newest first');
   });
 
+  it('when an execution has refused more deposits than its record keeps, then its record shows the first 10, the total, and the ledger query that lists every one (GET and the list route alike)', async () => {
+    const wallet = await refused(13);
+    const quiet = `refund-quiet-${randomUUID()}`;
+    assert.equal((await prepare(stack, wallet, { executionId: quiet })).status, 201);
+    // The list reads the read model, which the new execution's projection reaches a moment later.
+    const list = await eventually(async () => {
+      const res = await request(stack.api.url, 'GET', `/api/v1/executions/${wallet.id}`);
+      return res.status === 200 && res.body.result.length === 2 && res;
+    });
+    const [busy] = list.body.result.filter((r: { executionId: string }) => r.executionId !== quiet);
+    const one = await request(stack.api.url, 'GET', `/api/v1/executions/${wallet.id}/${busy.executionId}`);
+    assert.equal(one.status, 200, one.text);
+    for (const record of [one.body.result, busy]) {
+      assert.equal(record.refusedDeposits.length, 10);
+      assert.equal(record.refunds.total, 13);
+      assert.equal(record.refunds.url, `/api/v1/refunds?wallet=${wallet.id}&executionId=${busy.executionId}`);
+    }
+    const rows = await api('GET', `${one.body.result.refunds.url}&pageSize=200`, reader);
+    assert.equal(rows.status, 200, rows.text);
+    assert.deepEqual(
+      new Set(rows.body.result.map((r: { txHash: string }) => r.txHash)),
+      new Set(Array.from({ length: 13 }, (_, i) => `0xowed${i}`)),
+    );
+    const other = list.body.result.find((r: { executionId: string }) => r.executionId === quiet);
+    assert.deepEqual(other.refunds, { total: 0, url: `/api/v1/refunds?wallet=${wallet.id}&executionId=${quiet}` });
+    assert.equal((await api('GET', `/api/v1/refunds?executionId=..`, reader)).status, 400);
+  });
+
   it('when a row is marked refunded twice with the same txHash, then 200 both times; with another txHash or waived, 409; the settling token is recorded', async () => {
     const wallet = await refused(2);
     const list = await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader);

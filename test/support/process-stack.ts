@@ -30,7 +30,13 @@ export class ProcessStack {
   readonly tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-faults-'));
   readonly tokensFile = path.join(this.tmpDir, 'tokens.json');
   readonly taskQueue = `faults-${process.pid}-${Date.now()}`;
-  readonly token = createToken(this.tokensFile, 'all', ['executions:prepare', 'executions:deposit', 'whitelist:*']);
+  readonly token = createToken(this.tokensFile, 'all', [
+    'executions:prepare',
+    'executions:deposit',
+    'whitelist:*',
+    'refunds:read',
+    'refunds:write',
+  ]);
   /** The dev server of this stack, or (TEST_TEMPORAL=cluster) the run's test cluster, shared. */
   temporal!: TestTemporal;
   settings!: DevServerSettings;

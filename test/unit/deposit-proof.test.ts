@@ -32,6 +32,13 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
     assert.deepEqual(proof, { ok: true, deposit: { txHash: HASH, chain: 'evm:31337', amount: '1000', blockNumber: 10, transferIndex: 0 } });
   });
 
+  it('when the chain says who sent the transfer, then the proof carries the sender (where a refund of it would go), beside the deposit', () => {
+    const from = '0x' + 'cd'.repeat(20);
+    const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ from }), 11, 2);
+    assert.equal(proof.ok && proof.sender, from);
+    assert.equal(proof.ok && 'sender' in proof.deposit, false);
+  });
+
   it('when anything does not hold, then the report is refused with its reason, and only "not yet" and "not seen" may be believed later', () => {
     const cases: Array<[string, ReturnType<typeof proveDeposit>]> = [
       ['not-found', proveDeposit(TARGET, { txHash: HASH }, undefined, 11, 2)],
