@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { childEnv } from '../../config/settings';
 
@@ -11,6 +11,34 @@ export interface ChildService {
   readonly exited: Promise<number | string>;
   /** SIGTERM (or `signal`), then SIGKILL after `graceMs`. */
   stop(graceMs?: number, signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Set by startChildrenInOwnProcessGroups; the children it applies to that are still running. */
+let ownGroups = false;
+const running = new Set<ChildProcess>();
+
+/**
+ * From now on every child this process starts (spawnChild, startChildService) gets a process
+ * group of its own, so a terminal's Ctrl-C, which signals the whole foreground group, reaches this
+ * process alone and it stops the children in its own order. Such a child outlives a parent that
+ * dies, so the ones still running are killed when this process exits (any exit but SIGKILL).
+ */
+export function startChildrenInOwnProcessGroups(): void {
+  if (ownGroups) return;
+  ownGroups = true;
+  process.on('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+}
+
+/** child_process.spawn, in a process group of its own after startChildrenInOwnProcessGroups. */
+export function spawnChild(command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+  const child = spawn(command, args, { ...options, detached: ownGroups });
+  if (ownGroups) {
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+  }
+  return child;
 }
 
 /**
@@ -46,7 +74,7 @@ export function startChildService(
     spawnOptions?: { uid?: number; gid?: number; cwd?: string };
   },
 ): ChildService {
-  const child = spawn(command, args, { ...options.spawnOptions, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? childEnv() });
+  const child = spawnChild(command, args, { ...options.spawnOptions, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? childEnv() });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   const echo = options.echo ?? true;
   const tail: string[] = [];

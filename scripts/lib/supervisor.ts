@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { projectRoot } from '../../config/config';
-import { startChildService, type ChildService } from './child-service';
+import { startChildService, startChildrenInOwnProcessGroups, type ChildService } from './child-service';
 
 /**
  * The processes of `npm start` and `npm run cluster`, kept as one: each part is stopped in the
@@ -12,6 +12,8 @@ export class Supervisor {
   private stopping = false;
 
   constructor(private readonly tag: string) {
+    // The parts do not see the terminal's Ctrl-C: this process alone decides the order they stop in.
+    startChildrenInOwnProcessGroups();
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void this.stopAll(0));
   }
 

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { waitForTemporal } from './temporal-ready';
 import { projectRoot } from '../../config/config';
-import { stopChildProcess } from './child-service';
+import { spawnChild, stopChildProcess } from './child-service';
 import { childEnv } from '../../config/settings';
 
 /** The settings of temporal-dev.yaml. */
@@ -81,7 +81,7 @@ export async function startDevServer(
 ): Promise<RunningDevServer> {
   if (settings.dbFilename) mkdirSync(path.dirname(settings.dbFilename), { recursive: true });
   const inherit = options.stdio === 'inherit';
-  const child = spawn(binary, devServerArgs(settings), {
+  const child = spawnChild(binary, devServerArgs(settings), {
     stdio: ['ignore', inherit ? 'inherit' : 'pipe', inherit ? 'inherit' : 'pipe'],
     env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }),
   });
