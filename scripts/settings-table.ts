@@ -5,18 +5,21 @@ import { BENCH_SETTINGS } from '../bench/settings';
 import { TEST_SETTINGS } from '../test/support/settings';
 import { writeDocSection } from './lib/doc-section';
 import { SCRIPT_SETTINGS } from './lib/settings';
+import { renderRecordReference } from './lib/record-reference';
 
 /** The tools' tables, in the order docs/development.md lists them. */
 export const TOOL_SETTINGS = [SCRIPT_SETTINGS, TEST_SETTINGS, BENCH_SETTINGS] as const;
 
 /**
  * `npm run docs:settings`: renders config/settings.ts into docs/operations.md "Configuration" and
- * the tools' tables into docs/development.md "Tool settings".
+ * the tools' tables into docs/development.md "Tool settings", the execution record's fields into
+ * docs/api.md "The execution record".
  */
 function main(): void {
   const targets: Array<[string, string, string]> = [
     ['operations.md', 'settings-table', renderSettingsTable()],
     ['development.md', 'tool-settings-table', renderToolSettingsTable(TOOL_SETTINGS)],
+    ['api.md', 'record-fields', renderRecordReference()],
   ];
   for (const [name, section, text] of targets) {
     const file = path.join(projectRoot, 'docs', name);

@@ -188,17 +188,20 @@ export const executionRecordSchema = {
     'refusedDeposits',
   ],
   properties: {
-    executionId: { type: 'string' },
-    wallet: { type: 'string' },
-    status: statusEnum,
-    intent: { type: 'object' },
+    executionId: { type: 'string', description: "prepare's executionId, or the one it generated" },
+    wallet: { type: 'string', description: 'the origin wallet of the path' },
+    status: { ...statusEnum, description: 'PREPARED, OPERATION_PENDING, SIGNING, EXPIRED or CANCELLED (docs/api.md "Lifecycle")' },
+    intent: { type: 'object', description: 'the intent as prepare received it' },
     intentHash: {
       type: 'string',
       pattern: '^[0-9a-f]{64}$',
       description: 'lowercase hex SHA-256 of the RFC 8785 canonical JSON of intent',
     },
-    signerPublicKey: { type: 'string' },
-    signingMessage: { type: 'string' },
+    signerPublicKey: {
+      type: 'string',
+      description: 'the ed25519 key that must sign, `0x` + 64 lowercase hex digits (prepare: signerPublicKey, else the wallet)',
+    },
+    signingMessage: { type: 'string', description: 'set by a valid submit: the exact message that was verified' },
     depositTarget: {
       type: 'object',
       required: ['chain', 'asset', 'minAmount', 'address'],
@@ -210,9 +213,10 @@ export const executionRecordSchema = {
         address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55, unique to this execution' },
       },
     },
-    deposit: storedDeposit,
+    deposit: { ...storedDeposit, description: 'set by the deposit the execution took (a report, a signal or the chain watcher)' },
     signedPayload: {
       type: 'object',
+      description: "set by a valid submit: the signature (canonical hex), the signer key, the wallet's envelope, when",
       required: ['signature', 'publicKey', 'connectEnvelope', 'submittedAt'],
       properties: {
         signature: { type: 'string', pattern: '^0x[0-9a-f]{128}$' },
@@ -225,10 +229,14 @@ export const executionRecordSchema = {
         submittedAt: isoTime,
       },
     },
-    createdAt: isoTime,
-    updatedAt: isoTime,
-    expiresAt: isoTime,
-    history: { type: 'array', items: { type: 'object', required: ['status', 'at'], properties: { status: statusEnum, at: isoTime } } },
+    createdAt: { ...isoTime, description: 'when prepare created it' },
+    updatedAt: { ...isoTime, description: 'the last change of the record' },
+    expiresAt: { ...isoTime, description: 'createdAt + ttlSeconds: PREPARED without a deposit by then becomes EXPIRED' },
+    history: {
+      description: 'every status change with its time, oldest first',
+      type: 'array',
+      items: { type: 'object', required: ['status', 'at'], properties: { status: statusEnum, at: isoTime } },
+    },
     refusedDeposits: {
       type: 'array',
       description:

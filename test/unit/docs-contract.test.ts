@@ -4,6 +4,8 @@ import path from 'node:path';
 import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
 import { answerChecker } from '../support/openapi-check';
+import { docSection } from '../../scripts/lib/doc-section';
+import { renderRecordReference } from '../../scripts/lib/record-reference';
 
 type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
 type Doc = { paths: Record<string, Record<string, Operation>>; components: object };
@@ -168,5 +170,11 @@ describe('docs: every path a page names exists', () => {
       }
     assert.ok(seen > 30, `the scan found the named paths (${seen})`);
     assert.deepEqual(missing, []);
+  });
+});
+
+describe('docs: the references a page repeats from the code are rendered from it', () => {
+  it("when docs/api.md lists the execution record's fields, then the list is the one rendered from the contract (npm run docs:settings)", () => {
+    assert.equal(docSection(read('docs/api.md'), 'record-fields'), renderRecordReference().trim());
   });
 });
