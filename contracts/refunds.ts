@@ -21,6 +21,13 @@ export interface RefundDue {
   reportedBy: 'api' | 'chain-watcher' | 'execution';
 }
 
+/**
+ * The reasons a ledger row has beside the record's refusal reasons: `closed` (a deposit to an
+ * execution whose workflow had closed, or a run terminated while PREPARED) and
+ * `cancelled-after-deposit` (the execution's own deposit, after a cancel).
+ */
+export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit'] as const;
+
 /** What an operator records once a refund is settled. */
 export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
 

@@ -2,14 +2,12 @@ import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
 import { childEnv } from '../config/settings';
 import { createNodeKeysFile } from '../lib/node-keys-file';
-import { startStorageNode } from './lib/storage-nodes';
+import { LOCAL_NODE_PORTS, startStorageNode } from './lib/storage-nodes';
 import { LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
 import { Supervisor } from './lib/supervisor';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
-
-const LOCAL_NODE_PORTS = [4101, 4102, 4103];
 
 /**
  * `npm start`: the whole service on one machine, with embedded defaults. Starts (each only when

@@ -7,6 +7,20 @@ export const USAGE = `usage: storage-node --port P --data DIR --keys-file FILE [
   [--public-url URL]... [--tls-cert FILE --tls-key FILE]
   [--remember-request-ids N] [--max-connections N] [--kept-changes N]`;
 
+/** The node's command-line flags (docs/api.md "Storage nodes" names each one; a test compares). */
+export const STORAGE_NODE_FLAGS = {
+  port: { type: 'string' },
+  host: { type: 'string', default: '127.0.0.1' },
+  data: { type: 'string' },
+  'keys-file': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'public-url': { type: 'string', multiple: true },
+  'remember-request-ids': { type: 'string' },
+  'max-connections': { type: 'string' },
+  'kept-changes': { type: 'string' },
+} as const;
+
 /** Addresses that mean every interface: the node cannot tell from them which address the service uses. */
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]', '']);
 
@@ -53,23 +67,7 @@ function checkPublicUrl(raw: string): string {
  * one-line reason on anything unknown or out of range, so a bad launch fails at once.
  */
 export function parseStorageNodeArgs(argv: string[]): Readonly<StorageNodeConfig> {
-  const { values } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: false,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string', default: '127.0.0.1' },
-      data: { type: 'string' },
-      'keys-file': { type: 'string' },
-      'tls-cert': { type: 'string' },
-      'tls-key': { type: 'string' },
-      'public-url': { type: 'string', multiple: true },
-      'remember-request-ids': { type: 'string' },
-      'max-connections': { type: 'string' },
-      'kept-changes': { type: 'string' },
-    },
-  });
+  const { values } = parseArgs({ args: argv, strict: true, allowPositionals: false, options: STORAGE_NODE_FLAGS });
   const port = integerOption('port', values.port, 0, 65535);
   if (port === undefined) throw new Error('--port is required');
   if (!values.data) throw new Error('--data is required');

@@ -2,6 +2,9 @@ import path from 'node:path';
 import { projectRoot } from '../../config/config';
 import { startChildService, type ChildService } from './child-service';
 
+/** The ports of the three storage nodes `npm start` runs. */
+export const LOCAL_NODE_PORTS = [4101, 4102, 4103] as const;
+
 export interface StorageNodeProcess extends ChildService {
   readonly url: string;
 }

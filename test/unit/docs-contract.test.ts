@@ -6,6 +6,14 @@ import { loadConfig, projectRoot } from '../../config/config';
 import { answerChecker } from '../support/openapi-check';
 import { docSection } from '../../scripts/lib/doc-section';
 import { renderRecordReference } from '../../scripts/lib/record-reference';
+import { executionRecordSchema } from '../../api/executions/contract';
+import { SETTINGS } from '../../config/settings';
+import { LEDGER_ONLY_REASONS } from '../../contracts/refunds';
+import { ROUTES } from '../../contracts/storage-node-protocol';
+import { LOCAL_CHAIN_PORT } from '../../scripts/lib/anvil';
+import { LOCAL_NODE_PORTS } from '../../scripts/lib/storage-nodes';
+import { readDevServerSettings } from '../../scripts/lib/temporal-dev-server';
+import { STORAGE_NODE_FLAGS } from '../../storage-node/config';
 
 type Operation = { responses: Record<string, { content?: Record<string, { schema: object }> }> };
 type Doc = { paths: Record<string, Record<string, Operation>>; components: object };
@@ -176,5 +184,106 @@ describe('docs: every path a page names exists', () => {
 describe('docs: the references a page repeats from the code are rendered from it', () => {
   it("when docs/api.md lists the execution record's fields, then the list is the one rendered from the contract (npm run docs:settings)", () => {
     assert.equal(docSection(read('docs/api.md'), 'record-fields'), renderRecordReference().trim());
+  });
+});
+
+/** The text of a page's section: from its heading to the next heading of the same or a higher level. */
+function section(markdown: string, heading: string): string {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((l) => /^#+ /.test(l) && l.replace(/^#+ /, '').startsWith(heading));
+  assert.ok(start >= 0, `no section "${heading}"`);
+  const level = /^#+/.exec(lines[start]!)![0].length;
+  const end = lines.findIndex((l, i) => i > start && /^#+ /.test(l) && /^#+/.exec(l)![0].length <= level);
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
+/** Every TypeScript source of the service's own folders, as one text: where a named log message must be. */
+function sources(): string {
+  const dirs = ['api', 'activities', 'worker', 'storage-node', 'lib', 'db', 'scripts', 'workflows', 'domain', 'config'];
+  return dirs
+    .flatMap((dir) =>
+      readdirSync(path.join(projectRoot, dir), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.ts'))
+        .map((f) => read(path.join(dir, f))),
+    )
+    .join('\n');
+}
+
+describe('docs: the lists a page repeats from the code are the code', () => {
+  it('when troubleshooting.md lists the ports npm start uses, then they are exactly the ports of its parts', () => {
+    const settings = readDevServerSettings();
+    const expected = [
+      SETTINGS.PORT.default,
+      settings.port,
+      settings.uiPort,
+      ...LOCAL_NODE_PORTS,
+      LOCAL_CHAIN_PORT,
+      SETTINGS.OPERATOR_PORT.default,
+      SETTINGS.WORKER_METRICS_PORT.default,
+    ].sort();
+    const paragraph = read('docs/troubleshooting.md')
+      .split('\n\n')
+      .find((p) => p.startsWith('**A port is in use.**'))!;
+    const named = [...paragraph.matchAll(/\b(\d{4,5})(?:–(\d{4,5}))?\b/g)].flatMap((m) => {
+      const [from, to] = [Number(m[1]), Number(m[2] ?? m[1])];
+      return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    });
+    assert.deepEqual([...new Set(named)].sort(), expected);
+  });
+
+  it('when docs/api.md "Storage nodes" describes the node, then it names every flag the node takes and every route it serves', () => {
+    const text = section(read('docs/api.md'), 'Storage nodes');
+    const missing = [
+      ...Object.keys(STORAGE_NODE_FLAGS)
+        .map((flag) => `--${flag}`)
+        .filter((flag) => !text.includes(`\`${flag}`)),
+      ...[ROUTES.apply, ROUTES.audit, ROUTES.health, `${ROUTES.listPrefix}{kind}`, `${ROUTES.listPrefix}{kind}/{entry}`].filter(
+        (route) => !text.includes(` ${route}\``),
+      ),
+    ];
+    assert.deepEqual(missing, []);
+  });
+
+  it('when docs/api.md "Refunds" lists the refusal reasons of a ledger row, then they are the record\'s reasons and the ledger\'s own, no more', () => {
+    const text = section(read('docs/api.md'), 'Refunds');
+    const listed = /`reason` \(([^)]*)\)/.exec(text)?.[1] ?? '';
+    const reasons = [...listed.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]).sort();
+    const record = executionRecordSchema.properties.refusedDeposits.items.properties.reason.enum;
+    assert.deepEqual(reasons, [...record, ...LEDGER_ONLY_REASONS].sort());
+  });
+
+  it('when a page shows `npm run X`, then package.json has the script X', () => {
+    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
+    const missing: string[] = [];
+    for (const page of [
+      'README.md',
+      ...readdirSync(path.join(projectRoot, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ])
+      for (const m of read(page).matchAll(/npm run (?:--silent )?([a-z][a-z0-9:-]*)/g))
+        if (!(m[1]! in scripts)) missing.push(`${page}: npm run ${m[1]}`);
+    assert.deepEqual(missing, []);
+  });
+
+  it('when a page names a log line (`…` line, log line `…`), then the code writes that message', () => {
+    const code = sources();
+    const missing: string[] = [];
+    let seen = 0;
+    for (const page of [
+      'README.md',
+      ...readdirSync(path.join(projectRoot, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ])
+      for (const m of read(page).matchAll(/log line `([^`]+)`|`([^`]+)` (?:log )?line\b/g)) {
+        const message = (m[1] ?? m[2])!.replace(/\s+/g, ' ');
+        if (/^whsec_/.test(message)) continue; // a secret's line in the tokens file, not a log message
+        seen++;
+        if (!code.includes(`'${message}`) && !code.includes(`"${message}`) && !code.includes(`\`${message}`))
+          missing.push(`${page}: ${message}`);
+      }
+    assert.ok(seen >= 5, `the scan found the named log lines (${seen})`);
+    assert.deepEqual(missing, []);
   });
 });
