@@ -1,6 +1,7 @@
 import { loadConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { startApi } from './server';
+import { sharedReadModel } from '../config/read-model-check';
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
 async function main() {
@@ -10,7 +11,9 @@ async function main() {
   const lifecycle = lifecycleLogger(logger);
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');
-  const api = await startApi(config, { temporalAddress: config.temporal.address ?? '127.0.0.1:7233', storageNodes, logger });
+  const temporalAddress = config.temporal.address ?? '127.0.0.1:7233';
+  if (!(await sharedReadModel(config, temporalAddress, logger))) return exitAfterFlush(logger, 1);
+  const api = await startApi(config, { temporalAddress, storageNodes, logger });
   lifecycle.info({ url: api.url, operatorUrl: api.operatorUrl }, 'api listening');
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {

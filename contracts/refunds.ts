@@ -47,3 +47,8 @@ export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' |
   refundTxHash?: string;
   waivedReason?: string;
 }
+
+/** The ledger query that lists one execution's rows (an execution record's `refunds.url`). */
+export function refundsUrl(wallet: string, executionId: string): string {
+  return `/api/v1/refunds?${new URLSearchParams({ wallet, executionId }).toString()}`;
+}

@@ -1,6 +1,7 @@
 import type { LogLevel } from '@temporalio/worker';
 import { loadConfig } from '../config/config';
-import { createLogger, lifecycleLogger } from '../config/logger';
+import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
+import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
 import { createWorkerMetrics } from './metrics';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
@@ -38,6 +39,7 @@ async function main() {
   }
 
   const address = config.temporal.address ?? '127.0.0.1:7233';
+  if (!(await sharedReadModel(config, address, logger))) return exitAfterFlush(logger, 1);
   const start = () =>
     startWorker(
       config,

@@ -31,7 +31,7 @@ import {
 import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message';
 import type { ExecutionStore } from '../../db/execution-store';
 import type { RefundLedger } from '../../db/refund-ledger';
-import { refundsUrl } from '../refunds/contract';
+import { refundsUrl } from '../../contracts/refunds';
 import { depositAddress } from '../../lib/deposit-seed';
 import type { DepositDeps } from '../deps';
 import { decodePageToken, encodePageToken } from '../../db/page-token';

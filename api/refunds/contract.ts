@@ -24,11 +24,6 @@ export const refundListQuerySchema = {
   },
 } as const;
 
-/** The ledger query that lists one execution's rows (an execution record's `refunds.url`). */
-export function refundsUrl(wallet: string, executionId: string): string {
-  return `/api/v1/refunds?${new URLSearchParams({ wallet, executionId }).toString()}`;
-}
-
 export const refundedBodySchema = {
   $id: 'RefundedRequest',
   type: 'object',
