@@ -1,11 +1,13 @@
 import { loadConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
+import { startTracing } from '../lib/tracing';
 import { startApi } from './server';
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
 async function main() {
   const config = loadConfig();
   const graceMs = config.shutdownGraceMs;
+  const tracing = await startTracing(config.tracing, 'api');
   const logger = createLogger('api', config.logLevel);
   const lifecycle = lifecycleLogger(logger);
   const storageNodes = config.storageNodes ?? [];
@@ -20,6 +22,7 @@ async function main() {
     lifecycle.info({ signal, graceMs }, 'api shutting down: no new connections, finishing in-flight requests');
     const cut = await api.close(graceMs);
     if (cut > 0) logger.warn({ cut }, 'requests cut at the end of the grace period (their workflows carry on)');
+    await tracing?.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'spans not exported at shutdown'));
     lifecycle.info('api stopped');
     exitAfterFlush(logger, 0);
   };
