@@ -104,13 +104,14 @@ export async function startTracing(config: TracingConfig | undefined, processNam
   };
 }
 
-const NO_FIELDS: Readonly<Record<string, string>> = Object.freeze({});
-
-/** The active span's ids, for a log line (pino's mixin): `trace_id` and `span_id`, or nothing. */
-export function traceFields(): Readonly<Record<string, string>> {
-  if (!on) return NO_FIELDS;
+/**
+ * The active span's ids, for a log line (pino's mixin): `trace_id` and `span_id`, or nothing. A
+ * new object each time: pino merges the line's own fields into it.
+ */
+export function traceFields(): Record<string, string> {
+  if (!on) return {};
   const span = trace.getActiveSpan()?.spanContext();
-  return span && trace.isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : NO_FIELDS;
+  return span && trace.isSpanContextValid(span) ? { trace_id: span.traceId, span_id: span.spanId } : {};
 }
 
 /** Sets attributes on the active span, if any (the execution id, wallet or batch id a route learns). */

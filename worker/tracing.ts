@@ -4,6 +4,7 @@ import {
   makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+import type { WorkflowInfo } from '@temporalio/workflow';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import type { Tracing } from '../lib/tracing';
 
@@ -18,9 +19,25 @@ export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [require.resolve(
  * traces, dropped when it does not (a traced caller can still reach a worker that does not trace).
  */
 export function workflowSinks(tracing: Tracing | undefined): InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }> {
+  if (!tracing) return { exporter: { export: { fn: () => undefined } } };
+  const exporter = makeWorkflowExporter(tracing.processor, tracing.resource);
   return {
-    exporter: tracing ? makeWorkflowExporter(tracing.processor, tracing.resource) : { export: { fn: () => undefined } },
+    exporter: {
+      export: {
+        // Temporal's exporter copies the whole WorkflowInfo onto every workflow span (memo, search
+        // attributes, last result and failure among it); a span gets only what names the run.
+        fn: (info, spans) => exporter.export.fn(spanInfo(info), spans),
+      },
+    },
   };
+}
+
+const SPAN_INFO_FIELDS = ['workflowId', 'runId', 'workflowType', 'taskQueue', 'namespace', 'attempt', 'currentBuildId'] as const;
+
+function spanInfo(info: WorkflowInfo): WorkflowInfo {
+  const kept: Record<string, unknown> = {};
+  for (const field of SPAN_INFO_FIELDS) if (info[field] !== undefined) kept[field] = info[field];
+  return kept as unknown as WorkflowInfo;
 }
 
 /** The activity interceptors of a tracing worker: each attempt is a span under the workflow's StartActivity span. */

@@ -1,10 +1,3 @@
-import * as otel from '@opentelemetry/api';
-import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
-import {
-  OpenTelemetryInboundInterceptor,
-  OpenTelemetryInternalsInterceptor,
-  OpenTelemetryOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import type {
   ActivityInput,
   ContinueAsNewInput,
@@ -19,9 +12,13 @@ import type {
   WorkflowExecuteInput,
   WorkflowInboundCallsInterceptor,
   WorkflowInterceptors,
+  WorkflowInternalsInterceptor,
   WorkflowOutboundCallsInterceptor,
+  DisposeInput,
 } from '@temporalio/workflow';
 import type { Payload } from '@temporalio/common';
+import type * as OtelApi from '@opentelemetry/api';
+import type * as OtelWorkflow from '@temporalio/interceptors-opentelemetry/lib/workflow';
 
 // The workflow half of tracing: Temporal's OpenTelemetry interceptors, used only where a trace
 // reached the workflow. Every worker bundles this module, tracing or not, so that turning tracing
@@ -29,16 +26,33 @@ import type { Payload } from '@temporalio/common';
 // headers carry no trace context (the caller does not trace) goes straight through: no span is
 // made, no tracer is even built in the workflow, and the commands are those of a worker without
 // interceptors. Spans leave the sandbox through the worker's `exporter` sink (worker/tracing.ts).
+//
+// Each workflow evaluates this module anew (the reusable V8 context gives every workflow its own
+// module cache), so the OpenTelemetry modules are required only when a traced call arrives: an
+// untraced workflow does not pay for evaluating the SDK.
+
+/** The header Temporal's OpenTelemetry client interceptor carries the trace context in (its TRACE_HEADER). */
+export const TRACE_HEADER = '_tracer-data';
 
 type Headers = Record<string, Payload>;
 const traced = (headers: Headers): boolean => headers[TRACE_HEADER] !== undefined;
+
+let loaded: { workflow: typeof OtelWorkflow; api: typeof OtelApi } | undefined;
+function otel(): { workflow: typeof OtelWorkflow; api: typeof OtelApi } {
+  loaded ??= {
+    workflow: require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof OtelWorkflow,
+    api: require('@opentelemetry/api') as typeof OtelApi,
+  };
+  return loaded;
+}
+
 /** A span is active: the workflow is handling a traced call, so what it schedules is part of that trace. */
-const inSpan = (): boolean => otel.trace.getActiveSpan() !== undefined;
+const inSpan = (): boolean => loaded !== undefined && loaded.api.trace.getActiveSpan() !== undefined;
 
 class TracedInbound implements WorkflowInboundCallsInterceptor {
-  private otel?: OpenTelemetryInboundInterceptor;
-  private get traced(): OpenTelemetryInboundInterceptor {
-    return (this.otel ??= new OpenTelemetryInboundInterceptor());
+  private otel?: OtelWorkflow.OpenTelemetryInboundInterceptor;
+  private get traced(): OtelWorkflow.OpenTelemetryInboundInterceptor {
+    return (this.otel ??= new (otel().workflow.OpenTelemetryInboundInterceptor)());
   }
 
   execute(input: WorkflowExecuteInput, next: Next<WorkflowInboundCallsInterceptor, 'execute'>): Promise<unknown> {
@@ -64,9 +78,9 @@ class TracedInbound implements WorkflowInboundCallsInterceptor {
 }
 
 class TracedOutbound implements WorkflowOutboundCallsInterceptor {
-  private otel?: OpenTelemetryOutboundInterceptor;
-  private get traced(): OpenTelemetryOutboundInterceptor {
-    return (this.otel ??= new OpenTelemetryOutboundInterceptor());
+  private otel?: OtelWorkflow.OpenTelemetryOutboundInterceptor;
+  private get traced(): OtelWorkflow.OpenTelemetryOutboundInterceptor {
+    return (this.otel ??= new (otel().workflow.OpenTelemetryOutboundInterceptor)());
   }
 
   scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
@@ -104,8 +118,17 @@ class TracedOutbound implements WorkflowOutboundCallsInterceptor {
   }
 }
 
+class TracedInternals implements WorkflowInternalsInterceptor {
+  /** Disables the workflow's OpenTelemetry context manager, if a traced call made one. */
+  dispose(input: DisposeInput, next: Next<WorkflowInternalsInterceptor, 'dispose'>): void {
+    // Temporal's dispose is async but does its work (and calls next) before its first await.
+    if (loaded) void new loaded.workflow.OpenTelemetryInternalsInterceptor().dispose(input, next);
+    else next(input);
+  }
+}
+
 export const interceptors = (): WorkflowInterceptors => ({
   inbound: [new TracedInbound()],
   outbound: [new TracedOutbound()],
-  internals: [new OpenTelemetryInternalsInterceptor()],
+  internals: [new TracedInternals()],
 });

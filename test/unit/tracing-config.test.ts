@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { TRACE_HEADER as TEMPORAL_TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { ConfigError, loadConfig } from '../../config/config';
+import { TRACE_HEADER } from '../../workflows/tracing';
 
 describe('config: tracing (OTEL_*)', () => {
   it('when no OTLP endpoint is set, then tracing is off (no tracing config), whatever the other OTEL_* say', () => {
@@ -58,5 +60,11 @@ describe('config: tracing (OTEL_*)', () => {
         () => loadConfig(env),
         (err: Error) => err instanceof ConfigError && message.test(err.message),
       );
+  });
+});
+
+describe('tracing: the workflow interceptors (workflows/tracing.ts)', () => {
+  it("when a call's headers are checked for a trace, then the header looked for is the one Temporal's client interceptor writes", () => {
+    assert.equal(TRACE_HEADER, TEMPORAL_TRACE_HEADER);
   });
 });
