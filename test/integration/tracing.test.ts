@@ -29,7 +29,7 @@ interface Delivery {
   event: { data: { executionId: string; status: string } };
 }
 
-describe('integration: tracing (OTLP http/json to a receiver of the test; API, worker, nodes and webhook receiver as real processes)', function () {
+describe('integration: tracing (OTLP to a receiver of the test; API, worker, nodes and webhook receiver as real processes)', function () {
   this.timeout(180_000);
   const otlp = new OtlpReceiver();
   let stack: ProcessStack;
@@ -52,9 +52,15 @@ describe('integration: tracing (OTLP http/json to a receiver of the test; API, w
       },
     );
     await hooks.ready;
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' };
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '200' };
+    // The API and the worker export http/json, the nodes http/protobuf (the default): one trace either way.
     stack = await new ProcessStack({
-      env: { ...otel, WEBHOOK_URLS: `http://127.0.0.1:${hookPort}/hooks`, WEBHOOK_SECRETS: secret },
+      env: {
+        ...otel,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        WEBHOOK_URLS: `http://127.0.0.1:${hookPort}/hooks`,
+        WEBHOOK_SECRETS: secret,
+      },
       nodeEnv: otel,
     }).start();
     // A second API of the stack whose JSON log the test reads (the stack's own API is the same build and settings).
@@ -218,6 +224,7 @@ describe('integration: tracing (OTLP http/json to a receiver of the test; API, w
     const late = nodeSpans(slow.child.pid).at(-1)!;
     assert.ok(late.endNs > server.endNs, 'the late apply ends after the 408');
     assert.ok(otlp.chain(late.spanId).some((s) => s.name === 'RunActivity:applyToNode'));
+    assert.ok(otlp.byType.json > 0 && otlp.byType.protobuf > 0, `exports by encoding: ${JSON.stringify(otlp.byType)}`);
   });
 
   it("when the traced workflows' histories (their calls carry trace headers) are replayed with the worker's interceptors, then none fails: tracing keeps the workflows deterministic", async () => {

@@ -1,6 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+// The OTLP protobuf definitions the exporters themselves are built from (they come with them).
+import * as otlpProto from '@opentelemetry/otlp-transformer/build/src/generated/root';
+
+interface MessageType {
+  decode(bytes: Uint8Array): object;
+  toObject(message: object, options: { longs: StringConstructor; bytes: StringConstructor }): any;
+}
+/** Its static module types the root as a bare protobufjs Root: the message is looked up by its path. */
+const ExportTraceServiceRequest = (otlpProto as unknown as { opentelemetry: any }).opentelemetry.proto.collector.trace.v1
+  .ExportTraceServiceRequest as MessageType;
 
 /** One span as an OTLP/JSON export carries it, with its resource's attributes beside it. */
 export interface ReceivedSpan {
@@ -28,13 +38,16 @@ const valueOf = (v: AnyValue): string | number | boolean =>
 const attributesOf = (list: KeyValue[] | undefined) => Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
 
 /**
- * An OTLP/HTTP receiver of the test's own: `POST /v1/traces` with a JSON body (the http/json
- * protocol), every span kept in `spans` in arrival order. What a collector does, without one.
+ * An OTLP/HTTP receiver of the test's own: `POST /v1/traces` with a JSON or protobuf body (the
+ * http/json and http/protobuf protocols), every span kept in `spans` in arrival order. What a
+ * collector does, without one.
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   /** Export requests received (any path). */
   requests = 0;
+  /** Accepted exports by their encoding (OTEL_EXPORTER_OTLP_PROTOCOL http/json or http/protobuf). */
+  readonly byType = { json: 0, protobuf: 0 };
   private server?: Server;
   url = '';
 
@@ -44,20 +57,28 @@ export class OtlpReceiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         this.requests++;
-        if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+        const type = String(req.headers['content-type']);
+        const json = type.startsWith('application/json');
+        if (req.method !== 'POST' || req.url !== '/v1/traces' || !(json || type.startsWith('application/x-protobuf'))) {
           res.writeHead(415).end();
           return;
         }
+        this.byType[json ? 'json' : 'protobuf']++;
         const raw = Buffer.concat(chunks);
-        const body = JSON.parse((req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8'));
+        const bytes = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+        // Protobuf ids are bytes (base64 here), JSON ones hex: both end as hex.
+        const body = json
+          ? JSON.parse(bytes.toString('utf8'))
+          : ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), { longs: String, bytes: String });
+        const id = (v: string | undefined) => (json || !v ? (v ?? '') : Buffer.from(v, 'base64').toString('hex'));
         for (const rs of body.resourceSpans ?? []) {
           const resource = attributesOf(rs.resource?.attributes);
           for (const ss of rs.scopeSpans ?? [])
             for (const s of ss.spans ?? [])
               this.spans.push({
-                traceId: s.traceId,
-                spanId: s.spanId,
-                parentSpanId: s.parentSpanId ?? '',
+                traceId: id(s.traceId),
+                spanId: id(s.spanId),
+                parentSpanId: id(s.parentSpanId),
                 name: s.name,
                 kind: s.kind,
                 startNs: BigInt(s.startTimeUnixNano),
