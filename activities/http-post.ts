@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Attributes } from '@opentelemetry/api';
-import { endHttpSpan, startClientSpan, tracingOn } from '../lib/tracing';
+import { endHttpSpan, inTrace, startClientSpan } from '../lib/tracing';
 import type { NodeTransport } from './node-transport';
 
 // A JSON request on node:http with keep-alive connections, for the storage nodes' routes. It
@@ -63,7 +63,7 @@ export function getJson(url: string, options: RequestOptions): Promise<PostAnswe
  * ECONNREFUSED, ECONNRESET, …; a TLS failure is its own code, e.g. UNABLE_TO_VERIFY_LEAF_SIGNATURE).
  */
 export function requestNode(method: 'GET' | 'POST', url: string, body: string | undefined, options: RequestOptions): Promise<PostAnswer> {
-  if (!tracingOn()) return sendToNode(method, url, body, options);
+  if (!inTrace()) return sendToNode(method, url, body, options);
   // A CLIENT span whose context the node continues from the `traceparent` header (outside the signed part).
   const { span, headers } = startClientSpan(method, new URL(url), options.spanAttributes);
   return sendToNode(method, url, body, options, headers).then(

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { endHttpSpan, startClientSpan, tracingOn } from '../lib/tracing';
+import { endHttpSpan, inTrace, startClientSpan } from '../lib/tracing';
 import type { WebhookEndpoint } from '../config/config';
 import type { WebhookDelivery } from '../contracts/webhooks';
 
@@ -33,7 +33,7 @@ export async function postWebhook(
   const headers = signedHeaders(endpoint.secret, delivery.webhookId, body, new Date());
   // Traced: a CLIENT span, and the receiver gets its `traceparent`. The span names the receiver by
   // its origin only: a receiver's path may hold a secret of its own.
-  const target = tracingOn() ? new URL(endpoint.url) : undefined;
+  const target = inTrace() ? new URL(endpoint.url) : undefined;
   const traced = target
     ? startClientSpan('POST', target, { 'url.full': target.origin, 'intent_service.webhook_id': delivery.webhookId })
     : undefined;

@@ -56,6 +56,15 @@ let on = false;
 export const tracingOn = (): boolean => on;
 
 /**
+ * Whether the code runs inside a trace (this process traces and a span is active): an outgoing
+ * request made outside any (a background probe) starts no trace of its own.
+ */
+export const inTrace = (): boolean => on && trace.getActiveSpan() !== undefined;
+
+/** Whether an incoming request carries a W3C trace context to continue. */
+export const carriesTrace = (headers: IncomingHttpHeaders): boolean => typeof headers.traceparent === 'string';
+
+/**
  * Registers the process's tracer provider from `config` (undefined: nothing is registered, nothing
  * exported, and this resolves undefined). `processName` (`api`, `worker`, `storage-node`) names the
  * service when OTEL_SERVICE_NAME does not.

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ROUTES } from '../contracts/storage-node-protocol';
-import { endHttpSpan, inContext, setServerRoute, startServerSpan } from '../lib/tracing';
+import { carriesTrace, endHttpSpan, inContext, setServerRoute, startServerSpan } from '../lib/tracing';
 
 /** A request path's route template (low cardinality, as span names must be). */
 function routeOf(path: string): string {
@@ -11,14 +11,16 @@ function routeOf(path: string): string {
 }
 
 /**
- * Wraps the node's handler in a SERVER span per request that continues the service's trace from
- * its `traceparent` header; the span ends when the answer is sent (a test build's delayed answer
+ * Wraps the node's handler in a SERVER span per request that carries a `traceparent` header,
+ * continuing the service's trace; the span ends when the answer is sent (a test build's delayed answer
  * included) or the connection closes first (an error span).
  */
 export function tracedHandler(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    // A request that carries no trace (a probe, a tool) starts none here.
+    if (!carriesTrace(req.headers)) return handler(req, res);
     const method = req.method ?? 'GET';
     const path = (req.url ?? '/').split('?')[0];
     const { span, context } = startServerSpan(method, path, req.headers);

@@ -3,7 +3,8 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
   makeWorkflowExporter,
 } from '@temporalio/interceptors-opentelemetry/lib/worker';
-import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, InjectedSinks, Next, WorkerInterceptors } from '@temporalio/worker';
+import { TRACE_HEADER } from '../workflows/tracing';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import type { Tracing } from '../lib/tracing';
@@ -40,13 +41,23 @@ function spanInfo(info: WorkflowInfo): WorkflowInfo {
   return kept as unknown as WorkflowInfo;
 }
 
-/** The activity interceptors of a tracing worker: each attempt is a span under the workflow's StartActivity span. */
+/**
+ * The activity interceptors of a tracing worker: each attempt of an activity whose workflow was
+ * traced is a span under the workflow's StartActivity span. One scheduled outside a trace (the
+ * chain watcher's rounds, the refund sweep) makes none, as its workflow made none.
+ */
 export function activityInterceptors(tracing: Tracing | undefined): WorkerInterceptors['activity'] {
   if (!tracing) return [];
   return [
-    (ctx) => ({
-      inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
-      outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
-    }),
+    (ctx) => {
+      const traced = new OpenTelemetryActivityInboundInterceptor(ctx);
+      return {
+        inbound: {
+          execute: (input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) =>
+            input.headers[TRACE_HEADER] === undefined ? next(input) : traced.execute(input, next),
+        },
+        outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+      };
+    },
   ];
 }
