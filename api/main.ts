@@ -7,8 +7,10 @@ import { startApi } from './server';
 async function main() {
   const config = loadConfig();
   const graceMs = config.shutdownGraceMs;
-  const tracing = await startTracing(config.tracing, 'api');
   const logger = createLogger('api', config.logLevel);
+  const tracing = await startTracing(config.tracing, 'api', (err, failures) =>
+    logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+  );
   const lifecycle = lifecycleLogger(logger);
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');

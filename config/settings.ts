@@ -436,6 +436,14 @@ export const SETTINGS = {
     description:
       "the worker's sticky cache (`maxCachedWorkflows`): how many workflows it keeps in memory between tasks (0: none, every task replays its history)",
   },
+  OTEL_SDK_DISABLED: {
+    kind: 'enum',
+    values: ['true', 'false'],
+    caseInsensitive: true,
+    default: 'false',
+    readBy: 'api, worker, storage node',
+    description: '`true`: no tracing, whatever the endpoints say',
+  },
   OTEL_EXPORTER_OTLP_ENDPOINT: {
     kind: 'string',
     defaultText: 'unset: no tracing (no tracer is registered, nothing is exported)',

@@ -36,8 +36,9 @@ function checkedUrl(name: string, raw: string): string {
   return raw;
 }
 
-/** The tracing settings `settings` sets; undefined when neither endpoint variable is set (tracing off). */
+/** The tracing settings `settings` sets; undefined when neither endpoint variable is set or OTEL_SDK_DISABLED is `true` (tracing off). */
 export function tracingConfigOf(settings: Settings): TracingConfig | undefined {
+  if (settings.OTEL_SDK_DISABLED === 'true') return undefined;
   const traces = settings.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   const base = settings.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (traces === undefined && base === undefined) return undefined;

@@ -47,6 +47,9 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+/** Export failures are told at most this often. */
+const EXPORT_ERROR_INTERVAL_MS = 60_000;
+
 /** The process's tracer; a no-op one until startTracing registers a provider. */
 const tracer = trace.getTracer('intent-service');
 
@@ -67,19 +70,24 @@ export const carriesTrace = (headers: IncomingHttpHeaders): boolean => typeof he
 /**
  * Registers the process's tracer provider from `config` (undefined: nothing is registered, nothing
  * exported, and this resolves undefined). `processName` (`api`, `worker`, `storage-node`) names the
- * service when OTEL_SERVICE_NAME does not.
+ * service when OTEL_SERVICE_NAME does not; `onExportError` hears of failed exports.
  */
-export async function startTracing(config: TracingConfig | undefined, processName: string): Promise<Tracing | undefined> {
+export async function startTracing(
+  config: TracingConfig | undefined,
+  processName: string,
+  onExportError: (message: string, failures: number) => void = () => undefined,
+): Promise<Tracing | undefined> {
   if (config === undefined) return undefined;
-  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, { Resource }, base, exporterModule] = await Promise.all([
-    import('@opentelemetry/context-async-hooks'),
-    import('@opentelemetry/core'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/sdk-trace-base'),
-    config.protocol === 'http/json'
-      ? import('@opentelemetry/exporter-trace-otlp-http')
-      : import('@opentelemetry/exporter-trace-otlp-proto'),
-  ]);
+  const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator, setGlobalErrorHandler }, { Resource }, base, exporterModule] =
+    await Promise.all([
+      import('@opentelemetry/context-async-hooks'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-base'),
+      config.protocol === 'http/json'
+        ? import('@opentelemetry/exporter-trace-otlp-http')
+        : import('@opentelemetry/exporter-trace-otlp-proto'),
+    ]);
   const ratio = new base.TraceIdRatioBasedSampler(config.samplerRatio);
   const root = {
     always_on: new base.AlwaysOnSampler(),
@@ -105,6 +113,17 @@ export async function startTracing(config: TracingConfig | undefined, processNam
   const processor = new base.BatchSpanProcessor(exporter, { scheduledDelayMillis: config.exportDelayMs });
   const provider = new base.BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
   provider.register({ contextManager: new AsyncLocalStorageContextManager().enable(), propagator: new W3CTraceContextPropagator() });
+  // A failed export (the collector down or refusing) loses those spans and nothing else; it is
+  // told at most once a minute, with the number of failures since the last time.
+  let failures = 0;
+  let toldAt = -Infinity;
+  setGlobalErrorHandler((err) => {
+    failures++;
+    if (Date.now() - toldAt < EXPORT_ERROR_INTERVAL_MS) return;
+    toldAt = Date.now();
+    onExportError(err instanceof Error ? err.message : String(err), failures);
+    failures = 0;
+  });
   on = true;
   return {
     processor,

@@ -64,7 +64,10 @@ export async function runStorageNode(
   // Tracing from the OTEL_* variables (the only settings a node reads from its environment).
   let tracing: Tracing | undefined;
   try {
-    tracing = await startTracing(tracingConfigOf(envSettings()), 'storage-node');
+    const tracingConfig = tracingConfigOf(envSettings());
+    tracing = await startTracing(tracingConfig, 'storage-node', (err, failures) =>
+      console.error(`storage-node: ${failures} span export(s) to ${tracingConfig?.url} failed (last: ${err})`),
+    );
   } catch (err) {
     console.error(`storage-node: ${(err as Error).message}`);
     process.exit(2);

@@ -10,8 +10,10 @@ import { startTracing } from '../lib/tracing';
 /** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 async function main() {
   const config = loadConfig();
-  const tracing = await startTracing(config.tracing, 'worker');
   const logger = createLogger('worker', config.logLevel);
+  const tracing = await startTracing(config.tracing, 'worker', (err, failures) =>
+    logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+  );
   const lifecycle = lifecycleLogger(logger);
   const port = config.workerMetricsPort;
   const sdkLevel: LogLevel = config.sdkLogLevel;

@@ -245,6 +245,28 @@ describe('integration: tracing (OTLP to a receiver of the test; API, worker, nod
     assert.ok(count >= 2, `replayed ${count} histories`);
   });
 
+  it('when the collector cannot be reached, then the API answers as before and logs that spans were not exported', async () => {
+    const closedPort = await freePort();
+    const env = {
+      ...stack.env(),
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closedPort}`,
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    };
+    const lost = await startServiceProcess('api-without-collector', 'api/main.js', 'api listening', env);
+    try {
+      assert.equal((await request(lost.url, 'GET', '/healthz')).status, 200);
+      const line = await eventually(async () => lost.log.find((l) => l.msg === 'spans not exported'), 20_000);
+      assert.equal(line.level, 40);
+      assert.equal(line.url, `http://127.0.0.1:${closedPort}/v1/traces`);
+      assert.ok(line.failures >= 1);
+      assert.equal((await request(lost.url, 'GET', '/healthz')).status, 200);
+    } finally {
+      await lost.stop(2000);
+    }
+  });
+
   it("when an API runs with the OTEL_* variables unset, then it continues no trace and starts none: a caller's traceparent reaches no span, its batch makes no span in the traced worker and nodes either, and its log lines have no trace_id", async () => {
     const env: NodeJS.ProcessEnv = { ...stack.env(), PORT: '0', LOG_LEVEL: 'info' };
     for (const name of Object.keys(env)) if (name.startsWith('OTEL_')) delete env[name];

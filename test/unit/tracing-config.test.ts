@@ -4,9 +4,10 @@ import { ConfigError, loadConfig } from '../../config/config';
 import { TRACE_HEADER } from '../../workflows/tracing';
 
 describe('config: tracing (OTEL_*)', () => {
-  it('when no OTLP endpoint is set, then tracing is off (no tracing config), whatever the other OTEL_* say', () => {
+  it('when no OTLP endpoint is set, or OTEL_SDK_DISABLED is true, then tracing is off (no tracing config), whatever the other OTEL_* say', () => {
     assert.equal(loadConfig({}).tracing, undefined);
     assert.equal(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }).tracing, undefined);
+    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_SDK_DISABLED: 'TRUE' }).tracing, undefined);
   });
 
   it('when OTEL_EXPORTER_OTLP_ENDPOINT is set, then spans go to its /v1/traces over http/protobuf, sampled parent-based, every 5 s', () => {
