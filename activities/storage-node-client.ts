@@ -51,7 +51,10 @@ export async function postApply(request: NodeApplyRequest, options: RequestOptio
   };
   let answer: PostAnswer;
   try {
-    answer = await postJson(`${request.node}${ROUTES.apply}`, JSON.stringify(body), options);
+    answer = await postJson(`${request.node}${ROUTES.apply}`, JSON.stringify(body), {
+      ...options,
+      spanAttributes: { 'intent_service.batch_id': batchId, ...(revert ? { 'intent_service.revert': true } : {}) },
+    });
   } catch (err) {
     const code = errorCode(err);
     if (code && CONNECT_REFUSED.has(code)) {

@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { endHttpSpan, inTrace, startClientSpan } from '../lib/tracing';
 import type { WebhookEndpoint } from '../config/config';
 import type { WebhookDelivery } from '../contracts/webhooks';
 
@@ -29,21 +30,30 @@ export async function postWebhook(
   const signal = options.signal
     ? AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)])
     : AbortSignal.timeout(options.timeoutMs);
+  const headers = signedHeaders(endpoint.secret, delivery.webhookId, body, new Date());
+  // Traced: a CLIENT span, and the receiver gets its `traceparent`. The span names the receiver by
+  // its origin only: a receiver's path may hold a secret of its own.
+  const target = inTrace() ? new URL(endpoint.url) : undefined;
+  const traced = target
+    ? startClientSpan('POST', target, { 'url.full': target.origin, 'intent_service.webhook_id': delivery.webhookId })
+    : undefined;
   let response: Response;
   try {
     response = await fetch(endpoint.url, {
       method: 'POST',
-      headers: signedHeaders(endpoint.secret, delivery.webhookId, body, new Date()),
+      headers: traced ? { ...headers, ...traced.headers } : headers,
       body,
       redirect: 'manual',
       signal,
     });
   } catch (err) {
+    if (traced) endHttpSpan(traced.span, 'client', err as Error);
     throw new Error(
       `webhook ${endpoint.url}: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message) : (err as Error).message}`,
     );
   }
   await discardAnswer(response);
+  if (traced) endHttpSpan(traced.span, 'client', response.status);
   if (response.status < 200 || response.status > 299) throw new Error(`webhook ${endpoint.url}: answered ${response.status}`);
 }
 

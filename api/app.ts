@@ -10,6 +10,7 @@ import { createApiMetrics, type ApiMetrics } from './operations/metrics';
 import { buildOpenApiDocument } from './operations/openapi';
 import { createRateLimits } from './http/rate-limit';
 import { requestLog } from './http/request-log';
+import { tracingMiddleware } from './http/tracing';
 import { docsRoutes } from './operations/docs-routes';
 import { executionRoutes } from './executions/routes';
 import { refundRoutes } from './refunds/routes';
@@ -64,6 +65,7 @@ export function createApp(deps: AppDeps): ServiceApp {
     limits,
   );
 
+  if (deps.config.tracing) app.use(tracingMiddleware());
   app.use(requestLog(deps.logger));
   app.use(metrics.middleware());
   app.use(errorMiddleware(deps.logger));

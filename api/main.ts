@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
+import { startTracing } from '../lib/tracing';
 import { startApi } from './server';
 import { sharedReadModel } from '../config/read-model-check';
 
@@ -8,6 +9,9 @@ async function main() {
   const config = loadConfig();
   const graceMs = config.shutdownGraceMs;
   const logger = createLogger('api', config.logLevel);
+  const tracing = await startTracing(config.tracing, 'api', (err, failures) =>
+    logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+  );
   const lifecycle = lifecycleLogger(logger);
   const storageNodes = config.storageNodes ?? [];
   if (storageNodes.length === 0) logger.warn('STORAGE_NODES is empty: whitelist batches will fail');
@@ -23,6 +27,7 @@ async function main() {
     lifecycle.info({ signal, graceMs }, 'api shutting down: no new connections, finishing in-flight requests');
     const cut = await api.close(graceMs);
     if (cut > 0) logger.warn({ cut }, 'requests cut at the end of the grace period (their workflows carry on)');
+    await tracing?.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'spans not exported at shutdown'));
     lifecycle.info('api stopped');
     exitAfterFlush(logger, 0);
   };

@@ -17,6 +17,7 @@ import { settleAbandoned } from './temporal/call';
 import { TokenStore } from '../tokens/token-store';
 import { loadNodeTransport } from '../activities/node-transport';
 import { createApp, type ServiceApp } from './app';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
 
 export interface RunningApi {
   url: string;
@@ -47,7 +48,13 @@ export async function startApi(
     ),
   );
   const connection = Connection.lazy(temporalConnectionOptions(config, options.temporalAddress));
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  // Traced: each Temporal call (start, Update, signal, query) is a span whose context travels to
+  // the workflow in the call's headers.
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    ...(config.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
+  });
   const tokens = new TokenStore(config.apiTokensFile);
   const app = createApp({
     config,

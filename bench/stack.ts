@@ -49,6 +49,8 @@ export interface StackOptions {
   dynamicConfig?: Record<string, unknown>;
   /** Service settings for the API and the workers on top of the bench's (to compare one setting). */
   env?: Record<string, string>;
+  /** Settings of the storage nodes' processes (they read only OTEL_*). */
+  nodeEnv?: Record<string, string>;
   log?: (line: string) => void;
 }
 
@@ -104,7 +106,15 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     const keysFile = path.join(tmpDir, 'storage-node-keys');
     createNodeKeysFile(keysFile);
     const nodeProcs: StorageNodeProcess[] = await Promise.all(
-      [1, 2, 3].map((i) => startStorageNode(`node-${i}`, { port: 0, dataDir: path.join(tmpDir, `node-${i}`), keysFile, echo: false })),
+      [1, 2, 3].map((i) =>
+        startStorageNode(`node-${i}`, {
+          port: 0,
+          dataDir: path.join(tmpDir, `node-${i}`),
+          keysFile,
+          echo: false,
+          ...(options.nodeEnv ? { env: childEnv(options.nodeEnv) } : {}),
+        }),
+      ),
     );
     for (const n of nodeProcs) {
       track(n.child);

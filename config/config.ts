@@ -4,6 +4,7 @@ import { Ajv } from 'ajv';
 import proxyaddr from 'proxy-addr';
 import { ConfigError, SETTINGS, readSettings, type SettingName, type Settings } from './settings';
 import { explicitConfirmations, parseConfirmations, type ConfirmationsRule } from './confirmations';
+import { tracingConfigOf, type TracingConfig } from './tracing';
 
 /** The project's root folder (config paths such as `data/tokens.json` are relative to it). */
 export const projectRoot = path.resolve(__dirname, '..', '..');
@@ -100,6 +101,8 @@ export interface Config {
   readonly depositSeedFile: string;
   /** The worker's Worker Deployment (decision 0068); undefined: an unversioned worker (WORKER_VERSIONING=off). */
   readonly workerDeployment?: { readonly name: string; readonly promote: 'current' | 'none' };
+  /** Where spans go (the OTEL_* variables); undefined: no tracing. */
+  readonly tracing?: TracingConfig;
 }
 
 export interface WebhookEndpoint {
@@ -366,6 +369,7 @@ export function loadConfig(env: Env = process.env): Config {
       (e.WORKER_VERSIONING ?? d('WORKER_VERSIONING')) === 'off'
         ? undefined
         : { name: e.WORKER_DEPLOYMENT_NAME ?? d('WORKER_DEPLOYMENT_NAME'), promote: e.WORKER_PROMOTE ?? d('WORKER_PROMOTE') },
+    tracing: tracingConfigOf(e),
   };
   return deepFreeze(config);
 }

@@ -1,14 +1,17 @@
 import pino, { type Logger } from 'pino';
+import { traceFields } from '../lib/tracing';
 
 /**
  * JSON-lines logger at `level` (the config's `logLevel`, LOG_LEVEL). Redaction is a second line of
- * defence: we never log headers or bodies.
+ * defence: we never log headers or bodies. A line written while a span is active carries its
+ * `trace_id` and `span_id` (lib/tracing.ts), so a log search finds the trace and back.
  */
 export function createLogger(name: string, level: string, destination?: pino.DestinationStream): Logger {
   return pino(
     {
       name,
       level,
+      mixin: traceFields,
       redact: {
         paths: ['authorization', 'token', 'signature', 'secretKey', '*.authorization', '*.token', '*.signature', '*.secretKey'],
         censor: '[redacted]',

@@ -30,7 +30,17 @@ export type Row = Spec & {
   file?: string;
   /** The default as the docs say it, where it is not a plain value. */
   defaultText?: string;
-  readBy: 'api' | 'worker' | 'api, worker' | 'api, scripts' | 'api, worker, scripts' | 'npm run cluster' | 'tests' | 'scripts' | 'bench';
+  readBy:
+    | 'api'
+    | 'worker'
+    | 'api, worker'
+    | 'api, scripts'
+    | 'api, worker, scripts'
+    | 'api, worker, storage node'
+    | 'npm run cluster'
+    | 'tests'
+    | 'scripts'
+    | 'bench';
   description: string;
 };
 
@@ -425,6 +435,72 @@ export const SETTINGS = {
     readBy: 'worker',
     description:
       "the worker's sticky cache (`maxCachedWorkflows`): how many workflows it keeps in memory between tasks (0: none, every task replays its history)",
+  },
+  OTEL_SDK_DISABLED: {
+    kind: 'enum',
+    values: ['true', 'false'],
+    caseInsensitive: true,
+    default: 'false',
+    readBy: 'api, worker, storage node',
+    description: '`true`: no tracing, whatever the endpoints say',
+  },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    kind: 'string',
+    defaultText: 'unset: no tracing (no tracer is registered, nothing is exported)',
+    readBy: 'api, worker, storage node',
+    description:
+      'base URL of an OTLP/HTTP collector, e.g. `http://127.0.0.1:4318`: set, each process exports its spans to `<url>/v1/traces` (docs/operations.md "Tracing")',
+  },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: {
+    kind: 'string',
+    defaultText: 'unset: `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`',
+    readBy: 'api, worker, storage node',
+    description: 'the full URL spans are sent to, used as it is; set alone, it turns tracing on too',
+  },
+  OTEL_EXPORTER_OTLP_PROTOCOL: {
+    kind: 'enum',
+    values: ['http/protobuf', 'http/json'],
+    default: 'http/protobuf',
+    readBy: 'api, worker, storage node',
+    description: 'the OTLP encoding of the exported spans',
+  },
+  OTEL_EXPORTER_OTLP_HEADERS: {
+    kind: 'string',
+    readBy: 'api, worker, storage node',
+    description: "headers sent with every export, `key=value` pairs, comma-separated, values URL-encoded (a collector's credentials)",
+  },
+  OTEL_SERVICE_NAME: {
+    kind: 'string',
+    defaultText: '`intent-service-api`, `intent-service-worker`, `intent-service-storage-node`',
+    readBy: 'api, worker, storage node',
+    description: 'the `service.name` of the spans; every process also sets `service.instance.id`',
+  },
+  OTEL_RESOURCE_ATTRIBUTES: {
+    kind: 'string',
+    readBy: 'api, worker, storage node',
+    description:
+      'more resource attributes, `key=value` pairs, comma-separated, values URL-encoded (e.g. `deployment.environment.name=prod`); OTEL_SERVICE_NAME wins over a `service.name` here',
+  },
+  OTEL_TRACES_SAMPLER: {
+    kind: 'enum',
+    values: ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'],
+    default: 'parentbased_always_on',
+    readBy: 'api, worker, storage node',
+    description: "which traces are recorded: the `parentbased_` ones follow the caller's `traceparent` decision",
+  },
+  OTEL_TRACES_SAMPLER_ARG: {
+    kind: 'number',
+    min: 0,
+    defaultText: '`1`',
+    readBy: 'api, worker, storage node',
+    description: 'the ratio (0–1) of the `traceidratio` samplers',
+  },
+  OTEL_BSP_SCHEDULE_DELAY: {
+    kind: 'integer',
+    min: 1,
+    default: 5000,
+    readBy: 'api, worker, storage node',
+    description: 'ms between two exports of the finished spans (a process also exports what is left when it stops)',
   },
   LOG_LEVEL: {
     kind: 'enum',

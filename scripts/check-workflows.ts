@@ -23,7 +23,12 @@ async function main(): Promise<void> {
       `workflow patch: ${p}: ship a workflow change as a new worker version (decision 0068), or name this patch id in a decision record with when it will be removed (deprecatePatch, then removal)`,
     );
   if (unfloored.length > 0 || upward.length > 0 || problems.length > 0 || patches.length > 0) process.exit(1);
-  await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'dist', 'workflows', 'index.js'), logger: new DefaultLogger('WARN') });
+  // With the workflow interceptor module every worker bundles (worker/tracing.ts).
+  await bundleWorkflowCode({
+    workflowsPath: path.join(projectRoot, 'dist', 'workflows', 'index.js'),
+    workflowInterceptorModules: [path.join(projectRoot, 'dist', 'workflows', 'tracing.js')],
+    logger: new DefaultLogger('WARN'),
+  });
   console.log('floors: no import climbs; workflows: imports are workflow-safe and the bundle builds');
 }
 

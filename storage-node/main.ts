@@ -6,18 +6,22 @@
 import { readFileSync } from 'node:fs';
 import { parseStorageNodeArgs, USAGE, type StorageNodeConfig } from './config';
 import { readNodeKeysFile } from '../lib/node-keys-file';
+import { startTracing, type Tracing } from '../lib/tracing';
+import { envSettings } from '../config/settings';
+import { tracingConfigOf } from '../config/tracing';
 import { createStorageNodeServer, type StorageNodeOptions, type StorageNodeServer } from './server';
 
 /** Give up on a graceful close after this long, so a stuck close cannot block a shutdown. */
 const CLOSE_DEADLINE_MS = 5_000;
 
-function shutdownOn(node: StorageNodeServer): void {
+function shutdownOn(node: StorageNodeServer, tracing: Tracing | undefined): void {
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     setTimeout(() => process.exit(0), CLOSE_DEADLINE_MS).unref();
-    node.close().then(
+    const spans = tracing?.shutdown().catch((err: Error) => console.error(`storage-node: spans not exported at shutdown: ${err.message}`));
+    Promise.all([node.close(), spans]).then(
       () => process.exit(0),
       (err: Error) => {
         console.error(`storage-node: close failed: ${err.message}`);
@@ -57,9 +61,26 @@ export async function runStorageNode(
     console.error(`storage-node: ${(err as Error).message}\n${usage}`);
     process.exit(2);
   }
+  // Tracing from the OTEL_* variables (the only settings a node reads from its environment).
+  let tracing: Tracing | undefined;
+  try {
+    const tracingConfig = tracingConfigOf(envSettings());
+    tracing = await startTracing(tracingConfig, 'storage-node', (err, failures) =>
+      console.error(`storage-node: ${failures} span export(s) to ${tracingConfig?.url} failed (last: ${err})`),
+    );
+  } catch (err) {
+    console.error(`storage-node: ${(err as Error).message}`);
+    process.exit(2);
+  }
   // The files are read here, once: a missing or bad one stops the start with its path.
-  const node = createStorageNodeServer({ ...config, ...extra, keys: readNodeKeysFile(config.keysFile), tls: readTls(config.tls) });
-  shutdownOn(node);
+  const node = createStorageNodeServer({
+    ...config,
+    ...extra,
+    keys: readNodeKeysFile(config.keysFile),
+    tls: readTls(config.tls),
+    traced: tracing !== undefined,
+  });
+  shutdownOn(node, tracing);
   const { url } = await node.listen(config.port, config.host);
   console.log(`storage-node listening on ${url}`);
 }

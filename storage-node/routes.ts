@@ -5,6 +5,7 @@ import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type ApplyRe
 import type { AuthOutcome, RequestVerifier } from '../lib/node-request-auth';
 import { parseApplyRequest, parseAuditQuery, parseListQuery } from './validate';
 import type { NodeStore } from './node-store';
+import { annotateActiveSpan } from '../lib/tracing';
 
 export interface RouteDeps {
   store: NodeStore;
@@ -60,7 +61,11 @@ async function handleApply(req: IncomingMessage, res: ServerResponse, deps: Rout
   requireMethod(req, res, 'POST');
   await deps.answerApply({
     res,
-    apply: () => deps.store.apply(parseApplyRequest(parseJson(body))),
+    apply: () => {
+      const request = parseApplyRequest(parseJson(body));
+      annotateActiveSpan({ 'intent_service.batch_id': request.batchId });
+      return deps.store.apply(request);
+    },
     send: (answer) => sendJson(res, 200, answer),
     sendError: (err) => sendError(res, err, deps.onError),
     pause: deps.pause,

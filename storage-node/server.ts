@@ -7,6 +7,7 @@ import { startCheckpointThread } from './checkpoint-thread';
 import { DEFAULT_KEPT_CHANGES } from './entry-order';
 import { NodeStore } from './node-store';
 import { RequestIdLog } from './request-id-log';
+import { tracedHandler } from './tracing';
 
 export interface StorageNodeOptions {
   dataDir: string;
@@ -34,6 +35,8 @@ export interface StorageNodeOptions {
   /** Changes each entry keeps for ordering late deliveries (storage-node/entry-order.ts). */
   keptChanges?: number;
   onError?: (err: Error) => void;
+  /** A SERVER span per request, continuing the caller's `traceparent` (the process registered a tracer: lib/tracing.ts). */
+  traced?: boolean;
 }
 
 export interface BoundAddress {
@@ -136,7 +139,7 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
   // After the store, which creates the data directory; closed with it.
   const requestIds = RequestIdLog.open(options.dataDir, options.maxRememberedRequestIds ?? DEFAULT_MAX_REMEMBERED_IDS);
   let nodes: readonly string[] = (options.publicUrls ?? []).map(nodeOf);
-  const handler = createRequestHandler({
+  const untraced = createRequestHandler({
     store,
     answerApply: options.answerApply ?? answerApplyNow,
     ...(options.extraRoute ? { extraRoute: options.extraRoute } : {}),
@@ -145,6 +148,7 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
     pause,
     onError,
   });
+  const handler = options.traced ? tracedHandler(untraced) : untraced;
   const scheme = options.tls ? 'https' : 'http';
   const limits = serverLimits(options);
   const server = options.tls

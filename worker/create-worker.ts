@@ -13,6 +13,8 @@ import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
 import { bundleInChild, SHARED_WORKFLOW_MODULES } from './workflow-bundle';
+import type { Tracing } from '../lib/tracing';
+import { activityInterceptors, WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from './tracing';
 
 export interface RunningWorker {
   worker: Worker;
@@ -62,6 +64,8 @@ export async function startWorker(
     onChainEvent?: (event: ChainEvent) => void;
     /** Told each time the chain watcher could not be started (retried every 5 s). */
     onChainWatcherError?: (err: Error) => void;
+    /** The process's tracer provider (lib/tracing.ts); absent: activities make no spans, workflow spans are dropped. */
+    tracing?: Tracing;
   } = {},
 ): Promise<RunningWorker> {
   // Before anything is opened: a worker without the storage nodes' keys cannot do its job.
@@ -90,7 +94,7 @@ export async function startWorker(
     ? undefined
     : await bundleInChild({
         workflowsPath: require.resolve('../workflows'),
-        workflowInterceptorModules: overrides.interceptors?.workflowModules,
+        workflowInterceptorModules: overrides.interceptors?.workflowModules ?? [...WORKFLOW_INTERCEPTOR_MODULES],
         payloadConverterPath: overrides.dataConverter?.payloadConverterPath,
         failureConverterPath: overrides.dataConverter?.failureConverterPath,
         ignoreModules: overrides.bundlerOptions?.ignoreModules,
@@ -136,6 +140,12 @@ export async function startWorker(
         onChainEvent: hooks.onChainEvent,
       },
     }),
+    // A code bundle brings its workflow interceptors in it (bundleInChild above).
+    interceptors: {
+      ...(code === undefined && overrides.workflowBundle === undefined ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
+      activity: activityInterceptors(hooks.tracing),
+    },
+    sinks: workflowSinks(hooks.tracing),
     ...tuning(config),
     ...overrides,
   });

@@ -6,11 +6,15 @@ import { startWorker } from './create-worker';
 import { createWorkerMetrics } from './metrics';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { installRuntime } from './runtime';
+import { startTracing } from '../lib/tracing';
 
 /** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 async function main() {
   const config = loadConfig();
   const logger = createLogger('worker', config.logLevel);
+  const tracing = await startTracing(config.tracing, 'worker', (err, failures) =>
+    logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+  );
   const lifecycle = lifecycleLogger(logger);
   const port = config.workerMetricsPort;
   const sdkLevel: LogLevel = config.sdkLogLevel;
@@ -56,6 +60,7 @@ async function main() {
         onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
         onChainEvent: metrics.recordChainEvent,
         onChainWatcherError: (err) => logger.error({ err: err.message }, 'chain watcher not started; trying again in 5 s'),
+        tracing,
       },
     );
   let running = await start();
@@ -108,6 +113,7 @@ async function main() {
   }
   await running.done.catch(() => undefined);
   await metricsServer?.close();
+  await tracing?.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'spans not exported at shutdown'));
   lifecycle.info('worker stopped');
 }
 

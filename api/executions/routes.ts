@@ -109,6 +109,7 @@ export function executionRoutes(
     const wallet = checkWallet(ctx.params.wallet);
     const body = checkSubmit(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
+    ctx.state.executionId = body.executionId;
     const status = await executions.submit(wallet, body, walletBudget(ctx, limits, wallet));
     ctx.state.outcome = status;
     ctx.body = { result: { status } };

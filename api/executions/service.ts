@@ -147,6 +147,7 @@ export class ExecutionService {
     this.client = new Client({
       connection: client.connection,
       namespace: client.options.namespace,
+      interceptors: client.options.interceptors,
       workflow: { queryRejectCondition: 'NOT_OPEN' },
     });
   }

@@ -52,6 +52,7 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
 
     const answer = await whitelists.run(principal, changes, deadlineMs);
     ctx.state.workflowId = whitelistBatchWorkflowId(answer.batchId);
+    ctx.state.batchId = answer.batchId;
     ctx.state.outcome = answer.status;
     ctx.set('X-Batch-Id', answer.batchId);
     ctx.status = answer.status;

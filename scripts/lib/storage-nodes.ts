@@ -17,7 +17,16 @@ export interface StorageNodeProcess extends ChildService {
  */
 export async function startStorageNode(
   name: string,
-  options: { port: number; dataDir: string; keysFile: string; echo?: boolean; script?: string; extraArgs?: string[] },
+  options: {
+    port: number;
+    dataDir: string;
+    keysFile: string;
+    echo?: boolean;
+    script?: string;
+    extraArgs?: string[];
+    /** The node's environment (default: this process's); a node reads only the OTEL_* variables from it. */
+    env?: NodeJS.ProcessEnv;
+  },
 ): Promise<StorageNodeProcess> {
   const script = options.script ?? path.join(projectRoot, 'dist', 'storage-node', 'main.js');
   const service = startChildService(
@@ -27,6 +36,7 @@ export async function startStorageNode(
     {
       readyPattern: /storage-node listening on (https?:\/\/\S+)/,
       echo: options.echo,
+      ...(options.env ? { env: options.env } : {}),
       readyTimeoutMs: 20_000,
     },
   );

@@ -22,9 +22,17 @@ import {
 import { getStack, type Stack } from '../support/stack';
 import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
 import { testSettings } from '../support/settings';
+import { WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from '../../worker/tracing';
 
 const FIXTURES = path.join(projectRoot, 'test', 'fixtures', 'histories');
 const workflowsPath = require.resolve('../../workflows');
+/** As the worker runs them: with the workflow interceptor module every worker bundles (tracing). */
+const replayOptions = (replayName: string) => ({
+  workflowsPath,
+  interceptors: { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] },
+  sinks: workflowSinks(undefined),
+  replayName,
+});
 
 /**
  * Drives one execution down each path of the state machine and one batch to each outcome, so that
@@ -150,7 +158,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
         yield h;
       }
     }
-    for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'live-histories' }, tee())) {
+    for await (const result of Worker.runReplayHistories(replayOptions('live-histories'), tee())) {
       const type = result.workflowId.split(':')[0];
       seen.set(type, (seen.get(type) ?? 0) + 1);
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
@@ -172,7 +180,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
     }
     const failures: string[] = [];
     let count = 0;
-    for await (const result of Worker.runReplayHistories({ workflowsPath, replayName: 'fixture-histories' }, fixtures())) {
+    for await (const result of Worker.runReplayHistories(replayOptions('fixture-histories'), fixtures())) {
       count++;
       if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
     }

@@ -49,8 +49,8 @@ export class ProcessStack {
   client!: Client;
   private apiPort = 0;
 
-  /** `env`: more settings for the worker and the API (a chain's, for example). */
-  constructor(private readonly options: { env?: Record<string, string> } = {}) {}
+  /** `env`: more settings for the worker and the API (a chain's, for example); `nodeEnv`: for the storage nodes (OTEL_*). */
+  constructor(private readonly options: { env?: Record<string, string>; nodeEnv?: Record<string, string> } = {}) {}
 
   async start(): Promise<this> {
     try {
@@ -116,6 +116,7 @@ export class ProcessStack {
       keysFile: testNodeKeysFile(),
       echo: false,
       script: FAULTY_NODE_SCRIPT,
+      ...(this.options.nodeEnv ? { env: childEnv(this.options.nodeEnv) } : {}),
     });
   }
 

@@ -8,7 +8,8 @@ import { Webhook } from 'standardwebhooks';
  * `node dist/test/support/webhook-receiver.js --port P --secret whsec_… --out FILE`.
  * It verifies every request the Standard Webhooks way (signature and timestamp tolerance) and
  * answers 401 to a bad one; each verified delivery (repeats included) is appended to FILE as one
- * JSON line `{ id, attemptAt, event }`, and answered 204. Dedupe by id is the reader's job, as it
+ * JSON line `{ id, attemptAt, traceparent, event }` (`traceparent`: the W3C header as it came, or
+ * null), and answered 204. Dedupe by id is the reader's job, as it
  * is a real receiver's.
  */
 const { values } = parseArgs({ options: { port: { type: 'string' }, secret: { type: 'string' }, out: { type: 'string' } } });
@@ -30,7 +31,11 @@ const server = createServer((req, res) => {
       res.writeHead(401, { 'content-type': 'text/plain' }).end(`rejected: ${(err as Error).message}`);
       return;
     }
-    appendFileSync(values.out!, JSON.stringify({ id: headers['webhook-id'], attemptAt: new Date().toISOString(), event }) + '\n');
+    const traceparent = req.headers.traceparent ?? null;
+    appendFileSync(
+      values.out!,
+      JSON.stringify({ id: headers['webhook-id'], attemptAt: new Date().toISOString(), traceparent, event }) + '\n',
+    );
     res.writeHead(204).end();
   });
 });
