@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { IntentClient, IntentServiceError, nacl25519Signer, type WatchEvent } from '@intent-service/client';
 import nacl from 'tweetnacl';
-import { sampleIntent } from '../support/executions';
+import { eventually, sampleIntent } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 
 /** A real HTTP server on loopback whose answers a test scripts, one handler per request in order. */
@@ -68,6 +68,8 @@ describe('client: @intent-service/client against the real stack', function () {
     const ids = [];
     for (let i = 0; i < 3; i++)
       ids.push((await client.prepare(wallet, { executionId: `sdk-list-${i}-${randomUUID()}`, intent: { i } })).executionId);
+    // The list is the read model's: it catches up with the prepares shortly after.
+    await eventually(async () => (await client.list(wallet)).executions.length === 3);
     const first = await client.list(wallet, { pageSize: 2, status: 'PREPARED' });
     assert.equal(first.executions.length, 2);
     assert.ok(first.cursor);
