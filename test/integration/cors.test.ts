@@ -7,11 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import pino from 'pino';
 import type { RunningApi } from '../../api/server';
+import { CHROMIUM } from '../support/browser';
 import { cancelBody, newWallet, prepare } from '../support/executions';
 import { request } from '../support/http';
 import { getStack, startStackApi, type Stack } from '../support/stack';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 /** A page server: the frontend origin that the browser test loads its script from. */
 async function pageServer(html: string): Promise<{ server: Server; origin: string }> {
@@ -93,13 +92,8 @@ describe('integration: CORS on the public routes (CORS_ORIGINS, @koa/cors)', fun
     assert.equal((await preflight('/api/v1/executions/W/ex-1/cancel', allowed, 'POST')).headers.get('access-control-allow-origin'), null);
   });
 
-  it('when a page of a listed origin runs in headless Chromium, then it reads, follows (EventSource) and cancels cross-origin, and the deposit route (a token route) is blocked by the browser', async function () {
-    if (!existsSync(CHROMIUM)) {
-      console.warn(
-        `    ${CHROMIUM} not installed (apt-get install chromium): the browser check is skipped; the raw HTTP checks above still ran`,
-      );
-      this.skip();
-    }
+  it('when a page of a listed origin runs in headless Chromium, then it reads, follows (EventSource) and cancels cross-origin, and the deposit route (a token route) is blocked by the browser', async () => {
+    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: npm test's pretest installs it as root (apt-get install chromium)`);
     const wallet = newWallet();
     const executionId = `browser-${randomUUID()}`;
     assert.equal((await prepare(stack, wallet, { executionId })).status, 201);
