@@ -208,7 +208,7 @@ export class IntentClient {
 }
 
 /** The wallet a signer stands for by default: its public key in base58. */
-function walletOf(signer: Signer): string {
+export function walletOf(signer: Pick<Signer, 'publicKey'>): string {
   if (typeof signer.publicKey !== 'string') return toBase58(signer.publicKey);
   return signer.publicKey.startsWith('0x')
     ? toBase58(Uint8Array.from(signer.publicKey.slice(2).match(/../g)!, (h) => parseInt(h, 16)))

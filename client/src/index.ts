@@ -1,5 +1,6 @@
 export {
   IntentClient,
+  walletOf,
   type CancelInput,
   type ExecutionPage,
   type IntentClientOptions,

@@ -17,12 +17,11 @@ import { getStack, startStackApi, type Stack } from '../support/stack';
 // The wallet page: it holds its own key, signs and submits through the SDK, and lists the watch
 // events. The API it calls is another origin, allowed by CORS_ORIGINS.
 const PAGE_SCRIPT = `
-import { IntentClient, nacl25519Signer } from '@intent-service/client';
-import bs58 from 'bs58';
+import { IntentClient, nacl25519Signer, walletOf } from '@intent-service/client';
 
 const api = new URLSearchParams(location.search).get('api');
 const signer = nacl25519Signer(crypto.getRandomValues(new Uint8Array(32)));
-const wallet = bs58.encode(signer.publicKey);
+const wallet = walletOf(signer);
 const client = new IntentClient({ baseUrl: api });
 const $ = (id) => document.getElementById(id);
 $('wallet').textContent = wallet;

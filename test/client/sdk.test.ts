@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { IntentClient, IntentServiceError, nacl25519Signer, type WatchEvent } from '@intent-service/client';
+import { IntentClient, IntentServiceError, nacl25519Signer, walletOf, type WatchEvent } from '@intent-service/client';
 import nacl from 'tweetnacl';
 import { eventually, sampleIntent } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
@@ -36,7 +36,7 @@ describe('client: @intent-service/client against the real stack', function () {
   it('when a backend prepares, a watcher deposits and the wallet submits through the SDK, then watch yields PREPARED, OPERATION_PENDING and SIGNING and ends', async () => {
     const client = new IntentClient({ baseUrl: stack.api.url, token: stack.tokens.all });
     const signer = nacl25519Signer(nacl.sign.keyPair().secretKey);
-    const wallet = (await import('bs58')).default.encode(signer.publicKey);
+    const wallet = walletOf(signer);
     const executionId = `sdk-${randomUUID()}`;
     const intent = sampleIntent();
     const prepared = await client.prepare(wallet, { executionId, intent, ttlSeconds: 600 });
@@ -61,10 +61,10 @@ describe('client: @intent-service/client against the real stack', function () {
     assert.equal(final.signedPayload?.connectEnvelope.domain, 'localhost');
   });
 
-  it('when a wallet has three executions, then list pages them with a cursor and pages() walks every page; cancel signs and cancels; a submit after it is a 409 sent once', async () => {
+  it('when a wallet has three executions, then list pages them with a cursor and pages() walks every page; cancel signs and cancels; a submit after it is a 409 IntentServiceError', async () => {
     const client = new IntentClient({ baseUrl: stack.api.url, token: stack.tokens.all });
     const signer = nacl25519Signer(nacl.sign.keyPair().secretKey);
-    const wallet = (await import('bs58')).default.encode(signer.publicKey);
+    const wallet = walletOf(signer);
     const ids = [];
     for (let i = 0; i < 3; i++)
       ids.push((await client.prepare(wallet, { executionId: `sdk-list-${i}-${randomUUID()}`, intent: { i } })).executionId);
