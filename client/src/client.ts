@@ -128,7 +128,7 @@ export class IntentClient {
     if (query.status !== undefined) params.set('status', typeof query.status === 'string' ? query.status : query.status.join(','));
     if (query.pageSize !== undefined) params.set('pageSize', String(query.pageSize));
     if (query.cursor !== undefined) params.set('pageToken', query.cursor);
-    const search = params.size > 0 ? `?${params}` : '';
+    const search = params.toString() === '' ? '' : `?${params}`;
     const response = await this.call('GET', `${this.path(wallet)}${search}`, undefined, true, options);
     const page = (await response.json()) as ExecutionList;
     return { executions: page.result, ...(page.nextPageToken === undefined ? {} : { cursor: page.nextPageToken }) };

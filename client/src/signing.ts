@@ -63,27 +63,35 @@ export interface SubmitSigning {
 export type CancelSigning = Omit<SubmitSigning, 'intent' | 'intentHash'>;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** The service's message builders reject a field with a line break; here that is a bad argument. */
+function local<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (err) {
+    throw new TypeError((err as Error).message);
+  }
+}
+
 const spell = (bytes: Uint8Array, encoding: KeyEncoding = 'hex') => (encoding === 'base58' ? toBase58(bytes) : toHex(bytes));
 const spellKey = (key: Uint8Array | string, encoding?: KeyEncoding) => (typeof key === 'string' ? key : spell(key, encoding));
 
 function submitParts(input: SubmitSigning) {
-  const hash = input.intentHash ?? (input.intent !== undefined ? intentHash(input.intent) : undefined);
+  const hash = input.intentHash ?? (input.intent !== undefined ? local(() => intentHash(input.intent)) : undefined);
   if (hash === undefined) throw new TypeError('submit needs the intent or its intentHash');
   const timestamp = input.timestamp ?? nowSeconds();
-  const message = buildSigningMessage({
-    domain: input.domain,
-    executionId: input.executionId,
-    address: input.wallet,
-    intentHash: hash,
-    timestamp,
-  });
+  const message = local(() =>
+    buildSigningMessage({ domain: input.domain, executionId: input.executionId, address: input.wallet, intentHash: hash, timestamp }),
+  );
   const envelope = { address: input.wallet, domain: input.domain, timestamp };
   return { message: new TextEncoder().encode(message), envelope };
 }
 
 function cancelParts(input: CancelSigning) {
   const timestamp = input.timestamp ?? nowSeconds();
-  const message = buildCancelMessage({ domain: input.domain, executionId: input.executionId, address: input.wallet, timestamp });
+  const message = local(() =>
+    buildCancelMessage({ domain: input.domain, executionId: input.executionId, address: input.wallet, timestamp }),
+  );
   return { message: new TextEncoder().encode(message), envelope: { address: input.wallet, domain: input.domain, timestamp } };
 }
 
