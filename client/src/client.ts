@@ -54,6 +54,9 @@ export interface ListQuery {
   pageSize?: number;
 }
 
+/** What `list` answers: a page when awaited, every page from it on when iterated with `for await`. */
+export type PageList = PromiseLike<ExecutionPage> & AsyncIterable<ExecutionPage>;
+
 /** One page of a wallet's executions, newest first; `cursor` is absent on the last page. */
 export interface ExecutionPage {
   executions: ExecutionRecord[];
@@ -122,8 +125,28 @@ export class IntentClient {
     return this.record('GET', this.path(wallet, executionId), undefined, true, options);
   }
 
-  /** One page of the wallet's executions, newest first. */
-  async list(wallet: string, query: ListQuery = {}, options: CallOptions = {}): Promise<ExecutionPage> {
+  /**
+   * The wallet's executions, newest first: awaited, the page at `query.cursor` (the first by
+   * default); iterated (`for await`), that page and every one after it, each with its own deadline.
+   */
+  list(wallet: string, query: ListQuery = {}, options: CallOptions = {}): PageList {
+    let first: Promise<ExecutionPage> | undefined;
+    const firstPage = () => (first ??= this.page(wallet, query, options));
+    const next = (cursor: string) => this.page(wallet, { ...query, cursor }, options);
+    return {
+      then: (onPage, onError) => firstPage().then(onPage, onError),
+      async *[Symbol.asyncIterator]() {
+        let page = await firstPage();
+        yield page;
+        while (page.cursor !== undefined) {
+          page = await next(page.cursor);
+          yield page;
+        }
+      },
+    };
+  }
+
+  private async page(wallet: string, query: ListQuery, options: CallOptions): Promise<ExecutionPage> {
     const params = new URLSearchParams();
     if (query.status !== undefined) params.set('status', typeof query.status === 'string' ? query.status : query.status.join(','));
     if (query.pageSize !== undefined) params.set('pageSize', String(query.pageSize));
@@ -132,16 +155,6 @@ export class IntentClient {
     const response = await this.call('GET', `${this.path(wallet)}${search}`, undefined, true, options);
     const page = (await response.json()) as ExecutionList;
     return { executions: page.result, ...(page.nextPageToken === undefined ? {} : { cursor: page.nextPageToken }) };
-  }
-
-  /** Every page of the wallet's executions from `query.cursor` on; each page has its own deadline. */
-  async *pages(wallet: string, query: ListQuery = {}, options: CallOptions = {}): AsyncGenerator<ExecutionPage> {
-    let cursor = query.cursor;
-    do {
-      const page = await this.list(wallet, { ...query, cursor }, options);
-      yield page;
-      cursor = page.cursor;
-    } while (cursor !== undefined);
   }
 
   /**

@@ -5,6 +5,7 @@ export {
   type ExecutionPage,
   type IntentClientOptions,
   type ListQuery,
+  type PageList,
   type SubmitInput,
   type WatchEvent,
   type WatchOptions,

@@ -61,7 +61,7 @@ describe('client: @intent-service/client against the real stack', function () {
     assert.equal(final.signedPayload?.connectEnvelope.domain, 'localhost');
   });
 
-  it('when a wallet has three executions, then list pages them with a cursor and pages() walks every page; cancel signs and cancels; a submit after it is a 409 IntentServiceError', async () => {
+  it('when a wallet has three executions, then list answers a page with a cursor and, iterated, walks every page; cancel signs and cancels; a submit after it is a 409 IntentServiceError', async () => {
     const client = new IntentClient({ baseUrl: stack.api.url, token: stack.tokens.all });
     const signer = nacl25519Signer(nacl.sign.keyPair().secretKey);
     const wallet = walletOf(signer);
@@ -74,7 +74,7 @@ describe('client: @intent-service/client against the real stack', function () {
     assert.equal(first.executions.length, 2);
     assert.ok(first.cursor);
     const pages = [];
-    for await (const page of client.pages(wallet, { pageSize: 2 })) pages.push(page.executions.map((r) => r.executionId));
+    for await (const page of client.list(wallet, { pageSize: 2 })) pages.push(page.executions.map((r) => r.executionId));
     assert.equal(pages.length, 2);
     assert.deepEqual(pages.flat().sort(), [...ids].sort());
 
