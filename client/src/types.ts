@@ -1,5 +1,5 @@
 import { FINAL_STATUSES as SERVICE_FINAL_STATUSES } from '../../domain/execution-state.js';
-import type { components, operations } from './openapi.js';
+import type { components } from './openapi.js';
 
 // Every shape here is the service's OpenAPI document's (./openapi.ts, generated from it).
 
@@ -17,7 +17,6 @@ export type SubmitRequest = WithAnyDomain<Schemas['SubmitRequest']>;
 export type CancelRequest = WithAnyDomain<Schemas['CancelRequest']>;
 export type SubmitAnswer = Schemas['SubmitAnswer']['result'];
 export type ExecutionList = Schemas['ExecutionList'];
-export type ListQuery = NonNullable<operations['listExecutions']['parameters']['query']>;
 
 /** The statuses after which an execution no longer changes: `watch` ends at them. */
 export const FINAL_STATUSES: readonly ExecutionStatus[] = SERVICE_FINAL_STATUSES;
