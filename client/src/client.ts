@@ -1,6 +1,7 @@
 import { toBase58 } from '../../domain/encoding.js';
 import { IntentServiceError } from './errors.js';
 import { send, sleep, type CallOptions } from './http.js';
+import type { paths } from './openapi.js';
 import { signCancel, signSubmit, type KeyEncoding, type Signer } from './signing.js';
 import { readEvents } from './sse.js';
 import {
@@ -12,6 +13,21 @@ import {
   type PrepareRequest,
   type SubmitAnswer,
 } from './types.js';
+
+/** The routes the client calls: each must be a path of the service's OpenAPI document. */
+const ROUTES = {
+  executions: '/api/v1/executions/{wallet}',
+  submit: '/api/v1/executions/{wallet}/submit',
+  execution: '/api/v1/executions/{wallet}/{executionId}',
+  deposit: '/api/v1/executions/{wallet}/{executionId}/deposit',
+  cancel: '/api/v1/executions/{wallet}/{executionId}/cancel',
+  events: '/api/v1/executions/{wallet}/{executionId}/events',
+} as const satisfies Record<string, keyof paths>;
+
+/** A route with its `{name}` segments filled in, each URL-encoded. */
+function route(template: keyof paths, params: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]));
+}
 
 export interface IntentClientOptions {
   /** The API's origin, e.g. `http://127.0.0.1:3000`. */
@@ -97,19 +113,19 @@ export class IntentClient {
 
   /** Prepares an execution for `wallet` (needs a token with `executions:prepare`); answers its record. */
   async prepare(wallet: string, body: PrepareRequest, options: CallOptions = {}): Promise<ExecutionRecord> {
-    return this.record('POST', this.path(wallet), body, false, options, true);
+    return this.record('POST', route(ROUTES.executions, { wallet }), body, false, options, true);
   }
 
   /** Reports a deposit (needs `executions:deposit`); answers the record. */
   async deposit(wallet: string, executionId: string, body: DepositRequest, options: CallOptions = {}): Promise<ExecutionRecord> {
-    return this.record('POST', this.path(wallet, executionId, 'deposit'), body, false, options, true);
+    return this.record('POST', route(ROUTES.deposit, { wallet, executionId }), body, false, options, true);
   }
 
   /** Builds the signing message, has `signer` sign it and submits; answers the status it moved to. */
   async submit(signer: Signer, input: SubmitInput, options: CallOptions = {}): Promise<SubmitAnswer> {
     const wallet = input.wallet ?? walletOf(signer);
     const body = await signSubmit(signer, { ...input, wallet });
-    const response = await this.call('POST', `/api/v1/executions/${encodeURIComponent(wallet)}/submit`, body, true, options);
+    const response = await this.call('POST', route(ROUTES.submit, { wallet }), body, true, options);
     return ((await response.json()) as { result: SubmitAnswer }).result;
   }
 
@@ -117,12 +133,12 @@ export class IntentClient {
   async cancel(signer: Signer, executionId: string, input: CancelInput, options: CallOptions = {}): Promise<ExecutionRecord> {
     const wallet = input.wallet ?? walletOf(signer);
     const body = await signCancel(signer, { ...input, wallet, executionId });
-    return this.record('POST', this.path(wallet, executionId, 'cancel'), body, true, options);
+    return this.record('POST', route(ROUTES.cancel, { wallet, executionId }), body, true, options);
   }
 
   /** The execution's record. */
   async get(wallet: string, executionId: string, options: CallOptions = {}): Promise<ExecutionRecord> {
-    return this.record('GET', this.path(wallet, executionId), undefined, true, options);
+    return this.record('GET', route(ROUTES.execution, { wallet, executionId }), undefined, true, options);
   }
 
   /**
@@ -152,7 +168,7 @@ export class IntentClient {
     if (query.pageSize !== undefined) params.set('pageSize', String(query.pageSize));
     if (query.cursor !== undefined) params.set('pageToken', query.cursor);
     const search = params.toString() === '' ? '' : `?${params}`;
-    const response = await this.call('GET', `${this.path(wallet)}${search}`, undefined, true, options);
+    const response = await this.call('GET', `${route(ROUTES.executions, { wallet })}${search}`, undefined, true, options);
     const page = (await response.json()) as ExecutionList;
     return { executions: page.result, ...(page.nextPageToken === undefined ? {} : { cursor: page.nextPageToken }) };
   }
@@ -164,7 +180,7 @@ export class IntentClient {
    */
   async *watch(wallet: string, executionId: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
     let lastEventId = options.lastEventId;
-    const url = this.path(wallet, executionId, 'events');
+    const url = route(ROUTES.events, { wallet, executionId });
     for (;;) {
       const headers: Record<string, string> = { accept: 'text/event-stream' };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
@@ -186,13 +202,6 @@ export class IntentClient {
       }
       await sleep(options.reconnectDelayMs ?? 1000, options.signal);
     }
-  }
-
-  private path(wallet: string, executionId?: string, action?: string): string {
-    let path = `/api/v1/executions/${encodeURIComponent(wallet)}`;
-    if (executionId !== undefined) path += `/${encodeURIComponent(executionId)}`;
-    if (action !== undefined) path += `/${action}`;
-    return path;
   }
 
   private async record(
