@@ -4,2632 +4,2632 @@
  */
 
 export interface paths {
-  '/api/v1/executions/{wallet}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/executions/{wallet}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a wallet's executions, newest first (from the read model)
+         * @description Keyset pagination: pass `nextPageToken` as `pageToken` until it is absent. Served by the service database, which the workflows update after every change (usually within a second).
+         */
+        get: operations["listExecutions"];
+        put?: never;
+        /**
+         * Prepare an execution (starts its workflow)
+         * @description Needs the scope `executions:prepare`.
+         */
+        post: operations["prepareExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * List a wallet's executions, newest first (from the read model)
-     * @description Keyset pagination: pass `nextPageToken` as `pageToken` until it is absent. Served by the service database, which the workflows update after every change (usually within a second).
-     */
-    get: operations['listExecutions'];
-    put?: never;
-    /**
-     * Prepare an execution (starts its workflow)
-     * @description Needs the scope `executions:prepare`.
-     */
-    post: operations['prepareExecution'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/executions/{wallet}/submit': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/executions/{wallet}/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Submit the signed intent (no token: the signature is the proof) */
+        post: operations["submitExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /** Submit the signed intent (no token: the signature is the proof) */
-    post: operations['submitExecution'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/executions/{wallet}/{executionId}/deposit': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/executions/{wallet}/{executionId}/deposit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a completed deposit (same effect as the depositCompleted signal)
+         * @description Needs the scope `executions:deposit`. On an execution with a depositTarget the report is believed only when the chain shows that transaction paying the target address, DEPOSIT_CONFIRMATIONS deep; the deposit stored is what the chain says. A 503 also means the chain node could not be asked.
+         */
+        post: operations["depositExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Report a completed deposit (same effect as the depositCompleted signal)
-     * @description Needs the scope `executions:deposit`. On an execution with a depositTarget the report is believed only when the chain shows that transaction paying the target address, DEPOSIT_CONFIRMATIONS deep; the deposit stored is what the chain says. A 503 also means the chain node could not be asked.
-     */
-    post: operations['depositExecution'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/executions/{wallet}/{executionId}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/executions/{wallet}/{executionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an execution record */
+        get: operations["getExecution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Read an execution record */
-    get: operations['getExecution'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/executions/{wallet}/{executionId}/cancel': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/executions/{wallet}/{executionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an execution (signed by the wallet; no token)
+         * @description The signer key signs (UTF-8, ed25519) `{domain} asks you to cancel execution {executionId}\nWallet: {address}\nTimestamp: {timestamp}`. PREPARED → CANCELLED; OPERATION_PENDING → CANCELLED with the deposit marked `refundDue`. Workflow Update `cancelExecution`.
+         */
+        post: operations["cancelExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Cancel an execution (signed by the wallet; no token)
-     * @description The signer key signs (UTF-8, ed25519) `{domain} asks you to cancel execution {executionId}\nWallet: {address}\nTimestamp: {timestamp}`. PREPARED → CANCELLED; OPERATION_PENDING → CANCELLED with the deposit marked `refundDue`. Workflow Update `cancelExecution`.
-     */
-    post: operations['cancelExecution'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/executions/{wallet}/{executionId}/events': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/executions/{wallet}/{executionId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Server-Sent Events: the record now, then at every change, until a final status
+         * @description Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record's version is answered 204, which stops an EventSource.
+         */
+        get: operations["executionEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * Server-Sent Events: the record now, then at every change, until a final status
-     * @description Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record's version is answered 204, which stops an EventSource.
-     */
-    get: operations['executionEvents'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/refunds': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The refunds ledger: every deposit the service did not take, newest first
+         * @description Needs the scope `refunds:read`. Read from the read model (a 503 while it is down).
+         */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * The refunds ledger: every deposit the service did not take, newest first
-     * @description Needs the scope `refunds:read`. Read from the read model (a 503 while it is down).
-     */
-    get: operations['listRefunds'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/refunds/{id}/refunded': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/refunds/{id}/refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that a due refund was paid
+         * @description Needs the scope `refunds:write`. The same settlement again answers 200 and writes nothing; another one for a settled row is 409. The token that settled it is recorded.
+         */
+        post: operations["markRefunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Record that a due refund was paid
-     * @description Needs the scope `refunds:write`. The same settlement again answers 200 and writes nothing; another one for a settled row is 409. The token that settled it is recorded.
-     */
-    post: operations['markRefunded'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/api/v1/refunds/{id}/waived': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/api/v1/refunds/{id}/waived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record that a due refund will not be paid
+         * @description Needs the scope `refunds:write`. The same settlement again answers 200 and writes nothing; another one for a settled row is 409. The token that settled it is recorded.
+         */
+        post: operations["markWaived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Record that a due refund will not be paid
-     * @description Needs the scope `refunds:write`. The same settlement again answers 200 and writes nothing; another one for a settled row is 409. The token that settled it is recorded.
-     */
-    post: operations['markWaived'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/chain/whitelists/': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/chain/whitelists/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a batch of whitelist changes on the storage nodes, within a deadline
+         * @description Each change needs `whitelist:{kind}:{add|remove}`, `whitelist:{kind}:*` or `whitelist:*`. Checks run in the order 401, 400/413, 403.
+         */
+        post: operations["applyWhitelistBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Apply a batch of whitelist changes on the storage nodes, within a deadline
-     * @description Each change needs `whitelist:{kind}:{add|remove}`, `whitelist:{kind}:*` or `whitelist:*`. Checks run in the order 401, 400/413, 403.
-     */
-    post: operations['applyWhitelistBatch'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/chain/whitelists': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/chain/whitelists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a batch of whitelist changes on the storage nodes, within a deadline
+         * @description Each change needs `whitelist:{kind}:{add|remove}`, `whitelist:{kind}:*` or `whitelist:*`. Checks run in the order 401, 400/413, 403.
+         */
+        post: operations["applyWhitelistBatchNoSlash"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    get?: never;
-    put?: never;
-    /**
-     * Apply a batch of whitelist changes on the storage nodes, within a deadline
-     * @description Each change needs `whitelist:{kind}:{add|remove}`, `whitelist:{kind}:*` or `whitelist:*`. Checks run in the order 401, 400/413, 403.
-     */
-    post: operations['applyWhitelistBatchNoSlash'];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/chain/whitelists/audit': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/chain/whitelists/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit trail: every applied change (and every revert), newest first, merged from every storage node
+         * @description Needs `whitelist:audit` or `whitelist:*`. Filters combine; send the same filters with each pageToken.
+         */
+        get: operations["getWhitelistAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * The audit trail: every applied change (and every revert), newest first, merged from every storage node
-     * @description Needs `whitelist:audit` or `whitelist:*`. Filters combine; send the same filters with each pageToken.
-     */
-    get: operations['getWhitelistAudit'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/chain/whitelists/batches/{batchId}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/chain/whitelists/batches/{batchId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A batch's outcome and the state of each change, while Temporal keeps its workflow
+         * @description Needs `whitelist:read`, `whitelist:{kind}:*` for every kind the batch touches or `whitelist:*`. The token that sent the batch may always read it.
+         */
+        get: operations["getWhitelistBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * A batch's outcome and the state of each change, while Temporal keeps its workflow
-     * @description Needs `whitelist:read`, `whitelist:{kind}:*` for every kind the batch touches or `whitelist:*`. The token that sent the batch may always read it.
-     */
-    get: operations['getWhitelistBatch'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/chain/whitelists/{kind}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/chain/whitelists/{kind}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entries of one whitelist, merged from every storage node, sorted, paginated
+         * @description Needs `whitelist:read`, `whitelist:{kind}:*` or `whitelist:*`.
+         */
+        get: operations["listWhitelist"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * The entries of one whitelist, merged from every storage node, sorted, paginated
-     * @description Needs `whitelist:read`, `whitelist:{kind}:*` or `whitelist:*`.
-     */
-    get: operations['listWhitelist'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/chain/whitelists/{kind}/{entry}': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/chain/whitelists/{kind}/{entry}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether one EOA is on a whitelist; asks only the storage node that owns it
+         * @description Needs `whitelist:read`, `whitelist:{kind}:*` or `whitelist:*`.
+         */
+        get: operations["getWhitelistEntry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /**
-     * Whether one EOA is on a whitelist; asks only the storage node that owns it
-     * @description Needs `whitelist:read`, `whitelist:{kind}:*` or `whitelist:*`.
-     */
-    get: operations['getWhitelistEntry'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/healthz': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process is up */
+        get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Liveness: the process is up */
-    get: operations['health'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/readyz': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness of this process: Temporal answers (one 2 s probe shared by every caller for a second) and the process is not shutting down. Storage nodes do not gate it, so one node down never takes the API out of a load balancer. Metrics and the storage nodes' health are on the operator port (OPERATOR_PORT), not here */
+        get: operations["readiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** Readiness of this process: Temporal answers (one 2 s probe shared by every caller for a second) and the process is not shutting down. Storage nodes do not gate it, so one node down never takes the API out of a load balancer. Metrics and the storage nodes' health are on the operator port (OPERATOR_PORT), not here */
-    get: operations['readiness'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  '/openapi.json': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This document */
+        get: operations["openapi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
     };
-    /** This document */
-    get: operations['openapi'];
-    put?: never;
-    post?: never;
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
-  schemas: {
-    PrepareRequest: {
-      executionId?: string;
-      /** @description any JSON object, nested at most 32 levels */
-      intent: Record<string, unknown>;
-      /** @description the key that must sign the submit (default: the wallet read as a base58 key): an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
-      signerPublicKey?: string;
-      ttlSeconds?: number;
-      /** @description an on-chain deposit: the record gets depositTarget.address, unique to this execution; a native transfer of at least minAmount to it completes the deposit once DEPOSIT_CONFIRMATIONS deep */
-      deposit?: {
-        /** @description `evm:<chainId>`: the chain this service watches (CHAIN_RPC_URL) */
-        chain: string;
-        /**
-         * @description the chain's native coin (ERC-20 tokens are not yet accepted)
-         * @enum {string}
-         */
-        asset: 'native';
-        /** @description wei, a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit) */
-        minAmount: string;
-      };
-    };
-    SubmitRequest: {
-      executionId: string;
-      /** @description the execution's signer key: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
-      publicKey: string;
-      /** @description ed25519 signature of the signing message; base58 text must decode to exactly 64 bytes */
-      signature: string;
-      connectEnvelope: {
-        /** @description must equal the {wallet} path parameter */
-        address: string;
-        /**
-         * @description one of the configured allowed domains
-         * @enum {string}
-         */
-        domain: 'localhost';
-        /** @description Unix seconds, at most envelopeMaxAgeS (300) from the server's clock */
-        timestamp: number;
-      };
-    };
-    DepositRequest: {
-      txHash: string;
-      chain?: string;
-      amount?: string;
-    };
-    RefundedRequest: {
-      /** @description the refund transaction (or payment reference) */
-      txHash: string;
-    };
-    WaivedRequest: {
-      /** @description why nothing is paid back */
-      reason: string;
-    };
-    RefundRow: {
-      id: string;
-      workflowId: string;
-      wallet: string;
-      executionId: string;
-      chain?: string;
-      txHash: string;
-      transferIndex: number;
-      /** @description base units, a decimal string */
-      amount?: string;
-      asset?: string;
-      /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, closed, cancelled-after-deposit */
-      reason: string;
-      /** @enum {string} */
-      reportedBy: 'api' | 'chain-watcher' | 'execution';
-      /** @enum {string} */
-      state: 'due' | 'refunded' | 'waived';
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      settledAt?: string;
-      /** @description the id of the token that settled it */
-      settledBy?: string;
-      refundTxHash?: string;
-      waivedReason?: string;
-    };
-    RefundRowAnswer: {
-      result: components['schemas']['RefundRow'];
-    };
-    RefundList: {
-      result: components['schemas']['RefundRow'][];
-      nextPageToken?: string;
-    };
-    CancelRequest: {
-      /** @description the execution's signer key: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
-      publicKey: string;
-      /** @description ed25519 signature of the cancel message; base58 text must decode to exactly 64 bytes */
-      signature: string;
-      connectEnvelope: {
-        /** @description must equal the {wallet} path parameter */
-        address: string;
-        /**
-         * @description one of the configured allowed domains
-         * @enum {string}
-         */
-        domain: 'localhost';
-        /** @description Unix seconds, at most envelopeMaxAgeS (300) from the server's clock */
-        timestamp: number;
-      };
-    };
-    WhitelistChange: {
-      /** @enum {string} */
-      op_type: 'add_entry' | 'remove_entry';
-      /** @enum {string} */
-      kind: 'developer' | 'user';
-      /** @description an EOA; mixed case must pass its EIP-55 checksum */
-      entry: string;
-    };
-    WhitelistRequest: components['schemas']['WhitelistChange'][];
-    ExecutionRecord: {
-      executionId: string;
-      wallet: string;
-      /** @enum {string} */
-      status: 'PREPARED' | 'OPERATION_PENDING' | 'SIGNING' | 'EXPIRED' | 'CANCELLED';
-      intent: Record<string, unknown>;
-      /** @description lowercase hex SHA-256 of the RFC 8785 canonical JSON of intent */
-      intentHash: string;
-      signerPublicKey: string;
-      signingMessage?: string;
-      /** @description where an on-chain deposit goes (prepare's `deposit`): a transfer of at least minAmount to address completes it */
-      depositTarget?: {
-        chain: string;
-        /** @enum {string} */
-        asset: 'native';
-        minAmount: string;
-        /** @description EIP-55, unique to this execution */
-        address: string;
-      };
-      deposit?: {
-        txHash: string;
-        chain?: string;
-        amount?: string;
-        /**
-         * @description set when the execution was cancelled after this deposit: an operator refunds it
-         * @constant
-         */
-        refundDue?: true;
-        /** @description the block of the transfer (deposits the chain watcher signalled) */
-        blockNumber?: number;
-        /** @description the transfer's place in its transaction: 0 for a native transfer */
-        transferIndex?: number;
-        /**
-         * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
-         * @constant
-         */
-        reorged?: true;
-      };
-      signedPayload?: {
-        signature: string;
-        publicKey: string;
-        connectEnvelope: {
-          address: string;
-          domain: string;
-          timestamp: number;
+    schemas: {
+        PrepareRequest: {
+            executionId?: string;
+            /** @description any JSON object, nested at most 32 levels */
+            intent: Record<string, unknown>;
+            /** @description the key that must sign the submit (default: the wallet read as a base58 key): an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
+            signerPublicKey?: string;
+            ttlSeconds?: number;
+            /** @description an on-chain deposit: the record gets depositTarget.address, unique to this execution; a native transfer of at least minAmount to it completes the deposit once DEPOSIT_CONFIRMATIONS deep */
+            deposit?: {
+                /** @description `evm:<chainId>`: the chain this service watches (CHAIN_RPC_URL) */
+                chain: string;
+                /**
+                 * @description the chain's native coin (ERC-20 tokens are not yet accepted)
+                 * @enum {string}
+                 */
+                asset: "native";
+                /** @description wei, a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit) */
+                minAmount: string;
+            };
         };
-        /** Format: date-time */
-        submittedAt: string;
-      };
-      /** Format: date-time */
-      createdAt: string;
-      /** Format: date-time */
-      updatedAt: string;
-      /** Format: date-time */
-      expiresAt: string;
-      history: {
-        /** @enum {string} */
-        status: 'PREPARED' | 'OPERATION_PENDING' | 'SIGNING' | 'EXPIRED' | 'CANCELLED';
-        /** Format: date-time */
-        at: string;
-      }[];
-      /** @description deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain), kept for a refund */
-      refusedDeposits: ({
-        txHash: string;
-        chain?: string;
-        amount?: string;
-        /** @description the block of the transfer (deposits the chain watcher signalled) */
-        blockNumber?: number;
-        /** @description the transfer's place in its transaction: 0 for a native transfer */
-        transferIndex?: number;
-        /**
-         * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
-         * @constant
-         */
-        reorged?: true;
-        /** Format: date-time */
-        at: string;
-        /** @enum {string} */
-        reason: 'expired' | 'other-tx' | 'cancelled' | 'below-minimum' | 'wrong-chain';
-      } & {
-        [key: string]: unknown;
-      })[];
-    };
-    ExecutionRecordAnswer: {
-      result: components['schemas']['ExecutionRecord'];
-    };
-    SubmitAnswer: {
-      result: {
-        /** @enum {string} */
-        status: 'SIGNING' | 'PREPARED';
-      };
-    };
-    ExecutionList: {
-      /** @description newest first (createdAt, then executionId, descending) */
-      result: components['schemas']['ExecutionRecord'][];
-      /** @description absent on the last page; pass as pageToken for the next one */
-      nextPageToken?: string;
-    };
-    Error: {
-      error: string;
-    };
-    WhitelistError: {
-      error: string;
-      errorMessage: string;
-    };
-    WhitelistConfirmations: string[];
-    WhitelistTimeout: {
-      /** @constant */
-      error: 'Request Timeout';
-      errorMessage: string;
-      result: components['schemas']['WhitelistConfirmations'];
-    };
-    Health: {
-      /** @constant */
-      ok: true;
-    };
-    Readiness: {
-      /** @description this process can serve: Temporal answers and it is not shutting down */
-      ready: boolean;
-      checks: {
-        /** @enum {string} */
-        temporal: 'up' | 'down';
-        /** @enum {string} */
-        process: 'serving' | 'shutting-down';
-      };
-      /** @description the names of `checks` that make this process unready */
-      down: ('temporal' | 'process')[];
-    };
-    WhitelistEntriesAnswer: {
-      /** @description EIP-55 entries, sorted case-insensitively, merged from every storage node */
-      result: string[];
-      /** @description present when more follow: send it as pageToken (with the same filters) */
-      nextPageToken?: string;
-    };
-    WhitelistMembershipAnswer: {
-      result: {
-        /** @enum {string} */
-        kind: 'developer' | 'user';
-        entry: string;
-        listed: boolean;
-      };
-    };
-    WhitelistBatchStatusAnswer: {
-      result: {
-        batchId: string;
-        /** @description the id of the token that sent the batch (never the token) */
-        tokenId: string;
-        /** @description the batch workflow: running until every change is applied, reverted or not applied; then completed (terminated, timed_out... if stopped from outside) */
-        workflowStatus: string;
-        /** @description the HTTP answer of the batch (absent until known) */
-        outcome?: {
-          /** @enum {integer} */
-          status: 200 | 403 | 408 | 500;
-          errorMessage?: string;
+        SubmitRequest: {
+            executionId: string;
+            /** @description the execution's signer key: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
+            publicKey: string;
+            /** @description ed25519 signature of the signing message; base58 text must decode to exactly 64 bytes */
+            signature: string;
+            connectEnvelope: {
+                /** @description must equal the {wallet} path parameter */
+                address: string;
+                /**
+                 * @description one of the configured allowed domains
+                 * @enum {string}
+                 */
+                domain: "localhost";
+                /** @description Unix seconds, at most envelopeMaxAgeS (300) from the server's clock */
+                timestamp: number;
+            };
         };
-        /** Format: date-time */
-        startedAt: string;
-        /** Format: date-time */
-        closedAt?: string;
-        /** @description every change, in request order */
-        changes: {
-          /** @enum {string} */
-          op_type: 'add_entry' | 'remove_entry';
-          /** @enum {string} */
-          kind: 'developer' | 'user';
-          entry: string;
-          /** @description the storage node that owns the entry: node-N, its place in STORAGE_NODES (never its address) */
-          node: string;
-          /**
-           * @description pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first
-           * @enum {string}
-           */
-          state: 'applied' | 'pending' | 'reverted' | 'not-applied' | 'unknown';
-          /** @description the node's answer: whether the change altered the set (absent until it answered) */
-          changed?: boolean;
-          /**
-           * @description set when a newer batch had already decided the entry: counted as applied, the set left as the newer batch made it
-           * @enum {boolean}
-           */
-          superseded?: true;
-        }[];
-      };
+        DepositRequest: {
+            txHash: string;
+            chain?: string;
+            amount?: string;
+        };
+        RefundedRequest: {
+            /** @description the refund transaction (or payment reference) */
+            txHash: string;
+        };
+        WaivedRequest: {
+            /** @description why nothing is paid back */
+            reason: string;
+        };
+        RefundRow: {
+            id: string;
+            workflowId: string;
+            wallet: string;
+            executionId: string;
+            chain?: string;
+            txHash: string;
+            transferIndex: number;
+            /** @description base units, a decimal string */
+            amount?: string;
+            asset?: string;
+            /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, closed, cancelled-after-deposit */
+            reason: string;
+            /** @enum {string} */
+            reportedBy: "api" | "chain-watcher" | "execution";
+            /** @enum {string} */
+            state: "due" | "refunded" | "waived";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            settledAt?: string;
+            /** @description the id of the token that settled it */
+            settledBy?: string;
+            refundTxHash?: string;
+            waivedReason?: string;
+        };
+        RefundRowAnswer: {
+            result: components["schemas"]["RefundRow"];
+        };
+        RefundList: {
+            result: components["schemas"]["RefundRow"][];
+            nextPageToken?: string;
+        };
+        CancelRequest: {
+            /** @description the execution's signer key: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
+            publicKey: string;
+            /** @description ed25519 signature of the cancel message; base58 text must decode to exactly 64 bytes */
+            signature: string;
+            connectEnvelope: {
+                /** @description must equal the {wallet} path parameter */
+                address: string;
+                /**
+                 * @description one of the configured allowed domains
+                 * @enum {string}
+                 */
+                domain: "localhost";
+                /** @description Unix seconds, at most envelopeMaxAgeS (300) from the server's clock */
+                timestamp: number;
+            };
+        };
+        WhitelistChange: {
+            /** @enum {string} */
+            op_type: "add_entry" | "remove_entry";
+            /** @enum {string} */
+            kind: "developer" | "user";
+            /** @description an EOA; mixed case must pass its EIP-55 checksum */
+            entry: string;
+        };
+        WhitelistRequest: components["schemas"]["WhitelistChange"][];
+        ExecutionRecord: {
+            executionId: string;
+            wallet: string;
+            /** @enum {string} */
+            status: "PREPARED" | "OPERATION_PENDING" | "SIGNING" | "EXPIRED" | "CANCELLED";
+            intent: Record<string, unknown>;
+            /** @description lowercase hex SHA-256 of the RFC 8785 canonical JSON of intent */
+            intentHash: string;
+            signerPublicKey: string;
+            signingMessage?: string;
+            /** @description where an on-chain deposit goes (prepare's `deposit`): a transfer of at least minAmount to address completes it */
+            depositTarget?: {
+                chain: string;
+                /** @enum {string} */
+                asset: "native";
+                minAmount: string;
+                /** @description EIP-55, unique to this execution */
+                address: string;
+            };
+            deposit?: {
+                txHash: string;
+                chain?: string;
+                amount?: string;
+                /**
+                 * @description set when the execution was cancelled after this deposit: an operator refunds it
+                 * @constant
+                 */
+                refundDue?: true;
+                /** @description the block of the transfer (deposits the chain watcher signalled) */
+                blockNumber?: number;
+                /** @description the transfer's place in its transaction: 0 for a native transfer */
+                transferIndex?: number;
+                /**
+                 * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
+                 * @constant
+                 */
+                reorged?: true;
+            };
+            signedPayload?: {
+                signature: string;
+                publicKey: string;
+                connectEnvelope: {
+                    address: string;
+                    domain: string;
+                    timestamp: number;
+                };
+                /** Format: date-time */
+                submittedAt: string;
+            };
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            expiresAt: string;
+            history: {
+                /** @enum {string} */
+                status: "PREPARED" | "OPERATION_PENDING" | "SIGNING" | "EXPIRED" | "CANCELLED";
+                /** Format: date-time */
+                at: string;
+            }[];
+            /** @description deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain), kept for a refund */
+            refusedDeposits: ({
+                txHash: string;
+                chain?: string;
+                amount?: string;
+                /** @description the block of the transfer (deposits the chain watcher signalled) */
+                blockNumber?: number;
+                /** @description the transfer's place in its transaction: 0 for a native transfer */
+                transferIndex?: number;
+                /**
+                 * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
+                 * @constant
+                 */
+                reorged?: true;
+                /** Format: date-time */
+                at: string;
+                /** @enum {string} */
+                reason: "expired" | "other-tx" | "cancelled" | "below-minimum" | "wrong-chain";
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        ExecutionRecordAnswer: {
+            result: components["schemas"]["ExecutionRecord"];
+        };
+        SubmitAnswer: {
+            result: {
+                /** @enum {string} */
+                status: "SIGNING" | "PREPARED";
+            };
+        };
+        ExecutionList: {
+            /** @description newest first (createdAt, then executionId, descending) */
+            result: components["schemas"]["ExecutionRecord"][];
+            /** @description absent on the last page; pass as pageToken for the next one */
+            nextPageToken?: string;
+        };
+        Error: {
+            error: string;
+        };
+        WhitelistError: {
+            error: string;
+            errorMessage: string;
+        };
+        WhitelistConfirmations: string[];
+        WhitelistTimeout: {
+            /** @constant */
+            error: "Request Timeout";
+            errorMessage: string;
+            result: components["schemas"]["WhitelistConfirmations"];
+        };
+        Health: {
+            /** @constant */
+            ok: true;
+        };
+        Readiness: {
+            /** @description this process can serve: Temporal answers and it is not shutting down */
+            ready: boolean;
+            checks: {
+                /** @enum {string} */
+                temporal: "up" | "down";
+                /** @enum {string} */
+                process: "serving" | "shutting-down";
+            };
+            /** @description the names of `checks` that make this process unready */
+            down: ("temporal" | "process")[];
+        };
+        WhitelistEntriesAnswer: {
+            /** @description EIP-55 entries, sorted case-insensitively, merged from every storage node */
+            result: string[];
+            /** @description present when more follow: send it as pageToken (with the same filters) */
+            nextPageToken?: string;
+        };
+        WhitelistMembershipAnswer: {
+            result: {
+                /** @enum {string} */
+                kind: "developer" | "user";
+                entry: string;
+                listed: boolean;
+            };
+        };
+        WhitelistBatchStatusAnswer: {
+            result: {
+                batchId: string;
+                /** @description the id of the token that sent the batch (never the token) */
+                tokenId: string;
+                /** @description the batch workflow: running until every change is applied, reverted or not applied; then completed (terminated, timed_out... if stopped from outside) */
+                workflowStatus: string;
+                /** @description the HTTP answer of the batch (absent until known) */
+                outcome?: {
+                    /** @enum {integer} */
+                    status: 200 | 403 | 408 | 500;
+                    errorMessage?: string;
+                };
+                /** Format: date-time */
+                startedAt: string;
+                /** Format: date-time */
+                closedAt?: string;
+                /** @description every change, in request order */
+                changes: {
+                    /** @enum {string} */
+                    op_type: "add_entry" | "remove_entry";
+                    /** @enum {string} */
+                    kind: "developer" | "user";
+                    entry: string;
+                    /** @description the storage node that owns the entry: node-N, its place in STORAGE_NODES (never its address) */
+                    node: string;
+                    /**
+                     * @description pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first
+                     * @enum {string}
+                     */
+                    state: "applied" | "pending" | "reverted" | "not-applied" | "unknown";
+                    /** @description the node's answer: whether the change altered the set (absent until it answered) */
+                    changed?: boolean;
+                    /**
+                     * @description set when a newer batch had already decided the entry: counted as applied, the set left as the newer batch made it
+                     * @enum {boolean}
+                     */
+                    superseded?: true;
+                }[];
+            };
+        };
+        WhitelistAuditAnswer: {
+            /** @description applied changes, newest first, merged from every storage node */
+            result: {
+                /** @description the batch (X-Batch-Id); for a revert, the failed batch it undid */
+                batchId: string;
+                /** @description the batch's place in the order of accepted batches (its start, ms since the epoch); the newest position decides an entry */
+                position: number;
+                /** @description true for the change that undid a change of batchId after its 500 */
+                revert: boolean;
+                /** @enum {string} */
+                op_type: "add_entry" | "remove_entry";
+                /** @enum {string} */
+                kind: "developer" | "user";
+                entry: string;
+                changed: boolean;
+                /** @description true when a newer batch had already decided the entry: recorded, not applied */
+                superseded: boolean;
+                /** @description the storage node that applied it: node-N, its place in STORAGE_NODES (never its address) */
+                node: string;
+                /** @description the token id the signed request to the node carried */
+                tokenId?: string;
+                /**
+                 * Format: date-time
+                 * @description the node's clock when it made the change durable
+                 */
+                appliedAt: string;
+            }[];
+            /** @description present when more follow: send it as pageToken (with the same filters) */
+            nextPageToken?: string;
+        };
     };
-    WhitelistAuditAnswer: {
-      /** @description applied changes, newest first, merged from every storage node */
-      result: {
-        /** @description the batch (X-Batch-Id); for a revert, the failed batch it undid */
-        batchId: string;
-        /** @description the batch's place in the order of accepted batches (its start, ms since the epoch); the newest position decides an entry */
-        position: number;
-        /** @description true for the change that undid a change of batchId after its 500 */
-        revert: boolean;
-        /** @enum {string} */
-        op_type: 'add_entry' | 'remove_entry';
-        /** @enum {string} */
-        kind: 'developer' | 'user';
+    responses: never;
+    parameters: {
+        /** @description the wallet (by default also the signer key, base58) */
+        wallet: string;
+        executionId: string;
+        /** @description comma-separated statuses to keep, each one of PREPARED, OPERATION_PENDING, SIGNING, EXPIRED, CANCELLED */
+        statusFilter: string;
+        /** @description 1-100, default 20 */
+        pageSize: number;
+        /** @description the previous page's nextPageToken */
+        pageToken: string;
+        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+        requestId: string;
+        kind: "developer" | "user";
         entry: string;
-        changed: boolean;
-        /** @description true when a newer batch had already decided the entry: recorded, not applied */
-        superseded: boolean;
-        /** @description the storage node that applied it: node-N, its place in STORAGE_NODES (never its address) */
-        node: string;
-        /** @description the token id the signed request to the node carried */
-        tokenId?: string;
-        /**
-         * Format: date-time
-         * @description the node's clock when it made the change durable
-         */
-        appliedAt: string;
-      }[];
-      /** @description present when more follow: send it as pageToken (with the same filters) */
-      nextPageToken?: string;
+        /** @description the X-Batch-Id of the batch's answer */
+        batchId: string;
+        /** @description deadline in ms, capped at 60000; default 5000 */
+        timeout: string;
     };
-  };
-  responses: never;
-  parameters: {
-    /** @description the wallet (by default also the signer key, base58) */
-    wallet: string;
-    executionId: string;
-    /** @description comma-separated statuses to keep, each one of PREPARED, OPERATION_PENDING, SIGNING, EXPIRED, CANCELLED */
-    statusFilter: string;
-    /** @description 1-100, default 20 */
-    pageSize: number;
-    /** @description the previous page's nextPageToken */
-    pageToken: string;
-    /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-    requestId: string;
-    kind: 'developer' | 'user';
-    entry: string;
-    /** @description the X-Batch-Id of the batch's answer */
-    batchId: string;
-    /** @description deadline in ms, capped at 60000; default 5000 */
-    timeout: string;
-  };
-  requestBodies: never;
-  headers: never;
-  pathItems: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
-  listExecutions: {
-    parameters: {
-      query?: {
-        /** @description comma-separated statuses to keep, each one of PREPARED, OPERATION_PENDING, SIGNING, EXPIRED, CANCELLED */
-        status?: components['parameters']['statusFilter'];
-        /** @description 1-100, default 20 */
-        pageSize?: components['parameters']['pageSize'];
-        /** @description the previous page's nextPageToken */
-        pageToken?: components['parameters']['pageToken'];
-      };
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the wallet (by default also the signer key, base58) */
-        wallet: components['parameters']['wallet'];
-      };
-      cookie?: never;
+    listExecutions: {
+        parameters: {
+            query?: {
+                /** @description comma-separated statuses to keep, each one of PREPARED, OPERATION_PENDING, SIGNING, EXPIRED, CANCELLED */
+                status?: components["parameters"]["statusFilter"];
+                /** @description 1-100, default 20 */
+                pageSize?: components["parameters"]["pageSize"];
+                /** @description the previous page's nextPageToken */
+                pageToken?: components["parameters"]["pageToken"];
+            };
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionList"];
+                };
+            };
+            /** @description path or query invalid: an unknown status, a pageSize out of 1-100, a pageToken this API did not issue, an unknown parameter */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself (e.g. the database is unreachable); no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    requestBody?: never;
-    responses: {
-      /** @description one page */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+    prepareExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+            };
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['ExecutionList'];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PrepareRequest"];
+            };
         };
-      };
-      /** @description path or query invalid: an unknown status, a pageSize out of 1-100, a pageToken this API did not issue, an unknown parameter */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+        responses: {
+            /** @description the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `true` on this answer */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRecordAnswer"];
+                };
+            };
+            /** @description prepared; the record */
+            201: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRecordAnswer"];
+                };
+            };
+            /** @description path, body or intent invalid (also: not application/json, not JSON) */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token lacks executions:prepare */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description this executionId already exists for the wallet with another intent, signer key or ttl */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself (e.g. the database is unreachable); no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
-  };
-  prepareExecution: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the wallet (by default also the signer key, base58) */
-        wallet: components['parameters']['wallet'];
-      };
-      cookie?: never;
+    submitExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitRequest"];
+            };
+        };
+        responses: {
+            /** @description accepted (or the same signature again: a safe retry); the status it left */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubmitAnswer"];
+                };
+            };
+            /** @description off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the execution is EXPIRED or CANCELLED, or already holds another signature */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['PrepareRequest'];
-      };
+    depositExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DepositRequest"];
+            };
+        };
+        responses: {
+            /** @description recorded (the same txHash again is a no-op); the record */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRecordAnswer"];
+                };
+            };
+            /** @description path or body invalid */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token lacks executions:deposit */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report (nothing written) */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    responses: {
-      /** @description the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `true` on this answer */
-          'Idempotent-Replayed'?: 'true';
-          [name: string]: unknown;
+    getExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['ExecutionRecordAnswer'];
+        requestBody?: never;
+        responses: {
+            /** @description the record: from the workflow while Temporal keeps it, from the service database after its retention */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRecordAnswer"];
+                };
+            };
+            /** @description path invalid */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
-      };
-      /** @description prepared; the record */
-      201: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['ExecutionRecordAnswer'];
-        };
-      };
-      /** @description path, body or intent invalid (also: not application/json, not JSON) */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the token lacks executions:prepare */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description this executionId already exists for the wallet with another intent, signer key or ttl */
-      409: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
-  };
-  submitExecution: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the wallet (by default also the signer key, base58) */
-        wallet: components['parameters']['wallet'];
-      };
-      cookie?: never;
+    cancelExecution: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelRequest"];
+            };
+        };
+        responses: {
+            /** @description cancelled (or already CANCELLED: nothing written); the record */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExecutionRecordAnswer"];
+                };
+            };
+            /** @description off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the execution is SIGNING or EXPIRED and can no longer be cancelled */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['SubmitRequest'];
-      };
+    executionEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description the id of the last event received (EventSource sends it on reconnect): that record is not sent again */
+                "Last-Event-ID"?: string;
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the event stream */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description the final record was already received (Last-Event-ID): nothing more will come */
+            204: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description path invalid */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    responses: {
-      /** @description accepted (or the same signature again: a safe retry); the status it left */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description due, refunded or waived */
+                state?: "due" | "refunded" | "waived";
+                /** @description only this wallet */
+                wallet?: string;
+                /** @description only this chain (`evm:<id>`) */
+                chain?: string;
+                /** @description 1-200, default 50 */
+                pageSize?: number;
+                /** @description the previous page's nextPageToken */
+                pageToken?: string;
+            };
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['SubmitAnswer'];
+        requestBody?: never;
+        responses: {
+            /** @description one page of rows */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundList"];
+                };
+            };
+            /** @description query invalid, or a pageToken this API did not issue */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token lacks refunds:read */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
-      };
-      /** @description off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no such execution for this wallet */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the execution is EXPIRED or CANCELLED, or already holds another signature */
-      409: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
-  };
-  depositExecution: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the wallet (by default also the signer key, base58) */
-        wallet: components['parameters']['wallet'];
-        executionId: components['parameters']['executionId'];
-      };
-      cookie?: never;
+    markRefunded: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the row id from the list */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundedRequest"];
+            };
+        };
+        responses: {
+            /** @description settled (or settled the same way before); the row */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundRowAnswer"];
+                };
+            };
+            /** @description path or body invalid */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token lacks refunds:write */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such row */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the row was settled otherwise before */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['DepositRequest'];
-      };
+    markWaived: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the row id from the list */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WaivedRequest"];
+            };
+        };
+        responses: {
+            /** @description settled (or settled the same way before); the row */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundRowAnswer"];
+                };
+            };
+            /** @description path or body invalid */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token lacks refunds:write */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such row */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the row was settled otherwise before */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
     };
-    responses: {
-      /** @description recorded (the same txHash again is a no-op); the record */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+    applyWhitelistBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description deadline in ms, capped at 60000; default 5000 */
+                Timeout?: components["parameters"]["timeout"];
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['ExecutionRecordAnswer'];
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WhitelistRequest"];
+            };
         };
-      };
-      /** @description path or body invalid */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+        responses: {
+            /** @description every change applied; one confirmation per change, in request order */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistConfirmations"];
+                };
+            };
+            /** @description body empty, not JSON, off-schema, not an EOA or a bad EIP-55 checksum, over MaxBatchLen, or a bad Timeout header */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the token lacks the scope of some change (or was revoked before the batch ran); nothing applied */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied */
+            408: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistTimeout"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a node refused or answered unreadably; the batch is reverted on the other nodes */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
         };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the token lacks executions:deposit */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no such execution for this wallet */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report (nothing written) */
-      409: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
-  };
-  getExecution: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the wallet (by default also the signer key, base58) */
-        wallet: components['parameters']['wallet'];
-        executionId: components['parameters']['executionId'];
-      };
-      cookie?: never;
+    applyWhitelistBatchNoSlash: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description deadline in ms, capped at 60000; default 5000 */
+                Timeout?: components["parameters"]["timeout"];
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WhitelistRequest"];
+            };
+        };
+        responses: {
+            /** @description every change applied; one confirmation per change, in request order */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistConfirmations"];
+                };
+            };
+            /** @description body empty, not JSON, off-schema, not an EOA or a bad EIP-55 checksum, over MaxBatchLen, or a bad Timeout header */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the token lacks the scope of some change (or was revoked before the batch ran); nothing applied */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied */
+            408: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistTimeout"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a node refused or answered unreadably; the batch is reverted on the other nodes */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
+                    "X-Batch-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+        };
     };
-    requestBody?: never;
-    responses: {
-      /** @description the record: from the workflow while Temporal keeps it, from the service database after its retention */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+    getWhitelistAudit: {
+        parameters: {
+            query?: {
+                kind?: "developer" | "user";
+                entry?: string;
+                tokenId?: string;
+                since?: string;
+                pageSize?: number;
+                pageToken?: string;
+            };
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['ExecutionRecordAnswer'];
+        requestBody?: never;
+        responses: {
+            /** @description one page of records */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistAuditAnswer"];
+                };
+            };
+            /** @description a query parameter off-schema, a mixed-case entry with a bad EIP-55 checksum, or a pageToken this API did not give out */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the token lacks whitelist:audit and whitelist:* */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a storage node did not answer, so the page would be incomplete; errorMessage names the node; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
         };
-      };
-      /** @description path invalid */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no such execution for this wallet */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
-  };
-  cancelExecution: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the wallet (by default also the signer key, base58) */
-        wallet: components['parameters']['wallet'];
-        executionId: components['parameters']['executionId'];
-      };
-      cookie?: never;
+    getWhitelistBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the X-Batch-Id of the batch's answer */
+                batchId: components["parameters"]["batchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistBatchStatusAnswer"];
+                };
+            };
+            /** @description batchId is not a UUID */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the token may not read this batch */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description no such batch (never sent, or past Temporal's retention) */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+        };
     };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['CancelRequest'];
-      };
+    listWhitelist: {
+        parameters: {
+            query?: {
+                pageSize?: number;
+                pageToken?: string;
+            };
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                kind: components["parameters"]["kind"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one page of entries */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistEntriesAnswer"];
+                };
+            };
+            /** @description kind unknown, a query parameter off-schema, or a pageToken this API did not give out */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the token may not read this kind */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a storage node did not answer, so the list would be incomplete (never a partial list); errorMessage names the node; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+        };
     };
-    responses: {
-      /** @description cancelled (or already CANCELLED: nothing written); the record */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+    getWhitelistEntry: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                kind: components["parameters"]["kind"];
+                entry: components["parameters"]["entry"];
+            };
+            cookie?: never;
         };
-        content: {
-          'application/json': components['schemas']['ExecutionRecordAnswer'];
+        requestBody?: never;
+        responses: {
+            /** @description listed or not; entry in EIP-55 form */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistMembershipAnswer"];
+                };
+            };
+            /** @description kind unknown, entry not an EOA, or a mixed-case entry with a bad EIP-55 checksum */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the token may not read this kind */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
+            /** @description the storage node that owns the entry did not answer; errorMessage names the node; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhitelistError"];
+                };
+            };
         };
-      };
-      /** @description off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no such execution for this wallet */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the execution is SIGNING or EXPIRED and can no longer be cancelled */
-      409: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
-  };
-  executionEvents: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description the id of the last event received (EventSource sends it on reconnect): that record is not sent again */
-        'Last-Event-ID'?: string;
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the wallet (by default also the signer key, base58) */
-        wallet: components['parameters']['wallet'];
-        executionId: components['parameters']['executionId'];
-      };
-      cookie?: never;
+    health: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description up */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
     };
-    requestBody?: never;
-    responses: {
-      /** @description the event stream */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
+    readiness: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
         };
-        content: {
-          'text/event-stream': string;
+        requestBody?: never;
+        responses: {
+            /** @description this process can serve */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Temporal unreachable or the process shutting down; `down` names which */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
         };
-      };
-      /** @description the final record was already received (Last-Event-ID): nothing more will come */
-      204: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      /** @description path invalid */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no such execution for this wallet */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
     };
-  };
-  listRefunds: {
-    parameters: {
-      query?: {
-        /** @description due, refunded or waived */
-        state?: 'due' | 'refunded' | 'waived';
-        /** @description only this wallet */
-        wallet?: string;
-        /** @description only this chain (`evm:<id>`) */
-        chain?: string;
-        /** @description 1-200, default 50 */
-        pageSize?: number;
-        /** @description the previous page's nextPageToken */
-        pageToken?: string;
-      };
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path?: never;
-      cookie?: never;
+    openapi: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the OpenAPI 3.1 document */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                };
+            };
+        };
     };
-    requestBody?: never;
-    responses: {
-      /** @description one page of rows */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['RefundList'];
-        };
-      };
-      /** @description query invalid, or a pageToken this API did not issue */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the token lacks refunds:read */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  markRefunded: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the row id from the list */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['RefundedRequest'];
-      };
-    };
-    responses: {
-      /** @description settled (or settled the same way before); the row */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['RefundRowAnswer'];
-        };
-      };
-      /** @description path or body invalid */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the token lacks refunds:write */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no such row */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the row was settled otherwise before */
-      409: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  markWaived: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the row id from the list */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WaivedRequest'];
-      };
-    };
-    responses: {
-      /** @description settled (or settled the same way before); the row */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['RefundRowAnswer'];
-        };
-      };
-      /** @description path or body invalid */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the token lacks refunds:write */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description no such row */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the row was settled otherwise before */
-      409: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Error'];
-        };
-      };
-    };
-  };
-  applyWhitelistBatch: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description deadline in ms, capped at 60000; default 5000 */
-        Timeout?: components['parameters']['timeout'];
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WhitelistRequest'];
-      };
-    };
-    responses: {
-      /** @description every change applied; one confirmation per change, in request order */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistConfirmations'];
-        };
-      };
-      /** @description body empty, not JSON, off-schema, not an EOA or a bad EIP-55 checksum, over MaxBatchLen, or a bad Timeout header */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the token lacks the scope of some change (or was revoked before the batch ran); nothing applied */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied */
-      408: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistTimeout'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a node refused or answered unreadably; the batch is reverted on the other nodes */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-    };
-  };
-  applyWhitelistBatchNoSlash: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description deadline in ms, capped at 60000; default 5000 */
-        Timeout?: components['parameters']['timeout'];
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        'application/json': components['schemas']['WhitelistRequest'];
-      };
-    };
-    responses: {
-      /** @description every change applied; one confirmation per change, in request order */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistConfirmations'];
-        };
-      };
-      /** @description body empty, not JSON, off-schema, not an EOA or a bad EIP-55 checksum, over MaxBatchLen, or a bad Timeout header */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the token lacks the scope of some change (or was revoked before the batch ran); nothing applied */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description some node did not answer by the deadline; `result` lists the confirmations of the nodes that did; the rest are still being applied */
-      408: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistTimeout'];
-        };
-      };
-      /** @description body over bodyLimitBytes (64 KiB) */
-      413: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a node refused or answered unreadably; the batch is reverted on the other nodes */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description the batch; its workflow is `whitelist-batch:{batchId}` */
-          'X-Batch-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-    };
-  };
-  getWhitelistAudit: {
-    parameters: {
-      query?: {
-        kind?: 'developer' | 'user';
-        entry?: string;
-        tokenId?: string;
-        since?: string;
-        pageSize?: number;
-        pageToken?: string;
-      };
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description one page of records */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistAuditAnswer'];
-        };
-      };
-      /** @description a query parameter off-schema, a mixed-case entry with a bad EIP-55 checksum, or a pageToken this API did not give out */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the token lacks whitelist:audit and whitelist:* */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a storage node did not answer, so the page would be incomplete; errorMessage names the node; retry after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-    };
-  };
-  getWhitelistBatch: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        /** @description the X-Batch-Id of the batch's answer */
-        batchId: components['parameters']['batchId'];
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description the batch */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistBatchStatusAnswer'];
-        };
-      };
-      /** @description batchId is not a UUID */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the token may not read this batch */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description no such batch (never sent, or past Temporal's retention) */
-      404: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-    };
-  };
-  listWhitelist: {
-    parameters: {
-      query?: {
-        pageSize?: number;
-        pageToken?: string;
-      };
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        kind: components['parameters']['kind'];
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description one page of entries */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistEntriesAnswer'];
-        };
-      };
-      /** @description kind unknown, a query parameter off-schema, or a pageToken this API did not give out */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the token may not read this kind */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a storage node did not answer, so the list would be incomplete (never a partial list); errorMessage names the node; retry after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-    };
-  };
-  getWhitelistEntry: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path: {
-        kind: components['parameters']['kind'];
-        entry: components['parameters']['entry'];
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description listed or not; entry in EIP-55 form */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistMembershipAnswer'];
-        };
-      };
-      /** @description kind unknown, entry not an EOA, or a mixed-case entry with a bad EIP-55 checksum */
-      400: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description no, malformed or unknown bearer token */
-      401: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description always `Bearer` */
-          'WWW-Authenticate'?: 'Bearer';
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the token may not read this kind */
-      403: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description over the rate limit of this token; retry after Retry-After seconds */
-      429: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description a fault of the service itself; no details */
-      500: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-      /** @description the storage node that owns the entry did not answer; errorMessage names the node; retry after Retry-After seconds */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          /** @description seconds to wait before sending the same request again */
-          'Retry-After'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['WhitelistError'];
-        };
-      };
-    };
-  };
-  health: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description up */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Health'];
-        };
-      };
-    };
-  };
-  readiness: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description this process can serve */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Readiness'];
-        };
-      };
-      /** @description Temporal unreachable or the process shutting down; `down` names which */
-      503: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': components['schemas']['Readiness'];
-        };
-      };
-    };
-  };
-  openapi: {
-    parameters: {
-      query?: never;
-      header?: {
-        /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
-        'X-Request-Id'?: components['parameters']['requestId'];
-      };
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description the OpenAPI 3.1 document */
-      200: {
-        headers: {
-          /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
-          'X-Request-Id'?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          'application/json': Record<string, unknown>;
-        };
-      };
-    };
-  };
 }

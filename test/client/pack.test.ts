@@ -70,7 +70,10 @@ describe('client: the packed SDK installs in an empty folder and runs against th
   it('when client/ is packed with npm pack and the tarball installed offline into an empty project, then its script prepares, deposits, submits and watches to SIGNING', async () => {
     const packed = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: path.join(projectRoot, 'client') });
     const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    assert.ok(files.some((f) => f.path === 'dist/index.js') && files.every((f) => f.path.startsWith('dist/') || f.path === 'package.json'));
+    assert.ok(
+      files.some((f) => f.path === 'dist/index.js') &&
+        files.every((f) => f.path.startsWith('dist/') || ['package.json', 'README.md'].includes(f.path)),
+    );
     const app = path.join(dir, 'app');
     mkdirSync(app);
     const tarball = path.join(dir, filename);
