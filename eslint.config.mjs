@@ -5,7 +5,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/profiles/**', 'data/**', '*.mjs', '.mocharc.js'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'bench/profiles/**',
+      'data/**',
+      '*.mjs',
+      '.mocharc.js',
+      'client/dist/**',
+      'client/*.mjs',
+      'client/src/openapi.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

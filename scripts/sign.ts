@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import nacl from 'tweetnacl';
-import bs58 from 'bs58';
+import { nacl25519Signer, signSubmitSync } from '@intent-service/client';
 import { toBase58, toHex } from '../domain/encoding';
-import { signSubmitBody } from '../domain/sign-intent';
 
 const USAGE = `usage:
   npm run --silent sign -- keygen                       prints {"secretKey","publicKeyBase58","publicKeyHex"}
@@ -11,7 +10,7 @@ const USAGE = `usage:
                            (--intent JSON | --intent-file F) [--timestamp UNIX_S] [--encoding hex|base58]
 prints a ready body for POST /api/v1/executions/{wallet}/submit`;
 
-/** Operators' tool: sign an execution's intent the way a wallet frontend does. */
+/** Operators' tool: sign an execution's intent the way a wallet frontend does (the SDK's signing). */
 function main(): number {
   const argv = process.argv.slice(2);
   if (argv[0] === 'keygen') {
@@ -41,12 +40,12 @@ function main(): number {
     process.stderr.write(USAGE + '\n');
     return 2;
   }
-  const secretKey = decodeSecretKey(secret);
+  // A 64-byte tweetnacl secret key or a 32-byte seed, as 0x-hex or base58.
+  const signer = nacl25519Signer(secret);
   const intent = JSON.parse(values.intent ?? readFileSync(values['intent-file']!, 'utf8'));
   const encoding = values.encoding === 'base58' ? 'base58' : 'hex';
   const timestamp = values.timestamp ? Number(values.timestamp) : Math.floor(Date.now() / 1000);
-  const body = signSubmitBody({
-    secretKey,
+  const body = signSubmitSync(signer, {
     wallet: values.wallet,
     executionId: values['execution-id'],
     intent,
@@ -56,22 +55,6 @@ function main(): number {
   });
   process.stdout.write(JSON.stringify(body) + '\n');
   return 0;
-}
-
-/** A 64-byte tweetnacl secret key, or a 32-byte seed, as 0x-hex or base58. */
-function decodeSecretKey(text: string): Uint8Array {
-  let bytes: Uint8Array;
-  if (/^0x([0-9a-fA-F]{2})+$/.test(text)) bytes = Uint8Array.from(Buffer.from(text.slice(2), 'hex'));
-  else {
-    try {
-      bytes = bs58.decode(text);
-    } catch {
-      bytes = new Uint8Array();
-    }
-  }
-  if (bytes.length === 64) return bytes;
-  if (bytes.length === 32) return nacl.sign.keyPair.fromSeed(bytes).secretKey;
-  throw new Error('secret key must be 64 bytes (tweetnacl secret key) or a 32-byte seed, as 0x-hex or base58');
 }
 
 try {

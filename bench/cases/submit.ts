@@ -4,7 +4,7 @@ import type { Client } from '@temporalio/client';
 import nacl from 'tweetnacl';
 import { intentHash } from '../../domain/canonical';
 import { toBase58 } from '../../domain/encoding';
-import { signSubmitBody } from '../../domain/sign-intent';
+import { nacl25519Signer, signSubmitSync, type SubmitRequest } from '@intent-service/client';
 import { buildSigningMessage } from '../../domain/signing-message';
 import { executionWorkflowId, submitSignatureUpdate, type SubmitSignatureArgs } from '../../contracts/temporal';
 import type { JsonClient } from '../http';
@@ -32,7 +32,7 @@ const DOMAIN = 'localhost';
 interface Prepared {
   wallet: string;
   executionId: string;
-  body: ReturnType<typeof signSubmitBody>;
+  body: SubmitRequest;
   direct: SubmitSignatureArgs;
 }
 
@@ -111,7 +111,7 @@ async function prepareExecutions(stack: BenchStack, http: JsonClient, count: num
     );
   const timestamp = Math.floor(Date.now() / 1000);
   return made.map(({ pair, wallet, executionId, intent }) => {
-    const body = signSubmitBody({ secretKey: pair.secretKey, wallet, executionId, intent, domain: DOMAIN, timestamp });
+    const body = signSubmitSync(nacl25519Signer(pair.secretKey), { wallet, executionId, intent, domain: DOMAIN, timestamp });
     const signingMessage = buildSigningMessage({ domain: DOMAIN, executionId, address: wallet, intentHash: intentHash(intent), timestamp });
     const direct: SubmitSignatureArgs = {
       payload: { signature: body.signature, publicKey: body.publicKey, connectEnvelope: { ...body.connectEnvelope }, submittedAt: '' },

@@ -11,6 +11,9 @@ import { importedModules } from './import-specifiers';
 export const FLOORS: ReadonlyArray<readonly string[]> = [
   // Pure logic and its vocabulary: the state machine, message building, hashing, validation.
   ['domain'],
+  // The client SDK (its own package, client/): the HTTP calls a frontend makes, over domain's
+  // signing message and intent hash.
+  ['client'],
   // The shapes every part agrees on: the storage node's wire format, the Temporal names and
   // messages, the activities' signatures, the webhooks, the id patterns (they describe domain values).
   ['contracts'],

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
+import { IntentClient } from '@intent-service/client';
 import { docSnippets } from '../support/doc-snippets';
 import { getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
@@ -22,7 +23,7 @@ describe('docs/integrate.md: every snippet runs as written', function () {
 
   it('when its TypeScript snippets are compiled (the browser one with the DOM types), then the compiler finds no error', () => {
     const snippets = blocks('ts');
-    assert.equal(snippets.length, 3, 'a wallet frontend, a chain watcher and a webhook receiver');
+    assert.equal(snippets.length, 4, 'a wallet frontend (SDK), a chain watcher (SDK and @temporalio/client) and a webhook receiver');
     // Under the project, so that the snippets resolve the packages they import as a reader's project would.
     const dir = path.join(projectRoot, 'dist', 'doc-snippets');
     rmSync(dir, { recursive: true, force: true });
@@ -41,12 +42,47 @@ describe('docs/integrate.md: every snippet runs as written', function () {
       strict: true,
       esModuleInterop: true,
       skipLibCheck: true,
-      noEmit: true,
     });
+    program.emit(); // the SDK snippets run in the next test
     const problems = ts
       .getPreEmitDiagnostics(program)
       .map((d) => `${d.file ? path.basename(d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
     assert.deepEqual(problems, []);
+  });
+
+  it('when the SDK snippets run (the frontend submits and follows, the watcher reports the deposit), then the frontend sees PREPARED first and SIGNING last', async () => {
+    const dir = path.join(projectRoot, 'dist', 'doc-snippets');
+    const frontend = require(path.join(dir, 'snippet-1.js')) as {
+      submitAndFollow(
+        api: IntentClient,
+        key: Uint8Array,
+        wallet: string,
+        id: string,
+        intent: unknown,
+        on: (s: string) => void,
+      ): Promise<string>;
+    };
+    const watcher = require(path.join(dir, 'snippet-2.js')) as {
+      reportDepositHttp(
+        api: IntentClient,
+        wallet: string,
+        id: string,
+        deposit: { txHash: string; chain: string; amount: string },
+      ): Promise<string>;
+    };
+    const wallet = newWallet();
+    const executionId = `integrate-sdk-${Date.now()}`;
+    const intent = sampleIntent();
+    assert.equal((await prepare(stack, wallet, { executionId, intent })).status, 201);
+    const api = new IntentClient({ baseUrl: stack.api.url, token: stack.tokens.deposit });
+    const seen: string[] = [];
+    const submitted = await frontend.submitAndFollow(api, wallet.secretKey, wallet.id, executionId, intent, (status) => {
+      seen.push(status);
+      if (seen.length === 1)
+        void watcher.reportDepositHttp(api, wallet.id, executionId, { txHash: '0xsdk1', chain: 'evm:31337', amount: '1' });
+    });
+    assert.equal(submitted, 'PREPARED', 'signed before the deposit');
+    assert.deepEqual([seen[0], seen.at(-1)], ['PREPARED', 'SIGNING'], seen.join());
   });
 
   it('when the page is read, then every shell snippet is in a section whose test runs it (a chain watcher here, on-chain deposits on anvil)', () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import nacl from 'tweetnacl';
 import { toBase58 } from '../../domain/encoding';
-import { signCancelBody, signSubmitBody } from '../../domain/sign-intent';
+import { nacl25519Signer, signCancelSync, signSubmitSync } from '@intent-service/client';
 import { request } from './http';
 import type { Stack } from './stack';
 
@@ -35,15 +35,14 @@ export function prepare(stack: Stack, wallet: TestWallet, body: Record<string, u
   });
 }
 
-/** A valid submit body for an execution, signed with tweetnacl as a frontend would. */
+/** A valid submit body for an execution, signed by the SDK as a frontend would. */
 export function signedBody(
   wallet: TestWallet,
   executionId: string,
   intent: unknown,
   options: { domain?: string; timestamp?: number; encoding?: 'hex' | 'base58' } = {},
 ) {
-  return signSubmitBody({
-    secretKey: wallet.secretKey,
+  return signSubmitSync(nacl25519Signer(wallet.secretKey), {
     wallet: wallet.id,
     executionId,
     intent,
@@ -77,14 +76,13 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, ti
   throw new Error(`condition not met within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
 }
 
-/** A valid cancel body for an execution, signed by the wallet with tweetnacl. */
+/** A valid cancel body for an execution, signed by the wallet through the SDK. */
 export function cancelBody(
   wallet: TestWallet,
   executionId: string,
   options: { domain?: string; timestamp?: number; secretKey?: Uint8Array } = {},
 ) {
-  return signCancelBody({
-    secretKey: options.secretKey ?? wallet.secretKey,
+  return signCancelSync(nacl25519Signer(options.secretKey ?? wallet.secretKey), {
     wallet: wallet.id,
     executionId,
     domain: options.domain ?? 'localhost',

@@ -1,0 +1,238 @@
+import { toBase58 } from '../../domain/encoding.js';
+import { IntentServiceError } from './errors.js';
+import { send, sleep, type CallOptions } from './http.js';
+import type { paths } from './openapi.js';
+import { signCancel, signSubmit, type KeyEncoding, type Signer } from './signing.js';
+import { readEvents } from './sse.js';
+import {
+  FINAL_STATUSES,
+  type DepositRequest,
+  type ExecutionList,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  type PrepareRequest,
+  type SubmitAnswer,
+} from './types.js';
+
+/** The routes the client calls: each must be a path of the service's OpenAPI document. */
+const ROUTES = {
+  executions: '/api/v1/executions/{wallet}',
+  submit: '/api/v1/executions/{wallet}/submit',
+  execution: '/api/v1/executions/{wallet}/{executionId}',
+  deposit: '/api/v1/executions/{wallet}/{executionId}/deposit',
+  cancel: '/api/v1/executions/{wallet}/{executionId}/cancel',
+  events: '/api/v1/executions/{wallet}/{executionId}/events',
+} as const satisfies Record<string, keyof paths>;
+
+/** A route with its `{name}` segments filled in, each URL-encoded. */
+function route(template: keyof paths, params: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name]));
+}
+
+export interface IntentClientOptions {
+  /** The API's origin, e.g. `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  /** A bearer token for prepare and deposit (scopes `executions:prepare`, `executions:deposit`). */
+  token?: string;
+  /** The deadline of a call, retries included, when the call names none: 30 000 ms by default. */
+  deadlineMs?: number;
+  /** The fetch to use (default: the global one). */
+  fetch?: typeof fetch;
+}
+
+export interface SubmitInput {
+  executionId: string;
+  /** The intent as prepared, or pass `intentHash` from the record instead. */
+  intent?: unknown;
+  intentHash?: string;
+  /** The dApp domain of the wallet connection (one of the service's ALLOWED_DOMAINS). */
+  domain: string;
+  /** Unix seconds; now by default. */
+  timestamp?: number;
+  encoding?: KeyEncoding;
+  /** The wallet (path segment and envelope address): by default the signer's key in base58. */
+  wallet?: string;
+}
+
+export interface CancelInput {
+  domain: string;
+  timestamp?: number;
+  encoding?: KeyEncoding;
+  wallet?: string;
+}
+
+export interface ListQuery {
+  /** One status or several. */
+  status?: ExecutionStatus | readonly ExecutionStatus[];
+  /** A page's `cursor` (the service's nextPageToken): the page after it. */
+  cursor?: string;
+  /** 1-100, 20 by default. */
+  pageSize?: number;
+}
+
+/** What `list` answers: a page when awaited, every page from it on when iterated with `for await`. */
+export type PageList = PromiseLike<ExecutionPage> & AsyncIterable<ExecutionPage>;
+
+/** One page of a wallet's executions, newest first; `cursor` is absent on the last page. */
+export interface ExecutionPage {
+  executions: ExecutionRecord[];
+  cursor?: string;
+}
+
+/** One status event of `watch`: the record as it stood (`id` is its version, absent for a status that came and went). */
+export interface WatchEvent {
+  status: ExecutionStatus;
+  record: ExecutionRecord;
+  id?: string;
+}
+
+export interface WatchOptions extends CallOptions {
+  /** The id of the last event already seen: the stream starts after it. */
+  lastEventId?: string;
+  /** Wait before reconnecting after a stream that ended without a final status, in ms: 1000 by default. */
+  reconnectDelayMs?: number;
+}
+
+/**
+ * A typed client of the intent service's execution routes. Calls that are safe to send again
+ * (submit, cancel, get, list, watch) are retried after a 503 with Retry-After and after a network
+ * failure, within the call's deadline; prepare and deposit are sent once. A 409 is never retried.
+ */
+export class IntentClient {
+  private readonly baseUrl: string;
+  private readonly token?: string;
+  private readonly deadlineMs: number;
+  private readonly fetchFn: typeof fetch;
+
+  constructor(options: IntentClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.token = options.token;
+    this.deadlineMs = options.deadlineMs ?? 30_000;
+    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  /** Prepares an execution for `wallet` (needs a token with `executions:prepare`); answers its record. */
+  async prepare(wallet: string, body: PrepareRequest, options: CallOptions = {}): Promise<ExecutionRecord> {
+    return this.record('POST', route(ROUTES.executions, { wallet }), body, false, options, true);
+  }
+
+  /** Reports a deposit (needs `executions:deposit`); answers the record. */
+  async deposit(wallet: string, executionId: string, body: DepositRequest, options: CallOptions = {}): Promise<ExecutionRecord> {
+    return this.record('POST', route(ROUTES.deposit, { wallet, executionId }), body, false, options, true);
+  }
+
+  /** Builds the signing message, has `signer` sign it and submits; answers the status it moved to. */
+  async submit(signer: Signer, input: SubmitInput, options: CallOptions = {}): Promise<SubmitAnswer> {
+    const wallet = input.wallet ?? walletOf(signer);
+    const body = await signSubmit(signer, { ...input, wallet });
+    const response = await this.call('POST', route(ROUTES.submit, { wallet }), body, true, options);
+    return ((await response.json()) as { result: SubmitAnswer }).result;
+  }
+
+  /** Signs the cancel message with `signer` and cancels; answers the record. */
+  async cancel(signer: Signer, executionId: string, input: CancelInput, options: CallOptions = {}): Promise<ExecutionRecord> {
+    const wallet = input.wallet ?? walletOf(signer);
+    const body = await signCancel(signer, { ...input, wallet, executionId });
+    return this.record('POST', route(ROUTES.cancel, { wallet, executionId }), body, true, options);
+  }
+
+  /** The execution's record. */
+  async get(wallet: string, executionId: string, options: CallOptions = {}): Promise<ExecutionRecord> {
+    return this.record('GET', route(ROUTES.execution, { wallet, executionId }), undefined, true, options);
+  }
+
+  /**
+   * The wallet's executions, newest first: awaited, the page at `query.cursor` (the first by
+   * default); iterated (`for await`), that page and every one after it, each with its own deadline.
+   */
+  list(wallet: string, query: ListQuery = {}, options: CallOptions = {}): PageList {
+    let first: Promise<ExecutionPage> | undefined;
+    const firstPage = () => (first ??= this.page(wallet, query, options));
+    const next = (cursor: string) => this.page(wallet, { ...query, cursor }, options);
+    return {
+      then: (onPage, onError) => firstPage().then(onPage, onError),
+      async *[Symbol.asyncIterator]() {
+        let page = await firstPage();
+        yield page;
+        while (page.cursor !== undefined) {
+          page = await next(page.cursor);
+          yield page;
+        }
+      },
+    };
+  }
+
+  private async page(wallet: string, query: ListQuery, options: CallOptions): Promise<ExecutionPage> {
+    const params = new URLSearchParams();
+    if (query.status !== undefined) params.set('status', typeof query.status === 'string' ? query.status : query.status.join(','));
+    if (query.pageSize !== undefined) params.set('pageSize', String(query.pageSize));
+    if (query.cursor !== undefined) params.set('pageToken', query.cursor);
+    const search = params.toString() === '' ? '' : `?${params}`;
+    const response = await this.call('GET', `${route(ROUTES.executions, { wallet })}${search}`, undefined, true, options);
+    const page = (await response.json()) as ExecutionList;
+    return { executions: page.result, ...(page.nextPageToken === undefined ? {} : { cursor: page.nextPageToken }) };
+  }
+
+  /**
+   * The execution's status events (Server-Sent Events): the record now, then at every change,
+   * ending after a final status (SIGNING, EXPIRED, CANCELLED). A stream that ends or breaks before
+   * is reopened with Last-Event-ID; `deadlineMs` bounds each stretch without an open stream.
+   */
+  async *watch(wallet: string, executionId: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
+    let lastEventId = options.lastEventId;
+    const url = route(ROUTES.events, { wallet, executionId });
+    for (;;) {
+      const headers: Record<string, string> = { accept: 'text/event-stream' };
+      if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+      const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
+      const response = await send(this.fetchFn, this.baseUrl + url, { headers }, { retry: true, deadline, signal: options.signal });
+      if (response.status === 204 || !response.body) return; // the final record was the last one seen
+      try {
+        for await (const message of readEvents(response.body)) {
+          if (message.event !== 'status') continue;
+          const record = JSON.parse(message.data) as ExecutionRecord;
+          if (message.id !== undefined) lastEventId = message.id;
+          yield { status: record.status, record, ...(message.id === undefined ? {} : { id: message.id }) };
+          if (message.id !== undefined && FINAL_STATUSES.includes(record.status)) return;
+        }
+      } catch (err) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (!(err instanceof TypeError || (err as Error).name === 'AbortError')) throw err;
+        // the connection broke: reopen it from the last event
+      }
+      await sleep(options.reconnectDelayMs ?? 1000, options.signal);
+    }
+  }
+
+  private async record(
+    method: string,
+    path: string,
+    body: unknown,
+    retry: boolean,
+    options: CallOptions,
+    auth = false,
+  ): Promise<ExecutionRecord> {
+    const response = await this.call(method, path, body, retry, options, auth);
+    return ((await response.json()) as { result: ExecutionRecord }).result;
+  }
+
+  private call(method: string, path: string, body: unknown, retry: boolean, options: CallOptions, auth = false): Promise<Response> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (auth) {
+      if (this.token === undefined) throw new IntentServiceError(401, 'this call needs the client to have a token');
+      headers.authorization = `Bearer ${this.token}`;
+    }
+    const init: RequestInit = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
+    const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
+    return send(this.fetchFn, this.baseUrl + path, init, { retry, deadline, signal: options.signal });
+  }
+}
+
+/** The wallet a signer stands for by default: its public key in base58. */
+export function walletOf(signer: Pick<Signer, 'publicKey'>): string {
+  if (typeof signer.publicKey !== 'string') return toBase58(signer.publicKey);
+  return signer.publicKey.startsWith('0x')
+    ? toBase58(Uint8Array.from(signer.publicKey.slice(2).match(/../g)!, (h) => parseInt(h, 16)))
+    : signer.publicKey;
+}

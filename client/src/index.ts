@@ -1,0 +1,40 @@
+export {
+  IntentClient,
+  walletOf,
+  type CancelInput,
+  type ExecutionPage,
+  type IntentClientOptions,
+  type ListQuery,
+  type PageList,
+  type SubmitInput,
+  type WatchEvent,
+  type WatchOptions,
+} from './client.js';
+export { IntentServiceError } from './errors.js';
+export type { CallOptions } from './http.js';
+export {
+  buildCancelMessage,
+  buildSigningMessage,
+  intentHash,
+  nacl25519Signer,
+  signCancel,
+  signCancelSync,
+  signSubmit,
+  signSubmitSync,
+  type CancelSigning,
+  type KeyEncoding,
+  type Signer,
+  type SubmitSigning,
+  type SyncSigner,
+} from './signing.js';
+export {
+  FINAL_STATUSES,
+  type CancelRequest,
+  type DepositRequest,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  type PrepareRequest,
+  type SubmitAnswer,
+  type SubmitRequest,
+} from './types.js';
+export type { components, operations, paths } from './openapi.js';
