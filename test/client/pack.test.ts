@@ -8,6 +8,8 @@ import { promisify } from 'node:util';
 import { projectRoot } from '../../config/config';
 import { getStack, type Stack } from '../support/stack';
 
+import { childEnv } from '../../config/settings';
+
 const run = promisify(execFile);
 
 /** What an integrator's program does with the installed package: the whole path of one execution. */
@@ -15,7 +17,8 @@ const SCRIPT = `
 import { randomBytes, randomUUID } from 'node:crypto';
 import { IntentClient, nacl25519Signer, walletOf } from '@intent-service/client';
 
-const client = new IntentClient({ baseUrl: process.env.API, token: process.env.TOKEN });
+const [baseUrl, token] = process.argv.slice(2);
+const client = new IntentClient({ baseUrl, token });
 const signer = nacl25519Signer(new Uint8Array(randomBytes(32)));
 const wallet = walletOf(signer);
 const executionId = 'pack-' + randomUUID();
@@ -85,10 +88,7 @@ describe('client: the packed SDK installs in an empty folder and runs against th
     writeFileSync(path.join(app, 'main.js'), SCRIPT);
     await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], { cwd: app });
 
-    const { stdout } = await run(process.execPath, ['main.js'], {
-      cwd: app,
-      env: { PATH: process.env.PATH, API: stack.api.url, TOKEN: stack.tokens.all },
-    });
+    const { stdout } = await run(process.execPath, ['main.js', stack.api.url, stack.tokens.all], { cwd: app, env: childEnv() });
     const lines = stdout.trim().split('\n');
     assert.deepEqual(lines.slice(0, 3), ['prepare PREPARED', 'deposit OPERATION_PENDING', 'submit SIGNING'], stdout);
     assert.equal(lines.at(-1), 'watch SIGNING', stdout);

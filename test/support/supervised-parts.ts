@@ -6,6 +6,7 @@
  */
 import { Supervisor } from '../../scripts/lib/supervisor';
 import { startChildService } from '../../scripts/lib/child-service';
+import { childEnv } from '../../config/settings';
 
 const server = `
 const http = require('node:http');
@@ -25,7 +26,7 @@ process.on('SIGTERM', () => { console.log('client stopping'); setTimeout(() => p
 
 async function main() {
   const supervisor = new Supervisor('parts');
-  const env = { PATH: process.env.PATH ?? '' };
+  const env = childEnv();
   const s = startChildService('server', process.execPath, ['-e', server], { readyPattern: /listening (\d+)/, env });
   supervisor.add('server', () => s.stop(5000), s.exited);
   const port = (await s.ready)[1];
