@@ -5,7 +5,7 @@ import { BENCH_SETTINGS } from '../bench/settings';
 import { TEST_SETTINGS } from '../test/support/settings';
 import { writeDocSection } from './lib/doc-section';
 import { SCRIPT_SETTINGS } from './lib/settings';
-import { renderRecordReference } from './lib/record-reference';
+import { renderPrepareReference, renderRecordReference } from './lib/record-reference';
 
 /** The tools' tables, in the order docs/development.md lists them. */
 export const TOOL_SETTINGS = [SCRIPT_SETTINGS, TEST_SETTINGS, BENCH_SETTINGS] as const;
@@ -20,6 +20,7 @@ function main(): void {
     ['operations.md', 'settings-table', renderSettingsTable()],
     ['development.md', 'tool-settings-table', renderToolSettingsTable(TOOL_SETTINGS)],
     ['api.md', 'record-fields', renderRecordReference()],
+    ['api.md', 'prepare-fields', renderPrepareReference()],
   ];
   for (const [name, section, text] of targets) {
     const file = path.join(projectRoot, 'docs', name);

@@ -39,10 +39,14 @@ export const prepareBodySchema = {
   additionalProperties: false,
   required: ['intent'],
   properties: {
-    executionId: { type: 'string', pattern: EXECUTION_ID_PATTERN },
+    executionId: {
+      type: 'string',
+      pattern: EXECUTION_ID_PATTERN,
+      description: 'absent: the service generates one; never reused for this wallet',
+    },
     intent: { type: 'object', description: 'any JSON object, nested at most 32 levels' },
     signerPublicKey: publicKeySchema('the key that must sign the submit (default: the wallet read as a base58 key)'),
-    ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000 },
+    ttlSeconds: { type: 'integer', minimum: 1, maximum: 2592000, description: 'how long a deposit may take (absent: EXECUTION_TTL_S)' },
     deposit: {
       type: 'object',
       additionalProperties: false,

@@ -358,11 +358,13 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         PrepareRequest: {
+            /** @description absent: the service generates one; never reused for this wallet */
             executionId?: string;
             /** @description any JSON object, nested at most 32 levels */
             intent: Record<string, unknown>;
             /** @description the key that must sign the submit (default: the wallet read as a base58 key): an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
             signerPublicKey?: string;
+            /** @description how long a deposit may take (absent: EXECUTION_TTL_S) */
             ttlSeconds?: number;
             /** @description an on-chain deposit: the record gets depositTarget.address, unique to this execution; a native transfer of at least minAmount to it completes the deposit once DEPOSIT_CONFIRMATIONS deep */
             deposit?: {
@@ -419,6 +421,8 @@ export interface components {
             /** @description base units, a decimal string */
             amount?: string;
             asset?: string;
+            /** @description who sent the transfer (lowercase), when the chain showed it: where a refund goes back */
+            sender?: string;
             /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, closed, cancelled-after-deposit */
             reason: string;
             /** @enum {string} */
@@ -468,14 +472,22 @@ export interface components {
         };
         WhitelistRequest: components["schemas"]["WhitelistChange"][];
         ExecutionRecord: {
+            /** @description prepare's executionId, or the one it generated */
             executionId: string;
+            /** @description the origin wallet of the path */
             wallet: string;
-            /** @enum {string} */
+            /**
+             * @description PREPARED, OPERATION_PENDING, SIGNING, EXPIRED or CANCELLED (docs/api.md "Lifecycle")
+             * @enum {string}
+             */
             status: "PREPARED" | "OPERATION_PENDING" | "SIGNING" | "EXPIRED" | "CANCELLED";
+            /** @description the intent as prepare received it */
             intent: Record<string, unknown>;
             /** @description lowercase hex SHA-256 of the RFC 8785 canonical JSON of intent */
             intentHash: string;
+            /** @description the ed25519 key that must sign, `0x` + 64 lowercase hex digits (prepare: signerPublicKey, else the wallet) */
             signerPublicKey: string;
+            /** @description set by a valid submit: the exact message that was verified */
             signingMessage?: string;
             /** @description where an on-chain deposit goes (prepare's `deposit`): a transfer of at least minAmount to address completes it */
             depositTarget?: {
@@ -486,6 +498,7 @@ export interface components {
                 /** @description EIP-55, unique to this execution */
                 address: string;
             };
+            /** @description set by the deposit the execution took (a report, a signal or the chain watcher) */
             deposit?: {
                 txHash: string;
                 chain?: string;
@@ -505,6 +518,7 @@ export interface components {
                  */
                 reorged?: true;
             };
+            /** @description set by a valid submit: the signature (canonical hex), the signer key, the wallet's envelope, when */
             signedPayload?: {
                 signature: string;
                 publicKey: string;
@@ -516,19 +530,29 @@ export interface components {
                 /** Format: date-time */
                 submittedAt: string;
             };
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description when prepare created it
+             */
             createdAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description the last change of the record
+             */
             updatedAt: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description createdAt + ttlSeconds: PREPARED without a deposit by then becomes EXPIRED
+             */
             expiresAt: string;
+            /** @description every status change with its time, oldest first */
             history: {
                 /** @enum {string} */
                 status: "PREPARED" | "OPERATION_PENDING" | "SIGNING" | "EXPIRED" | "CANCELLED";
                 /** Format: date-time */
                 at: string;
             }[];
-            /** @description deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain), kept for a refund */
+            /** @description the first 10 deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain); every one is a refunds ledger row (see refunds) */
             refusedDeposits: ({
                 txHash: string;
                 chain?: string;
@@ -549,6 +573,13 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description set on the read routes' answers (GET one, the list) when the read model answers: refusedDeposits holds the first 10 refusals, the refunds ledger holds every deposit not taken */
+            refunds?: {
+                /** @description this execution's rows in the refunds ledger (its own deposit after a cancel included) */
+                total: number;
+                /** @description GET it with a refunds:read token to list them: /api/v1/refunds?wallet=…&executionId=… */
+                url: string;
+            };
         };
         ExecutionRecordAnswer: {
             result: components["schemas"]["ExecutionRecord"];
@@ -1488,6 +1519,8 @@ export interface operations {
                 state?: "due" | "refunded" | "waived";
                 /** @description only this wallet */
                 wallet?: string;
+                /** @description only this execution id (an execution record's refundsUrl names it with its wallet) */
+                executionId?: string;
                 /** @description only this chain (`evm:<id>`) */
                 chain?: string;
                 /** @description 1-200, default 50 */

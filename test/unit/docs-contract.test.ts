@@ -5,7 +5,7 @@ import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
 import { answerChecker } from '../support/openapi-check';
 import { docSection } from '../../scripts/lib/doc-section';
-import { renderRecordReference } from '../../scripts/lib/record-reference';
+import { renderPrepareReference, renderRecordReference } from '../../scripts/lib/record-reference';
 import { executionRecordSchema } from '../../api/executions/contract';
 import { SETTINGS } from '../../config/settings';
 import { LEDGER_ONLY_REASONS } from '../../contracts/refunds';
@@ -182,8 +182,9 @@ describe('docs: every path a page names exists', () => {
 });
 
 describe('docs: the references a page repeats from the code are rendered from it', () => {
-  it("when docs/api.md lists the execution record's fields, then the list is the one rendered from the contract (npm run docs:settings)", () => {
+  it("when docs/api.md lists the execution record's fields and prepare's, then each list is the one rendered from the contract (npm run docs:settings)", () => {
     assert.equal(docSection(read('docs/api.md'), 'record-fields'), renderRecordReference().trim());
+    assert.equal(docSection(read('docs/api.md'), 'prepare-fields'), renderPrepareReference().trim());
   });
 });
 
