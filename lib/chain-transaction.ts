@@ -1,12 +1,41 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type PublicClient } from 'viem';
-import { TX_HASH, proveDeposit, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import { TX_HASH, proveDeposit, reportedAsset, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import { internalValueTransfers, type CallFrame } from '../domain/transfers';
 import type { Deposit, DepositTarget } from '../domain/execution-state';
 
 /**
- * Reads what the chain holds of one transaction and the chain's head, for domain/deposit-proof.
+ * The call trace of one transaction (`debug_traceTransaction` with the `callTracer`), flattened to
+ * the value its internal calls move; undefined when the node offers no traces.
+ */
+export async function internalTransfersOf(client: PublicClient, txHash: string): Promise<ChainTransaction['internalTransfers']> {
+  try {
+    const frame = (await client.request({
+      method: 'debug_traceTransaction',
+      params: [txHash as `0x${string}`, { tracer: 'callTracer' }],
+    } as never)) as CallFrame;
+    return internalValueTransfers(frame);
+  } catch (err) {
+    if (isMissingMethod(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Whether a JSON-RPC failure says the node has no such method (or refuses it): not a failure to retry. */
+export function isMissingMethod(err: unknown): boolean {
+  const text = err instanceof Error ? `${err.name} ${err.message} ${String((err as { details?: unknown }).details ?? '')}` : String(err);
+  return /MethodNotFound|MethodNotSupported|method not found|not supported|does not exist|not available|unsupported/i.test(text);
+}
+
+/**
+ * Reads what the chain holds of one transaction and the chain's head, for domain/deposit-proof:
+ * the transaction, its receipt's logs, and with `traces` the value its internal calls move.
  * A hash the node does not know is `tx: undefined`; a node that cannot be reached throws.
  */
-export async function readChainTransaction(client: PublicClient, txHash: string): Promise<{ tx?: ChainTransaction; head: number }> {
+export async function readChainTransaction(
+  client: PublicClient,
+  txHash: string,
+  traces = false,
+): Promise<{ tx?: ChainTransaction; head: number }> {
   const head = Number(await client.getBlockNumber({ cacheTime: 0 }));
   if (!TX_HASH.test(txHash)) return { head };
   const hash = txHash.toLowerCase() as `0x${string}`;
@@ -24,6 +53,7 @@ export async function readChainTransaction(client: PublicClient, txHash: string)
         },
       };
     const receipt = await client.getTransactionReceipt({ hash });
+    const internalTransfers = traces ? await internalTransfersOf(client, hash) : undefined;
     return {
       head,
       tx: {
@@ -32,6 +62,8 @@ export async function readChainTransaction(client: PublicClient, txHash: string)
         blockNumber: Number(receipt.blockNumber),
         succeeded: receipt.status === 'success',
         from: tx.from.toLowerCase(),
+        logs: receipt.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })),
+        ...(internalTransfers === undefined ? {} : { internalTransfers }),
       },
     };
   } catch (err) {
@@ -52,7 +84,8 @@ export async function proveOnChain(
   confirmations: number | undefined,
 ): Promise<DepositProof> {
   if (confirmations === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
-  const { tx, head } = await readChainTransaction(client, reported.txHash);
+  const traces = reportedAsset(target, reported) === 'native' && (reported.transferIndex ?? 0) > 0;
+  const { tx, head } = await readChainTransaction(client, reported.txHash, traces);
   return proveDeposit(target, reported, tx, head, confirmations);
 }
 
