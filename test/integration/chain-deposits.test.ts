@@ -268,7 +268,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       const r = await recordIfReadable(e);
       return r?.status === 'OPERATION_PENDING' && r;
     }, 90_000);
-    assert.deepEqual(done.deposit, { txHash: tx, chain: CHAIN, amount: '1000', blockNumber: block, transferIndex: 0 });
+    assert.deepEqual(done.deposit, { txHash: tx, chain: CHAIN, amount: '1000', blockNumber: block, transferIndex: 0, asset: 'native' });
     await watcherPast((await chain.head()) + 3);
     assert.equal(await depositSignals(e), 1);
     assert.equal((await record(e)).history.filter((h) => h.status === 'OPERATION_PENDING').length, 1);
@@ -616,7 +616,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.equal(transfer.amount, '1000000000000000');
     assert.deepEqual(JSON.parse(recordLine), {
       status: 'OPERATION_PENDING',
-      deposit: { txHash: transfer.txHash, chain: CHAIN, amount: transfer.amount, blockNumber: transfer.blockNumber, transferIndex: 0 },
+      deposit: { txHash: transfer.txHash, chain: CHAIN, amount: transfer.amount, blockNumber: transfer.blockNumber, transferIndex: 0, asset: 'native' },
     });
     assert.deepEqual(rest, []);
   });
