@@ -22,8 +22,28 @@ export async function internalTransfersOf(client: PublicClient, txHash: string):
 
 /** Whether a JSON-RPC failure says the node has no such method (or refuses it): not a failure to retry. */
 export function isMissingMethod(err: unknown): boolean {
-  const text = err instanceof Error ? `${err.name} ${err.message} ${String((err as { details?: unknown }).details ?? '')}` : String(err);
-  return /MethodNotFound|MethodNotSupported|method not found|not supported|does not exist|not available|unsupported/i.test(text);
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === -32601 || code === -32004) return true;
+    if (/method\b.*\b(not found|not supported|not available|does not exist|not whitelisted|not allowed)/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the node answers call traces: asks `debug_traceTransaction` for a hash no transaction
+ * has. A node with traces answers that it knows no such transaction; one without, that it has no
+ * such method. Undefined when the node cannot be reached.
+ */
+export async function offersTraces(client: PublicClient): Promise<boolean | undefined> {
+  try {
+    await client.request({ method: 'debug_traceTransaction', params: [`0x${'0'.repeat(64)}`, { tracer: 'callTracer' }] } as never);
+    return true;
+  } catch (err) {
+    if (isMissingMethod(err)) return false;
+    if (err instanceof Error && /HttpRequestError|TimeoutError/.test(err.name)) return undefined;
+    return true;
+  }
 }
 
 /**

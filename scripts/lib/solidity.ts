@@ -45,7 +45,6 @@ interface SolcOutput {
 /** Compiles the sources with the pinned solc (a few seconds: soljson is WebAssembly-compiled JavaScript). */
 export function compileSolidity(): Artifacts {
   // Loaded here only: the service never needs it, and its load takes a while.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const solc = require('solc') as { version(): string; compile(input: string): string };
   const sources = Object.fromEntries(
     Object.keys(SOLIDITY_SOURCES).map((file) => [file, { content: fs.readFileSync(path.join(SOLIDITY_DIR, file), 'utf8') }]),
