@@ -1,4 +1,3 @@
-import { allowedToken, tokenAsset } from '../../config/deposit-tokens';
 import { randomUUID } from 'node:crypto';
 import {
   Client,
@@ -33,6 +32,7 @@ import {
 import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message';
 import type { ExecutionStore } from '../../db/execution-store';
 import type { RefundLedger } from '../../db/refund-ledger';
+import { allowedToken, tokenAsset } from '../../config/deposit-tokens';
 import { refundsUrl } from '../refunds/contract';
 import { depositAddress } from '../../lib/deposit-seed';
 import type { DepositDeps } from '../deps';
