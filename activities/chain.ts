@@ -385,16 +385,20 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         if (outcome === 'refused-other-tx' || outcome === 'refused-expired' || outcome === 'refused-cancelled')
           owed.push({ signal, reason: `the execution cannot take it (${outcome})` });
         else if (
-          outcome === 'refused-below-minimum' &&
+          // Neither can ever complete the deposit: both count against the address's share.
+          (outcome === 'refused-below-minimum' || outcome === 'refused-wrong-asset') &&
           !(await addresses.takeDustSignal(signal.deposit.chain, signal.to, DUST_TRANSFERS_PER_ADDRESS))
         ) {
           dust++;
-          Context.current().log.warn('transfer below minAmount owed back without a signal: its address had its share of them signalled', {
-            workflowId: signal.workflowId,
-            txHash: signal.deposit.txHash,
-            amount: signal.deposit.amount,
-          });
-          owed.push({ signal, reason: 'below minAmount, past the address share of signalled ones' });
+          Context.current().log.warn(
+            'transfer below minAmount (or of another asset) owed back without a signal: its address had its share of them signalled',
+            {
+              workflowId: signal.workflowId,
+              txHash: signal.deposit.txHash,
+              amount: signal.deposit.amount,
+            },
+          );
+          owed.push({ signal, reason: `${outcome.slice('refused-'.length)}, past the address share of signalled ones` });
         } else if (outcome !== 'duplicate') send.push(signal);
       }
       if (dust > 0) deps?.onChainEvent?.({ kind: 'dust', chain: signals[0].deposit.chain, owed: dust });
