@@ -5,7 +5,8 @@ import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import { applyDeposit, closedDepositRefusal } from '../domain/execution-state';
-import { proveOnChain, senderOf } from '../lib/chain-transaction';
+import { isMissingMethod, proveOnChain, senderOf } from '../lib/chain-transaction';
+import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC, type CallFrame } from '../domain/transfers';
 import type { BlockHeader, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
 
@@ -14,7 +15,9 @@ export type ChainEvent =
   | { kind: 'round'; chain: string; head: number; to?: number; transfers: number }
   | { kind: 'dust'; chain: string; owed: number }
   | { kind: 'signals'; chain: string; delivered: number; undelivered: UndeliveredDeposit[] }
-  | { kind: 'reorgs'; reports: ReorgReport[] };
+  | { kind: 'reorgs'; reports: ReorgReport[] }
+  /** The node answered that it has no call traces: value sent to deposit addresses by contracts' internal calls is not seen. */
+  | { kind: 'no-traces'; chain: string };
 
 export interface ChainDeps {
   rpcUrl: string;
@@ -24,6 +27,8 @@ export interface ChainDeps {
   maxBlocksPerRound: number;
   windowSize: number;
   roundsPerRun: number;
+  /** The ERC-20 tokens allowed (DEPOSIT_TOKENS), of every chain: their Transfer logs are read. */
+  tokens: ReadonlyArray<{ chain: string; address: string }>;
   /** The deposit addresses the round's transfers are joined with. */
   addresses: DepositAddressStore;
   /** Final records of closed executions, to judge a transfer that reached one. */
@@ -76,14 +81,11 @@ function blockHeader(b: { number: bigint | null; hash: `0x${string}` | null; par
   return { number: Number(b.number), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
 }
 
-/**
- * The native transfers of a block's transactions, each with its recipient in lowercase. Top-level
- * ones only: a value sent by a contract's internal call needs traces (decision 0071).
- */
+/** The top-level native transfers of a block's transactions (transferIndex 0), each with its recipient in lowercase. */
 function topLevelTransfers(
   block: { transactions: ReadonlyArray<{ to: `0x${string}` | null; value: bigint; hash: `0x${string}` }> },
   h: BlockHeader,
-): Array<Omit<ChainTransfer, 'workflowId'>> {
+): Candidate[] {
   return block.transactions
     .filter((tx) => tx.to !== null && tx.value !== 0n)
     .map((tx) => ({
@@ -91,40 +93,186 @@ function topLevelTransfers(
       blockHash: h.hash,
       txHash: tx.hash.toLowerCase(),
       transferIndex: 0,
+      asset: 'native' as const,
       to: tx.to!.toLowerCase(),
       amount: tx.value.toString(),
     }));
 }
 
+type Candidate = Omit<ChainTransfer, 'workflowId'>;
+
+/** Topics per `eth_getLogs` request (an OR-list of recipients), and the most addresses filtered by topic at all. */
+const TOPICS_PER_REQUEST = 1_000;
+const MAX_TOPIC_ADDRESSES = 10_000;
+
 /**
- * Blocks `numbers` (`concurrency` reads at once) as headers, and the top-level native transfers in
- * them that pay one of `chain`'s deposit addresses, each with its execution: what the watcher's
- * round and the reconciler read alike.
+ * What the watcher's round and the reconciler read from a chain besides blocks: the ERC-20
+ * `Transfer` logs of the allowed tokens and, where the node has them, the call traces of the
+ * blocks (native value moved by contracts' internal calls). Keeps, per process, the chain's
+ * deposit addresses (re-read when their count changes) and whether the node answers traces.
  */
-export async function readDepositBlocks(
-  client: PublicClient,
-  addresses: DepositAddressStore,
-  chain: string,
-  numbers: readonly number[],
-  concurrency: number,
-): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
-  const blocks = await mapLimited(numbers, concurrency, (n) => client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }));
-  const headers = blocks.map(blockHeader);
-  const candidates = blocks.flatMap((block, i) => topLevelTransfers(block, headers[i]));
-  const owners =
-    candidates.length > 0
-      ? await addresses.lookup(
-          chain,
-          candidates.map((c) => c.to),
-        )
-      : new Map<string, { workflowId: string; minAmount: string }>();
-  const transfers: ChainTransfer[] = [];
-  for (const c of candidates) {
-    const owner = owners.get(c.to);
-    if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
+export class DepositReader {
+  private known?: { count: number; topics: string[] };
+  /** undefined until the first block's trace is asked for. */
+  private tracesOffered?: boolean;
+
+  constructor(
+    private readonly client: PublicClient,
+    private readonly addresses: DepositAddressStore,
+    /** The allowed tokens of the chain read (lowercase addresses). */
+    private readonly tokens: readonly string[],
+    /** Told once, the first time the node answers that it has no call traces. */
+    private readonly onNoTraces?: () => void,
+  ) {}
+
+  /** Whether the node answers call traces; undefined before the first block was read. */
+  get traces(): boolean | undefined {
+    return this.tracesOffered;
   }
-  return { headers, transfers };
+
+  /**
+   * Blocks `numbers` (`concurrency` reads at once) as headers, and the transfers in them that pay
+   * one of `chain`'s deposit addresses, each with its execution: top-level native transfers,
+   * native value moved by internal calls (call traces), and Transfer logs of the allowed tokens.
+   */
+  async read(
+    chain: string,
+    numbers: readonly number[],
+    concurrency: number,
+  ): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
+    const blocks = await mapLimited(numbers, concurrency, (n) =>
+      this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }),
+    );
+    const headers = blocks.map(blockHeader);
+    const candidates = blocks.flatMap((block, i) => topLevelTransfers(block, headers[i]));
+    // Read after the blocks: a reorg in between shows as a log or trace of another block hash, which the round drops and a rewind re-reads.
+    candidates.push(...(await this.internalTransfers(blocks, headers, concurrency)));
+    if (numbers.length > 0) candidates.push(...(await this.tokenTransfers(chain, headers)));
+    const owners =
+      candidates.length > 0
+        ? await this.addresses.lookup(
+            chain,
+            candidates.map((c) => c.to),
+          )
+        : new Map<string, { workflowId: string; minAmount: string }>();
+    const transfers: ChainTransfer[] = [];
+    for (const c of candidates) {
+      const owner = owners.get(c.to);
+      if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
+    }
+    return { headers, transfers };
+  }
+
+  /** Native value the blocks' internal calls move (`debug_traceBlockByHash`, callTracer); none where the node has no traces. */
+  private async internalTransfers(
+    blocks: ReadonlyArray<{ transactions: ReadonlyArray<{ hash: `0x${string}` }> }>,
+    headers: readonly BlockHeader[],
+    concurrency: number,
+  ): Promise<Candidate[]> {
+    if (this.tracesOffered === false) return [];
+    const withTxs = headers.filter((_, i) => blocks[i].transactions.length > 0);
+    let traces: Array<Array<{ txHash?: string; result?: CallFrame }>>;
+    try {
+      traces = await mapLimited(
+        withTxs,
+        concurrency,
+        (h) =>
+          this.client.request({ method: 'debug_traceBlockByHash', params: [h.hash, { tracer: 'callTracer' }] } as never) as Promise<
+            Array<{ txHash?: string; result?: CallFrame }>
+          >,
+      );
+    } catch (err) {
+      if (!isMissingMethod(err)) throw err;
+      this.tracesOffered = false;
+      this.onNoTraces?.();
+      return [];
+    }
+    if (withTxs.length > 0) this.tracesOffered = true;
+    const out: Candidate[] = [];
+    for (const [i, h] of withTxs.entries()) {
+      const txs = blocks[headers.indexOf(h)].transactions;
+      for (const [j, trace] of traces[i].entries()) {
+        const txHash = (trace.txHash ?? txs[j]?.hash)?.toLowerCase();
+        if (txHash === undefined || trace.result === undefined) continue;
+        for (const [k, call] of internalValueTransfers(trace.result).entries())
+          out.push({
+            blockNumber: h.number,
+            blockHash: h.hash,
+            txHash,
+            transferIndex: k + 1,
+            asset: 'native',
+            to: call.to,
+            amount: call.value,
+          });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The allowed tokens' Transfer logs over the headers' range to deposit addresses: `eth_getLogs`
+   * filtered by token and by recipient topic (an OR-list, a request per 1000 addresses; beyond
+   * 10 000 addresses by token only, the recipients joined with the table afterwards). Each log's
+   * transferIndex is its place among its receipt's logs (stable when the transaction is mined
+   * again elsewhere), read from the receipts of the few transactions that pay a deposit address.
+   */
+  private async tokenTransfers(chain: string, headers: readonly BlockHeader[]): Promise<Candidate[]> {
+    if (this.tokens.length === 0) return [];
+    const count = await this.addresses.count(chain);
+    if (this.known?.count !== count) this.known = { count, topics: (await this.addresses.all(chain)).map(addressTopic) };
+    const topics = this.known.topics;
+    if (topics.length === 0) return [];
+    const chunks: Array<string[] | null> = [];
+    if (topics.length > MAX_TOPIC_ADDRESSES) chunks.push(null);
+    else for (let i = 0; i < topics.length; i += TOPICS_PER_REQUEST) chunks.push(topics.slice(i, i + TOPICS_PER_REQUEST));
+    const range = { fromBlock: toHex(headers[0].number), toBlock: toHex(headers[headers.length - 1].number) };
+    const answers = await mapLimited(
+      chunks,
+      4,
+      (to) =>
+        this.client.request({
+          method: 'eth_getLogs',
+          params: [{ ...range, address: [...this.tokens], topics: [TRANSFER_TOPIC, null, to] }],
+        } as never) as Promise<RpcLog[]>,
+    );
+    const hashes = new Map(headers.map((h) => [h.number, h.hash]));
+    const logs = answers.flat().filter((l) => !l.removed && hashes.get(Number(l.blockNumber)) === l.blockHash.toLowerCase());
+    if (logs.length === 0) return [];
+    const txHashes = [...new Set(logs.map((l) => l.transactionHash.toLowerCase()))];
+    const receipts = await mapLimited(txHashes, 20, (hash) => this.client.getTransactionReceipt({ hash: hash as `0x${string}` }));
+    const firstLogIndex = new Map(txHashes.map((hash, i) => [hash, receipts[i].logs[0]?.logIndex ?? 0]));
+    const out: Candidate[] = [];
+    for (const l of logs) {
+      const transfer = tokenTransfer(l);
+      if (!transfer) continue;
+      const txHash = l.transactionHash.toLowerCase();
+      out.push({
+        blockNumber: Number(l.blockNumber),
+        blockHash: l.blockHash.toLowerCase(),
+        txHash,
+        transferIndex: Number(l.logIndex) - firstLogIndex.get(txHash)!,
+        asset: `erc20:${transfer.token}`,
+        to: transfer.to,
+        amount: transfer.amount,
+      });
+    }
+    return out;
+  }
 }
+
+/** A log as `eth_getLogs` answers it (hex numbers). */
+interface RpcLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: string;
+  blockHash: string;
+  transactionHash: string;
+  logIndex: string;
+  removed?: boolean;
+}
+
+const toHex = (n: number) => `0x${n.toString(16)}`;
 
 /** Runs `fn` over `items` with at most `limit` at once, answers in order. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
@@ -152,6 +300,23 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     return deps;
   };
   const rpc = () => (client ??= chainClient(chainDeps().rpcUrl));
+  const readers = new Map<string, DepositReader>();
+  const reader = (chain: string): DepositReader => {
+    let r = readers.get(chain);
+    if (!r) {
+      const d = chainDeps();
+      const tokens = d.tokens.filter((t) => t.chain === chain).map((t) => t.address.toLowerCase());
+      r = new DepositReader(rpc(), d.addresses, tokens, () => {
+        Context.current().log.warn(
+          "the chain's node offers no call traces (debug_traceBlockByHash): value a contract sends to a deposit address by an internal call is not seen; such deposits are reported by hand",
+          { chain },
+        );
+        d.onChainEvent?.({ kind: 'no-traces', chain });
+      });
+      readers.set(chain, r);
+    }
+    return r;
+  };
 
   return {
     async chainHead() {
@@ -175,7 +340,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       }
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
-      const { headers, transfers } = await readDepositBlocks(rpc(), d.addresses, chain, numbers, 20);
+      const { headers, transfers } = await reader(chain).read(chain, numbers, 20);
       d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length });
       return {
         head,
@@ -220,16 +385,20 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         if (outcome === 'refused-other-tx' || outcome === 'refused-expired' || outcome === 'refused-cancelled')
           owed.push({ signal, reason: `the execution cannot take it (${outcome})` });
         else if (
-          outcome === 'refused-below-minimum' &&
+          // Neither can ever complete the deposit: both count against the address's share.
+          (outcome === 'refused-below-minimum' || outcome === 'refused-wrong-asset') &&
           !(await addresses.takeDustSignal(signal.deposit.chain, signal.to, DUST_TRANSFERS_PER_ADDRESS))
         ) {
           dust++;
-          Context.current().log.warn('transfer below minAmount owed back without a signal: its address had its share of them signalled', {
-            workflowId: signal.workflowId,
-            txHash: signal.deposit.txHash,
-            amount: signal.deposit.amount,
-          });
-          owed.push({ signal, reason: 'below minAmount, past the address share of signalled ones' });
+          Context.current().log.warn(
+            'transfer below minAmount (or of another asset) owed back without a signal: its address had its share of them signalled',
+            {
+              workflowId: signal.workflowId,
+              txHash: signal.deposit.txHash,
+              amount: signal.deposit.amount,
+            },
+          );
+          owed.push({ signal, reason: `${outcome.slice('refused-'.length)}, past the address share of signalled ones` });
         } else if (outcome !== 'duplicate') send.push(signal);
       }
       if (dust > 0) deps?.onChainEvent?.({ kind: 'dust', chain: signals[0].deposit.chain, owed: dust });
@@ -261,7 +430,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           executionId: record?.executionId ?? executionId,
           ...deposit,
           ...(sender === undefined ? {} : { sender }),
-          asset: record?.depositTarget?.asset ?? 'native',
+          asset: deposit.asset,
           reason,
           reportedBy: 'chain-watcher',
         });

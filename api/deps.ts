@@ -39,4 +39,9 @@ export interface DepositDeps {
   /** The deposit seed (DEPOSIT_SEED_FILE). */
   seed: Uint8Array;
   store: DepositAddressStore;
+  /**
+   * Whether the chain's node offers call traces (value sent by contracts' internal calls is seen
+   * only then); undefined while the node cannot be asked.
+   */
+  traces(): Promise<boolean | undefined>;
 }

@@ -5,6 +5,7 @@ import proxyaddr from 'proxy-addr';
 import { ConfigError, SETTINGS, readSettings, type SettingName, type Settings } from './settings';
 import { explicitConfirmations, parseConfirmations, type ConfirmationsRule } from './confirmations';
 import { tracingConfigOf, type TracingConfig } from './tracing';
+import { parseDepositTokens, type DepositToken } from './deposit-tokens';
 
 /** The project's root folder (config paths such as `data/tokens.json` are relative to it). */
 export const projectRoot = path.resolve(__dirname, '..', '..');
@@ -96,6 +97,8 @@ export interface Config {
     readonly maxBlocksPerRound: number;
     readonly windowSize: number;
     readonly roundsPerRun: number;
+    /** The ERC-20 tokens deposits may be made in (DEPOSIT_TOKENS), of every chain. */
+    readonly tokens: readonly DepositToken[];
   };
   /** The deposit addresses' seed file (DEPOSIT_SEED_FILE); absolute. */
   readonly depositSeedFile: string;
@@ -362,6 +365,7 @@ export function loadConfig(env: Env = process.env): Config {
           maxBlocksPerRound: e.CHAIN_MAX_BLOCKS_PER_ROUND ?? d('CHAIN_MAX_BLOCKS_PER_ROUND'),
           windowSize,
           roundsPerRun: e.CHAIN_ROUNDS_PER_RUN ?? d('CHAIN_ROUNDS_PER_RUN'),
+          tokens: parseDepositTokens(e.DEPOSIT_TOKENS),
         }
       : undefined,
     depositSeedFile: path.resolve(projectRoot, e.DEPOSIT_SEED_FILE ?? d('DEPOSIT_SEED_FILE')),

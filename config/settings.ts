@@ -260,6 +260,13 @@ export const SETTINGS = {
     description:
       "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted`: one number (1–1000) for the chain of CHAIN_RPC_URL, or `evm:<chainId>=N` pairs, comma-separated; a chain neither names takes the default column (read every round: a change applies without restarting the watcher)",
   },
+  DEPOSIT_TOKENS: {
+    kind: 'string',
+    defaultText: 'unset: native deposits only (`npm start` and `npm run cluster` allow the tUSD they deploy)',
+    readBy: 'api, worker',
+    description:
+      'ERC-20 tokens prepare accepts as `deposit.asset` `erc20:<address>` and the watcher reads `Transfer` logs of: `evm:<chainId>:<address>=<SYMBOL>:<decimals>`, comma-separated; a token that does not emit the standard `Transfer` event for every balance change must not be listed',
+  },
   CHAIN_POLL_INTERVAL_MS: {
     kind: 'integer',
     min: 50,

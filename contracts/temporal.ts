@@ -4,7 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Deposit, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
+import type { Deposit, DepositAsset, ExecutionRecord, ExecutionStatus, PreparedExecution, SignedPayload } from '../domain/execution-state';
 import type { BatchOutcomeMemo, BatchOutcome } from '../domain/batch-outcome-memo';
 
 export type { BatchOutcome };
@@ -73,6 +73,8 @@ export interface DepositReorged {
   chain: string;
   blockNumber: number;
   blockHash: string;
+  /** The transfer's asset (unset from a watcher of an older build: native). */
+  asset?: DepositAsset;
 }
 /** `temporal workflow query --type getExecution`: the execution record. */
 export const getExecutionQuery = defineQuery<ExecutionRecord>('getExecution');

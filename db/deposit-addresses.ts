@@ -59,6 +59,22 @@ export class DepositAddressStore {
     return rows.map((r) => r.workflow_id);
   }
 
+  /** How many deposit addresses `chain` has (the watcher re-reads its list of them when this changes: rows are never deleted). */
+  async count(chain: string): Promise<number> {
+    const row = await this.database.db
+      .selectFrom('deposit_addresses')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('chain', '=', chain)
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Every deposit address of `chain`, lowercase. */
+  async all(chain: string): Promise<string[]> {
+    const rows = await this.database.db.selectFrom('deposit_addresses').select('address').where('chain', '=', chain).execute();
+    return rows.map((r) => r.address);
+  }
+
   /** The executions of those of `addresses` (any case) that are deposit addresses on `chain`, by lowercase address. */
   async lookup(chain: string, addresses: readonly string[]): Promise<Map<string, { workflowId: string; minAmount: string }>> {
     const found = new Map<string, { workflowId: string; minAmount: string }>();

@@ -13,9 +13,15 @@ export type { RefundDue, RefundRow, RefundState, Settlement } from '../contracts
 export type SettleOutcome =
   { outcome: 'settled' | 'same'; row: RefundRow } | { outcome: 'conflict'; row: RefundRow } | { outcome: 'missing' };
 
-/** The row id of a transfer refused by an execution: the same transfer reported again is the same row. */
-export function refundId(due: Pick<RefundDue, 'workflowId' | 'chain' | 'txHash' | 'transferIndex'>): string {
-  const key = [due.workflowId, due.chain ?? '', due.txHash.toLowerCase(), String(due.transferIndex ?? 0)].join('\n');
+/**
+ * The row id of a transfer refused by an execution: the same transfer reported again is the same
+ * row. A token's transfer adds its asset (a native transfer and a token log of one transaction may
+ * share an index); a native one keeps the id it always had.
+ */
+export function refundId(due: Pick<RefundDue, 'workflowId' | 'chain' | 'txHash' | 'transferIndex' | 'asset'>): string {
+  const parts = [due.workflowId, due.chain ?? '', due.txHash.toLowerCase(), String(due.transferIndex ?? 0)];
+  if (due.asset !== undefined && due.asset !== 'native') parts.push(due.asset.toLowerCase());
+  const key = parts.join('\n');
   return bytesToHex(sha256(utf8ToBytes(key))).slice(0, 32);
 }
 
@@ -32,7 +38,7 @@ export function refundsOfRecord(workflowId: string, record: ExecutionRecord, ove
     txHash: d.txHash,
     ...(d.transferIndex === undefined ? {} : { transferIndex: d.transferIndex }),
     ...(d.amount === undefined ? {} : { amount: d.amount }),
-    asset: record.depositTarget?.asset ?? 'native',
+    asset: d.asset ?? record.depositTarget?.asset ?? 'native',
     reason,
     reportedBy: 'execution',
   });

@@ -1,3 +1,5 @@
+import type { DepositAsset } from './execution-state';
+
 /**
  * The chain watcher's state machine (docs/decisions/0071-chain-watcher.md), as pure functions: the
  * workflow holds one WatcherState, feeds it what its activities read from the chain, and sends the
@@ -35,11 +37,16 @@ export interface ChainTransfer {
   blockNumber: number;
   blockHash: string;
   txHash: string;
-  /** The transfer's place in its transaction: 0 for a native value transfer (an ERC-20 log would use its place among the receipt's logs). */
+  /**
+   * The transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for the
+   * value its internal calls move (call order), a token's log: its place among the receipt's logs.
+   */
   transferIndex: number;
+  /** `native` or `erc20:<token address>`; unset in the state of a watcher of an older build: native. */
+  asset?: DepositAsset;
   /** The deposit address, lowercase. */
   to: string;
-  /** Wei, a decimal string. */
+  /** Base units of the asset (wei for native), a decimal string. */
   amount: string;
   /** The execution the address belongs to. */
   workflowId: string;
@@ -52,7 +59,7 @@ export interface DepositSignal {
   workflowId: string;
   /** The deposit address it paid (lowercase): the dust cap counts per address. */
   to: string;
-  deposit: { txHash: string; chain: string; amount: string; blockNumber: number; transferIndex: number };
+  deposit: { txHash: string; chain: string; amount: string; blockNumber: number; transferIndex: number; asset: DepositAsset };
 }
 
 /** A signalled deposit whose block is no longer canonical. */
@@ -64,6 +71,7 @@ export interface ReorgReport {
   blockNumber: number;
   blockHash: string;
   amount: string;
+  asset: DepositAsset;
 }
 
 export interface WatcherState {
@@ -99,8 +107,9 @@ export interface RewindOutcome {
   forkPoint?: number;
 }
 
-/** The identity of a transfer: an execution deduplicates by the same pair. */
-export const transferKey = (t: { txHash: string; transferIndex: number }) => `${t.txHash.toLowerCase()}:${t.transferIndex}`;
+/** The identity of a transfer: an execution deduplicates by the same (txHash, transferIndex, asset). */
+export const transferKey = (t: { txHash: string; transferIndex: number; asset?: DepositAsset }) =>
+  `${t.txHash.toLowerCase()}:${t.transferIndex}:${t.asset ?? 'native'}`;
 
 /** The state of a watcher that starts at `block` (nothing before it is read). */
 export function initialWatcherState(block: BlockRef): WatcherState {
@@ -165,7 +174,14 @@ export function applyRound(
     signals: ready.map((t) => ({
       workflowId: t.workflowId,
       to: t.to,
-      deposit: { txHash: t.txHash, chain: params.chain, amount: t.amount, blockNumber: t.blockNumber, transferIndex: t.transferIndex },
+      deposit: {
+        txHash: t.txHash,
+        chain: params.chain,
+        amount: t.amount,
+        blockNumber: t.blockNumber,
+        transferIndex: t.transferIndex,
+        asset: t.asset ?? 'native',
+      },
     })),
     needsRewind,
   };
@@ -196,6 +212,7 @@ export function rewind(state: WatcherState, canonical: ReadonlyMap<number, strin
       blockNumber: t.blockNumber,
       blockHash: t.blockHash,
       amount: t.amount,
+      asset: t.asset ?? 'native',
     }));
   return {
     state: {

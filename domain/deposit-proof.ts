@@ -1,4 +1,5 @@
-import type { Deposit, DepositTarget } from './execution-state';
+import type { Deposit, DepositAsset, DepositTarget } from './execution-state';
+import { tokenTransfer, type LogEntry } from './transfers';
 
 /**
  * Whether the chain backs a reported deposit to an on-chain target (decision 0071): a report,
@@ -22,26 +23,68 @@ export interface ChainTransaction {
   succeeded: boolean;
   /** The sender, lowercase. */
   from?: string;
+  /** The receipt's logs, in order (a token transfer's transferIndex is its place among them). */
+  logs?: readonly LogEntry[];
+  /**
+   * The value the transaction's internal calls move, in call order (domain/transfers.ts): element i
+   * is transferIndex i + 1. Undefined when the node has no traces (or none were asked for).
+   */
+  internalTransfers?: ReadonlyArray<{ to: string; value: string }>;
 }
 
 export type DepositProof =
   { ok: true; deposit: Deposit; sender?: string } | { ok: false; reason: DepositDisproof; message: string; retryable: boolean };
 
-export type DepositDisproof = 'wrong-chain' | 'not-top-level' | 'not-found' | 'failed' | 'other-address' | 'no-value' | 'unconfirmed';
+export type DepositDisproof =
+  'wrong-chain' | 'not-top-level' | 'not-found' | 'failed' | 'other-address' | 'no-value' | 'unconfirmed' | 'no-token-transfer';
 
 const MESSAGES: Record<DepositDisproof, string> = {
   'wrong-chain': "the deposit's chain is not the execution's deposit chain",
-  'not-top-level': 'only top-level native transfers (transferIndex 0) can be proven on this chain',
+  'not-top-level': "an internal call's transfer (transferIndex above 0) needs the node's call traces, which it does not offer",
   'not-found': 'the chain holds no transaction with this txHash',
   failed: 'the transaction reverted on the chain',
   'other-address': "the transaction does not pay the execution's deposit address",
   'no-value': 'the transaction moves no value',
   unconfirmed: 'the transaction is not yet DEPOSIT_CONFIRMATIONS deep; report it again once it is',
+  'no-token-transfer': "the transaction's log at transferIndex is no Transfer event of the deposit's token",
 };
+
+/** The asset a report claims: what it says, else the target's. */
+export const reportedAsset = (target: DepositTarget, reported: Deposit): DepositAsset => reported.asset ?? target.asset;
+
+/**
+ * What `tx` moves to `address` at `transferIndex` in `asset`: the amount (base units), or the
+ * reason it is no such transfer.
+ */
+function transferAt(
+  tx: ChainTransaction,
+  asset: DepositAsset,
+  transferIndex: number,
+  address: string,
+): { amount: string } | { refusal: 'not-top-level' | 'other-address' | 'no-value' | 'no-token-transfer' } {
+  const to = address.toLowerCase();
+  if (asset !== 'native') {
+    const log = tx.logs?.[transferIndex];
+    const transfer = log === undefined ? undefined : tokenTransfer(log);
+    if (transfer === undefined || `erc20:${transfer.token}` !== asset.toLowerCase()) return { refusal: 'no-token-transfer' };
+    if (transfer.to !== to) return { refusal: 'other-address' };
+    return transfer.amount === '0' ? { refusal: 'no-value' } : { amount: transfer.amount };
+  }
+  if (transferIndex === 0) {
+    if (tx.to === null || tx.to.toLowerCase() !== to) return { refusal: 'other-address' };
+    return tx.value === '0' ? { refusal: 'no-value' } : { amount: tx.value };
+  }
+  if (tx.internalTransfers === undefined) return { refusal: 'not-top-level' };
+  const call = tx.internalTransfers[transferIndex - 1];
+  if (call === undefined || call.to !== to) return { refusal: 'other-address' };
+  return { amount: call.value };
+}
 
 /**
  * Judges `reported` against what the chain holds: the transaction `tx` succeeded, pays
- * `target.address` some value, and its block is `confirmations` deep under `head`. The believed
+ * `target.address` some value of the reported asset (the target's when the report does not say;
+ * another asset is proven too, and the execution refuses it as `wrong-asset`: that money did
+ * arrive) at the reported transferIndex, and its block is `confirmations` deep under `head`. The believed
  * deposit carries the chain's amount and block, never the reported ones; whether that amount is
  * enough is the execution's rule (applyDeposit: less than minAmount is refused and owed back,
  * since the money did arrive).
@@ -62,21 +105,23 @@ export function proveDeposit(
     retryable: reason === 'unconfirmed' || reason === 'not-found',
   });
   if (reported.chain !== undefined && reported.chain !== target.chain) return refuse('wrong-chain');
-  if ((reported.transferIndex ?? 0) !== 0) return refuse('not-top-level');
   if (tx === undefined || !TX_HASH.test(reported.txHash)) return refuse('not-found');
   if (tx.blockNumber === null) return refuse('unconfirmed');
   if (!tx.succeeded) return refuse('failed');
-  if (tx.to === null || tx.to.toLowerCase() !== target.address.toLowerCase()) return refuse('other-address');
-  if (tx.value === '0') return refuse('no-value');
+  const asset = reportedAsset(target, reported);
+  const transferIndex = reported.transferIndex ?? 0;
+  const moved = transferAt(tx, asset, transferIndex, target.address);
+  if ('refusal' in moved) return refuse(moved.refusal);
   if (head - tx.blockNumber + 1 < confirmations) return refuse('unconfirmed');
   return {
     ok: true,
     deposit: {
       txHash: reported.txHash.toLowerCase(),
       chain: target.chain,
-      amount: tx.value,
+      amount: moved.amount,
       blockNumber: tx.blockNumber,
-      transferIndex: 0,
+      transferIndex,
+      asset: asset === 'native' ? 'native' : (asset.toLowerCase() as DepositAsset),
     },
     ...(tx.from === undefined ? {} : { sender: tx.from }),
   };

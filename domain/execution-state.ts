@@ -33,16 +33,24 @@ export const FINAL_STATUSES: readonly ExecutionStatus[] = ['SIGNING', 'EXPIRED',
 
 /**
  * A completed deposit, as the `depositCompleted` signal and the deposit route carry it. The chain
- * watcher adds `blockNumber` and `transferIndex` (the transfer's place in its transaction); a
- * deposit is identified by `(txHash, transferIndex)`, an absent index counting as 0.
+ * watcher adds `blockNumber`, `transferIndex` (the transfer's place in its transaction: 0 for a
+ * top-level native transfer, 1, 2, … for value moved by its internal calls in call order, the
+ * log's position among the receipt's logs for a token) and `asset`; a deposit is identified by
+ * `(txHash, transferIndex, asset)`, an absent index counting as 0 and an absent asset matching any.
  */
 export interface Deposit {
   txHash: string;
   chain?: string;
+  /** Base units of `asset`, a decimal string. */
   amount?: string;
   blockNumber?: number;
   transferIndex?: number;
+  /** `native`, or `erc20:` + the token's lowercase address; unset in a report that does not say (the chain's proof sets it). */
+  asset?: DepositAsset;
 }
+
+/** What a deposit is paid in: the chain's native coin, or an ERC-20 token (`erc20:` + its address). */
+export type DepositAsset = 'native' | `erc20:${string}`;
 
 /**
  * A stored deposit; `refundDue` is set when the execution was cancelled after the deposit arrived,
@@ -61,7 +69,8 @@ export interface StoredDeposit extends Deposit {
 export interface DepositTarget {
   /** `evm:<chainId>`. */
   chain: string;
-  asset: 'native';
+  /** `native`, or `erc20:` + the token's lowercase address (a token the deployment allows). */
+  asset: DepositAsset;
   minAmount: string;
   /** EIP-55 address, unique to the execution. */
   address: string;
@@ -94,8 +103,12 @@ export interface HistoryEntry {
 /** A deposit the execution did not take, kept so that an operator can refund it. */
 export interface RefusedDeposit extends Deposit {
   at: string;
-  /** `below-minimum`: less than the deposit target's minAmount; `wrong-chain`: another chain than the target's. */
-  reason: 'expired' | 'other-tx' | 'cancelled' | 'below-minimum' | 'wrong-chain';
+  /**
+   * `below-minimum`: less than the deposit target's minAmount; `wrong-chain`: another chain than
+   * the target's; `wrong-asset`: another asset than the target's (a token to a native target, a
+   * native transfer or another token to a token target).
+   */
+  reason: 'expired' | 'other-tx' | 'cancelled' | 'below-minimum' | 'wrong-chain' | 'wrong-asset';
   reorged?: true;
 }
 
@@ -128,7 +141,14 @@ export const MAX_REFUSED_IN_RECORD = 10;
 
 /** What applyDeposit did. */
 export type DepositOutcome =
-  'applied' | 'duplicate' | 'refused-expired' | 'refused-other-tx' | 'refused-cancelled' | 'refused-below-minimum' | 'refused-wrong-chain';
+  | 'applied'
+  | 'duplicate'
+  | 'refused-expired'
+  | 'refused-other-tx'
+  | 'refused-cancelled'
+  | 'refused-below-minimum'
+  | 'refused-wrong-chain'
+  | 'refused-wrong-asset';
 
 /**
  * The answer to a refused deposit, by outcome: the same words whether the open execution refused it
@@ -140,6 +160,7 @@ export const REFUSED_DEPOSIT_MESSAGES: Partial<Record<DepositOutcome, string>> =
   'refused-expired': 'execution is EXPIRED; the deposit was recorded for refund',
   'refused-below-minimum': "the deposit is less than the deposit target's minAmount; it was recorded for refund",
   'refused-wrong-chain': "the deposit is on another chain than the deposit target's; it was recorded for refund",
+  'refused-wrong-asset': "the deposit is in another asset than the deposit target's; it was recorded for refund",
   'refused-other-tx': 'execution already has a deposit with another txHash; this one was recorded for refund',
 };
 
@@ -202,18 +223,31 @@ function cleanDeposit(d: Deposit): Deposit {
   if (d.amount !== undefined) out.amount = d.amount;
   if (d.blockNumber !== undefined) out.blockNumber = d.blockNumber;
   if (d.transferIndex !== undefined) out.transferIndex = d.transferIndex;
+  if (d.asset !== undefined) out.asset = d.asset;
   return out;
 }
 
-/** Whether two deposits are the same transfer: same txHash and transfer index (absent: 0). */
-export function sameTransfer(a: Deposit, b: Pick<Deposit, 'txHash' | 'transferIndex'>): boolean {
-  return a.txHash === b.txHash && (a.transferIndex ?? 0) === (b.transferIndex ?? 0);
+/**
+ * Whether two deposits are the same transfer: same txHash and transfer index (absent: 0), and the
+ * same asset where both say one (a token's log and a native transfer of one transaction may share
+ * an index).
+ */
+export function sameTransfer(a: Deposit, b: Pick<Deposit, 'txHash' | 'transferIndex' | 'asset'>): boolean {
+  return (
+    a.txHash === b.txHash &&
+    (a.transferIndex ?? 0) === (b.transferIndex ?? 0) &&
+    (a.asset === undefined || b.asset === undefined || a.asset.toLowerCase() === b.asset.toLowerCase())
+  );
 }
 
-/** Why the deposit target refuses `d`, if it does: another chain, or less than minAmount (or no amount it can read). */
-function targetRefusal(target: DepositTarget | undefined, d: Deposit): 'below-minimum' | 'wrong-chain' | undefined {
+/**
+ * Why the deposit target refuses `d`, if it does: another chain, another asset (where `d` says
+ * one), or less than minAmount (or no amount it can read).
+ */
+function targetRefusal(target: DepositTarget | undefined, d: Deposit): 'below-minimum' | 'wrong-chain' | 'wrong-asset' | undefined {
   if (!target) return undefined;
   if (d.chain !== target.chain) return 'wrong-chain';
+  if (d.asset !== undefined && d.asset.toLowerCase() !== target.asset.toLowerCase()) return 'wrong-asset';
   if (d.amount === undefined || !WEI.test(d.amount) || !atLeast(d.amount, target.minAmount)) return 'below-minimum';
   return undefined;
 }
@@ -231,7 +265,7 @@ function moveTo(rec: ExecutionRecord, statuses: ExecutionStatus[], at: string): 
  * - the stored deposit's transfer again (txHash and transferIndex): `duplicate`, record unchanged;
  * - EXPIRED: `refused-expired`; CANCELLED: `refused-cancelled`; another txHash already stored:
  *   `refused-other-tx`; with a deposit target, another chain: `refused-wrong-chain`, less than its
- *   minAmount (or no decimal amount): `refused-below-minimum`. Each is appended to `refusedDeposits` (once per txHash) for a refund;
+ *   minAmount (or no decimal amount): `refused-below-minimum`, another asset: `refused-wrong-asset`. Each is appended to `refusedDeposits` (once per txHash) for a refund;
  *   status unchanged; once the record holds MAX_REFUSED_IN_RECORD of them, the record is unchanged
  *   and the refusal is answered as `overflow`, for the caller to put in the refunds ledger;
  * - PREPARED: deposit stored, `applied`; to OPERATION_PENDING, or, when a signed payload is
@@ -336,7 +370,11 @@ export function applyCancel(rec: ExecutionRecord, at: string): ExecutionRecord {
  * stored deposit (or the refused one) of that transfer is marked `reorged: true`; no status
  * changes. A transfer the record does not hold, or one already marked, returns `rec` itself.
  */
-export function markReorged(rec: ExecutionRecord, transfer: Pick<Deposit, 'txHash' | 'transferIndex'>, at: string): ExecutionRecord {
+export function markReorged(
+  rec: ExecutionRecord,
+  transfer: Pick<Deposit, 'txHash' | 'transferIndex' | 'asset'>,
+  at: string,
+): ExecutionRecord {
   if (rec.deposit !== undefined && sameTransfer(rec.deposit, transfer)) {
     if (rec.deposit.reorged) return rec;
     return { ...rec, deposit: { ...rec.deposit, reorged: true }, updatedAt: at };

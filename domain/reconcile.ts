@@ -1,4 +1,4 @@
-import { sameTransfer, type ExecutionRecord } from './execution-state';
+import { sameTransfer, type DepositAsset, type ExecutionRecord } from './execution-state';
 
 /**
  * Reconciliation of one chain's deposits (npm run reconcile): every transfer the chain shows to a
@@ -7,13 +7,16 @@ import { sameTransfer, type ExecutionRecord } from './execution-state';
  * the chain and the read model.
  */
 
-/** A confirmed top-level native transfer to a deposit address, as the chain shows it. */
+/** A confirmed transfer to a deposit address (native, top-level or by an internal call, or a token's), as the chain shows it. */
 export interface InboundTransfer {
   workflowId: string;
   txHash: string;
   transferIndex: number;
+  /** Base units of `asset`. */
   amount: string;
   blockNumber: number;
+  /** `native` or `erc20:<token address>`; unset: native. */
+  asset?: string;
 }
 
 /** A refunds ledger row, as far as reconciliation needs it. */
@@ -21,12 +24,17 @@ export interface LedgerEntry {
   workflowId: string;
   txHash: string;
   transferIndex: number;
+  asset?: string;
   state: 'due' | 'refunded' | 'waived';
 }
 
+type Sums = { in: string; taken: string; due: string; refunded: string; waived: string; unaccounted: string };
+
 export interface ReconcileReport {
-  /** Sums in base units (decimal strings) of the transfers the chain shows, by where each went. */
-  sums: { in: string; taken: string; due: string; refunded: string; waived: string; unaccounted: string };
+  /** Sums in wei (decimal strings) of the native transfers the chain shows, by where each went. */
+  sums: Sums;
+  /** The same sums for each token (`erc20:<address>`), in its base units. */
+  tokenSums: Record<string, Sums>;
   transfers: number;
   /** Transfers neither taken nor in the ledger: money in that nobody accounts for. */
   unaccounted: InboundTransfer[];
@@ -40,8 +48,9 @@ export interface ReconcileReport {
   balanced: boolean;
 }
 
-const key = (t: { workflowId: string; txHash: string; transferIndex?: number }) =>
-  `${t.workflowId}\n${t.txHash.toLowerCase()}\n${t.transferIndex ?? 0}`;
+const assetOf = (t: { asset?: string }) => (t.asset ?? 'native').toLowerCase();
+const key = (t: { workflowId: string; txHash: string; transferIndex?: number; asset?: string }) =>
+  `${t.workflowId}\n${t.txHash.toLowerCase()}\n${t.transferIndex ?? 0}\n${assetOf(t)}`;
 
 /**
  * Judges every transfer of `transfers` (blocks `range`) against the records and the ledger.
@@ -55,11 +64,18 @@ export function reconcile(
   range: { from: number; to: number },
 ): ReconcileReport {
   const rows = new Map(ledger.map((r) => [key(r), r]));
-  const sums = { in: 0n, taken: 0n, due: 0n, refunded: 0n, waived: 0n, unaccounted: 0n };
+  const byAsset = new Map<string, { in: bigint; taken: bigint; due: bigint; refunded: bigint; waived: bigint; unaccounted: bigint }>();
+  const sumsOf = (asset: string) => {
+    let sums = byAsset.get(asset);
+    if (!sums) byAsset.set(asset, (sums = { in: 0n, taken: 0n, due: 0n, refunded: 0n, waived: 0n, unaccounted: 0n }));
+    return sums;
+  };
+  sumsOf('native');
   const unaccounted: InboundTransfer[] = [];
   const seen = new Set<string>();
   for (const t of transfers) {
     const amount = BigInt(t.amount);
+    const sums = sumsOf(assetOf(t));
     sums.in += amount;
     seen.add(key(t));
     const deposit = records.get(t.workflowId)?.deposit;
@@ -67,7 +83,10 @@ export function reconcile(
     if (
       deposit &&
       !deposit.reorged &&
-      sameTransfer({ ...deposit, txHash: deposit.txHash.toLowerCase() }, { ...t, txHash: t.txHash.toLowerCase() })
+      sameTransfer(
+        { ...deposit, txHash: deposit.txHash.toLowerCase(), asset: deposit.asset ?? 'native' },
+        { ...t, txHash: t.txHash.toLowerCase(), asset: assetOf(t) as DepositAsset },
+      )
     )
       sums.taken += amount;
     else if (row) sums[row.state] += amount;
@@ -81,20 +100,21 @@ export function reconcile(
   for (const [workflowId, record] of records) {
     const d = record.deposit;
     if (!d || d.blockNumber === undefined || d.blockNumber < range.from || d.blockNumber > range.to) continue;
-    const k = key({ workflowId, txHash: d.txHash, transferIndex: d.transferIndex });
+    const k = key({ workflowId, txHash: d.txHash, transferIndex: d.transferIndex, asset: d.asset });
     if (!seen.has(k))
       (d.reorged ? reorgedAway : takenNotOnChain).push({ workflowId, txHash: d.txHash, transferIndex: d.transferIndex ?? 0 });
   }
-  const text = (n: bigint) => n.toString();
+  const text = (sums: ReturnType<typeof sumsOf>): Sums => ({
+    in: sums.in.toString(),
+    taken: sums.taken.toString(),
+    due: sums.due.toString(),
+    refunded: sums.refunded.toString(),
+    waived: sums.waived.toString(),
+    unaccounted: sums.unaccounted.toString(),
+  });
   return {
-    sums: {
-      in: text(sums.in),
-      taken: text(sums.taken),
-      due: text(sums.due),
-      refunded: text(sums.refunded),
-      waived: text(sums.waived),
-      unaccounted: text(sums.unaccounted),
-    },
+    sums: text(sumsOf('native')),
+    tokenSums: Object.fromEntries([...byAsset].filter(([asset]) => asset !== 'native').map(([asset, sums]) => [asset, text(sums)])),
     transfers: transfers.length,
     unaccounted,
     takenNotOnChain,

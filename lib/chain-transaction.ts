@@ -1,12 +1,61 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type PublicClient } from 'viem';
-import { TX_HASH, proveDeposit, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import { TX_HASH, proveDeposit, reportedAsset, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import { internalValueTransfers, type CallFrame } from '../domain/transfers';
 import type { Deposit, DepositTarget } from '../domain/execution-state';
 
 /**
- * Reads what the chain holds of one transaction and the chain's head, for domain/deposit-proof.
+ * The call trace of one transaction (`debug_traceTransaction` with the `callTracer`), flattened to
+ * the value its internal calls move; undefined when the node offers no traces.
+ */
+export async function internalTransfersOf(client: PublicClient, txHash: string): Promise<ChainTransaction['internalTransfers']> {
+  try {
+    const frame = (await client.request({
+      method: 'debug_traceTransaction',
+      params: [txHash as `0x${string}`, { tracer: 'callTracer' }],
+    } as never)) as CallFrame;
+    return internalValueTransfers(frame);
+  } catch (err) {
+    if (isMissingMethod(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Whether a JSON-RPC failure says the node has no such method (or refuses it): not a failure to retry. */
+export function isMissingMethod(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === -32601 || code === -32004) return true;
+    if (/method\b.*\b(not found|not supported|not available|does not exist|not whitelisted|not allowed)/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether the node answers call traces: asks `debug_traceTransaction` for a hash no transaction
+ * has. A node with traces answers that it knows no such transaction; one without, that it has no
+ * such method. Undefined when the node cannot be reached.
+ */
+export async function offersTraces(client: PublicClient): Promise<boolean | undefined> {
+  try {
+    await client.request({ method: 'debug_traceTransaction', params: [`0x${'0'.repeat(64)}`, { tracer: 'callTracer' }] } as never);
+    return true;
+  } catch (err) {
+    if (isMissingMethod(err)) return false;
+    if (err instanceof Error && /HttpRequestError|TimeoutError/.test(err.name)) return undefined;
+    return true;
+  }
+}
+
+/**
+ * Reads what the chain holds of one transaction and the chain's head, for domain/deposit-proof:
+ * the transaction, its receipt's logs, and with `traces` the value its internal calls move.
  * A hash the node does not know is `tx: undefined`; a node that cannot be reached throws.
  */
-export async function readChainTransaction(client: PublicClient, txHash: string): Promise<{ tx?: ChainTransaction; head: number }> {
+export async function readChainTransaction(
+  client: PublicClient,
+  txHash: string,
+  traces = false,
+): Promise<{ tx?: ChainTransaction; head: number }> {
   const head = Number(await client.getBlockNumber({ cacheTime: 0 }));
   if (!TX_HASH.test(txHash)) return { head };
   const hash = txHash.toLowerCase() as `0x${string}`;
@@ -24,6 +73,7 @@ export async function readChainTransaction(client: PublicClient, txHash: string)
         },
       };
     const receipt = await client.getTransactionReceipt({ hash });
+    const internalTransfers = traces ? await internalTransfersOf(client, hash) : undefined;
     return {
       head,
       tx: {
@@ -32,6 +82,8 @@ export async function readChainTransaction(client: PublicClient, txHash: string)
         blockNumber: Number(receipt.blockNumber),
         succeeded: receipt.status === 'success',
         from: tx.from.toLowerCase(),
+        logs: receipt.logs.map((l) => ({ address: l.address, topics: l.topics, data: l.data })),
+        ...(internalTransfers === undefined ? {} : { internalTransfers }),
       },
     };
   } catch (err) {
@@ -52,7 +104,8 @@ export async function proveOnChain(
   confirmations: number | undefined,
 ): Promise<DepositProof> {
   if (confirmations === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
-  const { tx, head } = await readChainTransaction(client, reported.txHash);
+  const traces = reportedAsset(target, reported) === 'native' && (reported.transferIndex ?? 0) > 0;
+  const { tx, head } = await readChainTransaction(client, reported.txHash, traces);
   return proveDeposit(target, reported, tx, head, confirmations);
 }
 

@@ -1,10 +1,11 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
-import { childEnv } from '../config/settings';
+import { childEnv, envSettings } from '../config/settings';
 import { PostgresMissingError, postgresBinDir } from './lib/cluster/postgres';
 import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib/cluster/settings';
 import { clusterBinDir, startTemporalCluster } from './lib/cluster/temporal-cluster';
 import { LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
+import { ensureLocalTestToken, testTokenFile, TEST_TOKEN, withAllowedToken } from './lib/test-token';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
 import { startStorageNode } from './lib/storage-nodes';
 import { Supervisor } from './lib/supervisor';
@@ -50,18 +51,22 @@ async function main() {
     for (const node of nodes) supervisor.add(node.name, () => node.stop(), node.exited);
 
     let chainUrl = config.chain?.rpcUrl;
+    let testToken: { address: string; allow: string } | undefined;
     if (!chainUrl) {
       const stateFile = path.join(settings.dataDir, 'anvil-state.json');
       say(`starting a local anvil chain on 127.0.0.1:${LOCAL_CHAIN_PORT} (state ${stateFile})`);
       const anvil = await startLocalChain(stateFile);
       supervisor.add('anvil', () => anvil.stop(10_000), anvil.exited);
       chainUrl = anvil.url;
+      // Our chain: its test token, deployed once (the chain keeps its state) and allowed.
+      testToken = await ensureLocalTestToken(chainUrl, testTokenFile(settings.dataDir));
     }
 
     // Every worker asks for the chain's watcher; its fixed workflow id makes one run.
     const env = childEnv(
       {
         CHAIN_RPC_URL: chainUrl,
+        ...(testToken ? { DEPOSIT_TOKENS: withAllowedToken(envSettings().DEPOSIT_TOKENS, testToken.allow) } : {}),
         TEMPORAL_ADDRESS: temporal.address,
         TEMPORAL_NAMESPACE: settings.temporal.namespace,
         STORAGE_NODES: nodes.map((n) => n.url).join(','),
@@ -107,6 +112,11 @@ async function main() {
         `  PostgreSQL    ${pg.host}:${pg.port} user ${pg.user}${settings.postgres.kind === 'local' ? ` (password in ${path.relative(projectRoot, path.join(settings.dataDir, 'pg-password'))})` : ''}; databases ${Object.values(settings.databases).join(', ')}`,
         `  storage nodes ${nodes.map((n) => n.url).join(' ')}`,
         `  chain         ${chainUrl}   (one watcher for all workers: chain-watcher:evm:<chainId>)`,
+        ...(testToken
+          ? [
+              `  token ${TEST_TOKEN.symbol}    ${testToken.address}   (deposits: npm run --silent deposit -- --to ADDRESS --amount N --token ${TEST_TOKEN.symbol})`,
+            ]
+          : []),
         `  node keys     ${keysFile}`,
         `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
         'Ctrl-C stops everything.',

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { chainClient, readDepositBlocks } from '../activities/chain';
+import { chainClient, DepositReader } from '../activities/chain';
 import { loadConfig } from '../config/config';
 import { confirmationsFor } from '../config/confirmations';
 import { openDatabase } from '../db/database';
@@ -50,9 +50,13 @@ async function main(argv: string[]): Promise<number> {
   try {
     const addresses = new DepositAddressStore(database);
     const transfers: InboundTransfer[] = [];
+    const tokens = config.chain.tokens.filter((t) => t.chain === values.chain).map((t) => t.address);
+    const reader = new DepositReader(rpc, addresses, tokens, () =>
+      console.error('reconcile: the node offers no call traces: value sent by internal calls of contracts is not counted'),
+    );
     for (let start = from; start <= to; start += 100) {
       const numbers = Array.from({ length: Math.min(100, to - start + 1) }, (_, i) => start + i);
-      const read = await readDepositBlocks(rpc, addresses, values.chain, numbers, 10);
+      const read = await reader.read(values.chain, numbers, 10);
       for (const t of read.transfers)
         transfers.push({
           workflowId: t.workflowId,
@@ -60,6 +64,7 @@ async function main(argv: string[]): Promise<number> {
           transferIndex: t.transferIndex,
           amount: t.amount,
           blockNumber: t.blockNumber,
+          asset: t.asset ?? 'native',
         });
     }
     const records = await new ExecutionStore(database).getMany(await addresses.workflowIds(values.chain));
@@ -79,6 +84,7 @@ async function main(argv: string[]): Promise<number> {
         toBlock: to,
         transfers: report.transfers,
         ...report.sums,
+        ...(Object.keys(report.tokenSums).length > 0 ? { tokens: report.tokenSums } : {}),
         balanced: report.balanced,
       }),
     );

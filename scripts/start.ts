@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
-import { childEnv } from '../config/settings';
+import { childEnv, envSettings } from '../config/settings';
 import { createNodeKeysFile } from '../lib/node-keys-file';
 import { LOCAL_NODE_PORTS, startStorageNode } from './lib/storage-nodes';
 import { LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
+import { ensureLocalTestToken, testTokenFile, TEST_TOKEN, withAllowedToken } from './lib/test-token';
 import { Supervisor } from './lib/supervisor';
 import { temporalBinary } from './lib/temporal-binary';
 import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
@@ -47,12 +48,15 @@ async function main() {
     }
 
     let chainUrl = config.chain?.rpcUrl;
+    let testToken: { address: string; allow: string } | undefined;
     if (!chainUrl) {
       const stateFile = path.join(projectRoot, 'data', 'anvil-state.json');
       supervisor.say(`starting a local anvil chain on 127.0.0.1:${LOCAL_CHAIN_PORT} (state ${stateFile})`);
       const anvil = await startLocalChain(stateFile);
       supervisor.add('anvil', () => anvil.stop(10_000), anvil.exited);
       chainUrl = anvil.url;
+      // Our chain: its test token, deployed once (the chain keeps its state) and allowed.
+      testToken = await ensureLocalTestToken(chainUrl, testTokenFile(path.join(projectRoot, 'data')));
     }
 
     const env = childEnv(
@@ -61,6 +65,7 @@ async function main() {
         STORAGE_NODES: storageNodes.join(','),
         STORAGE_NODE_KEYS_FILE: keysFile,
         CHAIN_RPC_URL: chainUrl,
+        ...(testToken ? { DEPOSIT_TOKENS: withAllowedToken(envSettings().DEPOSIT_TOKENS, testToken.allow) } : {}),
       },
       SERVICE_PROCESS_ENV,
     );
@@ -88,6 +93,11 @@ async function main() {
           : '  worker        unversioned (WORKER_VERSIONING=off)',
         `  storage nodes ${storageNodes.join(' ')}`,
         `  chain         ${chainUrl}   (deposits: npm run --silent deposit -- --to ADDRESS --amount WEI; seed ${config.depositSeedFile})`,
+        ...(testToken
+          ? [
+              `  token ${TEST_TOKEN.symbol}    ${testToken.address}   (deposits: npm run --silent deposit -- --to ADDRESS --amount N --token ${TEST_TOKEN.symbol})`,
+            ]
+          : []),
         `  node keys     ${keysFile}`,
         `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
         'Ctrl-C stops everything.',

@@ -98,6 +98,12 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     labelNames: ['chain'] as const,
     registers: [registry],
   });
+  const noTraces = new Gauge({
+    name: 'intent_chain_no_traces',
+    help: "1 once the chain's node answered that it has no call traces: value a contract sends to a deposit address by an internal call is not seen",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
   return (event: ChainEvent) => {
     if (event.kind === 'round') {
       head.set({ chain: event.chain }, event.head);
@@ -107,6 +113,8 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     } else if (event.kind === 'signals') {
       if (event.delivered > 0) signalled.inc({ chain: event.chain }, event.delivered);
       if (event.undelivered.length > 0) undelivered.inc({ chain: event.chain }, event.undelivered.length);
+    } else if (event.kind === 'no-traces') {
+      noTraces.set({ chain: event.chain }, 1);
     } else {
       for (const r of event.reports) reorgs.inc({ chain: r.chain });
     }

@@ -80,6 +80,7 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
                 chain: r.chain,
                 blockNumber: r.blockNumber,
                 blockHash: r.blockHash,
+                asset: r.asset,
               })
               .catch(() => undefined),
           ),

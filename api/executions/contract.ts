@@ -52,18 +52,23 @@ export const prepareBodySchema = {
       additionalProperties: false,
       required: ['chain', 'asset', 'minAmount'],
       description:
-        'an on-chain deposit: the record gets depositTarget.address, unique to this execution; a native transfer of at least minAmount to it completes the deposit once DEPOSIT_CONFIRMATIONS deep',
+        'an on-chain deposit: the record gets depositTarget.address, unique to this execution; a transfer of at least minAmount of asset to it completes the deposit once DEPOSIT_CONFIRMATIONS deep',
       properties: {
         chain: {
           type: 'string',
           pattern: '^evm:[1-9][0-9]{0,18}$',
           description: '`evm:<chainId>`: the chain this service watches (CHAIN_RPC_URL)',
         },
-        asset: { type: 'string', enum: ['native'], description: "the chain's native coin (ERC-20 tokens are not yet accepted)" },
+        asset: {
+          type: 'string',
+          pattern: '^(native|erc20:0x[0-9a-fA-F]{40})$',
+          description: "`native` (the chain's coin), or `erc20:<token address>` for a token the deployment allows (DEPOSIT_TOKENS)",
+        },
         minAmount: {
           type: 'string',
           pattern: '^[1-9][0-9]{0,77}$',
-          description: 'wei, a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit)',
+          description:
+            "base units of asset (wei; a token's smallest unit), a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit)",
         },
       },
     },
@@ -110,6 +115,18 @@ export const depositBodySchema = {
     txHash: { type: 'string', minLength: 1, maxLength: 200 },
     chain: { type: 'string', minLength: 1, maxLength: 64 },
     amount: { type: 'string', pattern: '^[0-9]{1,78}(\\.[0-9]{1,78})?$' },
+    transferIndex: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 1000000,
+      description:
+        "the transfer's place in its transaction (default 0): 0 for a top-level native transfer, 1, 2, … for value moved by its internal calls in call order, a token transfer's place among the receipt's logs",
+    },
+    asset: {
+      type: 'string',
+      pattern: '^(native|erc20:0x[0-9a-fA-F]{40})$',
+      description: "what the transfer moved (default: the deposit target's asset); the record keeps what the chain shows",
+    },
   },
 } as const;
 
@@ -157,7 +174,17 @@ const isoTime = { type: 'string', format: 'date-time' } as const;
 /** What the chain watcher adds to a deposit it signals, and what a deep reorg marks. */
 const chainDepositFields = {
   blockNumber: { type: 'integer', minimum: 0, description: 'the block of the transfer (deposits the chain watcher signalled)' },
-  transferIndex: { type: 'integer', minimum: 0, description: "the transfer's place in its transaction: 0 for a native transfer" },
+  transferIndex: {
+    type: 'integer',
+    minimum: 0,
+    description:
+      "the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs",
+  },
+  asset: {
+    type: 'string',
+    pattern: '^(native|erc20:0x[0-9a-f]{40})$',
+    description: 'what the transfer moved, as the chain shows it (deposits to a depositTarget)',
+  },
   reorged: {
     const: true,
     description:
@@ -212,8 +239,8 @@ export const executionRecordSchema = {
       description: "where an on-chain deposit goes (prepare's `deposit`): a transfer of at least minAmount to address completes it",
       properties: {
         chain: { type: 'string' },
-        asset: { type: 'string', enum: ['native'] },
-        minAmount: { type: 'string' },
+        asset: { type: 'string', pattern: '^(native|erc20:0x[0-9a-f]{40})$', description: '`native` or `erc20:<token address>`' },
+        minAmount: { type: 'string', description: 'base units of asset' },
         address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55, unique to this execution' },
       },
     },
@@ -244,7 +271,7 @@ export const executionRecordSchema = {
     refusedDeposits: {
       type: 'array',
       description:
-        'the first 10 deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain); every one is a refunds ledger row (see refunds)',
+        'the first 10 deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain, another asset); every one is a refunds ledger row (see refunds)',
       items: {
         ...deposit,
         additionalProperties: true,
@@ -253,7 +280,7 @@ export const executionRecordSchema = {
           ...deposit.properties,
           ...chainDepositFields,
           at: isoTime,
-          reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled', 'below-minimum', 'wrong-chain'] },
+          reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled', 'below-minimum', 'wrong-chain', 'wrong-asset'] },
         },
       },
     },

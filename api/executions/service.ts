@@ -24,6 +24,7 @@ import {
   sameTransfer,
   type Deposit,
   type DepositOutcome,
+  type DepositAsset,
   type DepositTarget,
   type ExecutionRecord,
   type ExecutionStatus,
@@ -31,6 +32,7 @@ import {
 import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message';
 import type { ExecutionStore } from '../../db/execution-store';
 import type { RefundLedger } from '../../db/refund-ledger';
+import { allowedToken, tokenAsset } from '../../config/deposit-tokens';
 import { refundsUrl } from '../../contracts/refunds';
 import { depositAddress } from '../../lib/deposit-seed';
 import type { DepositDeps } from '../deps';
@@ -90,7 +92,7 @@ export interface PrepareRequest {
   intent: Record<string, unknown>;
   signerPublicKey?: string;
   ttlSeconds?: number;
-  deposit?: { chain: string; asset: 'native'; minAmount: string };
+  deposit?: { chain: string; asset: string; minAmount: string };
 }
 
 /** What never changes after prepare, so the submit path can skip a query for it. */
@@ -171,9 +173,15 @@ export class ExecutionService {
     // The worker refuses to watch a chain with no number of confirmations: a deposit there would never complete.
     if (this.config.chain && confirmationsFor(this.config.chain.confirmations, chain) === undefined)
       throw badRequest(`deposit.chain ${chain} is not watched here: ${noConfirmationsMessage(chain)}`);
+    let asset: DepositAsset = 'native';
+    if (wanted.asset !== 'native') {
+      const token = allowedToken(this.config.chain?.tokens ?? [], chain, wanted.asset);
+      if (!token) throw badRequest(`deposit.asset ${wanted.asset} is not a token this service accepts on ${chain} (DEPOSIT_TOKENS)`);
+      asset = tokenAsset(token.address) as DepositAsset;
+    }
     const address = depositAddress(deps.seed, chain, workflowId);
     await this.readModel(() => deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount }));
-    return { chain, asset: wanted.asset, minAmount: wanted.minAmount, address };
+    return { chain, asset, minAmount: wanted.minAmount, address };
   }
 
   private call<R>(fn: () => Promise<R>): Promise<R> {
@@ -256,6 +264,7 @@ export class ExecutionService {
       existing.signerPublicKey === input.signerPublicKey &&
       existing.depositTarget?.chain === input.depositTarget?.chain &&
       existing.depositTarget?.minAmount === input.depositTarget?.minAmount &&
+      existing.depositTarget?.asset === input.depositTarget?.asset &&
       Date.parse(existing.expiresAt) - Date.parse(existing.createdAt) === ttlSeconds * 1000;
     if (!same)
       throw conflict(
@@ -542,7 +551,7 @@ export class ExecutionService {
         executionId: record.executionId,
         ...deposit,
         ...(sender === undefined ? {} : { sender }),
-        asset: record.depositTarget?.asset ?? 'native',
+        asset: deposit.asset ?? record.depositTarget?.asset ?? 'native',
         reason,
         reportedBy: 'api',
       }),

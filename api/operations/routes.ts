@@ -53,7 +53,8 @@ export function healthRoutes(router: Router, temporal: SharedProbe<TemporalHealt
 /**
  * The operator port's routes (OPERATOR_HOST:OPERATOR_PORT, never the public one): `GET /metrics`
  * (Prometheus text), `GET /readyz` probed afresh, with each storage node's health by URL (also
- * `intent_storage_node_up`), and `GET /healthz`.
+ * `intent_storage_node_up`) and, with a chain, whether its node offers call traces
+ * (`chain.traces`: true, false, or null when it cannot be asked), and `GET /healthz`.
  */
 export function operatorRoutes(router: Router, deps: AppDeps, registry: Registry, shuttingDown: () => boolean | undefined): void {
   registerStorageNodeGauge(registry, deps.storageNodes, deps.nodeTransport);
@@ -61,10 +62,15 @@ export function operatorRoutes(router: Router, deps: AppDeps, registry: Registry
     ctx.body = { ok: true };
   });
   router.get('/readyz', async (ctx) => {
-    const [temporal, storageNodes] = await Promise.all([probeTemporal(deps), probeStorageNodes(deps.storageNodes, deps.nodeTransport)]);
+    const [temporal, storageNodes, traces] = await Promise.all([
+      probeTemporal(deps),
+      probeStorageNodes(deps.storageNodes, deps.nodeTransport),
+      deps.deposits?.traces().catch(() => undefined),
+    ]);
     const { status, body } = readiness(temporal, shuttingDown());
     ctx.status = status;
-    ctx.body = { ...body, storageNodes };
+    // Traces do not gate readiness: without them, deposits from contract wallets are not seen, others are.
+    ctx.body = { ...body, storageNodes, ...(deps.deposits ? { chain: { traces: traces ?? null } } : {}) };
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = registry.contentType;

@@ -64,7 +64,7 @@ export const refundRowSchema = {
     },
     reason: {
       type: 'string',
-      description: 'the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, closed, cancelled-after-deposit',
+      description: 'the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit',
     },
     reportedBy: { type: 'string', enum: ['api', 'chain-watcher', 'execution'] },
     state: { type: 'string', enum: [...REFUND_STATES] },

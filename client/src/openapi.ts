@@ -366,16 +366,13 @@ export interface components {
             signerPublicKey?: string;
             /** @description how long a deposit may take (absent: EXECUTION_TTL_S) */
             ttlSeconds?: number;
-            /** @description an on-chain deposit: the record gets depositTarget.address, unique to this execution; a native transfer of at least minAmount to it completes the deposit once DEPOSIT_CONFIRMATIONS deep */
+            /** @description an on-chain deposit: the record gets depositTarget.address, unique to this execution; a transfer of at least minAmount of asset to it completes the deposit once DEPOSIT_CONFIRMATIONS deep */
             deposit?: {
                 /** @description `evm:<chainId>`: the chain this service watches (CHAIN_RPC_URL) */
                 chain: string;
-                /**
-                 * @description the chain's native coin (ERC-20 tokens are not yet accepted)
-                 * @enum {string}
-                 */
-                asset: "native";
-                /** @description wei, a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit) */
+                /** @description `native` (the chain's coin), or `erc20:<token address>` for a token the deployment allows (DEPOSIT_TOKENS) */
+                asset: string;
+                /** @description base units of asset (wei; a token's smallest unit), a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit) */
                 minAmount: string;
             };
         };
@@ -401,6 +398,10 @@ export interface components {
             txHash: string;
             chain?: string;
             amount?: string;
+            /** @description the transfer's place in its transaction (default 0): 0 for a top-level native transfer, 1, 2, … for value moved by its internal calls in call order, a token transfer's place among the receipt's logs */
+            transferIndex?: number;
+            /** @description what the transfer moved (default: the deposit target's asset); the record keeps what the chain shows */
+            asset?: string;
         };
         RefundedRequest: {
             /** @description the refund transaction (or payment reference) */
@@ -423,7 +424,7 @@ export interface components {
             asset?: string;
             /** @description who sent the transfer (lowercase), when the chain showed it: where a refund goes back */
             sender?: string;
-            /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, closed, cancelled-after-deposit */
+            /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit */
             reason: string;
             /** @enum {string} */
             reportedBy: "api" | "chain-watcher" | "execution";
@@ -492,8 +493,9 @@ export interface components {
             /** @description where an on-chain deposit goes (prepare's `deposit`): a transfer of at least minAmount to address completes it */
             depositTarget?: {
                 chain: string;
-                /** @enum {string} */
-                asset: "native";
+                /** @description `native` or `erc20:<token address>` */
+                asset: string;
+                /** @description base units of asset */
                 minAmount: string;
                 /** @description EIP-55, unique to this execution */
                 address: string;
@@ -503,6 +505,10 @@ export interface components {
                 txHash: string;
                 chain?: string;
                 amount?: string;
+                /** @description the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs */
+                transferIndex?: number;
+                /** @description what the transfer moved, as the chain shows it (deposits to a depositTarget) */
+                asset?: string;
                 /**
                  * @description set when the execution was cancelled after this deposit: an operator refunds it
                  * @constant
@@ -510,8 +516,6 @@ export interface components {
                 refundDue?: true;
                 /** @description the block of the transfer (deposits the chain watcher signalled) */
                 blockNumber?: number;
-                /** @description the transfer's place in its transaction: 0 for a native transfer */
-                transferIndex?: number;
                 /**
                  * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
                  * @constant
@@ -552,15 +556,17 @@ export interface components {
                 /** Format: date-time */
                 at: string;
             }[];
-            /** @description the first 10 deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain); every one is a refunds ledger row (see refunds) */
+            /** @description the first 10 deposits the execution did not take (expired, cancelled, another txHash, less than the deposit target minAmount, another chain, another asset); every one is a refunds ledger row (see refunds) */
             refusedDeposits: ({
                 txHash: string;
                 chain?: string;
                 amount?: string;
+                /** @description the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs */
+                transferIndex?: number;
+                /** @description what the transfer moved, as the chain shows it (deposits to a depositTarget) */
+                asset?: string;
                 /** @description the block of the transfer (deposits the chain watcher signalled) */
                 blockNumber?: number;
-                /** @description the transfer's place in its transaction: 0 for a native transfer */
-                transferIndex?: number;
                 /**
                  * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
                  * @constant
@@ -569,7 +575,7 @@ export interface components {
                 /** Format: date-time */
                 at: string;
                 /** @enum {string} */
-                reason: "expired" | "other-tx" | "cancelled" | "below-minimum" | "wrong-chain";
+                reason: "expired" | "other-tx" | "cancelled" | "below-minimum" | "wrong-chain" | "wrong-asset";
             } & {
                 [key: string]: unknown;
             })[];

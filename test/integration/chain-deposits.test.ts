@@ -10,7 +10,7 @@ import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { testSettings } from '../support/settings';
 import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
-import type { Hash } from 'viem';
+import type { Address, Hash } from 'viem';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-state';
 import { ExecutionService, type ExecutionAnswer } from '../../api/executions/service';
@@ -48,18 +48,22 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   let chain: TestChain;
   let stack: ProcessStack;
   let metricsUrl: string;
+  /** The walkthrough's token (docs/integrate.md), as npm start deploys it. */
+  let tusd: Address;
   const watcherId = chainWatcherWorkflowId(CHAIN);
   const seedDir = mkdtempSync(path.join(os.tmpdir(), 'deposit-seed-'));
 
   before(async function () {
     this.timeout(180_000);
     chain = await TestChain.start();
+    tusd = await chain.deployToken('Test USD', 'tUSD');
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     stack = new ProcessStack({
       env: {
         CHAIN_RPC_URL: chain.url,
         DEPOSIT_CONFIRMATIONS: `evm:1=1,${CHAIN}=${CONFIRMATIONS}`,
+        DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
         CHAIN_POLL_INTERVAL_MS: '100',
         // Continue-as-new every few seconds: every test below also crosses runs of the watcher.
         CHAIN_ROUNDS_PER_RUN: '20',
@@ -165,6 +169,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const service = new ExecutionService(stack.client, config, new ExecutionStore(database), new RefundLedger(database), Date.now, {
       chain: async () => depositChain,
       prove: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
+      traces: () => Promise.resolve(true),
       seed: loadDepositSeed(path.join(seedDir, 'deposit-seed')),
       store: new DepositAddressStore(database),
     });
@@ -268,7 +273,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       const r = await recordIfReadable(e);
       return r?.status === 'OPERATION_PENDING' && r;
     }, 90_000);
-    assert.deepEqual(done.deposit, { txHash: tx, chain: CHAIN, amount: '1000', blockNumber: block, transferIndex: 0 });
+    assert.deepEqual(done.deposit, { txHash: tx, chain: CHAIN, amount: '1000', blockNumber: block, transferIndex: 0, asset: 'native' });
     await watcherPast((await chain.head()) + 3);
     assert.equal(await depositSignals(e), 1);
     assert.equal((await record(e)).history.filter((h) => h.status === 'OPERATION_PENDING').length, 1);
@@ -596,19 +601,49 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.equal((await watcher()).signalledTotal, signalledTotal + 200);
   });
 
-  it('when the on-chain walkthrough of docs/integrate.md runs as written, then it prints 201, the transfer, and OPERATION_PENDING with that transfer as the deposit', async () => {
-    const [walkthrough] = docSnippets('integrate.md', 'sh', 'On-chain deposits');
-    assert.ok(walkthrough, 'docs/integrate.md "On-chain deposits" has its shell block');
-    // anvil mines only when asked here; `npm start`'s mines a block a second. A block every 200 ms
-    // while the walkthrough runs: its transfer gets its block, then its confirmations.
+  /** Runs a shell block of the walkthrough as written, with anvil mining a block every 200 ms (npm start's mines one a second). */
+  async function runWalkthrough(block: string): Promise<string> {
     const miner = setInterval(() => void chain.mine(1).catch(() => undefined), 200);
-    let out: string;
     try {
-      const env = childEnv({ API: stack.apiUrl, PREPARE_TOKEN: stack.token, CHAIN_RPC_URL: chain.url });
-      out = (await run('bash', ['-euo', 'pipefail', '-c', walkthrough], { env, cwd: projectRoot, timeout: 90_000 })).stdout;
+      const env = childEnv({
+        API: stack.apiUrl,
+        PREPARE_TOKEN: stack.token,
+        CHAIN_RPC_URL: chain.url,
+        TUSD: tusd,
+        DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
+      });
+      return (await run('bash', ['-euo', 'pipefail', '-c', block], { env, cwd: projectRoot, timeout: 90_000 })).stdout;
     } finally {
       clearInterval(miner);
     }
+  }
+
+  it('when the token walkthrough of docs/integrate.md runs as written, then it prints 201, the tUSD transfer, and OPERATION_PENDING with that transfer (token, log index, amount) as the deposit', async () => {
+    const [, tokenWalkthrough] = docSnippets('integrate.md', 'sh', 'On-chain deposits');
+    assert.ok(tokenWalkthrough, 'docs/integrate.md "On-chain deposits" has its token block');
+    const [prepared, transferLine, recordLine, ...rest] = (await runWalkthrough(tokenWalkthrough)).trim().split('\n');
+    assert.equal(prepared, '201');
+    const transfer = JSON.parse(transferLine);
+    assert.equal(transfer.asset, `erc20:${tusd.toLowerCase()}`);
+    assert.equal(transfer.amount, '25000000');
+    assert.deepEqual(JSON.parse(recordLine), {
+      status: 'OPERATION_PENDING',
+      deposit: {
+        txHash: transfer.txHash,
+        chain: CHAIN,
+        amount: '25000000',
+        blockNumber: transfer.blockNumber,
+        transferIndex: 0,
+        asset: `erc20:${tusd.toLowerCase()}`,
+      },
+    });
+    assert.deepEqual(rest, []);
+  });
+
+  it('when the on-chain walkthrough of docs/integrate.md runs as written, then it prints 201, the transfer, and OPERATION_PENDING with that transfer as the deposit', async () => {
+    const [walkthrough] = docSnippets('integrate.md', 'sh', 'On-chain deposits');
+    assert.ok(walkthrough, 'docs/integrate.md "On-chain deposits" has its shell block');
+    const out = await runWalkthrough(walkthrough);
     const [prepared, transferLine, recordLine, ...rest] = out.trim().split('\n');
     assert.equal(prepared, '201');
     const transfer = JSON.parse(transferLine);
@@ -616,7 +651,14 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.equal(transfer.amount, '1000000000000000');
     assert.deepEqual(JSON.parse(recordLine), {
       status: 'OPERATION_PENDING',
-      deposit: { txHash: transfer.txHash, chain: CHAIN, amount: transfer.amount, blockNumber: transfer.blockNumber, transferIndex: 0 },
+      deposit: {
+        txHash: transfer.txHash,
+        chain: CHAIN,
+        amount: transfer.amount,
+        blockNumber: transfer.blockNumber,
+        transferIndex: 0,
+        asset: 'native',
+      },
     });
     assert.deepEqual(rest, []);
   });
@@ -652,6 +694,10 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.equal(summary.balanced, true, JSON.stringify(balanced.lines));
     assert.ok(BigInt(summary.in) > 0n && BigInt(summary.due) > 0n && BigInt(summary.taken) > 0n, JSON.stringify(summary));
     assert.equal(BigInt(summary.in), BigInt(summary.taken) + BigInt(summary.due) + BigInt(summary.refunded) + BigInt(summary.waived));
+    // The token walkthrough's tUSD deposit is counted apart, in tUSD's own units.
+    assert.deepEqual(summary.tokens, {
+      [`erc20:${tusd.toLowerCase()}`]: { in: '25000000', taken: '25000000', due: '0', refunded: '0', waived: '0', unaccounted: '0' },
+    });
 
     // One row of money owed removed by hand: the reconciler must find that transfer.
     const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });

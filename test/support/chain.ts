@@ -1,6 +1,7 @@
 import { createTestClient, http, publicActions, walletActions, type Address, type Hash } from 'viem';
 import { foundry } from 'viem/chains';
 import { ANVIL_DEV_ACCOUNT, startAnvil, type AnvilProcess } from '../../scripts/lib/anvil';
+import { readArtifacts, type ContractName } from '../../scripts/lib/solidity';
 
 /**
  * A real anvil chain for a test file, with automine off: a test sends transfers (they wait in the
@@ -32,6 +33,50 @@ export class TestChain {
   /** Sends `value` wei from anvil's first dev account (the node picks the nonce); the transfer waits in the pool until a block is mined. */
   send(to: string, value: bigint): Promise<Hash> {
     return this.client.sendTransaction({ account: ANVIL_DEV_ACCOUNT.address, to: to as Address, value, chain: foundry });
+  }
+
+  /** Deploys a TestToken (solidity/) whose supply goes to anvil's first dev account; mines its block. */
+  async deployToken(name: string, symbol: string): Promise<Address> {
+    return this.deploy('TestToken', [name, symbol, 10n ** 15n]);
+  }
+
+  /** Deploys a Forwarder (value sent to it goes on by an internal call); mines its block. */
+  async deployForwarder(): Promise<Address> {
+    return this.deploy('Forwarder', []);
+  }
+
+  private async deploy(name: ContractName, args: unknown[]): Promise<Address> {
+    const { abi, bytecode } = readArtifacts().contracts[name];
+    const hash = await this.client.deployContract({ abi, bytecode, args, account: ANVIL_DEV_ACCOUNT.address, chain: foundry });
+    await this.mine(1);
+    const receipt = await this.client.getTransactionReceipt({ hash });
+    if (!receipt.contractAddress) throw new Error(`${name} was not deployed`);
+    return receipt.contractAddress;
+  }
+
+  /** Sends `amount` base units of `token` from anvil's first dev account to `to`; waits in the pool until a block is mined. */
+  sendToken(token: Address, to: string, amount: bigint): Promise<Hash> {
+    return this.client.writeContract({
+      address: token,
+      abi: readArtifacts().contracts.TestToken.abi,
+      functionName: 'transfer',
+      args: [to as Address, amount],
+      account: ANVIL_DEV_ACCOUNT.address,
+      chain: foundry,
+    });
+  }
+
+  /** Sends `value` wei to `to` through `forwarder`: the transfer to `to` is an internal call. */
+  sendThrough(forwarder: Address, to: string, value: bigint): Promise<Hash> {
+    return this.client.writeContract({
+      address: forwarder,
+      abi: readArtifacts().contracts.Forwarder.abi,
+      functionName: 'forward',
+      args: [to as Address],
+      value,
+      account: ANVIL_DEV_ACCOUNT.address,
+      chain: foundry,
+    });
   }
 
   /** Mines `blocks` blocks; answers the new head. */

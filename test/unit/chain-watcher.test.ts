@@ -177,7 +177,11 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
     chain.mine([]);
     driver.catchUp(10);
     assert.deepEqual(driver.signals, [
-      { workflowId: `wf-${tx}`, to: '0xaddr', deposit: { txHash: tx, chain: 'evm:31337', amount: '1', blockNumber: 1, transferIndex: 0 } },
+      {
+        workflowId: `wf-${tx}`,
+        to: '0xaddr',
+        deposit: { txHash: tx, chain: 'evm:31337', amount: '1', blockNumber: 1, transferIndex: 0, asset: 'native' },
+      },
     ]);
     chain.mine([]);
     driver.catchUp(10);

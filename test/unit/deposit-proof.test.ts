@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { proveDeposit, type ChainTransaction } from '../../domain/deposit-proof';
+import { addressTopic, internalValueTransfers, TRANSFER_TOPIC } from '../../domain/transfers';
 import { MAX_REFUSED_IN_RECORD, applyDeposit, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
 import { preparedRecord } from '../support/records';
 import { refundsOfRecord } from '../../db/refund-ledger';
@@ -29,7 +30,10 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
       11,
       2,
     );
-    assert.deepEqual(proof, { ok: true, deposit: { txHash: HASH, chain: 'evm:31337', amount: '1000', blockNumber: 10, transferIndex: 0 } });
+    assert.deepEqual(proof, {
+      ok: true,
+      deposit: { txHash: HASH, chain: 'evm:31337', amount: '1000', blockNumber: 10, transferIndex: 0, asset: 'native' },
+    });
   });
 
   it('when the chain says who sent the transfer, then the proof carries the sender (where a refund of it would go), beside the deposit', () => {
@@ -58,6 +62,58 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
       assert.equal(proof.reason, reason);
       assert.equal(proof.retryable, reason === 'unconfirmed' || reason === 'not-found', reason);
     }
+  });
+
+  it('when a token target is paid by the Transfer log at the reported transferIndex, then the deposit is that log: its token, index and amount', () => {
+    const token = '0x' + 'cd'.repeat(20);
+    const target: DepositTarget = { ...TARGET, asset: `erc20:${token}` };
+    const transferLog = (to: string, amount: bigint, address = token) => ({
+      address,
+      topics: [TRANSFER_TOPIC, addressTopic('0x' + '01'.repeat(20)), addressTopic(to)],
+      data: '0x' + amount.toString(16).padStart(64, '0'),
+    });
+    const tx = paid({ to: token, value: '0', logs: [transferLog('0x' + '02'.repeat(20), 5n), transferLog(TARGET.address, 1500n)] });
+    const proof = proveDeposit(target, { txHash: HASH, transferIndex: 1 }, tx, 11, 2);
+    assert.deepEqual(proof, {
+      ok: true,
+      deposit: { txHash: HASH, chain: 'evm:31337', amount: '1500', blockNumber: 10, transferIndex: 1, asset: `erc20:${token}` },
+    });
+    assert.equal(proveDeposit(target, { txHash: HASH, transferIndex: 0 }, tx, 11, 2).ok, false, 'log 0 pays another address');
+    const other = proveDeposit(
+      target,
+      { txHash: HASH, transferIndex: 0 },
+      paid({ logs: [transferLog(TARGET.address, 7n, '0x' + 'ee'.repeat(20))] }),
+      11,
+      2,
+    );
+    assert.equal(
+      other.ok ? 'ok' : other.reason,
+      'no-token-transfer',
+      "another token's log is not the target's asset unless the report says so",
+    );
+    const reportedOther = proveDeposit(
+      target,
+      { txHash: HASH, transferIndex: 0, asset: `erc20:${'ee'.repeat(20).replace(/^/, '0x')}` },
+      paid({ logs: [transferLog(TARGET.address, 7n, '0x' + 'ee'.repeat(20))] }),
+      11,
+      2,
+    );
+    assert.ok(
+      reportedOther.ok && reportedOther.deposit.asset === `erc20:0x${'ee'.repeat(20)}`,
+      'proven: the execution then refuses it as wrong-asset',
+    );
+  });
+
+  it('when an internal call of the transaction paid the address and the node has traces, then transferIndex names that call', () => {
+    const tx = paid({
+      to: '0x' + '99'.repeat(20),
+      value: '3000',
+      internalTransfers: [{ to: TARGET.address.toLowerCase(), value: '3000' }],
+    });
+    const proof = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, tx, 11, 2);
+    assert.ok(proof.ok && proof.deposit.amount === '3000' && proof.deposit.transferIndex === 1);
+    const noTraces = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, paid({ to: '0x' + '99'.repeat(20) }), 11, 2);
+    assert.equal(noTraces.ok ? 'ok' : noTraces.reason, 'not-top-level');
   });
 
   it('when the depth varies, then a transfer is believed exactly from DEPOSIT_CONFIRMATIONS deep on', () => {
@@ -112,5 +168,28 @@ describe('domain/execution-state: a record keeps a bounded number of refused dep
         ['0xfirst', 'cancelled-after-deposit', 'execution', undefined],
       ],
     );
+  });
+});
+
+describe('domain/transfers: the value internal calls move', () => {
+  it('when a call tree moves value, then the calls that succeeded and pay are numbered depth first, a failed frame and its subtree moving nothing', () => {
+    const a = '0x' + 'aa'.repeat(20);
+    const b = '0x' + 'bb'.repeat(20);
+    const transfers = internalValueTransfers({
+      type: 'CALL',
+      value: '0x5',
+      calls: [
+        { type: 'CALL', to: a, value: '0x1', calls: [{ type: 'CALL', to: b, value: '0x2' }] },
+        { type: 'DELEGATECALL', to: b, value: '0x9' },
+        { type: 'CALL', to: b, value: '0x0' },
+        { type: 'CALL', to: a, value: '0x3', error: 'execution reverted', calls: [{ type: 'CALL', to: b, value: '0x4' }] },
+        { type: 'SELFDESTRUCT', to: b.toUpperCase().replace('0X', '0x'), value: '0x6' },
+      ],
+    });
+    assert.deepEqual(transfers, [
+      { to: a, value: '1' },
+      { to: b, value: '2' },
+      { to: b, value: '6' },
+    ]);
   });
 });

@@ -370,6 +370,25 @@ describe('domain/execution-state', () => {
       }
     });
 
+    it('when the deposit is in another asset than the target (a token to a native target, native or another token to a token target), then it is refused as wrong-asset', () => {
+      const token = `erc20:0x${'cd'.repeat(20)}` as const;
+      const toNative = applyDeposit(withTarget(), chainDeposit({ asset: token }), T1);
+      assert.equal(toNative.outcome, 'refused-wrong-asset');
+      assert.equal(toNative.record.refusedDeposits[0].reason, 'wrong-asset');
+      const tokenTarget = { ...withTarget(), depositTarget: { ...withTarget().depositTarget!, asset: token } };
+      assert.equal(applyDeposit(tokenTarget, chainDeposit({ asset: 'native' }), T1).outcome, 'refused-wrong-asset');
+      assert.equal(applyDeposit(tokenTarget, chainDeposit({ asset: `erc20:0x${'ee'.repeat(20)}` }), T1).outcome, 'refused-wrong-asset');
+      assert.equal(applyDeposit(tokenTarget, chainDeposit({ asset: token }), T1).outcome, 'applied');
+    });
+
+    it('when a token log and a native transfer of one transaction share a transferIndex, then they are two transfers', () => {
+      const token = `erc20:0x${'cd'.repeat(20)}` as const;
+      const tokenTarget = { ...withTarget(), depositTarget: { ...withTarget().depositTarget!, asset: token } };
+      const { record } = applyDeposit(tokenTarget, chainDeposit({ asset: token }), T1);
+      assert.equal(applyDeposit(record, chainDeposit({ asset: token }), T1).outcome, 'duplicate');
+      assert.equal(applyDeposit(record, chainDeposit({ asset: 'native' }), T1).outcome, 'refused-other-tx');
+    });
+
     it('when the deposit is for another chain than the target, then it is refused as wrong-chain', () => {
       const { record, outcome } = applyDeposit(withTarget(), chainDeposit({ chain: 'evm:1' }), T1);
       assert.equal(outcome, 'refused-wrong-chain');

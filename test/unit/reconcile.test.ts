@@ -10,6 +10,29 @@ const record = (workflowId: string, deposit?: ExecutionRecord['deposit']): Execu
 });
 
 describe('domain/reconcile: every transfer in is taken or owed', () => {
+  it('when a transaction moves native value and a token to deposit addresses, then each asset is summed apart, a token deposit is taken only as that token, and its ledger row counts only for it', () => {
+    const token = `erc20:0x${'cd'.repeat(20)}`;
+    const tx = `0x${'11'.repeat(32)}`;
+    const transfers: InboundTransfer[] = [
+      { workflowId: 'exec:w:a', txHash: tx, transferIndex: 0, amount: '5', blockNumber: 10, asset: 'native' },
+      { workflowId: 'exec:w:a', txHash: tx, transferIndex: 0, amount: '7000000', blockNumber: 10, asset: token },
+      { workflowId: 'exec:w:b', txHash: tx, transferIndex: 1, amount: '3000000', blockNumber: 10, asset: token },
+    ];
+    const records = new Map([
+      ['exec:w:a', record('exec:w:a', { txHash: tx, transferIndex: 0, blockNumber: 10, asset: token as `erc20:${string}` })],
+    ]);
+    const ledger: LedgerEntry[] = [
+      { workflowId: 'exec:w:a', txHash: tx, transferIndex: 0, asset: 'native', state: 'due' },
+      { workflowId: 'exec:w:b', txHash: tx, transferIndex: 1, asset: token, state: 'refunded' },
+    ];
+    const report = reconcile(transfers, records, ledger, { from: 0, to: 100 });
+    assert.deepEqual(report.sums, { in: '5', taken: '0', due: '5', refunded: '0', waived: '0', unaccounted: '0' });
+    assert.deepEqual(report.tokenSums, {
+      [token]: { in: '10000000', taken: '7000000', due: '0', refunded: '3000000', waived: '0', unaccounted: '0' },
+    });
+    assert.equal(report.balanced, true);
+  });
+
   it('when each transfer is taken, owed in some state, or nowhere, then the sums add up to what came in, and it balances exactly when none is nowhere', () => {
     const where = fc.constantFrom('taken', 'due', 'refunded', 'waived', 'nowhere');
     fc.assert(

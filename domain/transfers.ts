@@ -1,0 +1,55 @@
+/**
+ * What a transaction moves, read off its receipt's logs and its call trace: the ERC-20 `Transfer`
+ * logs and the value its internal calls send. Pure: the chain watcher and the deposit proof both
+ * number transfers this way, so a watcher's `transferIndex` names the same transfer a proof finds.
+ */
+
+/** keccak-256 of `Transfer(address,address,uint256)`: the standard ERC-20 event's topic 0. */
+export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** A log as a receipt holds it. */
+export interface LogEntry {
+  address: string;
+  topics: readonly string[];
+  data: string;
+}
+
+/** An address as a 32-byte topic (`0x` + 24 zero digits + the address, lowercase). */
+export const addressTopic = (address: string) => `0x${'0'.repeat(24)}${address.slice(2).toLowerCase()}`;
+
+/** The token, recipient (lowercase) and amount of a standard `Transfer` log; undefined for any other log. */
+export function tokenTransfer(log: LogEntry): { token: string; to: string; amount: string } | undefined {
+  if (log.topics.length !== 3 || log.topics[0].toLowerCase() !== TRANSFER_TOPIC) return undefined;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(log.topics[2]) || !/^0x[0-9a-fA-F]{64}$/.test(log.data)) return undefined;
+  return { token: log.address.toLowerCase(), to: `0x${log.topics[2].slice(26).toLowerCase()}`, amount: BigInt(log.data).toString() };
+}
+
+/** A call frame as geth's `callTracer` (and anvil's) answers it. */
+export interface CallFrame {
+  type: string;
+  to?: string;
+  value?: string;
+  error?: string;
+  calls?: CallFrame[];
+}
+
+/**
+ * The value a transaction's internal calls move, in call order (depth first): element i is the
+ * transfer with `transferIndex` i + 1 (0 is the transaction's own value). Only `CALL` and
+ * `SELFDESTRUCT` frames move value to their `to`; a frame that failed (and everything under it)
+ * moved nothing.
+ */
+export function internalValueTransfers(root: CallFrame): Array<{ to: string; value: string }> {
+  const out: Array<{ to: string; value: string }> = [];
+  const walk = (frame: CallFrame) => {
+    for (const call of frame.calls ?? []) {
+      if (call.error !== undefined) continue;
+      const value = call.value === undefined ? 0n : BigInt(call.value);
+      if ((call.type === 'CALL' || call.type === 'SELFDESTRUCT') && call.to !== undefined && value > 0n)
+        out.push({ to: call.to.toLowerCase(), value: value.toString() });
+      walk(call);
+    }
+  };
+  if (root.error === undefined) walk(root);
+  return out;
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Address } from 'viem';
+import { chainClient, DepositReader } from '../../activities/chain';
+import { openDatabase, type Database } from '../../db/database';
+import { DepositAddressStore } from '../../db/deposit-addresses';
+import { offersTraces } from '../../lib/chain-transaction';
+import { TestChain } from '../support/chain';
+
+/**
+ * Call traces, or none: the watcher's block reader on a real anvil chain (which has them), and on
+ * the same chain behind a JSON-RPC relay on loopback that refuses every `debug_*` method the way a
+ * provider without traces does (-32601), forwarding everything else to anvil.
+ */
+describe('chain traces: internal calls where the node has traces, a plain statement where it has none', function () {
+  this.timeout(60_000);
+  let chain: TestChain;
+  let relay: Server;
+  let relayUrl: string;
+  let database: Database;
+  let tusd: Address;
+  let forwarder: Address;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'chain-traces-'));
+  const CHAIN = 'evm:31337';
+  const deposit = '0x' + '5a'.repeat(20);
+
+  before(async () => {
+    chain = await TestChain.start();
+    tusd = await chain.deployToken('Test USD', 'tUSD');
+    forwarder = await chain.deployForwarder();
+    relay = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const parsed = JSON.parse(body) as { id: number; method: string } | Array<{ id: number; method: string }>;
+        const calls = Array.isArray(parsed) ? parsed : [parsed];
+        if (calls.some((c) => c.method.startsWith('debug_'))) {
+          const refuse = (c: { id: number }) => ({ jsonrpc: '2.0', id: c.id, error: { code: -32601, message: 'Method not found' } });
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(Array.isArray(parsed) ? calls.map(refuse) : refuse(calls[0])));
+          return;
+        }
+        void fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (answer) => {
+          res.setHeader('content-type', 'application/json');
+          res.end(await answer.text());
+        });
+      });
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    database = await openDatabase({ sqliteFile: path.join(dir, 'read-model.sqlite') });
+    await new DepositAddressStore(database).register({ chain: CHAIN, address: deposit, workflowId: 'exec:w:traces', minAmount: '1' });
+  });
+  after(async () => {
+    await database?.close();
+    relay?.close();
+    await chain?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('when a block holds a top-level transfer, a token transfer and a contract internal call to a deposit address, then a node with traces shows all three; one without shows two and says so once', async () => {
+    const top = await chain.send(deposit, 10n);
+    const token = await chain.sendToken(tusd, deposit, 20n);
+    const internal = await chain.sendThrough(forwarder, deposit, 30n);
+    const block = await chain.mine(1);
+    assert.equal(await chain.blockOf(internal), block);
+
+    const read = async (url: string) => {
+      let told = 0;
+      const reader = new DepositReader(chainClient(url), new DepositAddressStore(database), [tusd.toLowerCase()], () => told++);
+      const first = await reader.read(CHAIN, [block], 4);
+      await reader.read(CHAIN, [block], 4);
+      const transfers = first.transfers.map((t) => [t.txHash, t.transferIndex, t.asset, t.amount]).sort();
+      return { transfers, told, traces: reader.traces };
+    };
+    const withTraces = await read(chain.url);
+    assert.deepEqual(
+      withTraces.transfers,
+      [
+        [top, 0, 'native', '10'],
+        [token, 0, `erc20:${tusd.toLowerCase()}`, '20'],
+        [internal, 1, 'native', '30'],
+      ].sort(),
+    );
+    assert.deepEqual([withTraces.told, withTraces.traces], [0, true]);
+    assert.equal(await offersTraces(chainClient(chain.url)), true);
+
+    const without = await read(relayUrl);
+    assert.deepEqual(
+      without.transfers,
+      [
+        [top, 0, 'native', '10'],
+        [token, 0, `erc20:${tusd.toLowerCase()}`, '20'],
+      ].sort(),
+    );
+    assert.deepEqual([without.told, without.traces], [1, false]);
+    assert.equal(await offersTraces(chainClient(relayUrl)), false);
+  });
+});

@@ -1,0 +1,261 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import type { Address, Hash } from 'viem';
+import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
+import type { ExecutionRecord } from '../../domain/execution-state';
+import type { ExecutionAnswer } from '../../api/executions/service';
+import { openDatabase } from '../../db/database';
+import { RefundLedger } from '../../db/refund-ledger';
+import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
+import { TestChain } from '../support/chain';
+import { eventually, newWallet, sampleIntent, type TestWallet } from '../support/executions';
+import { request } from '../support/http';
+import { ProcessStack } from '../support/process-stack';
+
+const CHAIN = 'evm:31337';
+const CONFIRMATIONS = 3;
+
+/**
+ * ERC-20 deposits and native value sent by a contract's internal call, end to end: a real anvil
+ * chain (automine off) with the TestToken of solidity/ deployed twice (both allowed in
+ * DEPOSIT_TOKENS) and a Forwarder, a real Temporal dev server, the worker and the API as real
+ * processes (the worker is SIGKILLed in one test), real HTTP.
+ */
+describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvil chain', function () {
+  this.timeout(180_000);
+  let chain: TestChain;
+  let stack: ProcessStack;
+  let tusd: Address;
+  let teur: Address;
+  let forwarder: Address;
+  const seedDir = mkdtempSync(path.join(os.tmpdir(), 'deposit-seed-'));
+
+  before(async function () {
+    this.timeout(180_000);
+    chain = await TestChain.start();
+    tusd = await chain.deployToken('Test USD', 'tUSD');
+    teur = await chain.deployToken('Test EUR', 'tEUR');
+    forwarder = await chain.deployForwarder();
+    stack = new ProcessStack({
+      env: {
+        CHAIN_RPC_URL: chain.url,
+        DEPOSIT_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`,
+        DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6,${CHAIN}:${teur}=tEUR:6`,
+        CHAIN_POLL_INTERVAL_MS: '100',
+        CHAIN_ROUNDS_PER_RUN: '20',
+        DEPOSIT_SEED_FILE: path.join(seedDir, 'deposit-seed'),
+      },
+    });
+    await stack.start();
+    await eventually(() => watcher().catch(() => undefined), 60_000, 200);
+  });
+  after(async () => {
+    await stack?.stop();
+    await chain?.stop();
+    rmSync(seedDir, { recursive: true, force: true });
+  });
+
+  const api = (method: string, p: string, json?: unknown) => request(stack.apiUrl, method, p, { json, token: stack.token });
+  const watcher = () =>
+    stack.client.workflow.getHandle(chainWatcherWorkflowId(CHAIN)).query(chainWatcherStateQuery) as Promise<ChainWatcherView>;
+  const record = async (e: Prepared): Promise<ExecutionAnswer> => {
+    const res = await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`);
+    assert.equal(res.status, 200, res.text);
+    return res.body.result;
+  };
+  const recordIfReadable = (e: Prepared) => record(e).catch(() => undefined);
+
+  interface Prepared {
+    wallet: TestWallet;
+    executionId: string;
+    address: string;
+  }
+
+  async function prepare(asset: string, minAmount = '1000000'): Promise<Prepared> {
+    const wallet = newWallet();
+    const executionId = `token-${randomUUID()}`;
+    const res = await api('POST', `/api/v1/executions/${wallet.id}`, {
+      executionId,
+      intent: sampleIntent(),
+      deposit: { chain: CHAIN, asset, minAmount },
+    });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.result.depositTarget.asset, asset.toLowerCase());
+    return { wallet, executionId, address: res.body.result.depositTarget.address };
+  }
+
+  async function depositSignals(e: Prepared): Promise<number> {
+    const history = await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
+    return (history.events ?? []).filter(
+      (ev) =>
+        ev.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
+        ev.workflowExecutionSignaledEventAttributes?.signalName === 'depositCompleted',
+    ).length;
+  }
+
+  async function watcherPast(n: number): Promise<ChainWatcherView> {
+    if ((await chain.head()) < n) await chain.mine(n - (await chain.head()));
+    return eventually(async () => {
+      const view = await watcher();
+      return view.cursor >= n && view;
+    }, 60_000);
+  }
+
+  it('when prepare asks for a token the deployment does not allow, then it is 400; an allowed one in any case is stored lowercase', async () => {
+    const res = await api('POST', `/api/v1/executions/${newWallet().id}`, {
+      intent: sampleIntent(),
+      deposit: { chain: CHAIN, asset: `erc20:0x${'12'.repeat(20)}`, minAmount: '1' },
+    });
+    assert.equal(res.status, 400, res.text);
+    assert.match(res.body.error, /DEPOSIT_TOKENS/);
+    await prepare(`erc20:${tusd.toUpperCase().replace('0X', '0x')}`);
+  });
+
+  it('when a token transfer of minAmount is seen and the worker is SIGKILLed before its confirmations, then after the restart it is signalled once: OPERATION_PENDING with the token, log index and amount', async () => {
+    const e = await prepare(`erc20:${tusd}`);
+    const tx = await chain.sendToken(tusd, e.address, 1_000_000n);
+    await chain.mine(1);
+    const block = await chain.blockOf(tx);
+    await eventually(async () => (await watcher()).pending.some((t) => t.txHash === tx), 30_000);
+    assert.equal((await record(e)).status, 'PREPARED');
+
+    await ProcessStack.kill(stack.worker);
+    await chain.mine(CONFIRMATIONS + 1);
+    await stack.startWorker();
+
+    const done = await eventually(async () => {
+      const r = await recordIfReadable(e);
+      return r?.status === 'OPERATION_PENDING' && r;
+    }, 90_000);
+    assert.deepEqual(done.deposit, {
+      txHash: tx,
+      chain: CHAIN,
+      amount: '1000000',
+      blockNumber: block,
+      transferIndex: 0,
+      asset: `erc20:${tusd.toLowerCase()}`,
+    });
+    await watcherPast((await chain.head()) + 3);
+    assert.equal(await depositSignals(e), 1);
+  });
+
+  it('when a token transfer is reorganised away before its confirmations, then it is never signalled', async () => {
+    const e = await prepare(`erc20:${tusd}`);
+    const snapshot = await chain.snapshot();
+    const tx = await chain.sendToken(tusd, e.address, 5_000_000n);
+    await chain.mine(1);
+    await eventually(async () => (await watcher()).pending.some((t) => t.txHash === tx), 30_000);
+    await chain.revert(snapshot);
+    const view = await watcherPast((await chain.head()) + CONFIRMATIONS + 3);
+    assert.ok(!view.pending.some((t) => t.txHash === tx));
+    const r = await record(e);
+    assert.equal(r.status, 'PREPARED');
+    assert.equal(r.deposit, undefined);
+    assert.deepEqual(r.refusedDeposits, []);
+    assert.equal(await depositSignals(e), 0);
+  });
+
+  it('when another token, or native value, reaches a tUSD target, then each is refused as wrong-asset and recorded in the refunds ledger; a tUSD transfer then completes it', async () => {
+    const e = await prepare(`erc20:${tusd}`);
+    const wrongToken = await chain.sendToken(teur, e.address, 2_000_000n);
+    const native = await chain.send(e.address, 7n);
+    await chain.mine(CONFIRMATIONS);
+    const r = await eventually(async () => {
+      const rec = await record(e);
+      return rec.refusedDeposits.length === 2 && rec;
+    }, 30_000);
+    assert.equal(r.status, 'PREPARED');
+    assert.deepEqual(
+      r.refusedDeposits.map((d) => [d.txHash, d.asset, d.amount, d.reason]).sort(),
+      [
+        [wrongToken, `erc20:${teur.toLowerCase()}`, '2000000', 'wrong-asset'],
+        [native, 'native', '7', 'wrong-asset'],
+      ].sort(),
+    );
+    const rows = await eventually(async () => {
+      const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+      try {
+        const found = await new RefundLedger(database).ofExecution(executionWorkflowId(e.wallet.id, e.executionId));
+        return found.length === 2 && found;
+      } finally {
+        await database.close();
+      }
+    }, 30_000);
+    assert.deepEqual(
+      rows.map((d) => [d.txHash, d.asset, d.reason, d.sender]).sort(),
+      [
+        [wrongToken, `erc20:${teur.toLowerCase()}`, 'wrong-asset', ANVIL_DEV_ACCOUNT.address.toLowerCase()],
+        [native, 'native', 'wrong-asset', ANVIL_DEV_ACCOUNT.address.toLowerCase()],
+      ].sort(),
+    );
+    const tx = await chain.sendToken(tusd, e.address, 1_000_000n);
+    await chain.mine(CONFIRMATIONS);
+    const funded = await eventually(async () => {
+      const rec = await record(e);
+      return rec.status === 'OPERATION_PENDING' && rec;
+    }, 30_000);
+    assert.equal(funded.deposit?.txHash, tx);
+  });
+
+  it('when a contract sends native value to a deposit address by an internal call, then it is the deposit: OPERATION_PENDING, transferIndex 1', async () => {
+    const wallet = newWallet();
+    const executionId = `internal-${randomUUID()}`;
+    const res = await api('POST', `/api/v1/executions/${wallet.id}`, {
+      executionId,
+      intent: sampleIntent(),
+      deposit: { chain: CHAIN, asset: 'native', minAmount: '1000' },
+    });
+    assert.equal(res.status, 201, res.text);
+    const e = { wallet, executionId, address: res.body.result.depositTarget.address as string };
+    const tx = await chain.sendThrough(forwarder, e.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    const done = await eventually(async () => {
+      const rec = await record(e);
+      return rec.status === 'OPERATION_PENDING' && rec;
+    }, 30_000);
+    assert.deepEqual(
+      {
+        txHash: done.deposit?.txHash,
+        amount: done.deposit?.amount,
+        transferIndex: done.deposit?.transferIndex,
+        asset: done.deposit?.asset,
+      },
+      { txHash: tx, amount: '1000', transferIndex: 1, asset: 'native' },
+    );
+    assert.equal(await depositSignals(e), 1);
+  });
+
+  it('when 200 token deposits arrive in 20 blocks, then 200 executions are OPERATION_PENDING, each signalled once', async function () {
+    this.timeout(300_000);
+    const executions: Prepared[] = [];
+    for (let i = 0; i < 200; i += 10)
+      executions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepare(`erc20:${tusd}`, '100')))));
+    const { signalledTotal } = await watcher();
+    const txs: Hash[] = [];
+    for (let block = 0; block < 20; block++) {
+      for (const e of executions.slice(block * 10, block * 10 + 10)) txs.push(await chain.sendToken(tusd, e.address, 100n + BigInt(block)));
+      await chain.mine(1);
+    }
+    const blocks = new Set(await Promise.all(txs.map((tx) => chain.blockOf(tx))));
+    assert.equal(blocks.size, 20);
+    await chain.mine(CONFIRMATIONS);
+    await eventually(async () => (await watcher()).signalledTotal >= signalledTotal + 200, 120_000, 500);
+    const records: ExecutionRecord[] = [];
+    for (let i = 0; i < executions.length; i += 20) records.push(...(await Promise.all(executions.slice(i, i + 20).map(record))));
+    assert.deepEqual(
+      records.map((r) => [r.status, r.deposit?.txHash, r.deposit?.asset]),
+      txs.map((tx) => ['OPERATION_PENDING', tx, `erc20:${tusd.toLowerCase()}`]),
+    );
+    const counts: number[] = [];
+    for (let i = 0; i < executions.length; i += 20) counts.push(...(await Promise.all(executions.slice(i, i + 20).map(depositSignals))));
+    assert.deepEqual(
+      counts,
+      counts.map(() => 1),
+    );
+    assert.equal((await watcher()).signalledTotal, signalledTotal + 200);
+  });
+});
