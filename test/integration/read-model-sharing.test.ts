@@ -63,9 +63,14 @@ describe('read model sharing: a process on SQLite refuses to start beside anothe
         echo: false,
       });
       child.child.stdout!.on('data', (c: Buffer) => lines.push(c.toString()));
-      const [, code] = await Promise.all([child.ready, child.exited]);
-      assert.equal(code, 1, lines.join(''));
-      assert.match(lines.join(''), /another-host\.example/);
+      try {
+        const [, code] = await Promise.all([child.ready, child.exited]);
+        assert.equal(code, 1, lines.join(''));
+        assert.match(lines.join(''), /another-host\.example/);
+      } finally {
+        // A process that did not refuse is running: it must not outlive the test.
+        await child.stop(5000);
+      }
     });
   }
 });
