@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { CHROMIUM_FLAGS } from './lib/chromium-flags';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,19 +35,15 @@ async function main(): Promise<number> {
     return 2;
   }
   const profile = mkdtempSync(path.join(os.tmpdir(), 'chromium-shot-'));
-  const args = [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ];
   const chrome = spawn(
     values.chromium,
-    [...args, `--user-data-dir=${profile}`, `--window-size=${values.width},${values.height}`, '--remote-debugging-pipe', 'about:blank'],
+    [
+      ...CHROMIUM_FLAGS,
+      `--user-data-dir=${profile}`,
+      `--window-size=${values.width},${values.height}`,
+      '--remote-debugging-pipe',
+      'about:blank',
+    ],
     {
       stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
     },

@@ -2,7 +2,7 @@ import { toBase58 } from '../../domain/encoding.js';
 import { IntentServiceError } from './errors.js';
 import { send, sleep, type CallOptions } from './http.js';
 import type { paths } from './openapi.js';
-import { signCancel, signSubmit, type KeyEncoding, type Signer } from './signing.js';
+import { signCancel, signSubmit, type KeyEncoding, type Signer, type SubmitSigning } from './signing.js';
 import { readEvents } from './sse.js';
 import {
   FINAL_STATUSES,
@@ -40,19 +40,8 @@ export interface IntentClientOptions {
   fetch?: typeof fetch;
 }
 
-export interface SubmitInput {
-  executionId: string;
-  /** The intent as prepared, or pass `intentHash` from the record instead. */
-  intent?: unknown;
-  intentHash?: string;
-  /** The dApp domain of the wallet connection (one of the service's ALLOWED_DOMAINS). */
-  domain: string;
-  /** Unix seconds; now by default. */
-  timestamp?: number;
-  encoding?: KeyEncoding;
-  /** The wallet (path segment and envelope address): by default the signer's key in base58. */
-  wallet?: string;
-}
+/** What submit signs: SubmitSigning, with the wallet optional (by default the signer's key in base58). */
+export type SubmitInput = Omit<SubmitSigning, 'wallet'> & { wallet?: string };
 
 export interface CancelInput {
   domain: string;
