@@ -5,7 +5,7 @@ import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import { applyDeposit, closedDepositRefusal } from '../domain/execution-state';
-import { isMissingMethod, proveOnChain, senderOf } from '../lib/chain-transaction';
+import { isMissingMethod, offersTraces, proveOnChain, senderOf } from '../lib/chain-transaction';
 import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC, type CallFrame } from '../domain/transfers';
 import type { BlockHeader, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
@@ -113,7 +113,7 @@ const MAX_TOPIC_ADDRESSES = 10_000;
  */
 export class DepositReader {
   private known?: { count: number; topics: string[] };
-  /** undefined until the first block's trace is asked for. */
+  /** undefined until the node was asked (at the first read, and again while it could not answer). */
   private tracesOffered?: boolean;
 
   constructor(
@@ -125,7 +125,7 @@ export class DepositReader {
     private readonly onNoTraces?: () => void,
   ) {}
 
-  /** Whether the node answers call traces; undefined before the first block was read. */
+  /** Whether the node answers call traces; undefined before the first read. */
   get traces(): boolean | undefined {
     return this.tracesOffered;
   }
@@ -140,6 +140,12 @@ export class DepositReader {
     numbers: readonly number[],
     concurrency: number,
   ): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
+    // Asked before any block needs it, so that a node without traces is told at the watcher's first round.
+    if (this.tracesOffered === undefined) {
+      const offered = await offersTraces(this.client);
+      if (offered === false) this.noTraces();
+      else this.tracesOffered = offered;
+    }
     const blocks = await mapLimited(numbers, concurrency, (n) =>
       this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }),
     );
@@ -163,6 +169,11 @@ export class DepositReader {
     return { headers, transfers };
   }
 
+  private noTraces(): void {
+    this.tracesOffered = false;
+    this.onNoTraces?.();
+  }
+
   /** Native value the blocks' internal calls move (`debug_traceBlockByHash`, callTracer); none where the node has no traces. */
   private async internalTransfers(
     blocks: ReadonlyArray<{ transactions: ReadonlyArray<{ hash: `0x${string}` }> }>,
@@ -183,8 +194,7 @@ export class DepositReader {
       );
     } catch (err) {
       if (!isMissingMethod(err)) throw err;
-      this.tracesOffered = false;
-      this.onNoTraces?.();
+      this.noTraces();
       return [];
     }
     if (withTxs.length > 0) this.tracesOffered = true;

@@ -1,26 +1,25 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Address, Hash } from 'viem';
 import { projectRoot } from '../config/config';
-import { chainWatcherStateQuery, chainWatcherWorkflowId, type ChainWatcherView } from '../contracts/temporal';
-import type { ExecutionRecord } from '../domain/execution-state';
+import type { ChainWatcherView } from '../contracts/temporal';
 import { writeDocSection } from '../scripts/lib/doc-section';
 import { TestChain } from '../test/support/chain';
-import { eventually, newWallet, sampleIntent } from '../test/support/executions';
-import { request } from '../test/support/http';
+import { depositHelpers, type PreparedDeposit } from '../test/support/deposit-helpers';
+import { eventually } from '../test/support/executions';
 import { ProcessStack } from '../test/support/process-stack';
+import { cpuMs } from './proc';
 import { quantile } from './stats';
 
 const USAGE = `npm run bench:chain [-- --blocks N] [--deposits N] [--delays N] [--tokens N] [--addresses M] [--docs]
-  --blocks    empty blocks mined at once; the watcher's catch-up time gives blocks/s (default 2000)
+  --blocks    empty blocks mined while the worker is stopped; the watcher's catch-up after its restart gives blocks/s (default 2000)
   --deposits  deposits in blocks of 10, mined at once; the time to all OPERATION_PENDING gives deposits/s (default 300);
               the same number of tUSD deposits after them (4 token transfers fill a block)
   --delays    single deposits, one after another: confirming block mined → OPERATION_PENDING (default 40), native then tUSD
   --tokens    ERC-20 tokens allowed (DEPOSIT_TOKENS), each a TestToken of solidity/ (default 3)
-  --addresses open tUSD deposit addresses prepared before the token measurements: the watcher's eth_getLogs filters by all of them (default 1000)
+  --addresses open tUSD deposit addresses prepared before the token rows: the watcher's eth_getLogs filters by all of them (default 1000)
   --docs     also put the table into docs/performance.md (between its bench-chain markers)`;
 
 const CHAIN = 'evm:31337';
@@ -53,10 +52,14 @@ async function main(): Promise<void> {
   const openAddresses = Number(values.addresses);
 
   const seedDir = mkdtempSync(path.join(os.tmpdir(), 'bench-chain-'));
-  // Ten plain transfers (21,000 gas each) fill a block: a pool of N transfers mines into N / 10 blocks.
-  const chain = await TestChain.start(['--gas-limit', '210000']);
+  // Base fee 0: full blocks raise EIP-1559's base fee an eighth a block, and anvil drops from its
+  // pool the transfers whose fee cap it passes, so 300 transfers at 1 gwei would mine about 60.
+  const chain = await TestChain.start(['--base-fee', '0']);
   const tokens: Address[] = [];
   for (let i = 0; i < tokenCount; i++) tokens.push(await chain.deployToken(`Test ${i}`, i === 0 ? 'tUSD' : `t${i}`));
+  // After the deploys (a token costs more than this): ten plain transfers (21,000 gas each) fill a
+  // block, so a pool of N transfers mines into N / 10 blocks.
+  await chain.setBlockGasLimit(210_000n);
   const stack = new ProcessStack({
     env: {
       CHAIN_RPC_URL: chain.url,
@@ -67,46 +70,84 @@ async function main(): Promise<void> {
   });
   try {
     await stack.start();
-    const watcher = () =>
-      stack.client.workflow.getHandle(chainWatcherWorkflowId(CHAIN)).query(chainWatcherStateQuery) as Promise<ChainWatcherView>;
+    const { watcher, record, ...d } = depositHelpers(
+      () => stack,
+      () => chain,
+      CHAIN,
+    );
     await eventually(() => watcher().catch(() => undefined), 60_000);
-    const api = (method: string, p: string, json?: unknown) => request(stack.apiUrl, method, p, { json, token: stack.token });
-    const prepare = async (asset = 'native') => {
-      const wallet = newWallet();
-      const executionId = `bench-${randomUUID()}`;
-      const res = await api('POST', `/api/v1/executions/${wallet.id}`, {
-        executionId,
-        intent: sampleIntent(),
-        deposit: { chain: CHAIN, asset, minAmount: '1' },
-      });
-      if (res.status !== 201) throw new Error(`prepare: ${res.status} ${res.text}`);
-      return { wallet, executionId, address: res.body.result.depositTarget.address as string };
+    const prepare = (asset = 'native') => d.prepare({ asset, minAmount: '1', idPrefix: 'bench' });
+    /** `count` executions prepared ten at a time. */
+    const prepareMany = async (count: number, asset = 'native') => {
+      const out = [];
+      for (let i = 0; i < count; i += 10)
+        out.push(...(await Promise.all(Array.from({ length: Math.min(10, count - i) }, () => prepare(asset)))));
+      return out;
     };
-    const record = async (e: { wallet: { id: string }; executionId: string }) =>
-      (await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`)).body?.result as ExecutionRecord | undefined;
-    const caughtUp = async (n: number) => eventually(async () => (await watcher()).cursor >= n, 600_000, 50);
-
-    say(`blocks: ${blocks} empty blocks mined at once`);
-    await caughtUp(await chain.head());
-    let started = Date.now();
-    const head = await chain.mine(blocks);
-    await caughtUp(head);
-    const blocksPerS = blocks / ((Date.now() - started) / 1000);
-
-    say(`deposits: ${deposits} executions prepared, their transfers in ${deposits / 10} blocks`);
-    const executions = [];
-    for (let i = 0; i < deposits; i += 10) executions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepare()))));
-    const { signalledTotal } = await watcher();
-    // The transfers wait in the pool; the clock starts when their blocks and the confirming ones are mined, all at once.
-    const txs: Hash[] = [];
-    for (const e of executions) txs.push(await chain.send(e.address, 1n));
-    started = Date.now();
-    await chain.mine(deposits / 10 + CONFIRMATIONS - 1);
-    await eventually(async () => (await watcher()).signalledTotal >= signalledTotal + deposits, 600_000, 50);
-    const depositsWallMs = Date.now() - started;
-    const depositsPerS = deposits / (depositsWallMs / 1000);
-    const depositBlocks = new Set(await Promise.all(txs.map((tx) => chain.blockOf(tx)))).size;
-
+    /** Waits until the watcher's state passes `done`, saying where it is every 15 s (a stall shows which number stopped). */
+    const watch = async (what: string, done: (v: ChainWatcherView) => boolean) => {
+      let last = Date.now();
+      return eventually(
+        async () => {
+          const v = await watcher();
+          if (Date.now() - last >= 15_000) {
+            last = Date.now();
+            say(`  waiting for ${what}: cursor ${v.cursor}, signalled ${v.signalledTotal}, pending ${v.pending.length}`);
+          }
+          return done(v) && v;
+        },
+        600_000,
+        50,
+      );
+    };
+    const caughtUp = async (n: number) => watch(`block ${n}`, (v) => v.cursor >= n);
+    /**
+     * Waits until the worker has finished the work prepares left it (each new execution's first
+     * workflow task and projection): a worker busy with a backlog of a thousand executions
+     * follows the chain at a fraction of its rate, and open deposit addresses are idle executions.
+     * Idle: under 100 ms of CPU in a second (the watcher's polls cost a few).
+     */
+    const workerIdle = async () => {
+      const pid = stack.worker!.child.pid!;
+      const started = Date.now();
+      for (;;) {
+        const before = cpuMs(pid);
+        await new Promise((r) => setTimeout(r, 1000));
+        if (cpuMs(pid) - before < 100) break;
+        if (Date.now() - started > 300_000) throw new Error('the worker did not become idle in 5 minutes');
+      }
+      say(`  worker idle after ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    };
+    /**
+     * Blocks/s the watcher follows when it is behind. Mined while it follows, the blocks would come
+     * no faster than anvil mines them (anvil slows as its chain grows), so the worker stops, the
+     * blocks are mined, and the worker starts again; the clock runs from the watcher's first round
+     * after the restart (the worker's start is left out) to its reaching the head.
+     */
+    const followed = async (count: number) => {
+      await caughtUp(await chain.head());
+      await workerIdle();
+      await stack.worker!.stop(10_000);
+      const head = await chain.mine(count);
+      await stack.startWorker();
+      const from = (await eventually(() => watcher().catch(() => undefined), 60_000)).cursor;
+      const first = await eventually(
+        async () => {
+          const v = await watcher();
+          return v.cursor > from && v;
+        },
+        60_000,
+        20,
+      );
+      const started = Date.now();
+      const cpu = () => [chain.anvil.child.pid, stack.worker!.child.pid, stack.api!.child.pid].map((pid) => (pid ? cpuMs(pid) : 0));
+      const cpuBefore = cpu();
+      await caughtUp(head);
+      const seconds = (Date.now() - started) / 1000;
+      const [anvil, worker, api] = cpu().map((ms, i) => ((ms - cpuBefore[i]) / 1000).toFixed(1));
+      say(`  caught up in ${seconds.toFixed(1)} s; CPU s meanwhile: anvil ${anvil}, worker ${worker}, api ${api}`);
+      return (head - first.cursor) / seconds;
+    };
     /** `count` deposits, each one alone: confirming block mined → OPERATION_PENDING, sorted. */
     const measureDelays = async (count: number, asset: 'native' | 'token'): Promise<number[]> => {
       const out: number[] = [];
@@ -120,7 +161,7 @@ async function main(): Promise<void> {
         await chain.mine(CONFIRMATIONS - 1);
         const done = await eventually(
           async () => {
-            const r = await record(e);
+            const r = await record(e).catch(() => undefined);
             return r?.status === 'OPERATION_PENDING' && r;
           },
           60_000,
@@ -131,51 +172,59 @@ async function main(): Promise<void> {
       }
       return out.sort((a, b) => a - b);
     };
+    /** `count` deposits' transfers sent to the pool, then their blocks and the confirming ones mined at once: deposits/s signalled, and the blocks they took. */
+    const depositsAtOnce = async (executions: PreparedDeposit[], perBlock: number, send: (e: PreparedDeposit) => Promise<Hash>) => {
+      const before = (await watcher()).signalledTotal;
+      const txs: Hash[] = [];
+      for (const e of executions) txs.push(await send(e));
+      const started = Date.now();
+      await chain.mine(Math.ceil(executions.length / perBlock) + CONFIRMATIONS - 1);
+      const mined = await Promise.all(txs.map((tx) => chain.blockOf(tx).catch(() => undefined)));
+      const lost = mined.filter((b) => b === undefined).length;
+      if (lost > 0) throw new Error(`${lost} of ${txs.length} transfers were not mined`);
+      await watch(`${before + executions.length} signals`, (v) => v.signalledTotal >= before + executions.length);
+      const perS = executions.length / ((Date.now() - started) / 1000);
+      return { perS, blocks: new Set(mined).size };
+    };
+
+    say(`deposits: ${deposits} executions prepared, their transfers in ${deposits / 10} blocks`);
+    const native = await depositsAtOnce(await prepareMany(deposits), 10, (e) => chain.send(e.address, 1n));
     say(`delays: ${delays} deposits, each one alone`);
     const delayMs = await measureDelays(delays, 'native');
+    const nativeAddresses = deposits + delays;
+    say(`blocks: ${blocks} empty blocks behind, ${nativeAddresses} deposit addresses`);
+    const blocksPerS = await followed(blocks);
 
-    say(`tokens: ${tokenCount} allowed, ${openAddresses} open tUSD deposit addresses prepared`);
-    for (let i = 0; i < openAddresses; i += 10)
-      await Promise.all(Array.from({ length: Math.min(10, openAddresses - i) }, () => prepare(`erc20:${tokens[0]}`)));
-    await caughtUp(await chain.head());
-    started = Date.now();
-    const tokenHead = await chain.mine(blocks);
-    await caughtUp(tokenHead);
-    const tokenBlocksPerS = blocks / ((Date.now() - started) / 1000);
-
+    say(`tokens: ${openAddresses} open tUSD deposit addresses prepared`);
+    await prepareMany(openAddresses, `erc20:${tokens[0]}`);
+    const tokenAddresses = nativeAddresses + openAddresses;
+    say(`blocks: ${blocks} empty blocks behind, ${tokenAddresses} deposit addresses`);
+    const tokenBlocksPerS = await followed(blocks);
     say(`token deposits: ${deposits} tUSD transfers, mined at once`);
-    const tokenExecutions = [];
-    for (let i = 0; i < deposits; i += 10)
-      tokenExecutions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepare(`erc20:${tokens[0]}`)))));
-    const before = (await watcher()).signalledTotal;
-    const tokenTxs: Hash[] = [];
-    for (const e of tokenExecutions) tokenTxs.push(await chain.sendToken(tokens[0], e.address, 1n));
-    started = Date.now();
     // A token transfer to a fresh address costs about 51,000 gas: four fill a 210,000-gas block.
-    await chain.mine(Math.ceil(deposits / 4) + CONFIRMATIONS - 1);
-    await eventually(async () => (await watcher()).signalledTotal >= before + deposits, 600_000, 50);
-    const tokenDepositsPerS = deposits / ((Date.now() - started) / 1000);
-    const tokenDepositBlocks = new Set(await Promise.all(tokenTxs.map((tx) => chain.blockOf(tx)))).size;
-
+    const token = await depositsAtOnce(await prepareMany(deposits, `erc20:${tokens[0]}`), 4, (e) =>
+      chain.sendToken(tokens[0], e.address, 1n),
+    );
     say(`token delays: ${delays} tUSD deposits, each one alone`);
     const tokenDelayMs = await measureDelays(delays, 'token');
+
     const row = {
       blocksPerS: Math.round(blocksPerS),
-      depositsPerS: Math.round(depositsPerS * 10) / 10,
+      depositsPerS: Math.round(native.perS * 10) / 10,
       delayP50Ms: Math.round(quantile(delayMs, 0.5)),
       delayP99Ms: Math.round(quantile(delayMs, 0.99)),
       tokenBlocksPerS: Math.round(tokenBlocksPerS),
-      tokenDepositsPerS: Math.round(tokenDepositsPerS * 10) / 10,
+      tokenDepositsPerS: Math.round(token.perS * 10) / 10,
       tokenDelayP50Ms: Math.round(quantile(tokenDelayMs, 0.5)),
       tokenDelayP99Ms: Math.round(quantile(tokenDelayMs, 0.99)),
     };
     const table = [
-      `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)} at the end; \`npm run bench:chain -- --blocks ${blocks} --deposits ${deposits} --delays ${delays} --tokens ${tokenCount} --addresses ${openAddresses}\``,
+      `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)} at the end; \`npm run bench:chain -- --blocks ${blocks} --deposits ${deposits} --delays ${delays} --tokens ${tokenCount} --addresses ${openAddresses}\`; ${tokenCount} tokens allowed throughout`,
       '',
-      '| deposits | blocks/s followed | deposits/s signalled | confirming block → OPERATION_PENDING p50 | p99 |',
-      '|---|---|---|---|---|',
-      `| native | ${row.blocksPerS} (${blocks} empty blocks) | ${row.depositsPerS} (${deposits} in ${depositBlocks} blocks) | ${row.delayP50Ms} ms | ${row.delayP99Ms} ms (${delays} deposits) |`,
-      `| tUSD, ${tokenCount} tokens allowed, ${openAddresses + deposits}+ deposit addresses | ${row.tokenBlocksPerS} (${blocks} empty blocks) | ${row.tokenDepositsPerS} (${deposits} in ${tokenDepositBlocks} blocks) | ${row.tokenDelayP50Ms} ms | ${row.tokenDelayP99Ms} ms (${delays} deposits) |`,
+      '| deposits | deposit addresses | blocks/s followed when behind | deposits/s signalled | confirming block → OPERATION_PENDING p50 | p99 |',
+      '|---|---|---|---|---|---|',
+      `| native | ${nativeAddresses} | ${row.blocksPerS} (${blocks} empty blocks) | ${row.depositsPerS} (${deposits} in ${native.blocks} blocks) | ${row.delayP50Ms} ms | ${row.delayP99Ms} ms (${delays} deposits) |`,
+      `| tUSD | ${tokenAddresses} | ${row.tokenBlocksPerS} (${blocks} empty blocks) | ${row.tokenDepositsPerS} (${deposits} in ${token.blocks} blocks) | ${row.tokenDelayP50Ms} ms | ${row.tokenDelayP99Ms} ms (${delays} deposits) |`,
       '',
     ].join('\n');
     process.stdout.write(`${JSON.stringify(row)}\n\n${table}`);

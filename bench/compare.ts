@@ -8,8 +8,9 @@ import { ratio } from './stats';
 import { renderTables } from './table';
 
 // `node dist/bench/compare.js [--docs]`: the dev server's run (bench/results.json) and the
-// cluster's (bench/results-cluster.json) side by side, one worker process; with --docs, this table
-// and each run's tables go into docs/performance.md, so that the page shows the committed results.
+// cluster's (bench/results-cluster.json) side by side, one worker process; with --docs, the summary
+// and this table go into docs/performance.md and the dev server run's tables into
+// docs/bench-tables.md, so that the pages show the committed results.
 
 const ms = (x: number) => (x >= 100 ? String(Math.round(x)) : x.toFixed(1));
 
@@ -168,15 +169,14 @@ function main(): void {
   const text = renderComparison(dev, cluster);
   console.log(text);
   if (!values.docs) return;
-  const page = path.join(projectRoot, 'docs', 'performance.md');
-  for (const [section, body] of [
-    ['bench-summary', renderSummary(dev, cluster)],
-    ['bench-compare', text],
+  for (const [page, section, body] of [
+    ['performance.md', 'bench-summary', renderSummary(dev, cluster)],
+    ['performance.md', 'bench-compare', text],
     // The curve's table is left out: the page shows it as docs/bench-curve.svg.
-    ['bench-table', renderTables({ ...dev, curve: undefined })],
+    ['bench-tables.md', 'bench-table', renderTables({ ...dev, curve: undefined })],
   ] as const) {
-    if (!writeDocSection(page, section, body)) {
-      console.error(`docs/performance.md has no ${section} markers`);
+    if (!writeDocSection(path.join(projectRoot, 'docs', page), section, body)) {
+      console.error(`docs/${page} has no ${section} markers`);
       process.exit(1);
     }
   }

@@ -28,7 +28,7 @@ const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batche
   --cases    all (default), or submit: case 1 alone (and case 2, which needs no stack)
   --curve N  also run case 3 as a curve: N batches per side for each size (1, 10, 100) and each
              count of concurrent clients (1, 2, 4, 8); with --docs also docs/bench-curve.svg
-  --docs     also put the tables into docs/performance.md (between its bench-table or bench-table-cluster markers)`;
+  --docs     also put the tables into docs/bench-tables.md (between its bench-table or bench-table-cluster markers)`;
 
 const t0 = Date.now();
 const say = (line: string) => process.stderr.write(`[bench ${String(Math.round((Date.now() - t0) / 1000)).padStart(3)} s] ${line}\n`);
@@ -155,11 +155,11 @@ async function main(): Promise<void> {
       say(`curve written to ${path.relative(process.cwd(), svg)}`);
     }
     if (values.docs) {
-      const page = path.join(projectRoot, 'docs', 'performance.md');
+      const page = path.join(projectRoot, 'docs', 'bench-tables.md');
       say(
         writeDocSection(page, docsSection, tables)
-          ? 'tables written to docs/performance.md'
-          : `docs/performance.md has no ${docsSection} markers; left as it was`,
+          ? 'tables written to docs/bench-tables.md'
+          : `docs/bench-tables.md has no ${docsSection} markers; left as it was`,
       );
     }
   } catch (err) {

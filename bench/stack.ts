@@ -52,6 +52,11 @@ export interface StackOptions {
   /** Settings of the storage nodes' processes (they read only OTEL_*). */
   nodeEnv?: Record<string, string>;
   log?: (line: string) => void;
+  /**
+   * The project whose built `dist/` the API, the workers and the storage nodes run from (default:
+   * this one): another commit's build, to measure this one against it on the same stack.
+   */
+  serviceRoot?: string;
 }
 
 export async function startBenchStack(options: StackOptions = {}): Promise<BenchStack> {
@@ -112,6 +117,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
           dataDir: path.join(tmpDir, `node-${i}`),
           keysFile,
           echo: false,
+          ...(options.serviceRoot ? { script: path.join(options.serviceRoot, 'dist', 'storage-node', 'main.js') } : {}),
           ...(options.nodeEnv ? { env: childEnv(options.nodeEnv) } : {}),
         }),
       ),
@@ -154,10 +160,11 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     const logDir = path.join(tmpDir, 'logs');
     mkdirSync(logDir);
     const dist = (p: string) => path.join(projectRoot, 'dist', p);
+    const serviceDist = (p: string) => path.join(options.serviceRoot ?? projectRoot, 'dist', p);
 
     const addWorker = async () => {
       const name = `worker-${workers.length + 1}`;
-      const worker = await startNodeChild(name, dist('worker/main.js'), {
+      const worker = await startNodeChild(name, serviceDist('worker/main.js'), {
         env: { ...WORKER_PROCESS_ENV, ...env },
         logFile: path.join(logDir, `${name}.log`),
         readyPattern: /worker polling task queue/,
@@ -176,7 +183,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     });
     stoppers.push(() => floor.stop(5000));
     log(`floor worker (pid ${floor.pid})`);
-    api = await startNodeChild('api', dist('api/main.js'), {
+    api = await startNodeChild('api', serviceDist('api/main.js'), {
       env,
       logFile: path.join(logDir, 'api.log'),
       readyPattern: /"msg":"api listening"/,

@@ -6,14 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
-import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { testSettings } from '../support/settings';
 import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
 import type { Address, Hash } from 'viem';
-import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
+import { chainWatcherWorkflowId, executionWorkflowId } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-state';
-import { ExecutionService, type ExecutionAnswer } from '../../api/executions/service';
+import { ExecutionService } from '../../api/executions/service';
 import { loadConfig, projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
 import { openDatabase, type Database } from '../../db/database';
@@ -27,9 +26,9 @@ import { startChildService } from '../../scripts/lib/child-service';
 import { DUST_TRANSFERS_PER_ADDRESS } from '../../activities/chain';
 import { TestChain } from '../support/chain';
 import { docSnippets } from '../support/doc-snippets';
-import { eventually, newWallet, sampleIntent, settledEventTypes, type TestWallet } from '../support/executions';
-import { request } from '../support/http';
+import { eventually, newWallet, sampleIntent, settledEventTypes } from '../support/executions';
 import { freePort } from '../support/ports';
+import { depositHelpers, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
 import { metricSum, scrape } from '../support/prometheus';
 
@@ -80,53 +79,12 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     rmSync(seedDir, { recursive: true, force: true });
   });
 
-  const api = (method: string, p: string, json?: unknown) => request(stack.apiUrl, method, p, { json, token: stack.token });
-  const watcher = () => stack.client.workflow.getHandle(watcherId).query(chainWatcherStateQuery) as Promise<ChainWatcherView>;
-  const record = async (e: Prepared): Promise<ExecutionAnswer> => {
-    const res = await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`);
-    assert.equal(res.status, 200, res.text);
-    return res.body.result;
-  };
-  /** The record, or undefined while the API cannot read it (no worker answers the query yet). */
-  const recordIfReadable = (e: Prepared) => record(e).catch(() => undefined);
-
-  interface Prepared {
-    wallet: TestWallet;
-    executionId: string;
-    address: string;
-    body: Record<string, unknown>;
-  }
-
-  async function prepareWithDeposit(minAmount = '1000', extra: Record<string, unknown> = {}): Promise<Prepared> {
-    const wallet = newWallet();
-    const executionId = `chain-${randomUUID()}`;
-    const body = { executionId, intent: sampleIntent(), deposit: { chain: CHAIN, asset: 'native', minAmount }, ...extra };
-    const res = await api('POST', `/api/v1/executions/${wallet.id}`, body);
-    assert.equal(res.status, 201, res.text);
-    const target = res.body.result.depositTarget;
-    assert.equal(target.chain, CHAIN);
-    assert.equal(target.minAmount, minAmount);
-    return { wallet, executionId, address: target.address, body };
-  }
-
-  /** How many `depositCompleted` signals the execution's history holds. */
-  async function depositSignals(e: Prepared): Promise<number> {
-    const history = await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
-    return (history.events ?? []).filter(
-      (ev) =>
-        ev.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
-        ev.workflowExecutionSignaledEventAttributes?.signalName === 'depositCompleted',
-    ).length;
-  }
-
-  /** Mines until the watcher has read block `n` (it follows the head every 100 ms). */
-  async function watcherPast(n: number): Promise<ChainWatcherView> {
-    if ((await chain.head()) < n) await chain.mine(n - (await chain.head()));
-    return eventually(async () => {
-      const view = await watcher();
-      return view.cursor >= n && view;
-    }, 60_000);
-  }
+  const { api, watcher, record, recordIfReadable, depositSignals, watcherPast, ...deposits } = depositHelpers(
+    () => stack,
+    () => chain,
+    CHAIN,
+  );
+  const prepareWithDeposit = (minAmount = '1000', extra: Record<string, unknown> = {}) => deposits.prepare({ minAmount, extra });
 
   it('when prepare asks for an on-chain deposit, then the record has an address of its own, and the same prepare again answers the same address', async () => {
     const a = await prepareWithDeposit();
@@ -380,7 +338,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   });
 
   /** The refunds ledger rows of an execution, read from the stack's read model (the worker writes them). */
-  const refundsOf = async (e: Prepared) => {
+  const refundsOf = async (e: PreparedDeposit) => {
     const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
     try {
       return await new RefundLedger(database).ofExecution(executionWorkflowId(e.wallet.id, e.executionId));
@@ -436,7 +394,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   });
 
   /** Whether every proveDeposit the execution scheduled has finished (completed or failed for good). */
-  async function proofsSettled(e: Prepared, atLeast: number): Promise<boolean> {
+  async function proofsSettled(e: PreparedDeposit, atLeast: number): Promise<boolean> {
     const history = await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
     const events = history.events ?? [];
     const scheduled = new Set(
@@ -450,7 +408,8 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   }
 
   /** The execution's history length once it is idle (its last workflow task done, no activity running). */
-  const historyLength = async (e: Prepared) => (await settledEventTypes(stack, executionWorkflowId(e.wallet.id, e.executionId))).length;
+  const historyLength = async (e: PreparedDeposit) =>
+    (await settledEventTypes(stack, executionWorkflowId(e.wallet.id, e.executionId))).length;
 
   it('when prepare asks for a deposit target of minAmount 0, then it is 400: such a target would take any transfer as the deposit', async () => {
     const res = await api('POST', `/api/v1/executions/${newWallet().id}`, {
@@ -569,7 +528,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
 
   it('when 200 deposits arrive in 20 blocks, then 200 executions are OPERATION_PENDING, each signalled once', async function () {
     this.timeout(300_000);
-    const executions: Prepared[] = [];
+    const executions: PreparedDeposit[] = [];
     for (let i = 0; i < 200; i += 10) executions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepareWithDeposit('100')))));
     const { signalledTotal } = await watcher();
     const txs: Hash[] = [];

@@ -9,7 +9,13 @@ import { chainClient, DepositReader } from '../../activities/chain';
 import { openDatabase, type Database } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { offersTraces } from '../../lib/chain-transaction';
+import { chainWatcherStateQuery, chainWatcherWorkflowId } from '../../contracts/temporal';
 import { TestChain } from '../support/chain';
+import { eventually } from '../support/executions';
+import { request } from '../support/http';
+import { freePort } from '../support/ports';
+import { ProcessStack } from '../support/process-stack';
+import { metricSum, scrape } from '../support/prometheus';
 
 /**
  * Call traces, or none: the watcher's block reader on a real anvil chain (which has them), and on
@@ -100,5 +106,39 @@ describe('chain traces: internal calls where the node has traces, a plain statem
     );
     assert.deepEqual([without.told, without.traces], [1, false]);
     assert.equal(await offersTraces(chainClient(relayUrl)), false);
+  });
+
+  it('when the worker and the API follow a node without traces, then the worker says so at its first round, before any transaction (intent_chain_no_traces 1), and the operator /readyz says chain.traces false; on anvil itself, true and 0', async function () {
+    this.timeout(120_000);
+    const noTraces = async (rpcUrl: string) => {
+      const [metricsPort, operatorPort] = [await freePort(), await freePort()];
+      const stack = new ProcessStack({
+        env: {
+          CHAIN_RPC_URL: rpcUrl,
+          DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
+          CHAIN_POLL_INTERVAL_MS: '100',
+          DEPOSIT_SEED_FILE: path.join(dir, `seed-${metricsPort}`),
+          WORKER_METRICS_PORT: String(metricsPort),
+          OPERATOR_PORT: String(operatorPort),
+        },
+      });
+      try {
+        await stack.start();
+        const watcher = () => stack.client.workflow.getHandle(chainWatcherWorkflowId(CHAIN)).query(chainWatcherStateQuery);
+        // Two rounds read: the first asked the node whether it has traces.
+        const start = await eventually(() => watcher().catch(() => undefined), 60_000);
+        await chain.mine(2);
+        await eventually(async () => (await watcher()).cursor >= start.cursor + 2, 30_000);
+        const metric = metricSum(await scrape(`http://127.0.0.1:${metricsPort}/metrics`), 'intent_chain_no_traces', { chain: CHAIN });
+        const ready = await request(`http://127.0.0.1:${operatorPort}`, 'GET', '/readyz');
+        assert.equal(ready.status, 200, ready.text);
+        return { metric, chain: ready.body.chain };
+      } finally {
+        await stack.stop();
+      }
+    };
+    // The two blocks mined hold no transaction: only the probe at the first round can have told.
+    assert.deepEqual(await noTraces(relayUrl), { metric: 1, chain: { traces: false } });
+    assert.deepEqual(await noTraces(chain.url), { metric: 0, chain: { traces: true } });
   });
 });

@@ -1,19 +1,16 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { temporal } from '@temporalio/proto';
 import type { Address, Hash } from 'viem';
-import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
+import { executionWorkflowId } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-state';
-import type { ExecutionAnswer } from '../../api/executions/service';
 import { openDatabase } from '../../db/database';
 import { RefundLedger } from '../../db/refund-ledger';
 import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { TestChain } from '../support/chain';
-import { eventually, newWallet, sampleIntent, type TestWallet } from '../support/executions';
-import { request } from '../support/http';
+import { eventually, newWallet, sampleIntent } from '../support/executions';
+import { depositHelpers, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
 
 const CHAIN = 'evm:31337';
@@ -59,51 +56,12 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     rmSync(seedDir, { recursive: true, force: true });
   });
 
-  const api = (method: string, p: string, json?: unknown) => request(stack.apiUrl, method, p, { json, token: stack.token });
-  const watcher = () =>
-    stack.client.workflow.getHandle(chainWatcherWorkflowId(CHAIN)).query(chainWatcherStateQuery) as Promise<ChainWatcherView>;
-  const record = async (e: Prepared): Promise<ExecutionAnswer> => {
-    const res = await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`);
-    assert.equal(res.status, 200, res.text);
-    return res.body.result;
-  };
-  const recordIfReadable = (e: Prepared) => record(e).catch(() => undefined);
-
-  interface Prepared {
-    wallet: TestWallet;
-    executionId: string;
-    address: string;
-  }
-
-  async function prepare(asset: string, minAmount = '1000000'): Promise<Prepared> {
-    const wallet = newWallet();
-    const executionId = `token-${randomUUID()}`;
-    const res = await api('POST', `/api/v1/executions/${wallet.id}`, {
-      executionId,
-      intent: sampleIntent(),
-      deposit: { chain: CHAIN, asset, minAmount },
-    });
-    assert.equal(res.status, 201, res.text);
-    assert.equal(res.body.result.depositTarget.asset, asset.toLowerCase());
-    return { wallet, executionId, address: res.body.result.depositTarget.address };
-  }
-
-  async function depositSignals(e: Prepared): Promise<number> {
-    const history = await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
-    return (history.events ?? []).filter(
-      (ev) =>
-        ev.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
-        ev.workflowExecutionSignaledEventAttributes?.signalName === 'depositCompleted',
-    ).length;
-  }
-
-  async function watcherPast(n: number): Promise<ChainWatcherView> {
-    if ((await chain.head()) < n) await chain.mine(n - (await chain.head()));
-    return eventually(async () => {
-      const view = await watcher();
-      return view.cursor >= n && view;
-    }, 60_000);
-  }
+  const { api, watcher, record, recordIfReadable, depositSignals, watcherPast, ...deposits } = depositHelpers(
+    () => stack,
+    () => chain,
+    CHAIN,
+  );
+  const prepare = (asset: string, minAmount = '1000000') => deposits.prepare({ asset, minAmount, idPrefix: 'token' });
 
   it('when prepare asks for a token the deployment does not allow, then it is 400; an allowed one in any case is stored lowercase', async () => {
     const res = await api('POST', `/api/v1/executions/${newWallet().id}`, {
@@ -202,15 +160,7 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
   });
 
   it('when a contract sends native value to a deposit address by an internal call, then it is the deposit: OPERATION_PENDING, transferIndex 1', async () => {
-    const wallet = newWallet();
-    const executionId = `internal-${randomUUID()}`;
-    const res = await api('POST', `/api/v1/executions/${wallet.id}`, {
-      executionId,
-      intent: sampleIntent(),
-      deposit: { chain: CHAIN, asset: 'native', minAmount: '1000' },
-    });
-    assert.equal(res.status, 201, res.text);
-    const e = { wallet, executionId, address: res.body.result.depositTarget.address as string };
+    const e = await deposits.prepare({ asset: 'native', minAmount: '1000', idPrefix: 'internal' });
     const tx = await chain.sendThrough(forwarder, e.address, 1000n);
     await chain.mine(CONFIRMATIONS);
     const done = await eventually(async () => {
@@ -231,7 +181,7 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
 
   it('when 200 token deposits arrive in 20 blocks, then 200 executions are OPERATION_PENDING, each signalled once', async function () {
     this.timeout(300_000);
-    const executions: Prepared[] = [];
+    const executions: PreparedDeposit[] = [];
     for (let i = 0; i < 200; i += 10)
       executions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepare(`erc20:${tusd}`, '100')))));
     const { signalledTotal } = await watcher();

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { temporal } from '@temporalio/proto';
+import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
+import type { ExecutionAnswer } from '../../api/executions/service';
+import type { TestChain } from './chain';
+import { eventually, newWallet, sampleIntent, type TestWallet } from './executions';
+import { request } from './http';
+import type { ProcessStack } from './process-stack';
+
+/** An execution prepared with an on-chain deposit target. */
+export interface PreparedDeposit {
+  wallet: TestWallet;
+  executionId: string;
+  /** The deposit address prepare answered. */
+  address: string;
+  /** The body prepare was sent. */
+  body: Record<string, unknown>;
+}
+
+export interface PrepareDepositOptions {
+  /** `native` (the default) or `erc20:<token address>`. */
+  asset?: string;
+  minAmount?: string;
+  /** More fields of prepare's body (a webhook, an expiry). */
+  extra?: Record<string, unknown>;
+  /** The execution id's prefix, so a test's executions are told apart in Temporal's UI. */
+  idPrefix?: string;
+}
+
+/**
+ * The calls every chain-deposit test makes against a process stack that follows a test chain:
+ * prepare with a deposit target, read the record, ask the chain watcher where it is, count an
+ * execution's deposit signals. `stack` and `chain` are read at each call: tests make them in
+ * `before`.
+ */
+export function depositHelpers(stack: () => ProcessStack, chain: () => TestChain, chainId: string) {
+  const api = (method: string, p: string, json?: unknown) => request(stack().apiUrl, method, p, { json, token: stack().token });
+
+  const watcher = () =>
+    stack().client.workflow.getHandle(chainWatcherWorkflowId(chainId)).query(chainWatcherStateQuery) as Promise<ChainWatcherView>;
+
+  const record = async (e: PreparedDeposit): Promise<ExecutionAnswer> => {
+    const res = await api('GET', `/api/v1/executions/${e.wallet.id}/${e.executionId}`);
+    assert.equal(res.status, 200, res.text);
+    return res.body.result;
+  };
+
+  return {
+    api,
+    watcher,
+    record,
+    /** The record, or undefined while the API cannot read it (no worker answers the query yet). */
+    recordIfReadable: (e: PreparedDeposit) => record(e).catch(() => undefined),
+
+    /** Prepares an execution whose deposit is on `chainId`; asserts the target prepare answers. */
+    async prepare(options: PrepareDepositOptions = {}): Promise<PreparedDeposit> {
+      const { asset = 'native', minAmount = '1000', extra = {}, idPrefix = 'chain' } = options;
+      const wallet = newWallet();
+      const executionId = `${idPrefix}-${randomUUID()}`;
+      const body = { executionId, intent: sampleIntent(), deposit: { chain: chainId, asset, minAmount }, ...extra };
+      const res = await api('POST', `/api/v1/executions/${wallet.id}`, body);
+      assert.equal(res.status, 201, res.text);
+      const target = res.body.result.depositTarget;
+      assert.equal(target.chain, chainId);
+      assert.equal(target.asset, asset.toLowerCase());
+      assert.equal(target.minAmount, minAmount);
+      return { wallet, executionId, address: target.address, body };
+    },
+
+    /** How many `depositCompleted` signals the execution's history holds. */
+    async depositSignals(e: PreparedDeposit): Promise<number> {
+      const history = await stack().client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
+      return (history.events ?? []).filter(
+        (ev) =>
+          ev.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
+          ev.workflowExecutionSignaledEventAttributes?.signalName === 'depositCompleted',
+      ).length;
+    },
+
+    /** Mines up to block `n` if the chain is short of it, then waits until the watcher has read it. */
+    async watcherPast(n: number): Promise<ChainWatcherView> {
+      if ((await chain().head()) < n) await chain().mine(n - (await chain().head()));
+      return eventually(async () => {
+        const view = await watcher();
+        return view.cursor >= n && view;
+      }, 60_000);
+    },
+  };
+}
