@@ -1,4 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -51,7 +50,6 @@ async function main(): Promise<void> {
   const tokenCount = Math.max(1, Number(values.tokens));
   const openAddresses = Number(values.addresses);
 
-  const seedDir = mkdtempSync(path.join(os.tmpdir(), 'bench-chain-'));
   // Base fee 0: full blocks raise EIP-1559's base fee an eighth a block, and anvil drops from its
   // pool the transfers whose fee cap it passes, so 300 transfers at 1 gwei would mine about 60.
   const chain = await TestChain.start(['--base-fee', '0']);
@@ -64,13 +62,12 @@ async function main(): Promise<void> {
     env: {
       CHAIN_RPC_URL: chain.url,
       DEPOSIT_CONFIRMATIONS: String(CONFIRMATIONS),
-      DEPOSIT_SEED_FILE: path.join(seedDir, 'seed'),
       DEPOSIT_TOKENS: tokens.map((t, i) => `${CHAIN}:${t}=${i === 0 ? 'tUSD' : `t${i}`}:6`).join(','),
     },
   });
   try {
     await stack.start();
-    const { watcher, record, ...d } = depositHelpers(
+    const { watcher, recordIfReadable, ...d } = depositHelpers(
       () => stack,
       () => chain,
       CHAIN,
@@ -159,14 +156,7 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, Math.random() * 1000));
         const confirmedAt = Date.now();
         await chain.mine(CONFIRMATIONS - 1);
-        const done = await eventually(
-          async () => {
-            const r = await record(e).catch(() => undefined);
-            return r?.status === 'OPERATION_PENDING' && r;
-          },
-          60_000,
-          20,
-        );
+        const done = await d.operationPending(e, 60_000, recordIfReadable, 20);
         const at = done.history.find((h) => h.status === 'OPERATION_PENDING')!.at;
         out.push(Date.parse(at) - confirmedAt);
       }
@@ -232,7 +222,6 @@ async function main(): Promise<void> {
   } finally {
     await stack.stop().catch(() => undefined);
     await chain.stop();
-    rmSync(seedDir, { recursive: true, force: true });
   }
 }
 

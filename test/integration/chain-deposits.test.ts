@@ -9,9 +9,8 @@ import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils'
 import { Worker } from '@temporalio/worker';
 import { testSettings } from '../support/settings';
 import { privateKeyToAddress, generatePrivateKey } from 'viem/accounts';
-import type { Address, Hash } from 'viem';
+import type { Address } from 'viem';
 import { chainWatcherWorkflowId, executionWorkflowId } from '../../contracts/temporal';
-import type { ExecutionRecord } from '../../domain/execution-state';
 import { ExecutionService } from '../../api/executions/service';
 import { loadConfig, projectRoot } from '../../config/config';
 import { childEnv } from '../../config/settings';
@@ -50,7 +49,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   /** The walkthrough's token (docs/integrate.md), as npm start deploys it. */
   let tusd: Address;
   const watcherId = chainWatcherWorkflowId(CHAIN);
-  const seedDir = mkdtempSync(path.join(os.tmpdir(), 'deposit-seed-'));
+  const scratchDir = mkdtempSync(path.join(os.tmpdir(), 'chain-deposits-'));
 
   before(async function () {
     this.timeout(180_000);
@@ -67,7 +66,6 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
         // Continue-as-new every few seconds: every test below also crosses runs of the watcher.
         CHAIN_ROUNDS_PER_RUN: '20',
         WORKER_METRICS_PORT: String(metricsPort),
-        DEPOSIT_SEED_FILE: path.join(seedDir, 'deposit-seed'),
       },
     });
     await stack.start();
@@ -76,10 +74,10 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   after(async () => {
     await stack?.stop();
     await chain?.stop();
-    rmSync(seedDir, { recursive: true, force: true });
+    rmSync(scratchDir, { recursive: true, force: true });
   });
 
-  const { api, watcher, record, recordIfReadable, depositSignals, watcherPast, ...deposits } = depositHelpers(
+  const { api, watcher, record, recordIfReadable, depositSignals, watcherPast, operationPending, ...deposits } = depositHelpers(
     () => stack,
     () => chain,
     CHAIN,
@@ -128,7 +126,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       chain: async () => depositChain,
       prove: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       traces: () => Promise.resolve(true),
-      seed: loadDepositSeed(path.join(seedDir, 'deposit-seed')),
+      seed: loadDepositSeed(path.join(stack.tmpDir, 'deposit-seed')),
       store: new DepositAddressStore(database),
     });
     const wallet = newWallet();
@@ -150,7 +148,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   }
 
   it('when the chain has no number of confirmations (the worker refuses to watch it), then prepare with a deposit on it is 400 and starts no workflow', async () => {
-    const database = await openDatabase({ sqliteFile: path.join(seedDir, 'no-confirmations.sqlite') });
+    const database = await openDatabase({ sqliteFile: path.join(scratchDir, 'no-confirmations.sqlite') });
     try {
       const { refused, started } = await prepareDirectly(database, { DEPOSIT_CONFIRMATIONS: 'evm:1=5' }, 'evm:4242');
       assert.ok(refused instanceof ServiceError, String(refused));
@@ -164,7 +162,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
 
   it('when the read model cannot take the address row, then prepare with a deposit is 503 (retryable) and starts no workflow', async () => {
     // A real SQLite read model, closed: every statement fails as with a database that is down.
-    const database = await openDatabase({ sqliteFile: path.join(seedDir, 'closed.sqlite') });
+    const database = await openDatabase({ sqliteFile: path.join(scratchDir, 'closed.sqlite') });
     await database.close();
     const { refused, started } = await prepareDirectly(database, {}, CHAIN);
     assert.ok(refused instanceof ServiceError, String(refused));
@@ -184,10 +182,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     );
     assert.equal((await record(e)).status, 'PREPARED');
     await chain.mine(1);
-    const done = await eventually(async () => {
-      const r = await record(e);
-      return r.status === 'OPERATION_PENDING' && r;
-    }, 30_000);
+    const done = await operationPending(e, 30_000);
     assert.equal(done.deposit?.blockNumber, block);
   });
 
@@ -227,10 +222,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     await chain.mine(CONFIRMATIONS + 1);
     await stack.startWorker();
 
-    const done = await eventually(async () => {
-      const r = await recordIfReadable(e);
-      return r?.status === 'OPERATION_PENDING' && r;
-    }, 90_000);
+    const done = await operationPending(e, 90_000, recordIfReadable);
     assert.deepEqual(done.deposit, { txHash: tx, chain: CHAIN, amount: '1000', blockNumber: block, transferIndex: 0, asset: 'native' });
     await watcherPast((await chain.head()) + 3);
     assert.equal(await depositSignals(e), 1);
@@ -315,10 +307,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.ok(refused.refusedDeposits.every((d) => d.reason === 'below-minimum'));
     const tx = await chain.send(e.address, 1000n);
     await chain.mine(CONFIRMATIONS);
-    const funded = await eventually(async () => {
-      const rec = await record(e);
-      return rec.status === 'OPERATION_PENDING' && rec;
-    }, 30_000);
+    const funded = await operationPending(e, 30_000);
     assert.equal(funded.deposit?.txHash, tx);
     await watcherPast((await chain.blockOf(tx)) + CONFIRMATIONS + 2);
     assert.equal((await record(e)).refusedDeposits.length, DUST_TRANSFERS_PER_ADDRESS);
@@ -377,10 +366,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     await chain.send(closed.address, 1000n);
     const tx = await chain.send(open.address, 1000n);
     await chain.mine(CONFIRMATIONS);
-    const r = await eventually(async () => {
-      const rec = await record(open);
-      return rec.status === 'OPERATION_PENDING' && rec;
-    }, 30_000);
+    const r = await operationPending(open, 30_000);
     assert.equal(r.deposit?.txHash, tx);
     await eventually(async () => (await undelivered()) === before + 1, 10_000);
     // Terminated while PREPARED: the transfer is owed back as one to a closed execution.
@@ -531,18 +517,12 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const executions: PreparedDeposit[] = [];
     for (let i = 0; i < 200; i += 10) executions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepareWithDeposit('100')))));
     const { signalledTotal } = await watcher();
-    const txs: Hash[] = [];
-    for (let block = 0; block < 20; block++) {
-      // Sent one by one: the node numbers them from the pool, and the pool's order is the sending order.
-      for (const e of executions.slice(block * 10, block * 10 + 10)) txs.push(await chain.send(e.address, 100n + BigInt(block)));
-      await chain.mine(1);
-    }
+    const txs = await deposits.sendInBlocks(executions, 10, (e, block) => chain.send(e.address, 100n + BigInt(block)));
     const blocks = new Set(await Promise.all(txs.map((tx) => chain.blockOf(tx))));
     assert.equal(blocks.size, 20);
     await chain.mine(CONFIRMATIONS);
     await eventually(async () => (await watcher()).signalledTotal >= signalledTotal + 200, 120_000, 500);
-    const records: ExecutionRecord[] = [];
-    for (let i = 0; i < executions.length; i += 20) records.push(...(await Promise.all(executions.slice(i, i + 20).map(record))));
+    const records = await deposits.recordsOf(executions);
     assert.deepEqual(
       records.map((r) => r.status),
       records.map(() => 'OPERATION_PENDING'),
@@ -551,8 +531,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       records.map((r) => r.deposit?.txHash),
       txs,
     );
-    const counts: number[] = [];
-    for (let i = 0; i < executions.length; i += 20) counts.push(...(await Promise.all(executions.slice(i, i + 20).map(depositSignals))));
+    const counts = await deposits.depositSignalsOf(executions);
     assert.deepEqual(
       counts,
       counts.map(() => 1),

@@ -117,7 +117,6 @@ describe('chain traces: internal calls where the node has traces, a plain statem
           CHAIN_RPC_URL: rpcUrl,
           DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
           CHAIN_POLL_INTERVAL_MS: '100',
-          DEPOSIT_SEED_FILE: path.join(dir, `seed-${metricsPort}`),
           WORKER_METRICS_PORT: String(metricsPort),
           OPERATOR_PORT: String(operatorPort),
         },

@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Address, Hash } from 'viem';
+import type { Address } from 'viem';
 import { executionWorkflowId } from '../../contracts/temporal';
-import type { ExecutionRecord } from '../../domain/execution-state';
 import { openDatabase } from '../../db/database';
 import { RefundLedger } from '../../db/refund-ledger';
 import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
@@ -29,7 +26,6 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
   let tusd: Address;
   let teur: Address;
   let forwarder: Address;
-  const seedDir = mkdtempSync(path.join(os.tmpdir(), 'deposit-seed-'));
 
   before(async function () {
     this.timeout(180_000);
@@ -44,7 +40,6 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
         DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6,${CHAIN}:${teur}=tEUR:6`,
         CHAIN_POLL_INTERVAL_MS: '100',
         CHAIN_ROUNDS_PER_RUN: '20',
-        DEPOSIT_SEED_FILE: path.join(seedDir, 'deposit-seed'),
       },
     });
     await stack.start();
@@ -53,10 +48,9 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
   after(async () => {
     await stack?.stop();
     await chain?.stop();
-    rmSync(seedDir, { recursive: true, force: true });
   });
 
-  const { api, watcher, record, recordIfReadable, depositSignals, watcherPast, ...deposits } = depositHelpers(
+  const { api, watcher, record, recordIfReadable, depositSignals, watcherPast, operationPending, ...deposits } = depositHelpers(
     () => stack,
     () => chain,
     CHAIN,
@@ -85,10 +79,7 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     await chain.mine(CONFIRMATIONS + 1);
     await stack.startWorker();
 
-    const done = await eventually(async () => {
-      const r = await recordIfReadable(e);
-      return r?.status === 'OPERATION_PENDING' && r;
-    }, 90_000);
+    const done = await operationPending(e, 90_000, recordIfReadable);
     assert.deepEqual(done.deposit, {
       txHash: tx,
       chain: CHAIN,
@@ -152,10 +143,7 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     );
     const tx = await chain.sendToken(tusd, e.address, 1_000_000n);
     await chain.mine(CONFIRMATIONS);
-    const funded = await eventually(async () => {
-      const rec = await record(e);
-      return rec.status === 'OPERATION_PENDING' && rec;
-    }, 30_000);
+    const funded = await operationPending(e, 30_000);
     assert.equal(funded.deposit?.txHash, tx);
   });
 
@@ -163,10 +151,7 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     const e = await deposits.prepare({ asset: 'native', minAmount: '1000', idPrefix: 'internal' });
     const tx = await chain.sendThrough(forwarder, e.address, 1000n);
     await chain.mine(CONFIRMATIONS);
-    const done = await eventually(async () => {
-      const rec = await record(e);
-      return rec.status === 'OPERATION_PENDING' && rec;
-    }, 30_000);
+    const done = await operationPending(e, 30_000);
     assert.deepEqual(
       {
         txHash: done.deposit?.txHash,
@@ -185,23 +170,17 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     for (let i = 0; i < 200; i += 10)
       executions.push(...(await Promise.all(Array.from({ length: 10 }, () => prepare(`erc20:${tusd}`, '100')))));
     const { signalledTotal } = await watcher();
-    const txs: Hash[] = [];
-    for (let block = 0; block < 20; block++) {
-      for (const e of executions.slice(block * 10, block * 10 + 10)) txs.push(await chain.sendToken(tusd, e.address, 100n + BigInt(block)));
-      await chain.mine(1);
-    }
+    const txs = await deposits.sendInBlocks(executions, 10, (e, block) => chain.sendToken(tusd, e.address, 100n + BigInt(block)));
     const blocks = new Set(await Promise.all(txs.map((tx) => chain.blockOf(tx))));
     assert.equal(blocks.size, 20);
     await chain.mine(CONFIRMATIONS);
     await eventually(async () => (await watcher()).signalledTotal >= signalledTotal + 200, 120_000, 500);
-    const records: ExecutionRecord[] = [];
-    for (let i = 0; i < executions.length; i += 20) records.push(...(await Promise.all(executions.slice(i, i + 20).map(record))));
+    const records = await deposits.recordsOf(executions);
     assert.deepEqual(
       records.map((r) => [r.status, r.deposit?.txHash, r.deposit?.asset]),
       txs.map((tx) => ['OPERATION_PENDING', tx, `erc20:${tusd.toLowerCase()}`]),
     );
-    const counts: number[] = [];
-    for (let i = 0; i < executions.length; i += 20) counts.push(...(await Promise.all(executions.slice(i, i + 20).map(depositSignals))));
+    const counts = await deposits.depositSignalsOf(executions);
     assert.deepEqual(
       counts,
       counts.map(() => 1),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
+import type { Hash } from 'viem';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, executionWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
 import type { ExecutionAnswer } from '../../api/executions/service';
 import type { TestChain } from './chain';
@@ -46,12 +47,76 @@ export function depositHelpers(stack: () => ProcessStack, chain: () => TestChain
     return res.body.result;
   };
 
+  /** The record, or undefined while the API cannot read it (no worker answers the query yet). */
+  const recordIfReadable = (e: PreparedDeposit) => record(e).catch(() => undefined);
+
+  /** How many `depositCompleted` signals the execution's history holds. */
+  const depositSignals = async (e: PreparedDeposit): Promise<number> => {
+    const history = await stack().client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
+    return (history.events ?? []).filter(
+      (ev) =>
+        ev.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
+        ev.workflowExecutionSignaledEventAttributes?.signalName === 'depositCompleted',
+    ).length;
+  };
+
+  /** `read` of each execution, twenty at a time, in order. */
+  const eachOf = async <T>(executions: readonly PreparedDeposit[], read: (e: PreparedDeposit) => Promise<T>): Promise<T[]> => {
+    const out: T[] = [];
+    for (let i = 0; i < executions.length; i += 20) out.push(...(await Promise.all(executions.slice(i, i + 20).map(read))));
+    return out;
+  };
+
   return {
     api,
     watcher,
     record,
-    /** The record, or undefined while the API cannot read it (no worker answers the query yet). */
-    recordIfReadable: (e: PreparedDeposit) => record(e).catch(() => undefined),
+    recordIfReadable,
+    depositSignals,
+
+    /**
+     * Waits until the execution's record is OPERATION_PENDING and answers it, asking every `stepMs`.
+     * `read`: `record` (a failed read fails at once), or `recordIfReadable` while a worker restarts.
+     */
+    operationPending: (
+      e: PreparedDeposit,
+      timeoutMs: number,
+      read: (e: PreparedDeposit) => Promise<ExecutionAnswer | undefined> = record,
+      stepMs?: number,
+    ) =>
+      eventually(
+        async () => {
+          const r = await read(e);
+          return r?.status === 'OPERATION_PENDING' && r;
+        },
+        timeoutMs,
+        stepMs,
+      ),
+
+    /**
+     * Sends each execution its transfer (`send`, given the execution and its block's place), `perBlock`
+     * to a block, mining each block once its transfers are in the pool; answers the transactions in
+     * the executions' order. Sent one by one: the node numbers them from the pool, and the pool's
+     * order is the sending order.
+     */
+    async sendInBlocks(
+      executions: readonly PreparedDeposit[],
+      perBlock: number,
+      send: (e: PreparedDeposit, block: number) => Promise<Hash>,
+    ): Promise<Hash[]> {
+      const txs: Hash[] = [];
+      for (let block = 0; block * perBlock < executions.length; block++) {
+        for (const e of executions.slice(block * perBlock, (block + 1) * perBlock)) txs.push(await send(e, block));
+        await chain().mine(1);
+      }
+      return txs;
+    },
+
+    /** Each execution's record, in order. */
+    recordsOf: (executions: readonly PreparedDeposit[]) => eachOf(executions, record),
+
+    /** Each execution's count of `depositCompleted` signals, in order. */
+    depositSignalsOf: (executions: readonly PreparedDeposit[]) => eachOf(executions, depositSignals),
 
     /** Prepares an execution whose deposit is on `chainId`; asserts the target prepare answers. */
     async prepare(options: PrepareDepositOptions = {}): Promise<PreparedDeposit> {
@@ -66,16 +131,6 @@ export function depositHelpers(stack: () => ProcessStack, chain: () => TestChain
       assert.equal(target.asset, asset.toLowerCase());
       assert.equal(target.minAmount, minAmount);
       return { wallet, executionId, address: target.address, body };
-    },
-
-    /** How many `depositCompleted` signals the execution's history holds. */
-    async depositSignals(e: PreparedDeposit): Promise<number> {
-      const history = await stack().client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
-      return (history.events ?? []).filter(
-        (ev) =>
-          ev.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED &&
-          ev.workflowExecutionSignaledEventAttributes?.signalName === 'depositCompleted',
-      ).length;
     },
 
     /** Mines up to block `n` if the chain is short of it, then waits until the watcher has read it. */

@@ -93,6 +93,8 @@ export class ProcessStack {
       TEMPORAL_TASK_QUEUE: this.taskQueue,
       API_TOKENS_FILE: this.tokensFile,
       DATABASE_FILE: path.join(this.tmpDir, 'read-model.sqlite'),
+      // The stack's own, never the project's data/deposit-seed, which npm start uses.
+      DEPOSIT_SEED_FILE: path.join(this.tmpDir, 'deposit-seed'),
       STORAGE_NODES: this.nodes.map((n) => n.url).join(','),
       STORAGE_NODE_KEYS_FILE: testNodeKeysFile(),
       LOG_LEVEL: 'warn',

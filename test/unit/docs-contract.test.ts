@@ -38,6 +38,13 @@ export function templateOf(concrete: string): string | undefined {
   return candidates[0];
 }
 
+/** The document's template and operation for a method and a path as a page writes it; undefined when it has none. */
+function routeOf(method: string, concrete: string) {
+  const template = templateOf(concrete);
+  const operation = template && doc.paths[template]?.[method.toLowerCase()];
+  return operation ? { template: template!, operation } : undefined;
+}
+
 /** Each shell block's curl calls with the JSON answer the line(s) after it show as a `# {…}` comment. */
 export function curlExamples(markdown: string): Array<{ method: string; path: string; body: string; line: number }> {
   const out: Array<{ method: string; path: string; body: string; line: number }> = [];
@@ -91,12 +98,12 @@ describe('docs: the examples and statuses the pages give are the contract (the O
       const examples = curlExamples(read(page));
       const wrong: string[] = [];
       for (const e of examples) {
-        const template = templateOf(e.path);
-        const operation = template && doc.paths[template]?.[e.method.toLowerCase()];
-        if (!operation) {
+        const route = routeOf(e.method, e.path);
+        if (!route) {
           wrong.push(`${page}:${e.line}: ${e.method} ${e.path} is no route of the document`);
           continue;
         }
+        const { template, operation } = route;
         let body: unknown;
         try {
           body = JSON.parse(e.body);
@@ -127,12 +134,12 @@ describe('docs: the examples and statuses the pages give are the contract (the O
       const rows = tableStatuses(read(page));
       const wrong: string[] = [];
       for (const row of rows) {
-        const template = templateOf(row.path);
-        const operation = template && doc.paths[template]?.[row.method.toLowerCase()];
-        if (!operation) {
+        const route = routeOf(row.method, row.path);
+        if (!route) {
           wrong.push(`${page}:${row.line}: ${row.method} ${row.path} is no route of the document`);
           continue;
         }
+        const { template, operation } = route;
         for (const s of row.statuses)
           if (!(String(s) in operation.responses)) wrong.push(`${page}:${row.line}: ${row.method} ${template} ${s}`);
       }
