@@ -1,13 +1,31 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import type { ChainActivities, ChainRound } from '../contracts/activities';
-import type { DepositAddressStore } from '../db/deposit-addresses';
+import type { DepositAddressOwner, DepositAddressStore } from '../db/deposit-addresses';
+import { dustBatches } from '../domain/dust-batches';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
-import { applyDeposit, closedDepositRefusal } from '../domain/execution-state';
+import {
+  applyDeposit,
+  closedDepositRefusal,
+  FINAL_STATUSES,
+  markReincluded,
+  markReorged,
+  type ExecutionRecord,
+} from '../domain/execution-state';
+import { refundId } from '../db/refund-ledger';
 import { isMissingMethod, offersTraces, proveOnChain, senderOf } from '../lib/chain-transaction';
 import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC, type CallFrame } from '../domain/transfers';
-import type { BlockHeader, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
+import {
+  initialWatcherState,
+  resumeNumbers,
+  resumeState,
+  signalledTransfer,
+  type BlockHeader,
+  type ChainTransfer,
+  type DepositSignal,
+  type ReorgReport,
+} from '../domain/chain-watcher';
 import type { UndeliveredDeposit } from '../contracts/activities';
 
 /** What the chain activities are told, for the worker's metrics and logs (activities/ keeps no metrics). */
@@ -15,7 +33,8 @@ export type ChainEvent =
   | { kind: 'round'; chain: string; head: number; to?: number; transfers: number }
   | { kind: 'dust'; chain: string; owed: number }
   | { kind: 'signals'; chain: string; delivered: number; undelivered: UndeliveredDeposit[] }
-  | { kind: 'reorgs'; reports: ReorgReport[] }
+  /** Deposits reorganised away after they were signalled: rows voided, closed SIGNING executions left without their deposit. */
+  | { kind: 'reorgs'; reports: ReorgReport[]; voided: number; signingWithoutDeposit: number }
   /** The node answered that it has no call traces: value sent to deposit addresses by contracts' internal calls is not seen. */
   | { kind: 'no-traces'; chain: string };
 
@@ -72,6 +91,13 @@ export const DUST_TRANSFERS_PER_ADDRESS = 10;
 
 /** Longest wait for a new block inside one readChainRound (well within its 10 s start-to-close timeout). */
 export const MAX_WAIT_MS = 5_000;
+/**
+ * A round stops reading at the end of the group of blocks that brings this many transfers (a dust
+ * batch counts one): its answer stays far below Temporal's payload limit (2 MiB) whatever a block holds.
+ */
+export const MAX_TRANSFERS_PER_ROUND = 500;
+/** A round stops reading at the end of the group of blocks that passes this long (its activity's timeout is 30 s). */
+const ROUND_READ_BUDGET_MS = 10_000;
 /** How often a waiting readChainRound asks the node for its head. */
 const HEAD_POLL_MS = 100;
 
@@ -115,6 +141,8 @@ export class DepositReader {
   private known?: { count: number; topics: string[] };
   /** undefined until the node was asked (at the first read, and again while it could not answer). */
   private tracesOffered?: boolean;
+  /** Whether the node answers eth_getBlockReceipts; undefined until asked. */
+  private blockReceipts?: boolean;
 
   constructor(
     private readonly client: PublicClient,
@@ -131,14 +159,20 @@ export class DepositReader {
   }
 
   /**
-   * Blocks `numbers` (`concurrency` reads at once) as headers, and the transfers in them that pay
-   * one of `chain`'s deposit addresses, each with its execution: top-level native transfers,
-   * native value moved by internal calls (call traces), and Transfer logs of the allowed tokens.
+   * Blocks `numbers` (`concurrency` reads at once, in order) as headers, and the transfers in them
+   * that pay one of `chain`'s deposit addresses, each with its execution: top-level native
+   * transfers, native value moved by internal calls (call traces), and Transfer logs of the allowed
+   * tokens. Bounded, so that no flood of transfers can make one round's answer too big for
+   * Temporal or too slow for its activity: zero transfers are dropped, the transfers an address can
+   * never take are summed per block (dustBatches), and the read stops at the end of the first
+   * group of blocks that brings `limits.transfers` transfers or passes `limits.deadline` (the
+   * blocks after it are the next round's).
    */
   async read(
     chain: string,
     numbers: readonly number[],
     concurrency: number,
+    limits: { transfers: number; deadline: number } = { transfers: Infinity, deadline: Infinity },
   ): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
     // Asked before any block needs it, so that a node without traces is told at the watcher's first round.
     if (this.tracesOffered === undefined) {
@@ -146,6 +180,23 @@ export class DepositReader {
       if (offered === false) this.noTraces();
       else this.tracesOffered = offered;
     }
+    const headers: BlockHeader[] = [];
+    const transfers: ChainTransfer[] = [];
+    for (let i = 0; i < numbers.length; i += concurrency) {
+      const part = await this.readBlocks(chain, numbers.slice(i, i + concurrency), concurrency);
+      headers.push(...part.headers);
+      transfers.push(...part.transfers);
+      if (transfers.length >= limits.transfers || Date.now() >= limits.deadline) break;
+    }
+    return { headers, transfers };
+  }
+
+  /** read() for one group of blocks. */
+  private async readBlocks(
+    chain: string,
+    numbers: readonly number[],
+    concurrency: number,
+  ): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
     const blocks = await mapLimited(numbers, concurrency, (n) =>
       this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }),
     );
@@ -154,19 +205,15 @@ export class DepositReader {
     // Read after the blocks: a reorg in between shows as a log or trace of another block hash, which the round drops and a rewind re-reads.
     candidates.push(...(await this.internalTransfers(blocks, headers, concurrency)));
     if (numbers.length > 0) candidates.push(...(await this.tokenTransfers(chain, headers)));
+    const moving = candidates.filter((c) => c.amount !== '0');
     const owners =
-      candidates.length > 0
+      moving.length > 0
         ? await this.addresses.lookup(
             chain,
-            candidates.map((c) => c.to),
+            moving.map((c) => c.to),
           )
-        : new Map<string, { workflowId: string; minAmount: string }>();
-    const transfers: ChainTransfer[] = [];
-    for (const c of candidates) {
-      const owner = owners.get(c.to);
-      if (owner) transfers.push({ ...c, workflowId: owner.workflowId });
-    }
-    return { headers, transfers };
+        : new Map<string, DepositAddressOwner>();
+    return { headers, transfers: dustBatches(moving, owners) };
   }
 
   private noTraces(): void {
@@ -224,7 +271,7 @@ export class DepositReader {
    * filtered by token and by recipient topic (an OR-list, a request per 1000 addresses; beyond
    * 10 000 addresses by token only, the recipients joined with the table afterwards). Each log's
    * transferIndex is its place among its receipt's logs (stable when the transaction is mined
-   * again elsewhere), read from the receipts of the few transactions that pay a deposit address.
+   * again elsewhere), read from the receipts of the blocks that hold such logs.
    */
   private async tokenTransfers(chain: string, headers: readonly BlockHeader[]): Promise<Candidate[]> {
     if (this.tokens.length === 0) return [];
@@ -235,22 +282,13 @@ export class DepositReader {
     const chunks: Array<string[] | null> = [];
     if (topics.length > MAX_TOPIC_ADDRESSES) chunks.push(null);
     else for (let i = 0; i < topics.length; i += TOPICS_PER_REQUEST) chunks.push(topics.slice(i, i + TOPICS_PER_REQUEST));
-    const range = { fromBlock: toHex(headers[0].number), toBlock: toHex(headers[headers.length - 1].number) };
-    const answers = await mapLimited(
-      chunks,
-      4,
-      (to) =>
-        this.client.request({
-          method: 'eth_getLogs',
-          params: [{ ...range, address: [...this.tokens], topics: [TRANSFER_TOPIC, null, to] }],
-        } as never) as Promise<RpcLog[]>,
+    const answers = await mapLimited(chunks, 4, (to) =>
+      this.logsOf(headers[0].number, headers[headers.length - 1].number, { address: [...this.tokens], topics: [TRANSFER_TOPIC, null, to] }),
     );
     const hashes = new Map(headers.map((h) => [h.number, h.hash]));
     const logs = answers.flat().filter((l) => !l.removed && hashes.get(Number(l.blockNumber)) === l.blockHash.toLowerCase());
     if (logs.length === 0) return [];
-    const txHashes = [...new Set(logs.map((l) => l.transactionHash.toLowerCase()))];
-    const receipts = await mapLimited(txHashes, 20, (hash) => this.client.getTransactionReceipt({ hash: hash as `0x${string}` }));
-    const firstLogIndex = new Map(txHashes.map((hash, i) => [hash, receipts[i].logs[0]?.logIndex ?? 0]));
+    const firstLogIndex = await this.firstLogIndexes(logs);
     const out: Candidate[] = [];
     for (const l of logs) {
       const transfer = tokenTransfer(l);
@@ -268,6 +306,94 @@ export class DepositReader {
     }
     return out;
   }
+
+  /**
+   * `eth_getLogs` over blocks `from`..`to`; a node that refuses the range or caps its answer (many
+   * providers stop at 10,000 logs or a block span) is asked again for each half, down to one block.
+   */
+  private async logsOf(
+    from: number,
+    to: number,
+    filter: { address: string[]; topics: Array<string | string[] | null> },
+  ): Promise<RpcLog[]> {
+    try {
+      return (await this.client.request({
+        method: 'eth_getLogs',
+        params: [{ fromBlock: toHex(from), toBlock: toHex(to), ...filter }],
+      } as never)) as RpcLog[];
+    } catch (err) {
+      if (from >= to || !isResultCap(err)) throw err;
+      const middle = Math.floor((from + to) / 2);
+      return [...(await this.logsOf(from, middle, filter)), ...(await this.logsOf(middle + 1, to, filter))];
+    }
+  }
+
+  /**
+   * The log index of each transaction's first log, for the transactions of `logs`: from one
+   * `eth_getBlockReceipts` per block (a flood of logs in a block is one request, not one per log),
+   * or a receipt per transaction from a node without that method.
+   */
+  private async firstLogIndexes(logs: readonly RpcLog[]): Promise<Map<string, number>> {
+    const wanted = new Set(logs.map((l) => l.transactionHash.toLowerCase()));
+    const first = new Map<string, number>();
+    if (this.blockReceipts !== false) {
+      try {
+        const blocks = [...new Set(logs.map((l) => l.blockHash.toLowerCase()))];
+        const receipts = await mapLimited(
+          blocks,
+          4,
+          (hash) => this.client.request({ method: 'eth_getBlockReceipts', params: [hash] } as never) as Promise<RpcReceipt[] | null>,
+        );
+        for (const receipt of receipts.flat()) {
+          const hash = receipt?.transactionHash.toLowerCase();
+          if (hash !== undefined && wanted.has(hash)) first.set(hash, Number(receipt!.logs[0]?.logIndex ?? 0));
+        }
+        this.blockReceipts = true;
+        if ([...wanted].every((h) => first.has(h))) return first;
+      } catch (err) {
+        if (!isMissingMethod(err)) throw err;
+        this.blockReceipts = false;
+      }
+    }
+    const missing = [...wanted].filter((h) => !first.has(h));
+    const receipts = await mapLimited(missing, 20, (hash) => this.client.getTransactionReceipt({ hash: hash as `0x${string}` }));
+    for (const [i, hash] of missing.entries()) first.set(hash, receipts[i].logs[0]?.logIndex ?? 0);
+    return first;
+  }
+}
+
+/**
+ * Whether a JSON-RPC failure is a node refusing a log query for its size (too many results, too
+ * wide a block range), which a narrower range answers.
+ */
+export function isResultCap(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    const code = (e as { code?: unknown }).code;
+    if (code === -32005) return true;
+    if (
+      /(more than|exceed|too many|too large|limit|range).*(results|logs|blocks|block range|response size)|query returned more than/i.test(
+        e.message,
+      )
+    )
+      return true;
+  }
+  return false;
+}
+
+/** A receipt as `eth_getBlockReceipts` answers it. */
+interface RpcReceipt {
+  transactionHash: string;
+  logs: Array<{ logIndex: string }>;
+}
+
+/** The refunds ledger row of a transfer (or dust batch) to an execution. */
+const ledgerIdOf = (t: { workflowId: string; chain: string; txHash: string; transferIndex: number; asset?: string }) =>
+  refundId({ workflowId: t.workflowId, chain: t.chain, txHash: t.txHash, transferIndex: t.transferIndex, asset: t.asset ?? 'native' });
+
+/** Why a dust batch is owed: below the minimum in the address's asset, else another asset. */
+function batchReason(record: ExecutionRecord | undefined, deposit: { asset?: string }): 'below-minimum' | 'wrong-asset' {
+  const wanted = record?.depositTarget?.asset ?? 'native';
+  return (deposit.asset ?? 'native').toLowerCase() === wanted.toLowerCase() ? 'below-minimum' : 'wrong-asset';
 }
 
 /** A log as `eth_getLogs` answers it (hex numbers). */
@@ -329,17 +455,38 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
   };
 
   return {
-    async chainHead() {
-      const block = await rpc().getBlock({ blockTag: 'latest' });
-      const h = blockHeader(block);
-      return { number: h.number, hash: h.hash };
+    async watcherStart({ chain }) {
+      const d = chainDeps();
+      const params = { chain, confirmations: d.confirmations(chain) ?? 1, windowSize: d.windowSize };
+      const checkpoint = await d.addresses.checkpoint(chain);
+      if (!checkpoint) {
+        const h = blockHeader(await rpc().getBlock({ blockTag: 'latest' }));
+        // Nothing at or below the first block is this watcher's: its first checkpoint.
+        await d.addresses.saveCheckpoint(chain, h, 2 * d.windowSize);
+        return { state: initialWatcherState(h), reorged: [] };
+      }
+      const signalled = await d.addresses.signals(chain);
+      const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      const numbers = resumeNumbers(checkpoint, signalled, params).filter((n) => n <= head);
+      const blocks = await mapLimited(numbers, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n) }));
+      const canonical = new Map(blocks.map((b) => blockHeader(b)).map((h) => [h.number, h.hash]));
+      const resumed = resumeState(checkpoint, signalled, canonical, params);
+      Context.current().log.info('chain watcher resumes from the read model', {
+        chain,
+        checkpoint: checkpoint.number,
+        from: resumed.state.cursor,
+        reorgedMeanwhile: resumed.reorged.length,
+      });
+      return resumed;
     },
 
-    async readChainRound({ chain, from, waitAfter }): Promise<ChainRound> {
+    async readChainRound({ chain, from, waitAfter, checkpoint }): Promise<ChainRound> {
       const d = chainDeps();
       // A watcher started elsewhere waits (retried) rather than signal with a guessed depth.
       const confirmations = d.confirmations(chain);
       if (confirmations === undefined) throw new Error(`this worker has no DEPOSIT_CONFIRMATIONS for ${chain}`);
+      // The previous round's signals are delivered and its owed transfers recorded: its last confirmed block is safe to resume from.
+      if (checkpoint) await d.addresses.saveCheckpoint(chain, checkpoint, 2 * d.windowSize);
       let head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
       // Caught up: wait here for the next block (a long poll), up to the poll interval. A Temporal
       // timer would do the same with a history event more, at the server's timer resolution (~1 s).
@@ -350,8 +497,12 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       }
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
-      const { headers, transfers } = await reader(chain).read(chain, numbers, 20);
-      d.onChainEvent?.({ kind: 'round', chain, head, to: numbers.length > 0 ? to : undefined, transfers: transfers.length });
+      const { headers, transfers } = await reader(chain).read(chain, numbers, 20, {
+        transfers: MAX_TRANSFERS_PER_ROUND,
+        deadline: Date.now() + ROUND_READ_BUDGET_MS,
+      });
+      const last = headers[headers.length - 1]?.number;
+      d.onChainEvent?.({ kind: 'round', chain, head, to: last, transfers: transfers.length });
       return {
         head,
         blocks: headers,
@@ -374,10 +525,32 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async reportReorgs({ reports }) {
+      const { refunds, executions } = chainDeps();
+      const at = new Date();
+      // Money a reorganisation removed is owed to nobody: its rows leave `due` (a refund.voided follows).
+      const { voided, settled } = await refunds.void(reports.map(ledgerIdOf), 'reorged', at);
+      if (reports.length > 0) await chainDeps().addresses.forgetSignals(reports[0].chain, reports);
+      for (const id of settled)
+        Context.current().log.error(
+          'a settled refunds ledger row lost its transfer to a reorganisation: the refund paid money the chain no longer shows',
+          {
+            refundId: id,
+          },
+        );
+      // A closed execution hears no signal: its final record in the read model is flagged instead.
+      const records = await executions.getMany([...new Set(reports.map((r) => r.workflowId))]);
+      let signingWithout = 0;
       for (const r of reports) {
         Context.current().log.error('deposit reorganised away after it was signalled: its block is no longer canonical', { ...r });
+        const record = records.get(r.workflowId);
+        if (!record || !FINAL_STATUSES.includes(record.status)) continue;
+        const next = markReorged(record, r, at.toISOString());
+        if (next === record) continue;
+        await executions.upsert(r.workflowId, next, at);
+        records.set(r.workflowId, next);
+        if (next.status === 'SIGNING' && next.deposit?.reorged) signingWithout++;
       }
-      deps?.onChainEvent?.({ kind: 'reorgs', reports });
+      deps?.onChainEvent?.({ kind: 'reorgs', reports, voided: voided.length, signingWithoutDeposit: signingWithout });
     },
 
     async sortDeposits({ signals }) {
@@ -388,6 +561,15 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const owed: UndeliveredDeposit[] = [];
       let dust = 0;
       for (const signal of signals) {
+        // A dust batch can never be a deposit, however much it sums to: owed back as one row.
+        if (signal.transfers !== undefined) {
+          owed.push({
+            signal,
+            reason: `${signal.transfers} transfers in one block the address cannot take (a dust batch)`,
+            tooSmall: true,
+          });
+          continue;
+        }
         const record = records.get(signal.workflowId);
         // What the read model shows never stops being true (a held deposit, a final status), so a
         // record that lags can only send a signal the execution then refuses itself.
@@ -408,32 +590,42 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
               amount: signal.deposit.amount,
             },
           );
-          owed.push({ signal, reason: `${outcome.slice('refused-'.length)}, past the address share of signalled ones` });
+          owed.push({ signal, reason: `${outcome.slice('refused-'.length)}, past the address share of signalled ones`, tooSmall: true });
         } else if (outcome !== 'duplicate') send.push(signal);
       }
       if (dust > 0) deps?.onChainEvent?.({ kind: 'dust', chain: signals[0].deposit.chain, owed: dust });
       return { send, owed };
     },
 
-    async proveDeposit({ target, deposit }) {
-      const proof = await proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain));
-      if (!proof.ok && proof.retryable) throw ApplicationFailure.retryable(proof.message, 'DepositNotYetProven');
-      return proof;
+    async checkDeposit({ target, deposit }) {
+      return proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain));
     },
 
-    async reportSignals({ chain, delivered, undelivered }) {
+    async reportSignals({ chain, delivered, undelivered, sent = [] }) {
       const { executions, refunds } = chainDeps();
-      const records = undelivered.length > 0 ? await executions.getMany(undelivered.map((u) => u.signal.workflowId)) : new Map();
-      // Where a refund would go back to: the transfers' senders, in one batched request.
-      const senders = await Promise.all(undelivered.map((u) => senderOf(rpc(), u.signal.deposit.txHash)));
+      const at = new Date();
+      const records = await executions.getMany([
+        ...new Set([...undelivered, ...sent.map((signal) => ({ signal }))].map((u) => u.signal.workflowId)),
+      ]);
+      // Where a refund would go back to: the transfers' senders, in one batched request (a dust batch has many).
+      const senders = await Promise.all(
+        undelivered.map((u) => (u.signal.transfers === undefined ? senderOf(rpc(), u.signal.deposit.txHash) : undefined)),
+      );
       for (const [i, u] of undelivered.entries()) {
         const { workflowId, deposit } = u.signal;
         const sender = senders[i];
         const record = records.get(workflowId);
         // Judged on the final record by the execution's own rule: its own deposit again is no refund.
-        const reason = record ? closedDepositRefusal(record, deposit, new Date().toISOString()) : 'closed';
+        const reason =
+          u.signal.transfers !== undefined
+            ? batchReason(record, deposit)
+            : record
+              ? closedDepositRefusal(record, deposit, at.toISOString())
+              : 'closed';
         if (reason === undefined) continue;
         const [, wallet = '', executionId = ''] = /^exec:([^:]*):(.*)$/.exec(workflowId) ?? [];
+        // Past its address's share, a transfer it can never take is dust: never paid back without a person.
+        const dust = u.signal.transfers !== undefined || u.tooSmall === true;
         const id = await refunds.recordDue({
           workflowId,
           wallet: record?.wallet ?? wallet,
@@ -443,6 +635,8 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           asset: deposit.asset,
           reason,
           reportedBy: 'chain-watcher',
+          ...(u.signal.transfers === undefined ? {} : { transfers: u.signal.transfers }),
+          ...(dust ? { holdReason: 'too-small' as const } : {}),
         });
         Context.current().log.warn('deposit its execution cannot take (closed, or its record refuses it): recorded in the refunds ledger', {
           workflowId,
@@ -450,6 +644,21 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           refundId: id,
           reason: u.reason,
         });
+      }
+      // Every transfer signalled now is canonical and confirmed: a row a reorganisation voided is owed again.
+      const all = [...sent, ...undelivered.map((u) => u.signal)];
+      await chainDeps().addresses.saveSignals(chain, all.map(signalledTransfer));
+      const restored = await refunds.restore(all.map((signal) => ledgerIdOf({ ...signal.deposit, workflowId: signal.workflowId })));
+      if (restored.length > 0)
+        Context.current().log.warn('transfers mined again after a reorganisation: their refunds ledger rows are due again', { restored });
+      // A closed execution whose flagged deposit is back: its final record loses the flag.
+      for (const signal of all) {
+        const record = records.get(signal.workflowId);
+        if (!record || !FINAL_STATUSES.includes(record.status)) continue;
+        const next = markReincluded(record, signal.deposit, at.toISOString());
+        if (next === record) continue;
+        await executions.upsert(signal.workflowId, next, at);
+        records.set(signal.workflowId, next);
       }
       deps?.onChainEvent?.({ kind: 'signals', chain, delivered, undelivered });
     },

@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WebhookEndpoint } from '../config/config';
 import type { Activities, NodeApplyRequest } from '../contracts/activities';
-import { refundDueDelivery, type WebhookDelivery } from '../contracts/webhooks';
+import { refundDelivery, type WebhookDelivery } from '../contracts/webhooks';
 import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundWebhookWorkflowId } from '../contracts/temporal';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
@@ -183,14 +183,18 @@ export function createActivities(deps: ActivityDeps): Activities {
       if ((deps.webhooks?.() ?? []).length === 0 || !deps.refunds) return { announced: 0 };
       const rows = await deps.refunds.unannounced(100);
       const { client, info } = Context.current();
+      // The row's latest change only: a receiver that was never told a row was due is not told it
+      // was voided; one told it was due, then voided and due again before a sweep, hears `due` again.
+      const announce = (row: (typeof rows)[number]) =>
+        row.state === 'due' ? row.event % 2 === 1 : row.state === 'void' && row.event % 2 === 0 && row.announcedEvents > 0;
       for (const row of rows) {
         // A row settled before its sweep owes nothing any more: marked, not announced.
-        if (row.state !== 'due') continue;
+        if (!announce(row)) continue;
         try {
           await client.workflow.start(REFUND_WEBHOOK_WORKFLOW_TYPE, {
-            workflowId: refundWebhookWorkflowId(row.id),
+            workflowId: refundWebhookWorkflowId(row.id, row.event),
             taskQueue: info.taskQueue,
-            args: [refundDueDelivery(row)],
+            args: [refundDelivery(row, row.event)],
             workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           });
         } catch (err) {
@@ -198,8 +202,8 @@ export function createActivities(deps: ActivityDeps): Activities {
           if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
         }
       }
-      await deps.refunds.markAnnounced(rows.map((r) => r.id));
-      return { announced: rows.filter((r) => r.state === 'due').length };
+      await deps.refunds.markAnnounced(rows);
+      return { announced: rows.filter(announce).length };
     },
 
     /**

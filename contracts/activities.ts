@@ -5,7 +5,7 @@
 import type { Deposit, DepositTarget, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 import type { DepositProof } from '../domain/deposit-proof';
 import type { ChangeResult } from '../domain/whitelist-messages';
-import type { BlockHeader, BlockRef, ChainTransfer, DepositSignal, ReorgReport } from '../domain/chain-watcher';
+import type { BlockHeader, BlockRef, ChainTransfer, DepositSignal, ReorgReport, WatcherState } from '../domain/chain-watcher';
 import type { ApplyRequest } from './storage-node-protocol';
 import type { FirstRoundInput, FirstRoundResult } from './temporal';
 import type { WebhookDelivery } from './webhooks';
@@ -58,20 +58,33 @@ export interface ChainRound {
 export interface UndeliveredDeposit {
   signal: DepositSignal;
   reason: string;
+  /** Dust (past its address's share of signalled ones, or a batch): its row is held as too small to pay back automatically. */
+  tooSmall?: true;
 }
 
 export interface ChainActivities {
-  /** The chain's head block (number, hash): where a new watcher starts. */
-  chainHead(input: { chain: string }): Promise<BlockRef>;
   /**
-   * Reads the block headers from `from` on (at most the worker's CHAIN_MAX_BLOCKS_PER_ROUND) and the
+   * Where a new watcher run starts (domain/chain-watcher resumeState): from the last confirmed
+   * block and the signals an earlier run recorded in the read model, so that a watcher that failed
+   * or was terminated misses nothing mined meanwhile, with the signalled transfers a
+   * reorganisation removed meanwhile to report; else at the chain's head (a chain never watched).
+   */
+  watcherStart(input: { chain: string }): Promise<{ state: WatcherState; reorged: ReorgReport[] }>;
+  /**
+   * Records `checkpoint` (the watcher's last confirmed block, every transfer at or below it
+   * signalled or owed) in the read model, then reads the block headers from `from` on (at most the
+   * worker's CHAIN_MAX_BLOCKS_PER_ROUND, fewer when their transfers pass a round's bound) and the
    * deposits in them. With `waitAfter`, first waits (up to CHAIN_POLL_INTERVAL_MS, at most 5 s) for
    * the head to pass that block: the caught-up watcher's long poll.
    */
-  readChainRound(input: { chain: string; from: number; waitAfter?: number }): Promise<ChainRound>;
+  readChainRound(input: { chain: string; from: number; waitAfter?: number; checkpoint?: BlockRef }): Promise<ChainRound>;
   /** The canonical hash of each block number (numbers past the head are left out). */
   canonicalHashes(input: { chain: string; numbers: number[] }): Promise<Array<{ number: number; hash: string }>>;
-  /** Error log and metric for deposits whose block was reorganised away after they were signalled. */
+  /**
+   * Deposits whose block was reorganised away after they were signalled: their refunds ledger rows
+   * leave `due` (void), a closed execution whose own deposit it was is flagged in the read model,
+   * and each is logged and counted.
+   */
   reportReorgs(input: { reports: ReorgReport[] }): Promise<void>;
   /**
    * Splits confirmed deposits before they are signalled: `send` are the ones whose execution may
@@ -82,13 +95,17 @@ export interface ChainActivities {
    */
   sortDeposits(input: { signals: DepositSignal[] }): Promise<{ send: DepositSignal[]; owed: UndeliveredDeposit[] }>;
   /**
-   * Whether the chain shows a deposit that a `depositCompleted` signal reports to an execution with
-   * an on-chain target (domain/deposit-proof.ts). Throws, to be retried, while the same report may
-   * still be believed (not yet deep enough, or a node that has not seen it).
+   * What the chain says of a deposit that a `depositCompleted` or `depositReorged` signal claims to
+   * an execution with an on-chain target (domain/deposit-proof.ts): proven, or why not and whether
+   * the same claim may be proven later. Throws, to be retried, only while the node cannot answer.
    */
-  proveDeposit(input: { target: DepositTarget; deposit: Deposit }): Promise<DepositProof>;
-  /** Log and metric for deposit signals the execution could not take; counter of the ones it took. */
-  reportSignals(input: { chain: string; delivered: number; undelivered: UndeliveredDeposit[] }): Promise<void>;
+  checkDeposit(input: { target: DepositTarget; deposit: Deposit }): Promise<DepositProof>;
+  /**
+   * After a round's signals: puts in the refunds ledger the deposits the execution could not take
+   * (`undelivered`), brings back to `due` the void rows of every transfer of the round (mined
+   * again and confirmed), and logs and counts.
+   */
+  reportSignals(input: { chain: string; delivered: number; undelivered: UndeliveredDeposit[]; sent?: DepositSignal[] }): Promise<void>;
 }
 
 export type Activities = ExecutionActivities & WhitelistActivities & ChainActivities;

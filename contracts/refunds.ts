@@ -19,7 +19,18 @@ export interface RefundDue {
   reason: string;
   /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its projection). */
   reportedBy: 'api' | 'chain-watcher' | 'execution';
+  /**
+   * How many transfers the row stands for: absent or 1 for one transfer; more for a dust batch,
+   * every transfer below the address's minAmount (or of another asset) that one block brought it,
+   * summed once: `txHash` is then the block's hash and `transferIndex` 0.
+   */
+  transfers?: number;
+  /** Why the row must not be paid back automatically: `too-small` (dust). */
+  holdReason?: 'too-small';
 }
+
+/** Why a row left `due` without a refund: `reorged`, the chain no longer holds its transfer. */
+export type VoidReason = 'reorged';
 
 /**
  * The reasons a ledger row has beside the record's refusal reasons: `closed` (a deposit to an
@@ -31,9 +42,13 @@ export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit'] as cons
 /** What an operator records once a refund is settled. */
 export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
 
-export type RefundState = 'due' | Settlement['state'];
+/**
+ * `due` until settled (`refunded`, `waived`) by an operator; `void` while a chain reorganisation has
+ * removed its transfer (nothing is owed; `due` again if the same transfer is mined again).
+ */
+export type RefundState = 'due' | 'void' | Settlement['state'];
 
-export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender'>> {
+export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender' | 'holdReason'>> {
   id: string;
   chain?: string;
   amount?: string;
@@ -46,6 +61,10 @@ export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' |
   settledBy?: string;
   refundTxHash?: string;
   waivedReason?: string;
+  holdReason?: RefundDue['holdReason'];
+  /** Set while `void`. */
+  voidedAt?: string;
+  voidReason?: VoidReason;
 }
 
 /** The ledger query that lists one execution's rows (an execution record's `refunds.url`). */

@@ -25,7 +25,12 @@ export const whitelistBatchWorkflowId = (batchId: string) => `whitelist-batch:${
 export const executionWebhooksWorkflowId = (executionWorkflowId: string) => `webhooks:${executionWorkflowId}`;
 /** The workflow that delivers one refunds ledger row's refund.due webhook. */
 export const REFUND_WEBHOOK_WORKFLOW_TYPE = 'refundWebhookWorkflow';
-export const refundWebhookWorkflowId = (refundId: string) => `refund-due:${refundId}`;
+/**
+ * The delivery workflow (and webhook-id) of a refunds ledger row's state change number `event`
+ * (1: due, 2: voided, 3: due again, …); the first keeps the id it always had.
+ */
+export const refundWebhookWorkflowId = (refundId: string, event = 1) =>
+  event === 1 ? `refund-due:${refundId}` : `refund-${event % 2 === 0 ? 'voided' : 'due'}:${refundId}:${event}`;
 /** The scheduled sweep that hands unannounced ledger rows to refundWebhookWorkflow, one schedule per task queue. */
 export const REFUND_ANNOUNCER_WORKFLOW_TYPE = 'refundAnnouncerWorkflow';
 export const refundAnnouncerScheduleId = (taskQueue: string) => `refund-announcer:${taskQueue}`;

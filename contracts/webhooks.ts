@@ -1,5 +1,6 @@
 import type { ExecutionRecord } from '../domain/execution-state';
 import type { RefundRow } from './refunds';
+import { refundWebhookWorkflowId } from './temporal';
 
 /** The body of an execution's status-change webhook. */
 export interface StatusChangedEvent {
@@ -17,14 +18,31 @@ export interface RefundDueEvent {
   data: RefundRow;
 }
 
+/**
+ * A row that was due is owed nothing any more: a chain reorganisation removed its transfer (the row
+ * is `void`). If the same transfer is mined again, a new refund.due follows.
+ */
+export interface RefundVoidedEvent {
+  type: 'refund.voided';
+  /** When the row was voided (ISO-8601); equal on every retry. */
+  timestamp: string;
+  data: RefundRow;
+}
+
 /** One delivery of one event, as the workflow asks for it; the same on every retry. */
 export interface WebhookDelivery {
   /** `webhook-id`: the same on every attempt, so a receiver can drop repeats. */
   webhookId: string;
-  event: StatusChangedEvent | RefundDueEvent;
+  event: StatusChangedEvent | RefundDueEvent | RefundVoidedEvent;
 }
 
-/** The refund.due delivery of one refunds ledger row: its webhook-id is the row's, wherever and however often it is sent. */
-export function refundDueDelivery(row: RefundRow): WebhookDelivery {
-  return { webhookId: `refund-due:${row.id}`, event: { type: 'refund.due', timestamp: row.createdAt, data: row } };
+/**
+ * The delivery of a refunds ledger row's state change number `event` (1: due, 2: voided, 3: due
+ * again, …): its webhook-id names the row and the change, wherever and however often it is sent
+ * (the first keeps the id it always had: `refund-due:<row id>`).
+ */
+export function refundDelivery(row: RefundRow, event = 1): WebhookDelivery {
+  const webhookId = refundWebhookWorkflowId(row.id, event);
+  if (event % 2 === 0) return { webhookId, event: { type: 'refund.voided', timestamp: row.voidedAt ?? row.createdAt, data: row } };
+  return { webhookId, event: { type: 'refund.due', timestamp: row.createdAt, data: row } };
 }

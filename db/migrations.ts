@@ -149,6 +149,62 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('sender').execute();
       },
     },
+    // What the chain watcher needs to stay honest under attack: its last confirmed block outside its
+    // history (a restarted watcher resumes there, never at the head), each deposit address's asset
+    // (a transfer it can never take is told apart in the round that reads it), and ledger rows that
+    // leave `due` when a reorganisation removes their transfer (void) and come back when it is mined
+    // again, each change announced in order; a row may stand for a block's dust to one address.
+    '0010-chain-proven-ledger': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('chain_checkpoints')
+          .addColumn('chain', 'text', (c) => c.primaryKey())
+          .addColumn('block_number', 'bigint', (c) => c.notNull())
+          .addColumn('block_hash', 'text', (c) => c.notNull())
+          .addColumn('updated_at', 'text', (c) => c.notNull())
+          .execute();
+        // The transfers the watcher signalled (or owed) near its checkpoint: a new run reports the
+        // ones a reorganisation removed while no run was watching.
+        await db.schema
+          .createTable('chain_signals')
+          .addColumn('chain', 'text', (c) => c.notNull())
+          .addColumn('transfer_key', 'text', (c) => c.notNull())
+          .addColumn('block_number', 'bigint', (c) => c.notNull())
+          .addColumn('transfer', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('chain_signals_pk', ['chain', 'transfer_key'])
+          .execute();
+        await db.schema.createIndex('chain_signals_block').on('chain_signals').columns(['chain', 'block_number']).execute();
+        await db.schema
+          .alterTable('deposit_addresses')
+          .addColumn('asset', 'text', (c) => c.notNull().defaultTo('native'))
+          .execute();
+        await db.schema.alterTable('refunds').addColumn('voided_at', 'text').execute();
+        await db.schema.alterTable('refunds').addColumn('void_reason', 'text').execute();
+        await db.schema
+          .alterTable('refunds')
+          .addColumn('transfers', 'integer', (c) => c.notNull().defaultTo(1))
+          .execute();
+        await db.schema.alterTable('refunds').addColumn('hold_reason', 'text').execute();
+        await db.schema
+          .alterTable('refunds')
+          .addColumn('events', 'integer', (c) => c.notNull().defaultTo(1))
+          .execute();
+        await db.schema
+          .alterTable('refunds')
+          .addColumn('announced_events', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.updateTable('refunds').set({ announced_events: 1 }).where('announced_at', 'is not', null).execute();
+        await db.schema.createIndex('refunds_events').on('refunds').columns(['announced_events', 'events']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('refunds_events').execute();
+        for (const column of ['announced_events', 'events', 'hold_reason', 'transfers', 'void_reason', 'voided_at'])
+          await db.schema.alterTable('refunds').dropColumn(column).execute();
+        await db.schema.alterTable('deposit_addresses').dropColumn('asset').execute();
+        await db.schema.dropTable('chain_signals').execute();
+        await db.schema.dropTable('chain_checkpoints').execute();
+      },
+    },
   };
 }
 

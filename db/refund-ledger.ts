@@ -3,11 +3,12 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Selectable } from 'kysely';
 import type { Database } from './database';
 import type { RefundsTable } from './tables';
-import type { RefundDue, RefundRow, RefundState, Settlement } from '../contracts/refunds';
+import type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
+import { WEI } from '../domain/wei';
 import type { LedgerPosition } from './page-token';
 import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 
-export type { RefundDue, RefundRow, RefundState, Settlement } from '../contracts/refunds';
+export type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
 
 /** A settle call's result: `settled` now, or `same` (this very settlement was recorded before: nothing written). */
 export type SettleOutcome =
@@ -60,6 +61,9 @@ export class RefundLedger {
    * only fills in its sender when the first writer did not know it). Returns its id.
    */
   async recordDue(due: RefundDue, now = new Date()): Promise<string> {
+    // Zero moves nothing and is never owed; an amount is base units in canonical decimal.
+    if (due.amount !== undefined && (!WEI.test(due.amount) || due.amount === '0'))
+      throw new Error(`a refunds ledger amount must be positive base units in canonical decimal, not ${JSON.stringify(due.amount)}`);
     const id = refundId(due);
     await this.database.db
       .insertInto('refunds')
@@ -76,6 +80,8 @@ export class RefundLedger {
         sender: due.sender?.toLowerCase() ?? null,
         reason: due.reason,
         reported_by: due.reportedBy,
+        transfers: due.transfers ?? 1,
+        hold_reason: due.holdReason ?? null,
         state: 'due',
         created_at: now.toISOString(),
       })
@@ -126,27 +132,71 @@ export class RefundLedger {
     return rows.map(toRow);
   }
 
-  /** Rows whose refund.due webhook is not handed over yet, oldest first. */
-  async unannounced(limit: number): Promise<RefundRow[]> {
+  /**
+   * Rows with a state change not handed over yet (their refund.due or refund.voided webhook), oldest
+   * first, each with its event number: odd is `due`, even `void`.
+   */
+  async unannounced(limit: number): Promise<Array<RefundRow & { event: number; announcedEvents: number }>> {
     const rows = await this.database.db
       .selectFrom('refunds')
       .selectAll()
-      .where('announced_at', 'is', null)
+      .whereRef('announced_events', '<', 'events')
       .orderBy('created_at')
       .orderBy('id')
       .limit(limit)
       .execute();
-    return rows.map(toRow);
+    return rows.map((r) => ({ ...toRow(r), event: r.events, announcedEvents: r.announced_events }));
   }
 
-  /** Marks rows' refund.due webhooks as handed over. */
-  async markAnnounced(ids: readonly string[], now = new Date()): Promise<void> {
-    if (ids.length === 0) return;
-    await this.database.db
+  /** Marks rows' state changes up to `event` as handed over. */
+  async markAnnounced(rows: ReadonlyArray<{ id: string; event: number }>, now = new Date()): Promise<void> {
+    for (const { id, event } of rows)
+      await this.database.db
+        .updateTable('refunds')
+        .set({ announced_at: now.toISOString(), announced_events: event })
+        .where('id', '=', id)
+        .where('announced_events', '<', event)
+        .execute();
+  }
+
+  /**
+   * Takes rows out of `due` because the chain no longer holds their transfer (a reorganisation):
+   * `void`, with the reason and when, and a refund.voided announcement owed. Settled rows stay as
+   * they are (the answer lists the ids that were not due, for the caller to raise). Idempotent.
+   */
+  async void(ids: readonly string[], reason: VoidReason, now = new Date()): Promise<{ voided: string[]; settled: string[] }> {
+    if (ids.length === 0) return { voided: [], settled: [] };
+    const voided = await this.database.db
       .updateTable('refunds')
-      .set({ announced_at: now.toISOString() })
+      .set((eb) => ({ state: 'void', voided_at: now.toISOString(), void_reason: reason, events: eb('events', '+', 1) }))
       .where('id', 'in', [...ids])
+      .where('state', '=', 'due')
+      .returning('id')
       .execute();
+    const settled = await this.database.db
+      .selectFrom('refunds')
+      .select('id')
+      .where('id', 'in', [...ids])
+      .where('state', 'in', ['refunded', 'waived'])
+      .execute();
+    return { voided: voided.map((r) => r.id), settled: settled.map((r) => r.id) };
+  }
+
+  /**
+   * Puts `void` rows whose transfer the chain holds again, confirmed, back to `due` (a refund.due
+   * announced again). Only the chain watcher calls it, after the transfer's confirmations. Answers
+   * the ids restored.
+   */
+  async restore(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.database.db
+      .updateTable('refunds')
+      .set((eb) => ({ state: 'due', voided_at: null, void_reason: null, events: eb('events', '+', 1) }))
+      .where('id', 'in', [...ids])
+      .where('state', '=', 'void')
+      .returning('id')
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** One row, or undefined. */
@@ -233,5 +283,9 @@ function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.settled_by === null ? {} : { settledBy: r.settled_by }),
     ...(r.refund_tx_hash === null ? {} : { refundTxHash: r.refund_tx_hash }),
     ...(r.waived_reason === null ? {} : { waivedReason: r.waived_reason }),
+    transfers: r.transfers,
+    ...(r.hold_reason === null ? {} : { holdReason: r.hold_reason as RefundDue['holdReason'] }),
+    ...(r.voided_at === null ? {} : { voidedAt: r.voided_at }),
+    ...(r.void_reason === null ? {} : { voidReason: r.void_reason as VoidReason }),
   };
 }

@@ -35,6 +35,17 @@ export interface DepositAddressesTable {
   created_at: string;
   /** Transfers below min_amount the chain watcher has signalled (it stops at a cap). */
   dust_signalled: Generated<number>;
+  /** The asset the address takes (`native` or `erc20:<lowercase address>`): anything else is never its deposit. */
+  asset: Generated<string>;
+}
+
+/** One row per watched chain: the chain watcher's last confirmed block, kept outside its history. */
+export interface ChainCheckpointsTable {
+  chain: string;
+  /** Every transfer at or below it was signalled or owed. */
+  block_number: number | string;
+  block_hash: string;
+  updated_at: string;
 }
 
 /** One row per deposit the service did not take (db/refund-ledger.ts). */
@@ -68,12 +79,34 @@ export interface RefundsTable {
   settled_by: string | null;
   /** When its refund.due webhook was handed to its delivery workflow; null until then (an outbox). */
   announced_at: string | null;
+  /** Set while `void`: when a reorganisation removed the transfer, and why. */
+  voided_at: string | null;
+  void_reason: string | null;
+  /** How many transfers the row stands for: 1, or more for a block's dust to one address (tx_hash is then the block's hash). */
+  transfers: Generated<number>;
+  /** Why it must not be paid back automatically (`too-small`), or null. */
+  hold_reason: string | null;
+  /** State changes to announce (1: due, 2: voided, 3: due again, …) and how many were handed over: an outbox. */
+  events: Generated<number>;
+  announced_events: Generated<number>;
+}
+
+/** The transfers the chain watcher signalled or owed, kept near its checkpoint (db/deposit-addresses.ts). */
+export interface ChainSignalsTable {
+  chain: string;
+  /** domain/chain-watcher transferKey. */
+  transfer_key: string;
+  block_number: number | string;
+  /** The ChainTransfer as JSON (its block hash decides whether a reorganisation removed it). */
+  transfer: string;
 }
 
 export interface ReadModelTables {
   executions: ExecutionsTable;
   deposit_addresses: DepositAddressesTable;
   refunds: RefundsTable;
+  chain_checkpoints: ChainCheckpointsTable;
+  chain_signals: ChainSignalsTable;
 }
 
 export type { Generated };

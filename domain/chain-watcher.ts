@@ -50,6 +50,12 @@ export interface ChainTransfer {
   amount: string;
   /** The execution the address belongs to. */
   workflowId: string;
+  /**
+   * A dust batch: this many transfers the address can never take (below its minAmount, or of
+   * another asset) in one block, summed into one entry (`txHash` is then the block's hash,
+   * `transferIndex` 0). Absent: one transfer.
+   */
+  transfers?: number;
   /** Set on a signalled transfer once its block was reorganised away (reported once). */
   reorged?: true;
 }
@@ -59,12 +65,20 @@ export interface DepositSignal {
   workflowId: string;
   /** The deposit address it paid (lowercase): the dust cap counts per address. */
   to: string;
+  /** A dust batch (ChainTransfer.transfers): never signalled to the execution, owed back as one row. */
+  transfers?: number;
+  /** The hash of the transfer's block (the read model keeps it, to notice a reorganisation while no watcher runs). */
+  blockHash: string;
   deposit: { txHash: string; chain: string; amount: string; blockNumber: number; transferIndex: number; asset: DepositAsset };
 }
 
 /** A signalled deposit whose block is no longer canonical. */
 export interface ReorgReport {
   workflowId: string;
+  /** The deposit address it paid (lowercase). */
+  to: string;
+  /** A dust batch's count (ChainTransfer.transfers). */
+  transfers?: number;
   chain: string;
   txHash: string;
   transferIndex: number;
@@ -96,6 +110,11 @@ export interface WatcherParams {
 export interface RoundOutcome {
   state: WatcherState;
   signals: DepositSignal[];
+  /**
+   * Signalled transfers whose block number the round accepted with another hash: reorganised away
+   * (a watcher resumed below them holds them without their blocks in its window).
+   */
+  reorged: ReorgReport[];
   /** True when a block did not extend the window: ask the chain for the window's canonical hashes and rewind. */
   needsRewind: boolean;
 }
@@ -107,9 +126,12 @@ export interface RewindOutcome {
   forkPoint?: number;
 }
 
-/** The identity of a transfer: an execution deduplicates by the same (txHash, transferIndex, asset). */
-export const transferKey = (t: { txHash: string; transferIndex: number; asset?: DepositAsset }) =>
-  `${t.txHash.toLowerCase()}:${t.transferIndex}:${t.asset ?? 'native'}`;
+/**
+ * The identity of a transfer: an execution deduplicates by the same (txHash, transferIndex, asset);
+ * the recipient tells apart the dust batches of one block (they share the block's hash).
+ */
+export const transferKey = (t: { txHash: string; transferIndex: number; asset?: DepositAsset; to: string }) =>
+  `${t.txHash.toLowerCase()}:${t.transferIndex}:${t.asset ?? 'native'}:${t.to.toLowerCase()}`;
 
 /** The state of a watcher that starts at `block` (nothing before it is read). */
 export function initialWatcherState(block: BlockRef): WatcherState {
@@ -150,15 +172,26 @@ export function applyRound(
     accepted.set(block.number, block.hash);
   }
   const cursor = window.length > 0 ? window[window.length - 1].number : state.cursor;
-  const known = new Set([...state.pending, ...state.signalled].map(transferKey));
+  // A transfer reported reorganised away that a new block holds again was mined again: it waits
+  // for its confirmations once more and is signalled again (its execution and its ledger row are
+  // told it is back); every other known transfer is seen once.
+  const known = new Set([...state.pending, ...state.signalled.filter((t) => !t.reorged)].map(transferKey));
+  const seenNow = new Set<string>();
   const pending = [...state.pending];
   for (const t of transfers) {
     if (accepted.get(t.blockNumber) !== t.blockHash) continue;
     const key = transferKey(t);
     if (known.has(key)) continue;
     known.add(key);
+    seenNow.add(key);
     pending.push({ ...t, to: t.to.toLowerCase() });
   }
+  // A signalled transfer whose block number now has another accepted hash is gone with its block.
+  const orphaned = (t: ChainTransfer) => !t.reorged && accepted.has(t.blockNumber) && accepted.get(t.blockNumber) !== t.blockHash;
+  const reorged = state.signalled.filter(orphaned).map((t) => reorgReport(t, params.chain));
+  const signalledBefore = state.signalled
+    .filter((t) => !(t.reorged && seenNow.has(transferKey(t))))
+    .map((t) => (orphaned(t) ? { ...t, reorged: true as const } : t));
   const depth = (t: ChainTransfer) => cursor - t.blockNumber + 1;
   const ready = pending.filter((t) => depth(t) >= params.confirmations);
   const stillPending = pending.filter((t) => depth(t) < params.confirmations);
@@ -169,11 +202,13 @@ export function applyRound(
       cursor,
       window: trimmed,
       pending: stillPending,
-      signalled: [...state.signalled, ...ready].filter((t) => t.blockNumber >= oldest),
+      signalled: [...signalledBefore, ...ready].filter((t) => t.blockNumber >= oldest),
     },
     signals: ready.map((t) => ({
       workflowId: t.workflowId,
       to: t.to,
+      blockHash: t.blockHash,
+      ...(t.transfers === undefined ? {} : { transfers: t.transfers }),
       deposit: {
         txHash: t.txHash,
         chain: params.chain,
@@ -183,8 +218,102 @@ export function applyRound(
         asset: t.asset ?? 'native',
       },
     })),
+    reorged,
     needsRewind,
   };
+}
+
+/** The report of a signalled transfer whose block is no longer canonical. */
+function reorgReport(t: ChainTransfer, chain: string): ReorgReport {
+  return {
+    workflowId: t.workflowId,
+    to: t.to,
+    ...(t.transfers === undefined ? {} : { transfers: t.transfers }),
+    chain,
+    txHash: t.txHash,
+    transferIndex: t.transferIndex,
+    blockNumber: t.blockNumber,
+    blockHash: t.blockHash,
+    amount: t.amount,
+    asset: t.asset ?? 'native',
+  };
+}
+
+/**
+ * The watcher's last confirmed block: the highest block of the window at least `confirmations`
+ * deep, so that every transfer at or below it was signalled (or owed). Kept outside the workflow's
+ * history, it is where a watcher started afresh resumes; undefined while no window block is that deep.
+ */
+export function confirmedCheckpoint(state: WatcherState, confirmations: number): BlockRef | undefined {
+  const deepest = state.cursor - confirmations + 1;
+  for (let i = state.window.length - 1; i >= 0; i--) if (state.window[i].number <= deepest) return state.window[i];
+  return undefined;
+}
+
+/**
+ * The state a new watcher run resumes from (after the last one failed or was terminated), built
+ * from what the read model keeps outside the workflow's history: the last confirmed block
+ * (`checkpoint`) and the transfers signalled (`signalled`: not reported reorganised away since),
+ * judged against the chain's canonical hashes of their blocks and of the window before
+ * `checkpoint` (`canonical`). A signalled transfer whose block is no longer canonical is reported
+ * now, as a rewind would have (one whose block a later round accepts with another hash is
+ * reported by applyRound). Transfers after the resume point are read again: the executions and
+ * the ledger take each one once, and one mined again after a reorganisation is signalled again.
+ */
+export function resumeState(
+  checkpoint: BlockRef,
+  signalled: readonly ChainTransfer[],
+  canonical: ReadonlyMap<number, string>,
+  params: WatcherParams,
+): { state: WatcherState; reorged: ReorgReport[] } {
+  const orphaned = signalled.filter((t) => canonical.get(t.blockNumber) !== t.blockHash);
+  // A canonical checkpoint vouches for every block below it (each names its parent): the run
+  // resumes there and reads every later block again. One a reorganisation replaced says nothing of
+  // the blocks below it: the run resumes a window's length lower.
+  const start =
+    canonical.get(checkpoint.number) === checkpoint.hash ? checkpoint.number : Math.max(0, checkpoint.number - params.windowSize);
+  const window: BlockRef[] = [];
+  for (let n = Math.max(0, start - params.windowSize + 1); n <= start; n++) {
+    const hash = canonical.get(n);
+    if (hash === undefined) window.length = 0;
+    else window.push({ number: n, hash });
+  }
+  const reorged = orphaned.map((t) => reorgReport(t, params.chain));
+  const oldest = window[0]?.number ?? start;
+  return {
+    state: {
+      cursor: start,
+      window,
+      pending: [],
+      signalled: [
+        ...signalled.filter((t) => !orphaned.includes(t) && t.blockNumber >= oldest),
+        ...orphaned.map((t) => ({ ...t, reorged: true as const })),
+      ],
+    },
+    reorged,
+  };
+}
+
+/** The transfer a signal was made of (as the read model keeps it). */
+export function signalledTransfer(s: DepositSignal): ChainTransfer {
+  return {
+    blockNumber: s.deposit.blockNumber,
+    blockHash: s.blockHash,
+    txHash: s.deposit.txHash,
+    transferIndex: s.deposit.transferIndex,
+    asset: s.deposit.asset,
+    to: s.to,
+    amount: s.deposit.amount,
+    workflowId: s.workflowId,
+    ...(s.transfers === undefined ? {} : { transfers: s.transfers }),
+  };
+}
+
+/** The block numbers whose canonical hashes resumeState needs. */
+export function resumeNumbers(checkpoint: BlockRef, signalled: readonly ChainTransfer[], params: WatcherParams): number[] {
+  const low = Math.max(0, checkpoint.number - 2 * params.windowSize);
+  const high = Math.max(checkpoint.number, ...signalled.map((t) => t.blockNumber));
+  return Array.from({ length: high - low + 1 }, (_, i) => low + i);
 }
 
 /**
@@ -202,18 +331,7 @@ export function rewind(state: WatcherState, canonical: ReadonlyMap<number, strin
   const forkPoint = keep > 0 ? window[keep - 1].number : undefined;
   const limit = forkPoint ?? (state.window[0]?.number ?? state.cursor + 1) - 1;
   const orphaned = (t: ChainTransfer) => t.blockNumber > limit;
-  const reorged = state.signalled
-    .filter((t) => orphaned(t) && !t.reorged)
-    .map((t) => ({
-      workflowId: t.workflowId,
-      chain: params.chain,
-      txHash: t.txHash,
-      transferIndex: t.transferIndex,
-      blockNumber: t.blockNumber,
-      blockHash: t.blockHash,
-      amount: t.amount,
-      asset: t.asset ?? 'native',
-    }));
+  const reorged = state.signalled.filter((t) => orphaned(t) && !t.reorged).map((t) => reorgReport(t, params.chain));
   return {
     state: {
       cursor: limit,

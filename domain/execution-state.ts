@@ -60,6 +60,8 @@ export type DepositAsset = 'native' | `erc20:${string}`;
 export interface StoredDeposit extends Deposit {
   refundDue?: true;
   reorged?: true;
+  /** How often the chain's word on it changed (reorganised away, mined again): the record's version counts each. */
+  reorgs?: number;
 }
 
 /**
@@ -110,9 +112,27 @@ export interface RefusedDeposit extends Deposit {
    */
   reason: 'expired' | 'other-tx' | 'cancelled' | 'below-minimum' | 'wrong-chain' | 'wrong-asset';
   reorged?: true;
+  /** As StoredDeposit.reorgs. */
+  reorgs?: number;
 }
 
-/** The execution record (DESIGN.md); all times ISO-8601 strings, `history` oldest first. */
+/**
+ * A claimed deposit the chain refuted: no such transaction, reverted, not to this address, no
+ * value, not this deposit's token, or still not shown after the execution asked for about half an
+ * hour (`unproven`). Kept on the record for whoever claimed it; never owed (no money arrived).
+ */
+export interface RefutedClaim {
+  txHash: string;
+  transferIndex?: number;
+  asset?: DepositAsset;
+  reason: string;
+  at: string;
+}
+
+/** How many refuted claims a record keeps (later ones are only logged). */
+export const MAX_REFUTED_IN_RECORD = 10;
+
+/** The execution record; all times ISO-8601 strings, `history` oldest first. */
 export interface ExecutionRecord {
   executionId: string;
   wallet: string;
@@ -130,6 +150,8 @@ export interface ExecutionRecord {
   expiresAt: string;
   history: HistoryEntry[];
   refusedDeposits: RefusedDeposit[];
+  /** Deposit claims the chain refuted (absent until the first). */
+  refutedClaims?: RefutedClaim[];
 }
 
 /**
@@ -375,14 +397,68 @@ export function markReorged(
   transfer: Pick<Deposit, 'txHash' | 'transferIndex' | 'asset'>,
   at: string,
 ): ExecutionRecord {
+  return setReorged(rec, transfer, true, at);
+}
+
+/**
+ * The chain watcher found a transfer marked `reorged` mined again and confirmed, at time `at`: the
+ * mark is cleared. A transfer the record does not hold marked returns `rec` itself.
+ */
+export function markReincluded(
+  rec: ExecutionRecord,
+  transfer: Pick<Deposit, 'txHash' | 'transferIndex' | 'asset'>,
+  at: string,
+): ExecutionRecord {
+  return setReorged(rec, transfer, false, at);
+}
+
+/** The number of times the chain's word on a deposit changed; a mark from before the count was kept is one. */
+const reorgsOf = (d: { reorged?: true; reorgs?: number }) => d.reorgs ?? (d.reorged ? 1 : 0);
+
+function setReorged(
+  rec: ExecutionRecord,
+  transfer: Pick<Deposit, 'txHash' | 'transferIndex' | 'asset'>,
+  reorged: boolean,
+  at: string,
+): ExecutionRecord {
+  const flip = <D extends StoredDeposit | RefusedDeposit>(d: D): D => {
+    const { reorged: _was, ...rest } = d;
+    return { ...rest, ...(reorged ? { reorged: true as const } : {}), reorgs: reorgsOf(d) + 1 } as D;
+  };
   if (rec.deposit !== undefined && sameTransfer(rec.deposit, transfer)) {
-    if (rec.deposit.reorged) return rec;
-    return { ...rec, deposit: { ...rec.deposit, reorged: true }, updatedAt: at };
+    if (Boolean(rec.deposit.reorged) === reorged) return rec;
+    return { ...rec, deposit: flip(rec.deposit), updatedAt: at };
   }
-  const i = rec.refusedDeposits.findIndex((r) => sameTransfer(r, transfer) && !r.reorged);
+  const i = rec.refusedDeposits.findIndex((r) => sameTransfer(r, transfer) && Boolean(r.reorged) !== reorged);
   if (i < 0) return rec;
-  const refusedDeposits = rec.refusedDeposits.map((r, j) => (j === i ? { ...r, reorged: true as const } : r));
+  const refusedDeposits = rec.refusedDeposits.map((r, j) => (j === i ? flip(r) : r));
   return { ...rec, refusedDeposits, updatedAt: at };
+}
+
+/**
+ * Whether the record holds transfer `d` (as its deposit or a refused one) and the chain has not
+ * since taken it away: a claim of it again changes nothing and needs no proof.
+ */
+export function holds(rec: ExecutionRecord, d: Pick<Deposit, 'txHash' | 'transferIndex' | 'asset'>): boolean {
+  const held = (x: StoredDeposit | RefusedDeposit) => sameTransfer(x, d) && !x.reorged;
+  return (rec.deposit !== undefined && held(rec.deposit)) || rec.refusedDeposits.some(held);
+}
+
+/**
+ * Records at `at` that the chain refutes a claimed deposit (`reason`: the proof's); once per
+ * transfer, at most MAX_REFUTED_IN_RECORD of them (later ones return `rec` itself).
+ */
+export function refuteClaim(rec: ExecutionRecord, d: Deposit, reason: string, at: string): ExecutionRecord {
+  const claims = rec.refutedClaims ?? [];
+  if (claims.length >= MAX_REFUTED_IN_RECORD || claims.some((c) => sameTransfer(c, d))) return rec;
+  const claim: RefutedClaim = {
+    txHash: d.txHash,
+    ...(d.transferIndex === undefined ? {} : { transferIndex: d.transferIndex }),
+    ...(d.asset === undefined ? {} : { asset: d.asset }),
+    reason,
+    at,
+  };
+  return { ...rec, refutedClaims: [...claims, claim], updatedAt: at };
 }
 
 /**
@@ -392,6 +468,6 @@ export function markReorged(
  * so writes that are retried, replayed or arrive out of order leave the newest record.
  */
 export function recordVersion(rec: ExecutionRecord): number {
-  const reorged = (rec.deposit?.reorged ? 1 : 0) + rec.refusedDeposits.filter((r) => r.reorged).length;
-  return rec.history.length + rec.refusedDeposits.length + (rec.signedPayload ? 1 : 0) + reorged;
+  const reorged = (rec.deposit ? reorgsOf(rec.deposit) : 0) + rec.refusedDeposits.reduce((n, r) => n + reorgsOf(r), 0);
+  return rec.history.length + rec.refusedDeposits.length + (rec.refutedClaims?.length ?? 0) + (rec.signedPayload ? 1 : 0) + reorged;
 }

@@ -21,11 +21,28 @@ export interface InboundTransfer {
 
 /** A refunds ledger row, as far as reconciliation needs it. */
 export interface LedgerEntry {
+  id?: string;
   workflowId: string;
   txHash: string;
   transferIndex: number;
   asset?: string;
-  state: 'due' | 'refunded' | 'waived';
+  amount?: string;
+  state: 'due' | 'void' | 'refunded' | 'waived';
+}
+
+/**
+ * One ledger row judged against the chain: `present` (the chain shows its transfer, same amount),
+ * `absent` (it does not: a reorganisation removed it, or it is on no chain read), `amount-differs`.
+ */
+export interface LedgerVerdict {
+  id?: string;
+  workflowId: string;
+  txHash: string;
+  transferIndex: number;
+  state: LedgerEntry['state'];
+  verdict: 'present' | 'absent' | 'amount-differs';
+  chainAmount?: string;
+  ledgerAmount?: string;
 }
 
 type Sums = { in: string; taken: string; due: string; refunded: string; waived: string; unaccounted: string };
@@ -45,6 +62,15 @@ export interface ReconcileReport {
    * an operator's decision pending) and the chain does not show: listed, not counted as a difference.
    */
   reorgedAway: Array<{ workflowId: string; txHash: string; transferIndex: number }>;
+  /** Every ledger row against the chain, and how many of each verdict. */
+  ledger: LedgerVerdict[];
+  ledgerCounts: Record<LedgerVerdict['verdict'], number>;
+  /**
+   * Rows whose state the chain contradicts: a `due`, `refunded` or `waived` row whose transfer is
+   * absent or of another amount, a `void` row whose transfer is present. Judged only over the whole
+   * chain (from block 0): a row of an earlier block is absent from a partial range.
+   */
+  ledgerContradicted: LedgerVerdict[];
   balanced: boolean;
 }
 
@@ -64,6 +90,7 @@ export function reconcile(
   range: { from: number; to: number },
 ): ReconcileReport {
   const rows = new Map(ledger.map((r) => [key(r), r]));
+  const onChain = new Map(transfers.map((t) => [key(t), t]));
   const byAsset = new Map<string, { in: bigint; taken: bigint; due: bigint; refunded: bigint; waived: bigint; unaccounted: bigint }>();
   const sumsOf = (asset: string) => {
     let sums = byAsset.get(asset);
@@ -89,7 +116,7 @@ export function reconcile(
       )
     )
       sums.taken += amount;
-    else if (row) sums[row.state] += amount;
+    else if (row && row.state !== 'void') sums[row.state] += amount;
     else {
       sums.unaccounted += amount;
       unaccounted.push(t);
@@ -104,6 +131,24 @@ export function reconcile(
     if (!seen.has(k))
       (d.reorged ? reorgedAway : takenNotOnChain).push({ workflowId, txHash: d.txHash, transferIndex: d.transferIndex ?? 0 });
   }
+  const verdicts: LedgerVerdict[] = ledger.map((r) => {
+    const t = onChain.get(key(r));
+    const verdict = !t ? 'absent' : r.amount !== undefined && r.amount !== t.amount ? 'amount-differs' : 'present';
+    return {
+      ...(r.id === undefined ? {} : { id: r.id }),
+      workflowId: r.workflowId,
+      txHash: r.txHash,
+      transferIndex: r.transferIndex,
+      state: r.state,
+      verdict,
+      ...(t ? { chainAmount: t.amount } : {}),
+      ...(r.amount === undefined ? {} : { ledgerAmount: r.amount }),
+    };
+  });
+  const ledgerCounts = { present: 0, absent: 0, 'amount-differs': 0 };
+  for (const v of verdicts) ledgerCounts[v.verdict]++;
+  const ledgerContradicted =
+    range.from === 0 ? verdicts.filter((v) => (v.state === 'void' ? v.verdict === 'present' : v.verdict !== 'present')) : [];
   const text = (sums: ReturnType<typeof sumsOf>): Sums => ({
     in: sums.in.toString(),
     taken: sums.taken.toString(),
@@ -119,6 +164,9 @@ export function reconcile(
     unaccounted,
     takenNotOnChain,
     reorgedAway,
-    balanced: unaccounted.length === 0 && takenNotOnChain.length === 0,
+    ledger: verdicts,
+    ledgerCounts,
+    ledgerContradicted,
+    balanced: unaccounted.length === 0 && takenNotOnChain.length === 0 && ledgerContradicted.length === 0,
   };
 }

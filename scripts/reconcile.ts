@@ -85,12 +85,14 @@ async function main(argv: string[]): Promise<number> {
         transfers: report.transfers,
         ...report.sums,
         ...(Object.keys(report.tokenSums).length > 0 ? { tokens: report.tokenSums } : {}),
+        ledgerRows: report.ledgerCounts,
         balanced: report.balanced,
       }),
     );
     for (const t of report.unaccounted) console.log(JSON.stringify({ unaccountedTransfer: t }));
     for (const t of report.takenNotOnChain) console.log(JSON.stringify({ takenNotOnChain: t }));
     for (const t of report.reorgedAway) console.log(JSON.stringify({ reorgedAway: t }));
+    for (const row of report.ledger) console.log(JSON.stringify({ ledgerRow: row }));
     return report.balanced ? 0 : 1;
   } finally {
     await database.close();

@@ -98,6 +98,18 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     labelNames: ['chain'] as const,
     registers: [registry],
   });
+  const voided = new Counter({
+    name: 'intent_refunds_voided_total',
+    help: 'Refunds ledger rows taken out of due because a reorganisation removed their transfer (each a refund.voided webhook)',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const signingWithoutDeposit = new Counter({
+    name: 'intent_chain_signing_without_deposit_total',
+    help: 'SIGNING executions whose own deposit a reorganisation removed: the operation they sign has no money behind it until the transfer is mined again',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
   const noTraces = new Gauge({
     name: 'intent_chain_no_traces',
     help: "1 once the chain's node answered that it has no call traces: value a contract sends to a deposit address by an internal call is not seen",
@@ -117,6 +129,9 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
       noTraces.set({ chain: event.chain }, 1);
     } else {
       for (const r of event.reports) reorgs.inc({ chain: r.chain });
+      const chain = event.reports[0]?.chain ?? 'unknown';
+      if (event.voided > 0) voided.inc({ chain }, event.voided);
+      if (event.signingWithoutDeposit > 0) signingWithoutDeposit.inc({ chain }, event.signingWithoutDeposit);
     }
   };
 }

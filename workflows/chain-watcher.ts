@@ -2,20 +2,22 @@ import { continueAsNew, getExternalWorkflowHandle, log, proxyActivities, setHand
 import type { Activities, ChainRound, UndeliveredDeposit } from '../contracts/activities';
 import {
   applyRound,
-  initialWatcherState,
+  confirmedCheckpoint,
   nextRoundFrom,
   rewind,
   rewindNumbers,
   type DepositSignal,
   type WatcherParams,
+  type BlockRef,
+  type ReorgReport,
   type WatcherState,
 } from '../domain/chain-watcher';
 import { chainWatcherStateQuery, depositCompletedSignal, depositReorgedSignal, type ChainWatcherInput } from '../contracts/temporal';
 
-// Chain reads: short attempts, retried for ever (a node that is down only delays deposits; the
-// watcher's state stays in its history meanwhile).
-const { chainHead, readChainRound, canonicalHashes } = proxyActivities<Activities>({
-  startToCloseTimeout: '10s',
+// Chain reads: bounded attempts (a round stops reading after 10 s of it), retried for ever (a node
+// that is down only delays deposits; the watcher's state stays in its history meanwhile).
+const { watcherStart, readChainRound, canonicalHashes } = proxyActivities<Activities>({
+  startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 const { reportReorgs, reportSignals, sortDeposits } = proxyActivities<Activities>({
@@ -33,13 +35,20 @@ const DEFAULT_ROUNDS_PER_RUN = 500;
  * started by every worker with USE_EXISTING so that one runs per chain. Its progress (cursor, the
  * window of recent block hashes, transfers seen but not yet deep enough, deposits signalled within
  * the window) lives here, in the workflow's state, so a worker crash neither misses nor repeats a
- * deposit: activities read the chain (a caught-up round waits in its activity for the next block,
+ * deposit; its last confirmed block is also kept in the read model, where a new run (after the
+ * watcher failed or was terminated) resumes instead of at the head: activities read the chain (a caught-up round waits in its activity for the next block,
  * up to CHAIN_POLL_INTERVAL_MS), the pure state machine of domain/chain-watcher decides, and
  * each deposit is signalled to its execution with a workflow command, once per history.
  */
 export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<void> {
   const { chain } = input;
-  let state: WatcherState = input.state ?? initialWatcherState(await chainHead({ chain }));
+  let state: WatcherState;
+  if (input.state) state = input.state;
+  else {
+    const start = await watcherStart({ chain });
+    state = start.state;
+    await reportReorged(start.reorged);
+  }
   let signalledTotal = input.signalledTotal ?? 0;
 
   setHandler(chainWatcherStateQuery, () => ({
@@ -54,14 +63,26 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
   // Caught up with the head: the next round's activity waits for a block past the cursor.
   let caughtUp = false;
   let roundsPerRun = DEFAULT_ROUNDS_PER_RUN;
+  // The last confirmed block, recorded in the read model by the next round once it moves.
+  let confirmations: number | undefined;
+  let saved: BlockRef | undefined;
   for (let round = 0; ; round++) {
     const info = workflowInfo();
     if (round >= roundsPerRun || info.continueAsNewSuggested || info.targetWorkerDeploymentVersionChanged) {
       // A new version of the worker takes the watcher over at the next run (it is the one workflow that never ends).
       await continueAsNew<typeof chainWatcherWorkflow>({ chain, state, signalledTotal });
     }
-    const read: ChainRound = await readChainRound({ chain, from: nextRoundFrom(state), waitAfter: caughtUp ? state.cursor : undefined });
+    const checkpoint = confirmations === undefined ? undefined : confirmedCheckpoint(state, confirmations);
+    const moved = checkpoint !== undefined && (checkpoint.number !== saved?.number || checkpoint.hash !== saved.hash);
+    const read: ChainRound = await readChainRound({
+      chain,
+      from: nextRoundFrom(state),
+      waitAfter: caughtUp ? state.cursor : undefined,
+      ...(moved ? { checkpoint } : {}),
+    });
+    if (moved) saved = checkpoint;
     roundsPerRun = read.roundsPerRun;
+    confirmations = read.confirmations;
     const params: WatcherParams = { chain, confirmations: read.confirmations, windowSize: read.windowSize };
     const outcome = applyRound(state, read.blocks, read.transfers, params);
     state = outcome.state;
@@ -70,35 +91,45 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
       const rewound = rewind(state, new Map(canonical.map((b) => [b.number, b.hash])), params);
       state = rewound.state;
       log.warn('chain reorganisation: rewound to the fork point', { chain, forkPoint: rewound.forkPoint, cursor: state.cursor });
-      if (rewound.reorged.length > 0) {
-        await Promise.all(
-          rewound.reorged.map((r) =>
-            getExternalWorkflowHandle(r.workflowId)
-              .signal(depositReorgedSignal, {
-                txHash: r.txHash,
-                transferIndex: r.transferIndex,
-                chain: r.chain,
-                blockNumber: r.blockNumber,
-                blockHash: r.blockHash,
-                asset: r.asset,
-              })
-              .catch(() => undefined),
-          ),
-        );
-        await reportReorgs({ reports: rewound.reorged });
-      }
+      await reportReorged(rewound.reorged);
     }
+    await reportReorged(outcome.reorged);
     if (outcome.signals.length > 0) {
       // Only what the execution may take is signalled; the rest is owed back without touching it.
       const { send, owed } = await sortDeposits({ signals: outcome.signals });
       const undelivered = send.length > 0 ? await deliver(send) : [];
       signalledTotal += send.length - undelivered.length;
-      await reportSignals({ chain, delivered: send.length - undelivered.length, undelivered: [...owed, ...undelivered] });
+      await reportSignals({ chain, delivered: send.length - undelivered.length, undelivered: [...owed, ...undelivered], sent: send });
     }
     caughtUp = !outcome.needsRewind && state.cursor >= read.head;
     // The activity waits at most 5 s for a block; a longer poll interval sleeps the rest.
     if (caughtUp && read.pollIntervalMs > MAX_ACTIVITY_WAIT_MS) await sleep(read.pollIntervalMs - MAX_ACTIVITY_WAIT_MS);
   }
+}
+
+/**
+ * Tells each execution (a closed one cannot hear it: reportReorgs flags its record) and the
+ * refunds ledger that a signalled transfer's block was reorganised away.
+ */
+async function reportReorged(reports: ReorgReport[]): Promise<void> {
+  if (reports.length === 0) return;
+  await Promise.all(
+    reports
+      .filter((r) => r.transfers === undefined)
+      .map((r) =>
+        getExternalWorkflowHandle(r.workflowId)
+          .signal(depositReorgedSignal, {
+            txHash: r.txHash,
+            transferIndex: r.transferIndex,
+            chain: r.chain,
+            blockNumber: r.blockNumber,
+            blockHash: r.blockHash,
+            asset: r.asset,
+          })
+          .catch(() => undefined),
+      ),
+  );
+  await reportReorgs({ reports });
 }
 
 /** Signals each deposit to its execution; answers the ones whose execution could not take it (closed, or no such workflow). */

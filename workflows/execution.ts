@@ -22,9 +22,13 @@ import {
   FINAL_STATUSES,
   REFUSED_DEPOSIT_MESSAGES,
   initialRecord,
+  markReincluded,
   markReorged,
+  refuteClaim,
+  holds,
   type Deposit,
   type DepositOutcome,
+  type DepositTarget,
   type ExecutionRecord,
   type RefusedDeposit,
 } from '../domain/execution-state';
@@ -40,6 +44,7 @@ import {
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
 } from '../contracts/temporal';
+import type { DepositProof } from '../domain/deposit-proof';
 import { executionWebhooksWorkflow } from './execution-webhooks';
 import { deliverWebhook, statusChangedDelivery } from './webhook-delivery';
 
@@ -51,12 +56,18 @@ const { projectExecution } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' },
 });
-// The chain's word on a signalled deposit: retried while it may still come (about 4 minutes), then
-// the signal is not believed.
-const { proveDeposit } = proxyActivities<Activities>({
+// The chain's word on a claimed deposit: retried for as long as the node does not answer (a claim
+// is never dropped for want of an answer); see proveClaim for a claim the chain cannot show yet.
+const { checkDeposit } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
+/**
+ * How often a claim the chain cannot show yet (not deep enough, or a transaction the node has not
+ * seen) is asked again, a minute or less apart (about half an hour in all), before it is recorded
+ * as refuted (`unproven`): what a node still has not shown by then, nobody can prove.
+ */
+const PROOF_ROUNDS = 30;
 /**
  * How long a finished execution waits for its webhooks after its read model is written. A receiver
  * slower than that gets the rest from executionWebhooksWorkflow, so that a receiver that is down
@@ -171,23 +182,54 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
 
   setHandler(getExecutionQuery, () => record);
 
+  // A claim to an on-chain target, proven by the chain: asked again while the chain cannot show it
+  // yet (PROOF_ROUNDS), durably (timers), so a worker crash or a slow node loses no deposit.
+  const proveClaim = async (target: DepositTarget, d: Deposit): Promise<DepositProof> => {
+    for (let round = 1; ; round++) {
+      const proof = await checkDeposit({ target, deposit: d });
+      if (proof.ok || !proof.retryable || round >= PROOF_ROUNDS) return proof;
+      await sleep(Math.min(60_000, 2_000 * 2 ** (round - 1)));
+    }
+  };
+
   // A signal cannot answer: a refused deposit is still owed back (refusedDeposits, the refunds
   // ledger). To an on-chain target a signal is only a claim: the chain must show the transfer
-  // (decision 0071), and the deposit stored is what the chain says, not what the signal said.
+  // (decision 0071), and the deposit stored is what the chain says, not what the signal said. A
+  // claim the chain refutes is recorded on the execution (refutedClaims), never owed: no money came.
   setHandler(depositCompletedSignal, async (d) => {
     const target = record.depositTarget;
-    if (!target || applyDeposit(record, d, now()).outcome === 'duplicate') {
+    if (!target) {
       deposit(d);
       return;
     }
-    const proof = await proveDeposit({ target, deposit: d }).catch((err: Error) => ({ ok: false as const, message: err.message }));
-    if (proof.ok) deposit(proof.deposit);
-    else log.warn('deposit signal not believed: the chain does not show it', { workflowId, txHash: d.txHash, reason: proof.message });
+    // Held already and not reorganised away: nothing to prove.
+    if (holds(record, d)) return;
+    const proof = await proveClaim(target, d);
+    if (proof.ok) {
+      deposit(proof.deposit);
+      // Mined again after a reorganisation: the mark goes.
+      setRecord(markReincluded(record, proof.deposit, now()));
+    } else {
+      log.warn('deposit signal not believed: the chain does not show it', { workflowId, txHash: d.txHash, reason: proof.message });
+      setRecord(refuteClaim(record, d, proof.retryable ? 'unproven' : proof.reason, now()));
+    }
   });
 
-  // The chain watcher found the deposit's block reorganised away after it signalled it: marked for
-  // an operator (the watcher has logged it and counted it in its metric); the status stays.
-  setHandler(depositReorgedSignal, (r) => {
+  // Someone says a deposit's block was reorganised away: believed only when the chain no longer
+  // shows the transfer at depth. Marked for an operator (a SIGNING execution is then signing with
+  // no money behind it); the status stays.
+  setHandler(depositReorgedSignal, async (r) => {
+    const target = record.depositTarget;
+    if (target) {
+      const proof = await checkDeposit({
+        target,
+        deposit: { txHash: r.txHash, chain: r.chain, transferIndex: r.transferIndex, ...(r.asset ? { asset: r.asset } : {}) },
+      });
+      if (proof.ok) {
+        log.warn('depositReorged not believed: the chain still shows the transfer at depth', { workflowId, ...r });
+        return;
+      }
+    }
     const next = markReorged(record, r, now());
     if (next !== record) log.error('deposit reorganised away after it was signalled', { workflowId, ...r });
     setRecord(next);

@@ -180,7 +180,7 @@ export class ExecutionService {
       asset = tokenAsset(token.address) as DepositAsset;
     }
     const address = depositAddress(deps.seed, chain, workflowId);
-    await this.readModel(() => deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount }));
+    await this.readModel(() => deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount, asset }));
     return { chain, asset, minAmount: wanted.minAmount, address };
   }
 

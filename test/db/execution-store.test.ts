@@ -52,7 +52,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await addresses.register(row);
       await addresses.register(row);
       const found = await addresses.lookup('evm:31337', [address.toUpperCase().replace('0X', '0x'), '0x' + '00'.repeat(20)]);
-      assert.deepEqual([...found], [[address.toLowerCase(), { workflowId: 'exec:w:1', minAmount: '1000' }]]);
+      assert.deepEqual([...found], [[address.toLowerCase(), { workflowId: 'exec:w:1', minAmount: '1000', asset: 'native' }]]);
       assert.equal((await addresses.lookup('evm:1', [address])).size, 0);
       await assert.rejects(addresses.register({ ...row, workflowId: 'exec:w:2' }), /belongs to another execution/);
     });

@@ -2,12 +2,16 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   applyRound,
+  confirmedCheckpoint,
   initialWatcherState,
+  resumeNumbers,
+  resumeState,
   nextRoundFrom,
   rewind,
   rewindNumbers,
   transferKey,
   type BlockHeader,
+  type BlockRef,
   type ChainTransfer,
   type DepositSignal,
   type ReorgReport,
@@ -88,25 +92,73 @@ class Driver {
   state: WatcherState;
   readonly signals: DepositSignal[] = [];
   readonly reorged: ReorgReport[] = [];
+  /** Signals and reorg reports by transfer key, in the order they were sent. */
+  readonly events: Array<{ kind: 'signal' | 'reorg'; key: string }> = [];
+  /** What the read model keeps outside the workflow: the last confirmed block and the transfers signalled. */
+  private saved: BlockRef;
+  private readonly table = new Map<string, ChainTransfer>();
 
   constructor(
     private readonly chain: SimChain,
     private readonly params: WatcherParams,
   ) {
     this.state = initialWatcherState(chain.blocks[chain.head]);
+    this.saved = this.state.window[0];
   }
 
   round(max: number): boolean {
+    // The round's activity records the last confirmed block the previous round left.
+    this.saved = confirmedCheckpoint(this.state, this.params.confirmations) ?? this.saved;
     const read = this.chain.read(nextRoundFrom(this.state), max);
     const out = applyRound(this.state, read.blocks, read.transfers, this.params);
     this.state = out.state;
     this.signals.push(...out.signals);
+    this.reported(out.reorged);
+    for (const s of out.signals) {
+      const key = transferKey({ ...s.deposit, to: s.to });
+      this.events.push({ kind: 'signal', key });
+      this.table.set(
+        key,
+        out.state.signalled.find((t) => transferKey(t) === key)!,
+      );
+    }
     if (out.needsRewind) {
       const r = rewind(this.state, this.chain.canonical(rewindNumbers(this.state)), this.params);
       this.state = r.state;
       this.reorged.push(...r.reorged);
+      this.reported(r.reorged);
     }
     return !out.needsRewind && this.state.cursor >= read.head;
+  }
+
+  /**
+   * The watcher's run ends (failed, terminated) and a new one starts as the workflow does: from the
+   * last confirmed block kept in the read model, a window's length back (the activity's watcherStart),
+   * its state in memory lost.
+   */
+  restart(): void {
+    const signalled = [...this.table.values()];
+    const canonical = this.chain.canonical(resumeNumbers(this.saved, signalled, this.params));
+    const resumed = resumeState(this.saved, signalled, canonical, this.params);
+    this.state = resumed.state;
+    this.reported(resumed.reorged);
+  }
+
+  private reported(reports: readonly ReorgReport[]): void {
+    for (const report of reports) {
+      const key = transferKey(report);
+      this.events.push({ kind: 'reorg', key });
+      this.table.delete(key);
+    }
+  }
+
+  /** What the refunds ledger and the executions end up holding as owed: a signal makes a transfer owed, a reorg report unowes it. */
+  owed(): Set<string> {
+    const owed = new Set<string>();
+    for (const e of this.events)
+      if (e.kind === 'signal') owed.add(e.key);
+      else owed.delete(e.key);
+    return owed;
   }
 
   catchUp(max: number): void {
@@ -116,10 +168,14 @@ class Driver {
 }
 
 type Op =
-  { kind: 'mine'; txs: number; reinclude: boolean } | { kind: 'reorg'; depth: number; txs: number } | { kind: 'round'; max: number };
+  | { kind: 'mine'; txs: number; reinclude: boolean }
+  | { kind: 'reorg'; depth: number; txs: number }
+  | { kind: 'round'; max: number }
+  | { kind: 'restart' };
 
-const opArb = (maxReorg: number) =>
+const opArb = (maxReorg: number, restarts = false) =>
   fc.oneof(
+    { weight: restarts ? 1 : 0, arbitrary: fc.constant({ kind: 'restart' as const }) },
     { weight: 5, arbitrary: fc.record({ kind: fc.constant('mine' as const), txs: fc.nat(3), reinclude: fc.boolean() }) },
     {
       weight: 1,
@@ -143,6 +199,8 @@ function run(ops: Op[], params: WatcherParams): { chain: SimChain; driver: Drive
       chain.drop(depth);
       // The new branch is at least as long: one more block than was dropped.
       for (let i = 0; i <= depth; i++) chain.mine(i === 0 ? Array.from({ length: op.txs }, () => chain.newTx()) : []);
+    } else if (op.kind === 'restart') {
+      driver.restart();
     } else {
       driver.round(op.max);
     }
@@ -180,6 +238,7 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
       {
         workflowId: `wf-${tx}`,
         to: '0xaddr',
+        blockHash: '0xh1',
         deposit: { txHash: tx, chain: 'evm:31337', amount: '1', blockNumber: 1, transferIndex: 0, asset: 'native' },
       },
     ]);
@@ -215,7 +274,7 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
     assert.equal(driver.state.window.at(-1)?.hash, chain.blocks[chain.head].hash);
   });
 
-  it('when a signalled deposit is reorganised away deeper than the confirmations, then it is reported once and not signalled again', () => {
+  it('when a signalled deposit is reorganised away deeper than the confirmations, then it is reported once, and signalled again once the same transaction is mined again and confirmed', () => {
     const chain = new SimChain();
     const driver = new Driver(chain, params);
     const tx = chain.newTx();
@@ -226,7 +285,6 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
     assert.equal(driver.signals.length, 1);
     chain.drop(3);
     chain.mine([]);
-    chain.mine([tx]); // the transaction is mined again on the new branch
     chain.mine([]);
     chain.mine([]);
     chain.mine([]);
@@ -237,6 +295,28 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
       { txHash: tx, blockNumber: 1, workflowId: `wf-${tx}` },
     );
     assert.equal(driver.signals.length, 1);
+    chain.mine([tx]); // the transaction is mined again on the new branch
+    chain.mine([]);
+    driver.catchUp(10);
+    assert.equal(driver.signals.length, 1, 'signalled again before its confirmations');
+    chain.mine([]);
+    driver.catchUp(10);
+    assert.equal(driver.signals.length, 2);
+    assert.equal(driver.signals[1].deposit.blockNumber, 5);
+    assert.equal(driver.reorged.length, 1);
+    assert.deepEqual(driver.owed(), new Set([transferKey({ txHash: tx, transferIndex: 0, to: '0xaddr' })]));
+  });
+
+  it('when the watcher restarts from its checkpoint after blocks were mined meanwhile, then no transfer is missed', () => {
+    const chain = new SimChain();
+    const driver = new Driver(chain, params);
+    for (let i = 0; i < 30; i++) chain.mine([chain.newTx()]);
+    driver.catchUp(7);
+    driver.restart();
+    assert.ok(driver.state.cursor <= 30 - params.confirmations + 1);
+    for (let i = 0; i < 40; i++) chain.mine([chain.newTx()]);
+    driver.catchUp(7);
+    assert.deepEqual(driver.owed(), confirmedOnChain(chain, params.confirmations));
   });
 
   it('when the state is kept bounded, then the window never exceeds its size', () => {
@@ -252,7 +332,7 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
     fc.assert(
       fc.property(fc.array(opArb(params.confirmations - 1), { maxLength: 80 }), (ops) => {
         const { chain, driver } = run(ops, params);
-        const keys = driver.signals.map((s) => transferKey(s.deposit));
+        const keys = driver.signals.map((s) => transferKey({ ...s.deposit, to: s.to }));
         assert.equal(new Set(keys).size, keys.length, 'a transfer was signalled twice');
         assert.deepEqual(new Set(keys), confirmedOnChain(chain, params.confirmations));
         assert.deepEqual(driver.reorged, []);
@@ -261,20 +341,59 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
     );
   });
 
-  it('property: with reorgs of any depth within the window, nothing is signalled twice, nothing on the final chain is missed, and every signalled transfer off the final chain is reported', () => {
+  it('property: with reorgs of any depth within the window, re-inclusions and restarts, every transfer that ends canonical and confirmed is owed exactly once, none that ends off the chain is, and no transfer is signalled twice without a reorg between', () => {
+    fc.assert(
+      fc.property(fc.array(opArb(params.windowSize - 2, true), { maxLength: 80 }), (ops) => {
+        const { chain, driver } = run(ops, params);
+        assert.deepEqual(driver.owed(), confirmedOnChain(chain, params.confirmations));
+        // A reorg report follows a signal of the same transfer, and a second signal follows a reorg,
+        // except that a restarted run signals again what it re-reads (the execution and the ledger take it once).
+        const last = new Map<string, 'signal' | 'reorg'>();
+        for (const e of driver.events) {
+          if (e.kind === 'reorg') assert.equal(last.get(e.key), 'signal', `${e.key} was reported without having been signalled`);
+          last.set(e.key, e.kind);
+        }
+      }),
+      {
+        numRuns: 300,
+        examples: [
+          [
+            [
+              { kind: 'mine', txs: 0, reinclude: false },
+              { kind: 'reorg', depth: 2, txs: 1 },
+              { kind: 'round', max: 1 },
+              { kind: 'round', max: 3 },
+              { kind: 'restart' },
+              { kind: 'reorg', depth: 3, txs: 0 },
+            ],
+          ],
+        ],
+      },
+    );
+  });
+
+  it('property: without restarts, a transfer is signalled again only after a reorg report of it', () => {
     fc.assert(
       fc.property(fc.array(opArb(params.windowSize - 2), { maxLength: 80 }), (ops) => {
-        const { chain, driver } = run(ops, params);
-        const keys = driver.signals.map((s) => transferKey(s.deposit));
-        assert.equal(new Set(keys).size, keys.length, 'a transfer was signalled twice');
-        const final = confirmedOnChain(chain, params.confirmations);
-        const reported = new Set(driver.reorged.map(transferKey));
-        assert.equal(reported.size, driver.reorged.length, 'a reorg was reported twice');
-        for (const key of final) assert.ok(keys.includes(key), `missed ${key}`);
-        for (const key of keys) if (!final.has(key)) assert.ok(reported.has(key), `${key} is off the final chain and was not reported`);
-        for (const key of reported) assert.ok(keys.includes(key), `${key} was reported without having been signalled`);
+        const { driver } = run(ops, params);
+        const last = new Map<string, 'signal' | 'reorg'>();
+        for (const e of driver.events) {
+          assert.notEqual(last.get(e.key), e.kind, `${e.key}: two ${e.kind}s in a row`);
+          last.set(e.key, e.kind);
+        }
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('when confirmedCheckpoint is asked, then it answers the deepest window block with every transfer at or below it signalled', () => {
+    const chain = new SimChain();
+    const driver = new Driver(chain, params);
+    assert.equal(confirmedCheckpoint(driver.state, params.confirmations), undefined);
+    for (let i = 0; i < 10; i++) chain.mine([chain.newTx()]);
+    driver.catchUp(10);
+    const checkpoint = confirmedCheckpoint(driver.state, params.confirmations)!;
+    assert.equal(checkpoint.number, 10 - params.confirmations + 1);
+    assert.ok(driver.state.pending.every((t) => t.blockNumber > checkpoint.number));
   });
 });
