@@ -149,6 +149,15 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('sender').execute();
       },
     },
+    '0009-refund-payer-kind': {
+      async up(db: Kysely<any>) {
+        // Whether the sender (the transfer's payer) is an EOA or a contract: a refund to a contract may wait for a person.
+        await db.schema.alterTable('refunds').addColumn('payer_kind', 'text').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').dropColumn('payer_kind').execute();
+      },
+    },
   };
 }
 

@@ -6,6 +6,7 @@ import type { RefundsTable } from './tables';
 import type { RefundDue, RefundRow, RefundState, Settlement } from '../contracts/refunds';
 import type { LedgerPosition } from './page-token';
 import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
+import type { PayerKind } from '../domain/payer-kind';
 
 export type { RefundDue, RefundRow, RefundState, Settlement } from '../contracts/refunds';
 
@@ -74,6 +75,7 @@ export class RefundLedger {
         amount: due.amount ?? null,
         asset: due.asset ?? null,
         sender: due.sender?.toLowerCase() ?? null,
+        payer_kind: due.payerKind ?? null,
         reason: due.reason,
         reported_by: due.reportedBy,
         state: 'due',
@@ -84,7 +86,7 @@ export class RefundLedger {
           ? oc.column('id').doNothing()
           : oc
               .column('id')
-              .doUpdateSet({ sender: (eb) => eb.ref('excluded.sender') })
+              .doUpdateSet({ sender: (eb) => eb.ref('excluded.sender'), payer_kind: (eb) => eb.ref('excluded.payer_kind') })
               .where('refunds.sender', 'is', null),
       )
       .execute();
@@ -225,6 +227,7 @@ function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.amount === null ? {} : { amount: r.amount }),
     ...(r.asset === null ? {} : { asset: r.asset }),
     ...(r.sender === null ? {} : { sender: r.sender }),
+    ...(r.payer_kind === null ? {} : { payerKind: r.payer_kind as PayerKind }),
     reason: r.reason,
     reportedBy: r.reported_by as RefundDue['reportedBy'],
     state: r.state as RefundState,

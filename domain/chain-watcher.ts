@@ -48,6 +48,11 @@ export interface ChainTransfer {
   to: string;
   /** Base units of the asset (wei for native), a decimal string. */
   amount: string;
+  /**
+   * Who paid it, lowercase: a token's `Transfer` log `from`, an internal call's frame `from`, the
+   * transaction's sender for its own value. Unset in the state of a watcher of an older build.
+   */
+  from?: string;
   /** The execution the address belongs to. */
   workflowId: string;
   /** Set on a signalled transfer once its block was reorganised away (reported once). */
@@ -59,6 +64,8 @@ export interface DepositSignal {
   workflowId: string;
   /** The deposit address it paid (lowercase): the dust cap counts per address. */
   to: string;
+  /** Who paid it (ChainTransfer's `from`): a refund's sender. Not sent to the execution; unset from an older build's state. */
+  from?: string;
   deposit: { txHash: string; chain: string; amount: string; blockNumber: number; transferIndex: number; asset: DepositAsset };
 }
 
@@ -174,6 +181,7 @@ export function applyRound(
     signals: ready.map((t) => ({
       workflowId: t.workflowId,
       to: t.to,
+      ...(t.from === undefined ? {} : { from: t.from }),
       deposit: {
         txHash: t.txHash,
         chain: params.chain,
