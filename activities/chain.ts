@@ -11,10 +11,12 @@ import {
   FINAL_STATUSES,
   markReincluded,
   markReorged,
+  type DepositAsset,
   type ExecutionRecord,
 } from '../domain/execution-state';
 import { refundId } from '../db/refund-ledger';
-import { isMissingMethod, offersTraces, proveOnChain, senderOf } from '../lib/chain-transaction';
+import type { PayerKind } from '../domain/payer-kind';
+import { isMissingMethod, offersTraces, payerKindOf, payerOf, proveOnChain } from '../lib/chain-transaction';
 import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC, type CallFrame } from '../domain/transfers';
 import {
   initialWatcherState,
@@ -63,20 +65,29 @@ export function chainClient(rpcUrl: string): PublicClient {
 }
 
 /**
- * The sender of a transfer on the chain behind `rpcUrl`, for a refunds ledger row (where a refund
- * goes back to): undefined for a row of another chain, or a hash the node does not know.
+ * The payer of a transfer on the chain behind `rpcUrl` and whether it has code, for a refunds
+ * ledger row (where a refund goes back to): undefined for a row of another chain, or a transfer
+ * the node does not know.
  */
-export function senderLookup(rpcUrl: string): (chain: string, txHash: string) => Promise<string | undefined> {
+export function payerLookup(
+  rpcUrl: string,
+): (
+  chain: string,
+  txHash: string,
+  transferIndex: number,
+  asset: DepositAsset,
+) => Promise<{ sender: string; payerKind: PayerKind } | undefined> {
   let client: PublicClient | undefined;
   let chainId: Promise<number> | undefined;
-  return async (chain, txHash) => {
+  return async (chain, txHash, transferIndex, asset) => {
     client ??= chainClient(rpcUrl);
     chainId ??= client.getChainId().catch((err: unknown) => {
       chainId = undefined;
       throw err;
     });
     if (chain !== `evm:${await chainId}`) return undefined;
-    return senderOf(client, txHash);
+    const sender = await payerOf(client, txHash, transferIndex, asset);
+    return sender === undefined ? undefined : { sender, payerKind: await payerKindOf(client, sender) };
   };
 }
 
@@ -107,9 +118,9 @@ function blockHeader(b: { number: bigint | null; hash: `0x${string}` | null; par
   return { number: Number(b.number), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
 }
 
-/** The top-level native transfers of a block's transactions (transferIndex 0), each with its recipient in lowercase. */
+/** The top-level native transfers of a block's transactions (transferIndex 0), each with its recipient and payer (tx.from) in lowercase. */
 function topLevelTransfers(
-  block: { transactions: ReadonlyArray<{ to: `0x${string}` | null; value: bigint; hash: `0x${string}` }> },
+  block: { transactions: ReadonlyArray<{ from: `0x${string}`; to: `0x${string}` | null; value: bigint; hash: `0x${string}` }> },
   h: BlockHeader,
 ): Candidate[] {
   return block.transactions
@@ -122,6 +133,7 @@ function topLevelTransfers(
       asset: 'native' as const,
       to: tx.to!.toLowerCase(),
       amount: tx.value.toString(),
+      from: tx.from.toLowerCase(),
     }));
 }
 
@@ -260,6 +272,7 @@ export class DepositReader {
             asset: 'native',
             to: call.to,
             amount: call.value,
+            from: call.from,
           });
       }
     }
@@ -302,6 +315,7 @@ export class DepositReader {
         asset: `erc20:${transfer.token}`,
         to: transfer.to,
         amount: transfer.amount,
+        from: transfer.from,
       });
     }
     return out;
@@ -607,13 +621,18 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const records = await executions.getMany([
         ...new Set([...undelivered, ...sent.map((signal) => ({ signal }))].map((u) => u.signal.workflowId)),
       ]);
-      // Where a refund would go back to: the transfers' senders, in one batched request (a dust batch has many).
+      // Where a refund would go back to: each transfer's payer, read with it (asked again for a
+      // signal of an older build's state; a dust batch has many), and whether it has code, in batched requests.
       const senders = await Promise.all(
-        undelivered.map((u) => (u.signal.transfers === undefined ? senderOf(rpc(), u.signal.deposit.txHash) : undefined)),
+        undelivered.map(({ signal: s }) =>
+          s.transfers !== undefined ? undefined : (s.from ?? payerOf(rpc(), s.deposit.txHash, s.deposit.transferIndex, s.deposit.asset)),
+        ),
       );
+      const kinds = await Promise.all(senders.map((s) => (s === undefined ? undefined : payerKindOf(rpc(), s))));
       for (const [i, u] of undelivered.entries()) {
         const { workflowId, deposit } = u.signal;
         const sender = senders[i];
+        const payerKind = kinds[i];
         const record = records.get(workflowId);
         // Judged on the final record by the execution's own rule: its own deposit again is no refund.
         const reason =
@@ -632,6 +651,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           executionId: record?.executionId ?? executionId,
           ...deposit,
           ...(sender === undefined ? {} : { sender }),
+          ...(payerKind === undefined ? {} : { payerKind }),
           asset: deposit.asset,
           reason,
           reportedBy: 'chain-watcher',

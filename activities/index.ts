@@ -6,7 +6,7 @@ import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundWebhookWorkflowId } from '../contra
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
 import { refundId, refundsOfRecord, type RefundDue, type RefundLedger } from '../db/refund-ledger';
-import type { ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
+import type { DepositAsset, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 import type { ChangeResult } from '../domain/whitelist-messages';
 import { hasScopeFor, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
@@ -15,7 +15,7 @@ import { applyQuickly } from './quick-apply';
 import type { NodeTransport } from './node-transport';
 import { postApply } from './storage-node-client';
 import { postWebhook } from './webhooks';
-import { createChainActivities, senderLookup, type ChainDeps } from './chain';
+import { createChainActivities, payerLookup, type ChainDeps } from './chain';
 
 /** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
 export interface NodeRequestEvent {
@@ -60,17 +60,18 @@ const logsAttempt = (attempt: number) => (attempt & (attempt - 1)) === 0 || atte
 
 /** The activities of the worker, built from their dependencies (tests build them with real ones). */
 export function createActivities(deps: ActivityDeps): Activities {
-  const sender = deps.chain && senderLookup(deps.chain.rpcUrl);
+  const payer = deps.chain && payerLookup(deps.chain.rpcUrl);
   /**
-   * A new ledger row of an on-chain transfer with its sender, read from the chain the worker
-   * watches. Best effort: a node that does not answer leaves the row without one (logged), so a
-   * chain outage never holds up an execution's projection.
+   * A new ledger row of an on-chain transfer with its sender: the payer of that transfer (txHash,
+   * transferIndex, asset) and whether it has code, read from the chain the worker watches. Best
+   * effort: a node that does not answer leaves the row without one (logged), so a chain outage
+   * never holds up an execution's projection.
    */
   const withSender = async (due: RefundDue): Promise<RefundDue> => {
-    if (!sender || due.chain === undefined || due.sender !== undefined) return due;
+    if (!payer || due.chain === undefined || due.sender !== undefined) return due;
     try {
-      const from = await sender(due.chain, due.txHash);
-      return from === undefined ? due : { ...due, sender: from };
+      const found = await payer(due.chain, due.txHash, due.transferIndex ?? 0, (due.asset ?? 'native') as DepositAsset);
+      return found === undefined ? due : { ...due, ...found };
     } catch (err) {
       Context.current().log.warn("refund's sender left unknown: the chain's node did not answer", {
         workflowId: due.workflowId,

@@ -6,6 +6,7 @@ import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { DepositProof } from '../domain/deposit-proof';
+import type { PayerKind } from '../domain/payer-kind';
 import type { Deposit, DepositTarget } from '../domain/execution-state';
 import type { TokenStore } from '../tokens/token-store';
 import type { LimiterStore } from './http/rate-limit';
@@ -34,6 +35,8 @@ export interface AppDeps {
 export interface DepositDeps {
   /** Whether the chain shows the reported deposit (domain/deposit-proof.ts); rejects while the node cannot be reached. */
   prove(target: DepositTarget, reported: Deposit): Promise<DepositProof>;
+  /** Whether a proof's sender (the transfer's payer) is an EOA or a contract, by its code (domain/payer-kind.ts). */
+  payerKind(address: string): Promise<PayerKind>;
   /** `evm:<chainId>` of CHAIN_RPC_URL, asked of the node once; rejects while it cannot be reached. */
   chain(): Promise<string>;
   /** The deposit seed (DEPOSIT_SEED_FILE). */

@@ -11,7 +11,7 @@ import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../activities/chain';
 import type { DepositDeps } from './deps';
 import { confirmationsFor, type ConfirmationsRule } from '../config/confirmations';
-import { proveOnChain, offersTraces } from '../lib/chain-transaction';
+import { payerKindOf, proveOnChain, offersTraces } from '../lib/chain-transaction';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal/call';
 import { TokenStore } from '../tokens/token-store';
@@ -141,6 +141,7 @@ function depositDeps(
   let traces: boolean | undefined;
   return {
     prove: (target, reported) => proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain)),
+    payerKind: (address) => payerKindOf(rpc, address),
     async traces() {
       // A node's methods do not change while it runs: the first answer is kept.
       traces ??= await offersTraces(rpc);

@@ -1,3 +1,5 @@
+import type { PayerKind } from '../domain/payer-kind';
+
 /**
  * The refunds ledger's rows as every part sees them: the read model writes and reads them
  * (db/refund-ledger.ts), the API answers them, the refund.due webhook carries them.
@@ -13,8 +15,14 @@ export interface RefundDue {
   transferIndex?: number;
   amount?: string;
   asset?: string;
-  /** Who sent the transfer (`0x` + 40 lowercase hex digits), where the one reporting it read it from the chain. */
+  /**
+   * Who paid the transfer (`0x` + 40 lowercase hex digits), where the one reporting it read it from
+   * the chain: the token `Transfer` log's `from`, an internal call's frame `from`, or the
+   * transaction's sender for its own value (transferIndex 0). Where a refund goes back to.
+   */
   sender?: string;
+  /** Whether `sender` has code (`contract`; an EIP-7702 delegation is an `eoa`): a refund to a contract may wait for a person. */
+  payerKind?: PayerKind;
   /** A refusal reason of the execution record (`expired`, `cancelled`, `other-tx`, …), or `closed`. */
   reason: string;
   /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its projection). */
@@ -48,12 +56,13 @@ export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waive
  */
 export type RefundState = 'due' | 'void' | Settlement['state'];
 
-export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender' | 'holdReason'>> {
+export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender' | 'payerKind' | 'holdReason'>> {
   id: string;
   chain?: string;
   amount?: string;
   asset?: string;
   sender?: string;
+  payerKind?: PayerKind;
   state: RefundState;
   createdAt: string;
   /** Set once settled: when, by which token, and the refund's txHash or the reason it was waived. */

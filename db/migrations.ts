@@ -149,6 +149,15 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('sender').execute();
       },
     },
+    '0009-refund-payer-kind': {
+      async up(db: Kysely<any>) {
+        // Whether the sender (the transfer's payer) is an EOA or a contract: a refund to a contract may wait for a person.
+        await db.schema.alterTable('refunds').addColumn('payer_kind', 'text').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').dropColumn('payer_kind').execute();
+      },
+    },
     // What the chain watcher needs to stay honest under attack: its last confirmed block outside its
     // history (a restarted watcher resumes there, never at the head), each deposit address's asset
     // (a transfer it can never take is told apart in the round that reads it), and ledger rows that

@@ -7,6 +7,7 @@ import type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '
 import { WEI } from '../domain/wei';
 import type { LedgerPosition } from './page-token';
 import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
+import type { PayerKind } from '../domain/payer-kind';
 
 export type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
 
@@ -78,6 +79,7 @@ export class RefundLedger {
         amount: due.amount ?? null,
         asset: due.asset ?? null,
         sender: due.sender?.toLowerCase() ?? null,
+        payer_kind: due.payerKind ?? null,
         reason: due.reason,
         reported_by: due.reportedBy,
         transfers: due.transfers ?? 1,
@@ -90,7 +92,7 @@ export class RefundLedger {
           ? oc.column('id').doNothing()
           : oc
               .column('id')
-              .doUpdateSet({ sender: (eb) => eb.ref('excluded.sender') })
+              .doUpdateSet({ sender: (eb) => eb.ref('excluded.sender'), payer_kind: (eb) => eb.ref('excluded.payer_kind') })
               .where('refunds.sender', 'is', null),
       )
       .execute();
@@ -275,6 +277,7 @@ function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.amount === null ? {} : { amount: r.amount }),
     ...(r.asset === null ? {} : { asset: r.asset }),
     ...(r.sender === null ? {} : { sender: r.sender }),
+    ...(r.payer_kind === null ? {} : { payerKind: r.payer_kind as PayerKind }),
     reason: r.reason,
     reportedBy: r.reported_by as RefundDue['reportedBy'],
     state: r.state as RefundState,

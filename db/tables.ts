@@ -63,8 +63,14 @@ export interface RefundsTable {
   /** Base units, a decimal string, when the report or the chain gave one. */
   amount: string | null;
   asset: string | null;
-  /** The transfer's sender, lowercase, where the writer read it from the chain; a later writer that knows it fills it in. */
+  /**
+   * Who paid the transfer (lowercase), where the writer read it from the chain: the token Transfer
+   * log's `from`, an internal call's frame `from`, or the transaction's sender for its own value. A
+   * later writer that knows it fills it in.
+   */
   sender: string | null;
+  /** `eoa` or `contract` (the sender has code other than an EIP-7702 delegation); null where not known. */
+  payer_kind: string | null;
   /** Why it was not taken: a refusal reason of the execution record, or `closed`. */
   reason: string;
   /** Who saw the refusal: `api` (a deposit report), `chain-watcher` (a transfer) or `execution` (its projection). */

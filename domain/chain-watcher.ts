@@ -48,6 +48,11 @@ export interface ChainTransfer {
   to: string;
   /** Base units of the asset (wei for native), a decimal string. */
   amount: string;
+  /**
+   * Who paid it, lowercase: a token's `Transfer` log `from`, an internal call's frame `from`, the
+   * transaction's sender for its own value. Unset in the state of a watcher of an older build.
+   */
+  from?: string;
   /** The execution the address belongs to. */
   workflowId: string;
   /**
@@ -69,6 +74,8 @@ export interface DepositSignal {
   transfers?: number;
   /** The hash of the transfer's block (the read model keeps it, to notice a reorganisation while no watcher runs). */
   blockHash: string;
+  /** Who paid it (ChainTransfer's `from`): a refund's sender. Not sent to the execution; unset from an older build's state. */
+  from?: string;
   deposit: { txHash: string; chain: string; amount: string; blockNumber: number; transferIndex: number; asset: DepositAsset };
 }
 
@@ -209,6 +216,7 @@ export function applyRound(
       to: t.to,
       blockHash: t.blockHash,
       ...(t.transfers === undefined ? {} : { transfers: t.transfers }),
+      ...(t.from === undefined ? {} : { from: t.from }),
       deposit: {
         txHash: t.txHash,
         chain: params.chain,

@@ -21,17 +21,22 @@ export interface ChainTransaction {
   blockNumber: number | null;
   /** The receipt's status: false for a reverted transaction. */
   succeeded: boolean;
-  /** The sender, lowercase. */
+  /** The transaction's sender, lowercase: the payer of its own value (transferIndex 0) only. */
   from?: string;
   /** The receipt's logs, in order (a token transfer's transferIndex is its place among them). */
   logs?: readonly LogEntry[];
   /**
    * The value the transaction's internal calls move, in call order (domain/transfers.ts): element i
-   * is transferIndex i + 1. Undefined when the node has no traces (or none were asked for).
+   * is transferIndex i + 1, `from` the call frame's (the contract that paid). Undefined when the
+   * node has no traces (or none were asked for).
    */
-  internalTransfers?: ReadonlyArray<{ to: string; value: string }>;
+  internalTransfers?: ReadonlyArray<{ from?: string; to: string; value: string }>;
 }
 
+/**
+ * A believed deposit carries `sender`: the transfer's payer (payerAt), where a refund of it goes
+ * back to.
+ */
 export type DepositProof =
   { ok: true; deposit: Deposit; sender?: string } | { ok: false; reason: DepositDisproof; message: string; retryable: boolean };
 
@@ -52,32 +57,52 @@ const MESSAGES: Record<DepositDisproof, string> = {
 /** The asset a report claims: what it says, else the target's. */
 export const reportedAsset = (target: DepositTarget, reported: Deposit): DepositAsset => reported.asset ?? target.asset;
 
+/** The transfer `tx` holds at `transferIndex` in `asset`: payer, recipient and amount; undefined when it holds none. */
+function movedAt(
+  tx: ChainTransaction,
+  asset: DepositAsset,
+  transferIndex: number,
+): { payer?: string; to: string | null; amount: string } | 'no-token-transfer' | 'not-top-level' | undefined {
+  if (asset !== 'native') {
+    const log = tx.logs?.[transferIndex];
+    const transfer = log === undefined ? undefined : tokenTransfer(log);
+    if (transfer === undefined || `erc20:${transfer.token}` !== asset.toLowerCase()) return 'no-token-transfer';
+    return { payer: transfer.from, to: transfer.to, amount: transfer.amount };
+  }
+  if (transferIndex === 0) return { payer: tx.from?.toLowerCase(), to: tx.to?.toLowerCase() ?? null, amount: tx.value };
+  if (tx.internalTransfers === undefined) return 'not-top-level';
+  const call = tx.internalTransfers[transferIndex - 1];
+  return call === undefined ? undefined : { payer: call.from?.toLowerCase(), to: call.to, amount: call.value };
+}
+
 /**
- * What `tx` moves to `address` at `transferIndex` in `asset`: the amount (base units), or the
- * reason it is no such transfer.
+ * Who paid the transfer `tx` holds at `transferIndex` in `asset` (lowercase): where a refund of it
+ * goes back to. A token's is its `Transfer` log's `from` (a relayer's `transferFrom` moves the
+ * owner's tokens); native value moved by an internal call, the call frame's `from` (the contract
+ * wallet or forwarder that paid); the transaction's own value (transferIndex 0), `tx.from`.
+ * Undefined when `tx` holds no such transfer, or the facts to tell were not read (no traces).
+ */
+export function payerAt(tx: ChainTransaction, asset: DepositAsset, transferIndex: number): string | undefined {
+  const moved = movedAt(tx, asset, transferIndex);
+  return typeof moved === 'object' ? moved.payer : undefined;
+}
+
+/**
+ * What `tx` moves to `address` at `transferIndex` in `asset`: the amount (base units) and its
+ * payer, or the reason it is no such transfer.
  */
 function transferAt(
   tx: ChainTransaction,
   asset: DepositAsset,
   transferIndex: number,
   address: string,
-): { amount: string } | { refusal: 'not-top-level' | 'other-address' | 'no-value' | 'no-token-transfer' } {
-  const to = address.toLowerCase();
-  if (asset !== 'native') {
-    const log = tx.logs?.[transferIndex];
-    const transfer = log === undefined ? undefined : tokenTransfer(log);
-    if (transfer === undefined || `erc20:${transfer.token}` !== asset.toLowerCase()) return { refusal: 'no-token-transfer' };
-    if (transfer.to !== to) return { refusal: 'other-address' };
-    return transfer.amount === '0' ? { refusal: 'no-value' } : { amount: transfer.amount };
-  }
-  if (transferIndex === 0) {
-    if (tx.to === null || tx.to.toLowerCase() !== to) return { refusal: 'other-address' };
-    return tx.value === '0' ? { refusal: 'no-value' } : { amount: tx.value };
-  }
-  if (tx.internalTransfers === undefined) return { refusal: 'not-top-level' };
-  const call = tx.internalTransfers[transferIndex - 1];
-  if (call === undefined || call.to !== to) return { refusal: 'other-address' };
-  return { amount: call.value };
+): { amount: string; payer?: string } | { refusal: 'not-top-level' | 'other-address' | 'no-value' | 'no-token-transfer' } {
+  const moved = movedAt(tx, asset, transferIndex);
+  if (typeof moved === 'string') return { refusal: moved };
+  if (moved === undefined || moved.to !== address.toLowerCase()) return { refusal: 'other-address' };
+  // An internal call moves value by definition (domain/transfers.ts keeps only those that do).
+  if (moved.amount === '0') return { refusal: 'no-value' };
+  return moved.payer === undefined ? { amount: moved.amount } : { amount: moved.amount, payer: moved.payer };
 }
 
 /**
@@ -123,6 +148,6 @@ export function proveDeposit(
       transferIndex,
       asset: asset === 'native' ? 'native' : (asset.toLowerCase() as DepositAsset),
     },
-    ...(tx.from === undefined ? {} : { sender: tx.from }),
+    ...(moved.payer === undefined ? {} : { sender: moved.payer }),
   };
 }

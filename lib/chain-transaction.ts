@@ -1,7 +1,8 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type PublicClient } from 'viem';
-import { TX_HASH, proveDeposit, reportedAsset, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import { TX_HASH, payerAt, proveDeposit, reportedAsset, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import { payerKind, type PayerKind } from '../domain/payer-kind';
 import { internalValueTransfers, type CallFrame } from '../domain/transfers';
-import type { Deposit, DepositTarget } from '../domain/execution-state';
+import type { Deposit, DepositAsset, DepositTarget } from '../domain/execution-state';
 
 /**
  * The call trace of one transaction (`debug_traceTransaction` with the `callTracer`), flattened to
@@ -109,13 +110,23 @@ export async function proveOnChain(
   return proveDeposit(target, reported, tx, head, confirmations);
 }
 
-/** The sender of a transaction (lowercase), or undefined when the node knows no such transaction. */
-export async function senderOf(client: PublicClient, txHash: string): Promise<string | undefined> {
-  if (!TX_HASH.test(txHash)) return undefined;
-  try {
-    return (await client.getTransaction({ hash: txHash.toLowerCase() as `0x${string}` })).from.toLowerCase();
-  } catch (err) {
-    if (err instanceof TransactionNotFoundError) return undefined;
-    throw err;
-  }
+/**
+ * Who paid the transfer `txHash` holds at `transferIndex` in `asset` (lowercase; domain/deposit-proof
+ * `payerAt`): the token `Transfer` log's `from`, an internal call's frame `from` (the call trace), or
+ * the transaction's sender for its own value. Undefined when the node knows no such transaction or
+ * transfer, or has no traces for an internal call's.
+ */
+export async function payerOf(
+  client: PublicClient,
+  txHash: string,
+  transferIndex: number,
+  asset: DepositAsset,
+): Promise<string | undefined> {
+  const { tx } = await readChainTransaction(client, txHash, asset === 'native' && transferIndex > 0);
+  return tx === undefined ? undefined : payerAt(tx, asset, transferIndex);
+}
+
+/** Whether `address` is an EOA or a contract, by its code at the latest block (domain/payer-kind.ts). */
+export async function payerKindOf(client: PublicClient, address: string): Promise<PayerKind> {
+  return payerKind(await client.getCode({ address: address as `0x${string}` }));
 }

@@ -540,10 +540,12 @@ export class ExecutionService {
   /**
    * A deposit the execution does not take: recorded once in the refunds ledger, answered 409 with
    * the words the workflow uses. An execution that has closed refuses even a deposit it would have
-   * taken while open (`closed`). `sender` is the transfer's, when the chain showed it.
+   * taken while open (`closed`). `sender` is the transfer's payer, when the chain showed it; whether
+   * it has code is asked of the chain too (best effort: a node that does not answer leaves it unknown).
    */
   private async refuseDeposit(record: ExecutionRecord, deposit: Deposit, outcome: DepositOutcome, sender?: string): Promise<never> {
     const reason = outcome === 'applied' || outcome === 'duplicate' ? 'closed' : outcome.slice('refused-'.length);
+    const payerKind = sender === undefined ? undefined : await this.deposits?.payerKind(sender).catch(() => undefined);
     await this.readModel(() =>
       this.refunds.recordDue({
         workflowId: executionWorkflowId(record.wallet, record.executionId),
@@ -551,6 +553,7 @@ export class ExecutionService {
         executionId: record.executionId,
         ...deposit,
         ...(sender === undefined ? {} : { sender }),
+        ...(payerKind === undefined ? {} : { payerKind }),
         asset: deposit.asset ?? record.depositTarget?.asset ?? 'native',
         reason,
         reportedBy: 'api',

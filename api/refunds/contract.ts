@@ -60,7 +60,14 @@ export const refundRowSchema = {
     sender: {
       type: 'string',
       pattern: '^0x[0-9a-f]{40}$',
-      description: 'who sent the transfer (lowercase), when the chain showed it: where a refund goes back',
+      description:
+        "who paid the transfer (lowercase), when the chain showed it: a token Transfer log's from, an internal call's frame from, or the transaction's sender for its own value (transferIndex 0); where a refund goes back",
+    },
+    payerKind: {
+      type: 'string',
+      enum: ['eoa', 'contract'],
+      description:
+        'whether the sender has code: contract (a contract wallet, forwarder or relayer contract; a refund to it may never reach a person, so it waits for one), or eoa (no code, or an EIP-7702 delegation)',
     },
     reason: {
       type: 'string',

@@ -422,8 +422,13 @@ export interface components {
             /** @description base units, a decimal string */
             amount?: string;
             asset?: string;
-            /** @description who sent the transfer (lowercase), when the chain showed it: where a refund goes back */
+            /** @description who paid the transfer (lowercase), when the chain showed it: a token Transfer log's from, an internal call's frame from, or the transaction's sender for its own value (transferIndex 0); where a refund goes back */
             sender?: string;
+            /**
+             * @description whether the sender has code: contract (a contract wallet, forwarder or relayer contract; a refund to it may never reach a person, so it waits for one), or eoa (no code, or an EIP-7702 delegation)
+             * @enum {string}
+             */
+            payerKind?: "eoa" | "contract";
             /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit */
             reason: string;
             /** @enum {string} */

@@ -203,6 +203,19 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         assert.equal(row?.reportedBy, 'execution');
       });
 
+      it('when a row is recorded with a contract payer, then it reads back as one; the writer that fills in a sender fills in its kind with it', async () => {
+        const ledger = new RefundLedger(database);
+        const contract = await ledger.recordDue(due(903, { sender: '0x' + 'c0'.repeat(20), payerKind: 'contract' }));
+        assert.deepEqual(
+          [(await ledger.get(contract))?.sender, (await ledger.get(contract))?.payerKind],
+          ['0x' + 'c0'.repeat(20), 'contract'],
+        );
+        const later = await ledger.recordDue(due(904));
+        assert.equal((await ledger.get(later))?.payerKind, undefined);
+        await ledger.recordDue(due(904, { reportedBy: 'chain-watcher', sender: '0x' + 'e0'.repeat(20), payerKind: 'eoa' }));
+        assert.equal((await ledger.get(later))?.payerKind, 'eoa');
+      });
+
       it("when an execution's rows are counted and listed by executionId, then the count and the list hold exactly that execution's rows", async () => {
         const ledger = new RefundLedger(database);
         const rows = (k: number) => Array.from({ length: k }, (_, i) => due(950, { txHash: `0x${String(9_500 + i).padStart(64, '0')}` }));

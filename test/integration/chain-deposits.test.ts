@@ -125,6 +125,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const service = new ExecutionService(stack.client, config, new ExecutionStore(database), new RefundLedger(database), Date.now, {
       chain: async () => depositChain,
       prove: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
+      payerKind: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       traces: () => Promise.resolve(true),
       seed: loadDepositSeed(path.join(stack.tmpDir, 'deposit-seed')),
       store: new DepositAddressStore(database),

@@ -30,9 +30,12 @@ export class TestChain {
     return Number(await this.client.getBlockNumber({ cacheTime: 0 }));
   }
 
-  /** Sends `value` wei from anvil's first dev account (the node picks the nonce); the transfer waits in the pool until a block is mined. */
-  send(to: string, value: bigint): Promise<Hash> {
-    return this.client.sendTransaction({ account: ANVIL_DEV_ACCOUNT.address, to: to as Address, value, chain: foundry });
+  /**
+   * Sends `value` wei from `account` (anvil's first dev account unless told; anvil's dev accounts
+   * are unlocked, the node picks the nonce); the transfer waits in the pool until a block is mined.
+   */
+  send(to: string, value: bigint, account: Address = ANVIL_DEV_ACCOUNT.address): Promise<Hash> {
+    return this.client.sendTransaction({ account, to: to as Address, value, chain: foundry });
   }
 
   /** Deploys a TestToken (solidity/) whose supply goes to anvil's first dev account; mines its block. */
@@ -64,6 +67,34 @@ export class TestChain {
       functionName: 'transfer',
       args: [to as Address, amount],
       account: ANVIL_DEV_ACCOUNT.address,
+      chain: foundry,
+    });
+  }
+
+  /** Lets `spender` move up to `amount` of anvil's first dev account's `token`; waits in the pool until a block is mined. */
+  approveToken(token: Address, spender: Address, amount: bigint): Promise<Hash> {
+    return this.client.writeContract({
+      address: token,
+      abi: readArtifacts().contracts.TestToken.abi,
+      functionName: 'approve',
+      args: [spender, amount],
+      account: ANVIL_DEV_ACCOUNT.address,
+      chain: foundry,
+    });
+  }
+
+  /**
+   * `relayer` sends `transferFrom(owner, to, amount)` of `token` (an approval mined before: the
+   * gas estimate reads the latest block): the Transfer log's from is `owner`, the transaction's
+   * sender `relayer`. Waits in the pool until a block is mined.
+   */
+  transferTokenFrom(token: Address, relayer: Address, owner: Address, to: string, amount: bigint): Promise<Hash> {
+    return this.client.writeContract({
+      address: token,
+      abi: readArtifacts().contracts.TestToken.abi,
+      functionName: 'transferFrom',
+      args: [owner, to as Address, amount],
+      account: relayer,
       chain: foundry,
     });
   }

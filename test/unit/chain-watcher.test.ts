@@ -247,6 +247,31 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
     assert.equal(driver.signals.length, 1);
   });
 
+  it("when a transfer's payer is known, then its signal carries it beside the deposit, and the deposit sent to the execution stays as it was", () => {
+    const payer = '0x' + '0a'.repeat(20);
+    const block = { number: 1, hash: '0xh1', parentHash: '0xh0' };
+    const transfer: ChainTransfer = {
+      blockNumber: 1,
+      blockHash: '0xh1',
+      txHash: '0xt1',
+      transferIndex: 2,
+      asset: 'native',
+      to: '0xaddr',
+      amount: '5',
+      from: payer,
+      workflowId: 'wf-1',
+    };
+    const { signals } = applyRound(initialWatcherState({ number: 0, hash: '0xh0' }), [block], [transfer], { ...params, confirmations: 1 });
+    assert.deepEqual(signals, [
+      {
+        workflowId: 'wf-1',
+        to: '0xaddr',
+        from: payer,
+        deposit: { txHash: '0xt1', chain: 'evm:31337', amount: '5', blockNumber: 1, transferIndex: 2, asset: 'native' },
+      },
+    ]);
+  });
+
   it('when the block of a pending transfer is reorganised away, then it is never signalled', () => {
     const chain = new SimChain();
     const driver = new Driver(chain, params);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { proveDeposit, type ChainTransaction } from '../../domain/deposit-proof';
-import { addressTopic, internalValueTransfers, TRANSFER_TOPIC } from '../../domain/transfers';
+import { payerAt, proveDeposit, type ChainTransaction } from '../../domain/deposit-proof';
+import { payerKind } from '../../domain/payer-kind';
+import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC } from '../../domain/transfers';
 import { MAX_REFUSED_IN_RECORD, applyDeposit, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
 import { preparedRecord } from '../support/records';
 import { refundsOfRecord } from '../../db/refund-ledger';
@@ -77,6 +78,7 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
     assert.deepEqual(proof, {
       ok: true,
       deposit: { txHash: HASH, chain: 'evm:31337', amount: '1500', blockNumber: 10, transferIndex: 1, asset: `erc20:${token}` },
+      sender: '0x' + '01'.repeat(20),
     });
     assert.equal(proveDeposit(target, { txHash: HASH, transferIndex: 0 }, tx, 11, 2).ok, false, 'log 0 pays another address');
     const other = proveDeposit(
@@ -188,8 +190,114 @@ describe('domain/transfers: the value internal calls move', () => {
     });
     assert.deepEqual(transfers, [
       { to: a, value: '1' },
-      { to: b, value: '2' },
+      { from: a, to: b, value: '2' },
       { to: b, value: '6' },
     ]);
+  });
+
+  it("when a contract pays by an internal call, then each transfer's from is its call frame's (the contract that paid), not the transaction's sender", () => {
+    const eoa = '0x' + '11'.repeat(20);
+    const wallet = '0x' + '22'.repeat(20);
+    const module = '0x' + '33'.repeat(20);
+    const target = '0x' + '44'.repeat(20);
+    const transfers = internalValueTransfers({
+      type: 'CALL',
+      from: eoa,
+      to: wallet,
+      value: '0x0',
+      calls: [
+        { type: 'CALL', from: wallet.toUpperCase().replace('0X', '0x'), to: target, value: '0x7' },
+        // A Safe's module runs by DELEGATECALL: value its code sends leaves the wallet.
+        { type: 'DELEGATECALL', from: wallet, to: module, calls: [{ type: 'CALL', to: target, value: '0x8' }] },
+        { type: 'CALL', to: module, calls: [{ type: 'CALL', to: target, value: '0x9' }] },
+      ],
+    });
+    assert.deepEqual(transfers, [
+      { from: wallet, to: target, value: '7' },
+      { from: wallet, to: target, value: '8' },
+      { from: module, to: target, value: '9' },
+    ]);
+  });
+});
+
+describe('domain/transfers: a token Transfer log', () => {
+  const owner = '0x' + 'Aa'.repeat(20);
+  const recipient = '0x' + 'bB'.repeat(20);
+  const token = '0x' + 'cc'.repeat(20);
+  const log = (topics: string[]) => ({ address: token, topics, data: '0x' + 12n.toString(16).padStart(64, '0') });
+
+  it('when a Transfer log is read, then its from (topic 1) is the payer beside its token, recipient and amount, lowercase', () => {
+    assert.deepEqual(tokenTransfer(log([TRANSFER_TOPIC, addressTopic(owner), addressTopic(recipient)])), {
+      token,
+      from: owner.toLowerCase(),
+      to: recipient.toLowerCase(),
+      amount: '12',
+    });
+  });
+
+  it('when topic 1 is no 32-byte word, then the log is no standard Transfer', () => {
+    assert.equal(tokenTransfer(log([TRANSFER_TOPIC, '0x01', addressTopic(recipient)])), undefined);
+  });
+});
+
+describe("domain/deposit-proof: a proof's sender is the transfer's payer, read from the transfer itself", () => {
+  const relayer = '0x' + 'ee'.repeat(20);
+  const owner = '0x' + '0a'.repeat(20);
+  const forwarder = '0x' + 'f0'.repeat(20);
+  const token = '0x' + 'cd'.repeat(20);
+
+  it("when a relayer's transferFrom pays a token target, then the sender is the Transfer log's from (the owner), not the transaction's sender", () => {
+    const target: DepositTarget = { ...TARGET, asset: `erc20:${token}` };
+    const tx = paid({
+      from: relayer,
+      to: token,
+      value: '0',
+      logs: [
+        { address: token, topics: [TRANSFER_TOPIC, addressTopic(owner), addressTopic(TARGET.address)], data: '0x' + '1'.padStart(64, '0') },
+      ],
+    });
+    const proof = proveDeposit(target, { txHash: HASH }, tx, 11, 2);
+    assert.equal(proof.ok && proof.sender, owner);
+    assert.equal(payerAt(tx, `erc20:${token}`, 0), owner);
+    assert.equal(payerAt(tx, `erc20:0x${'ee'.repeat(20)}`, 0), undefined, "another token's transfer has no payer here");
+  });
+
+  it("when a contract's internal call pays the target, then the sender is the call frame's from (the contract), not the transaction's sender", () => {
+    const tx = paid({
+      from: relayer,
+      to: forwarder,
+      value: '3000',
+      internalTransfers: [{ from: forwarder, to: TARGET.address.toLowerCase(), value: '3000' }],
+    });
+    const proof = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, tx, 11, 2);
+    assert.equal(proof.ok && proof.sender, forwarder);
+    assert.equal(payerAt(tx, 'native', 1), forwarder);
+    assert.equal(payerAt(tx, 'native', 2), undefined, 'no such call');
+    assert.equal(payerAt(paid({ from: relayer }), 'native', 1), undefined, 'no traces read: not told');
+  });
+
+  it("when the transaction's own value pays the target (transferIndex 0), then the sender is the transaction's sender", () => {
+    const tx = paid({ from: relayer.toUpperCase().replace('0X', '0x') });
+    const proof = proveDeposit(TARGET, { txHash: HASH }, tx, 11, 2);
+    assert.equal(proof.ok && proof.sender, relayer);
+    assert.equal(payerAt(tx, 'native', 0), relayer);
+  });
+});
+
+describe('domain/payer-kind: whether a payer is an EOA or a contract, by its code', () => {
+  it('when the address has no code, then it is an EOA', () => {
+    for (const code of [undefined, '', '0x']) assert.equal(payerKind(code), 'eoa', String(code));
+  });
+
+  it('when the code is an EIP-7702 delegation designator (0xef0100 + 20-byte address), then it is still an EOA', () => {
+    assert.equal(payerKind('0xef0100' + 'ab'.repeat(20)), 'eoa');
+    assert.equal(payerKind('0xEF0100' + 'AB'.repeat(20)), 'eoa');
+  });
+
+  it('when the code is anything else (a contract, or bytes that only start like a designator), then it is a contract', () => {
+    assert.equal(payerKind('0x6080604052'), 'contract');
+    assert.equal(payerKind('0xef0100' + 'ab'.repeat(19)), 'contract', 'one byte short');
+    assert.equal(payerKind('0xef0100' + 'ab'.repeat(21)), 'contract', 'one byte long');
+    assert.equal(payerKind('0xef0101' + 'ab'.repeat(20)), 'contract', 'another prefix');
   });
 });
