@@ -416,7 +416,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async proveDeposit({ target, deposit }) {
-      const proof = await proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain));
+      const proof = await proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain), chainDeps().tokens);
       if (!proof.ok && proof.retryable) throw ApplicationFailure.retryable(proof.message, 'DepositNotYetProven');
       return proof;
     },

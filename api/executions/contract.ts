@@ -5,6 +5,7 @@
  */
 import { EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
 import { EXECUTION_STATUSES } from '../../domain/execution-state';
+import { BASE_UNITS_PATTERN } from '../../domain/wei';
 import {
   answer,
   body,
@@ -114,7 +115,12 @@ export const depositBodySchema = {
   properties: {
     txHash: { type: 'string', minLength: 1, maxLength: 200 },
     chain: { type: 'string', minLength: 1, maxLength: 64 },
-    amount: { type: 'string', pattern: '^[0-9]{1,78}(\\.[0-9]{1,78})?$' },
+    amount: {
+      type: 'string',
+      pattern: BASE_UNITS_PATTERN,
+      description:
+        "base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1",
+    },
     transferIndex: {
       type: 'integer',
       minimum: 0,

@@ -397,6 +397,7 @@ export interface components {
         DepositRequest: {
             txHash: string;
             chain?: string;
+            /** @description base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1 */
             amount?: string;
             /** @description the transfer's place in its transaction (default 0): 0 for a top-level native transfer, 1, 2, … for value moved by its internal calls in call order, a token transfer's place among the receipt's logs */
             transferIndex?: number;
@@ -404,7 +405,7 @@ export interface components {
             asset?: string;
         };
         RefundedRequest: {
-            /** @description the refund transaction (or payment reference) */
+            /** @description the refund transaction: an EVM transaction hash, `0x` + 64 hex digits in any case (stored lowercase); one refund transaction pays back rows of one deposit address only */
             txHash: string;
         };
         WaivedRequest: {
@@ -504,6 +505,7 @@ export interface components {
             deposit?: {
                 txHash: string;
                 chain?: string;
+                /** @description base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1 */
                 amount?: string;
                 /** @description the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs */
                 transferIndex?: number;
@@ -560,6 +562,7 @@ export interface components {
             refusedDeposits: ({
                 txHash: string;
                 chain?: string;
+                /** @description base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1 */
                 amount?: string;
                 /** @description the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs */
                 transferIndex?: number;
@@ -1704,7 +1707,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -1841,7 +1844,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
