@@ -612,7 +612,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async checkDeposit({ target, deposit }) {
-      return proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain));
+      return proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain), chainDeps().tokens);
     },
 
     async reportSignals({ chain, delivered, undelivered, sent = [] }) {

@@ -11,6 +11,7 @@ import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../activities/chain';
 import type { DepositDeps } from './deps';
 import { confirmationsFor, type ConfirmationsRule } from '../config/confirmations';
+import type { DepositToken } from '../config/deposit-tokens';
 import { payerKindOf, proveOnChain, offersTraces } from '../lib/chain-transaction';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { settleAbandoned } from './temporal/call';
@@ -131,7 +132,7 @@ export async function startApi(
 
 /** On-chain deposits: the seed (created on first use), the chain id asked of the node once, the address table, proofs read from the node. */
 function depositDeps(
-  { rpcUrl, confirmations }: { rpcUrl: string; confirmations: ConfirmationsRule },
+  { rpcUrl, confirmations, tokens }: { rpcUrl: string; confirmations: ConfirmationsRule; tokens: readonly DepositToken[] },
   seedFile: string,
   database: Database,
 ): DepositDeps {
@@ -140,7 +141,7 @@ function depositDeps(
   let chain: Promise<string> | undefined;
   let traces: boolean | undefined;
   return {
-    prove: (target, reported) => proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain)),
+    prove: (target, reported) => proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain), tokens),
     payerKind: (address) => payerKindOf(rpc, address),
     async traces() {
       // A node's methods do not change while it runs: the first answer is kept.

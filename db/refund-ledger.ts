@@ -1,19 +1,30 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import type { Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './database';
-import type { RefundsTable } from './tables';
+import type { ReadModelTables as Tables, RefundsTable } from './tables';
 import type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
-import { WEI } from '../domain/wei';
 import type { LedgerPosition } from './page-token';
 import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 import type { PayerKind } from '../domain/payer-kind';
+import { isBaseUnits } from '../domain/wei';
+import { TX_HASH } from '../domain/deposit-proof';
 
 export type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
 
-/** A settle call's result: `settled` now, or `same` (this very settlement was recorded before: nothing written). */
+/**
+ * A settle call's result: `settled` now, or `same` (this very settlement was recorded before:
+ * nothing written); `conflict` (settled otherwise before); `tx-used` (the refund transaction
+ * already settles `otherId`, a row of another deposit address: nothing written).
+ */
 export type SettleOutcome =
-  { outcome: 'settled' | 'same'; row: RefundRow } | { outcome: 'conflict'; row: RefundRow } | { outcome: 'missing' };
+  | { outcome: 'settled' | 'same'; row: RefundRow }
+  | { outcome: 'conflict'; row: RefundRow }
+  | { outcome: 'tx-used'; row: RefundRow; otherId: string }
+  | { outcome: 'missing' };
+
+/** A refund transaction's hash as a settlement carries it: an EVM transaction hash (the only chains there are). */
+export const isRefundTxHash = (txHash: string): boolean => TX_HASH.test(txHash);
 
 /**
  * The row id of a transfer refused by an execution: the same transfer reported again is the same
@@ -39,7 +50,9 @@ export function refundsOfRecord(workflowId: string, record: ExecutionRecord, ove
     ...(d.chain === undefined ? {} : { chain: d.chain }),
     txHash: d.txHash,
     ...(d.transferIndex === undefined ? {} : { transferIndex: d.transferIndex }),
-    ...(d.amount === undefined ? {} : { amount: d.amount }),
+    // A record written before amounts were checked at every entry point may hold another spelling
+    // (a trusted report's "0099.5"): its row is still owed, its amount unknown, never that text.
+    ...(isBaseUnits(d.amount) ? { amount: d.amount } : {}),
     asset: d.asset ?? record.depositTarget?.asset ?? 'native',
     reason,
     reportedBy: 'execution',
@@ -60,11 +73,15 @@ export class RefundLedger {
   /**
    * Records a refund as due; idempotent (a repeat of the same transfer keeps the first row, and
    * only fills in its sender when the first writer did not know it). Returns its id.
+   * An amount that is not base units (domain/wei.ts) throws: every entry point checks it first, so
+   * one reaching here is a programming error, and no such text becomes money owed.
    */
   async recordDue(due: RefundDue, now = new Date()): Promise<string> {
-    // Zero moves nothing and is never owed; an amount is base units in canonical decimal.
-    if (due.amount !== undefined && (!WEI.test(due.amount) || due.amount === '0'))
-      throw new Error(`a refunds ledger amount must be positive base units in canonical decimal, not ${JSON.stringify(due.amount)}`);
+    // Zero moves nothing and is never owed.
+    if (due.amount !== undefined && (!isBaseUnits(due.amount) || due.amount === '0'))
+      throw new TypeError(
+        `refund amount ${JSON.stringify(String(due.amount).slice(0, 100))} is not base units of a positive amount (a decimal integer, 1 to 2^256 − 1): zero moves nothing and is never owed`,
+      );
     const id = refundId(due);
     await this.database.db
       .insertInto('refunds')
@@ -240,27 +257,56 @@ export class RefundLedger {
   /**
    * Records that a due refund was paid or waived, once: a row still `due` takes the settlement (one
    * conditional UPDATE, so two operators settling at once cannot both win); a row already settled
-   * the same way answers `same`; settled another way, `conflict`.
+   * the same way answers `same` (a txHash in any case: it is stored lowercase); settled another
+   * way, `conflict`. One refund transaction pays back to one deposit address: a txHash that
+   * already settles a row of another one (rows of an execution without a deposit address are their
+   * own group) is `tx-used`, checked in the same UPDATE (NOT EXISTS), under a per-hash lock on
+   * PostgreSQL so that two such settlements at once cannot both pass.
+   * A txHash that is not `0x` + 64 hex digits throws: the API and the CLI refuse it first.
    */
   async settle(id: string, settlement: Settlement, settledBy: string, now = new Date()): Promise<SettleOutcome> {
-    const result = await this.database.db
-      .updateTable('refunds')
-      .set({
-        state: settlement.state,
-        settled_at: now.toISOString(),
-        settled_by: settledBy,
-        refund_tx_hash: settlement.state === 'refunded' ? settlement.txHash : null,
-        waived_reason: settlement.state === 'waived' ? settlement.reason : null,
-      })
-      .where('id', '=', id)
-      .where('state', '=', 'due')
-      .executeTakeFirst();
+    if (settlement.state === 'refunded' && !isRefundTxHash(settlement.txHash))
+      throw new TypeError(`refund txHash ${JSON.stringify(settlement.txHash.slice(0, 100))} is not 0x + 64 hex digits`);
+    const txHash = settlement.state === 'refunded' ? settlement.txHash.toLowerCase() : undefined;
+    const update = (db: Kysely<Tables>) =>
+      db
+        .updateTable('refunds')
+        .set({
+          state: settlement.state,
+          settled_at: now.toISOString(),
+          settled_by: settledBy,
+          refund_tx_hash: txHash ?? null,
+          waived_reason: settlement.state === 'waived' ? settlement.reason : null,
+        })
+        .where('id', '=', id)
+        .where('state', '=', 'due')
+        .$if(txHash !== undefined, (q) => q.where((eb) => eb.not(eb.exists(otherGroupSettledBy(eb, txHash!)))))
+        .executeTakeFirst();
+    const result =
+      txHash !== undefined && this.database.kind === 'postgres'
+        ? await this.database.db.transaction().execute(async (trx) => {
+            await sql`select pg_advisory_xact_lock(hashtext(${'refund-tx:' + txHash}))`.execute(trx);
+            return update(trx);
+          })
+        : await update(this.database.db);
     const row = await this.get(id);
     if (!row) return { outcome: 'missing' };
     if (Number(result.numUpdatedRows) === 1) return { outcome: 'settled', row };
+    if (row.state === 'due' && txHash !== undefined) {
+      const other = await this.database.db
+        .selectFrom('refunds')
+        .select('id')
+        .where((eb) => eb(eb.fn('lower', ['refund_tx_hash']), '=', txHash))
+        .where('id', '<>', id)
+        .orderBy('id')
+        .executeTakeFirst();
+      if (other) return { outcome: 'tx-used', row, otherId: other.id };
+    }
     const same =
       row.state === settlement.state &&
-      (settlement.state === 'refunded' ? row.refundTxHash === settlement.txHash : row.waivedReason === settlement.reason);
+      (settlement.state === 'refunded'
+        ? row.refundTxHash?.toLowerCase() === settlement.txHash.toLowerCase()
+        : row.waivedReason === settlement.reason);
     return { outcome: same ? 'same' : 'conflict', row };
   }
 }
@@ -291,4 +337,29 @@ function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.voided_at === null ? {} : { voidedAt: r.voided_at }),
     ...(r.void_reason === null ? {} : { voidReason: r.void_reason as VoidReason }),
   };
+}
+
+/**
+ * The rows outside the group of the row being updated (`refunds`, the UPDATE's table) that
+ * `txHash` settles: a group is a deposit address (deposit_addresses, by workflow_id), or for an
+ * execution without one its workflow_id.
+ */
+function otherGroupSettledBy(eb: ExpressionBuilder<Tables, 'refunds'>, txHash: string) {
+  return eb
+    .selectFrom('refunds as o')
+    .select(sql<number>`1`.as('one'))
+    .where((o) => o(o.fn('lower', ['o.refund_tx_hash']), '=', txHash))
+    .whereRef('o.workflow_id', '<>', 'refunds.workflow_id')
+    .where((o) =>
+      o.not(
+        o.exists(
+          o
+            .selectFrom('deposit_addresses as a')
+            .innerJoin('deposit_addresses as b', (j) => j.onRef('a.chain', '=', 'b.chain').onRef('a.address', '=', 'b.address'))
+            .select(sql<number>`1`.as('one'))
+            .whereRef('a.workflow_id', '=', 'o.workflow_id')
+            .whereRef('b.workflow_id', '=', 'refunds.workflow_id'),
+        ),
+      ),
+    );
 }

@@ -9,7 +9,8 @@ import { tokenTransfer, type LogEntry } from './transfers';
  */
 
 /** An EVM transaction hash: no other string names a transaction the chain can hold. */
-export const TX_HASH = /^0x[0-9a-fA-F]{64}$/;
+export const TX_HASH_PATTERN = '^0x[0-9a-fA-F]{64}$';
+export const TX_HASH = new RegExp(TX_HASH_PATTERN);
 
 /** What the chain says of one transaction (undefined when it knows none by that hash). */
 export interface ChainTransaction {
@@ -41,10 +42,39 @@ export type DepositProof =
   { ok: true; deposit: Deposit; sender?: string } | { ok: false; reason: DepositDisproof; message: string; retryable: boolean };
 
 export type DepositDisproof =
-  'wrong-chain' | 'not-top-level' | 'not-found' | 'failed' | 'other-address' | 'no-value' | 'unconfirmed' | 'no-token-transfer';
+  | 'wrong-chain'
+  | 'token-not-allowed'
+  | 'not-top-level'
+  | 'not-found'
+  | 'failed'
+  | 'other-address'
+  | 'no-value'
+  | 'unconfirmed'
+  | 'no-token-transfer';
+
+/** A token the deployment accepts deposits in (DEPOSIT_TOKENS): its chain and address. */
+export interface AllowedToken {
+  /** `evm:<chainId>`. */
+  readonly chain: string;
+  /** `0x` + 40 hex digits (any case). */
+  readonly address: string;
+}
+
+/**
+ * Whether `asset` counts as money on `chain`: `native`, or an `erc20:` token the deployment
+ * allows there. Any other token is worth nothing to the service: anyone can deploy one and move
+ * 2^256 − 1 of it, so a transfer of it is never a deposit nor a refund owed.
+ */
+export function assetAllowed(tokens: readonly AllowedToken[], chain: string, asset: string): boolean {
+  if (asset === 'native') return true;
+  if (!asset.startsWith('erc20:')) return false;
+  const address = asset.slice('erc20:'.length).toLowerCase();
+  return tokens.some((t) => t.chain === chain && t.address.toLowerCase() === address);
+}
 
 const MESSAGES: Record<DepositDisproof, string> = {
   'wrong-chain': "the deposit's chain is not the execution's deposit chain",
+  'token-not-allowed': 'the asset is not native nor a token this service accepts on the chain (DEPOSIT_TOKENS)',
   'not-top-level': "an internal call's transfer (transferIndex above 0) needs the node's call traces, which it does not offer",
   'not-found': 'the chain holds no transaction with this txHash',
   failed: 'the transaction reverted on the chain',
@@ -106,7 +136,8 @@ function transferAt(
 }
 
 /**
- * Judges `reported` against what the chain holds: the transaction `tx` succeeded, pays
+ * Judges `reported` against what the chain holds: the asset is native or a token of `tokens` (the
+ * deployment's DEPOSIT_TOKENS) on the target's chain, the transaction `tx` succeeded, pays
  * `target.address` some value of the reported asset (the target's when the report does not say;
  * another asset is proven too, and the execution refuses it as `wrong-asset`: that money did
  * arrive) at the reported transferIndex, and its block is `confirmations` deep under `head`. The believed
@@ -122,6 +153,7 @@ export function proveDeposit(
   tx: ChainTransaction | undefined,
   head: number,
   confirmations: number,
+  tokens: readonly AllowedToken[],
 ): DepositProof {
   const refuse = (reason: DepositDisproof): DepositProof => ({
     ok: false,
@@ -130,6 +162,7 @@ export function proveDeposit(
     retryable: reason === 'unconfirmed' || reason === 'not-found',
   });
   if (reported.chain !== undefined && reported.chain !== target.chain) return refuse('wrong-chain');
+  if (!assetAllowed(tokens, target.chain, reportedAsset(target, reported))) return refuse('token-not-allowed');
   if (tx === undefined || !TX_HASH.test(reported.txHash)) return refuse('not-found');
   if (tx.blockNumber === null) return refuse('unconfirmed');
   if (!tx.succeeded) return refuse('failed');

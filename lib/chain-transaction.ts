@@ -1,5 +1,13 @@
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type PublicClient } from 'viem';
-import { TX_HASH, payerAt, proveDeposit, reportedAsset, type ChainTransaction, type DepositProof } from '../domain/deposit-proof';
+import {
+  TX_HASH,
+  payerAt,
+  proveDeposit,
+  reportedAsset,
+  type AllowedToken,
+  type ChainTransaction,
+  type DepositProof,
+} from '../domain/deposit-proof';
 import { payerKind, type PayerKind } from '../domain/payer-kind';
 import { internalValueTransfers, type CallFrame } from '../domain/transfers';
 import type { Deposit, DepositAsset, DepositTarget } from '../domain/execution-state';
@@ -95,7 +103,8 @@ export async function readChainTransaction(
 
 /**
  * Whether the chain backs `reported` to `target`, `confirmations` deep (the API's check of a
- * report, the worker's of a signal). A chain with no number of confirmations is watched by no
+ * report, the worker's of a signal), in native value or a token of `tokens` (DEPOSIT_TOKENS): a
+ * report of any other token is refused before the node is asked. A chain with no number of confirmations is watched by no
  * worker: nothing on it is believed, and the caller hears why (throws).
  */
 export async function proveOnChain(
@@ -103,11 +112,15 @@ export async function proveOnChain(
   target: DepositTarget,
   reported: Deposit,
   confirmations: number | undefined,
+  tokens: readonly AllowedToken[],
 ): Promise<DepositProof> {
   if (confirmations === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
+  // Refused without reading the chain: the proof of any transaction says the same.
+  const refused = proveDeposit(target, reported, undefined, 0, confirmations, tokens);
+  if (!refused.ok && (refused.reason === 'wrong-chain' || refused.reason === 'token-not-allowed')) return refused;
   const traces = reportedAsset(target, reported) === 'native' && (reported.transferIndex ?? 0) > 0;
   const { tx, head } = await readChainTransaction(client, reported.txHash, traces);
-  return proveDeposit(target, reported, tx, head, confirmations);
+  return proveDeposit(target, reported, tx, head, confirmations, tokens);
 }
 
 /**

@@ -2,7 +2,7 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config';
 import { openDatabase } from '../db/database';
-import { RefundLedger, type RefundState, type Settlement } from '../db/refund-ledger';
+import { RefundLedger, isRefundTxHash, type RefundState, type Settlement } from '../db/refund-ledger';
 
 const USAGE = `usage: npm run --silent refunds -- list [--state due|refunded|waived] [--wallet W [--execution-id E]] [--chain evm:N] [--limit N]
        npm run --silent refunds -- refunded --id ID --tx-hash HASH [--by NAME]
@@ -11,12 +11,14 @@ const USAGE = `usage: npm run --silent refunds -- list [--state due|refunded|wai
 The refunds ledger of the read model this service uses (DATABASE_URL or DATABASE_FILE), for
 operators without curl; the HTTP routes are GET /api/v1/refunds and POST /api/v1/refunds/{id}/…
 list      one JSON row a line, newest first (default: --state due, at most --limit 100)
-refunded  records that row ID was paid back by transaction HASH; the same again changes nothing
+refunded  records that row ID was paid back by transaction HASH (0x + 64 hex digits, any case;
+          stored lowercase); the same again changes nothing; a HASH that already pays back a
+          row of another deposit address exits 1
 waived    records that row ID will not be paid back, and why
 A settlement is recorded once: another one for a settled row exits 1 and changes nothing.
 --by names who settled it (default cli:<user>).`;
 
-const STATES: readonly RefundState[] = ['due', 'refunded', 'waived'];
+const STATES: readonly RefundState[] = ['due', 'void', 'refunded', 'waived'];
 
 /** Runs one command against `ledger`; answers the lines to print and the exit code. */
 export async function refundsCommand(argv: string[], ledger: RefundLedger): Promise<{ out: string[]; err: string[]; code: number }> {
@@ -61,8 +63,10 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
     return { out, err: [], code: 0 };
   }
   let settlement: Settlement;
-  if (command === 'refunded' && values.id && values['tx-hash']) settlement = { state: 'refunded', txHash: values['tx-hash'] };
-  else if (command === 'waived' && values.id && values.reason) settlement = { state: 'waived', reason: values.reason };
+  if (command === 'refunded' && values.id && values['tx-hash']) {
+    if (!isRefundTxHash(values['tx-hash'])) return { out: [], err: ['refunds: --tx-hash must be 0x + 64 hex digits'], code: 2 };
+    settlement = { state: 'refunded', txHash: values['tx-hash'] };
+  } else if (command === 'waived' && values.id && values.reason) settlement = { state: 'waived', reason: values.reason };
   else return usage(2);
   const result = await ledger.settle(values.id, settlement, values.by ?? `cli:${os.userInfo().username}`);
   switch (result.outcome) {
@@ -70,6 +74,12 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
       return { out: [], err: [`refunds: no row ${values.id}`], code: 1 };
     case 'conflict':
       return { out: [JSON.stringify(result.row)], err: [`refunds: row ${values.id} is already ${result.row.state} otherwise`], code: 1 };
+    case 'tx-used':
+      return {
+        out: [JSON.stringify(result.row)],
+        err: [`refunds: transaction ${values['tx-hash']} already pays back row ${result.otherId}, of another deposit address`],
+        code: 1,
+      };
     case 'settled':
     case 'same':
       return { out: [JSON.stringify(result.row)], err: [], code: 0 };

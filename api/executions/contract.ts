@@ -5,6 +5,7 @@
  */
 import { EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
 import { EXECUTION_STATUSES } from '../../domain/execution-state';
+import { BASE_UNITS_PATTERN } from '../../domain/wei';
 import {
   answer,
   body,
@@ -114,7 +115,12 @@ export const depositBodySchema = {
   properties: {
     txHash: { type: 'string', minLength: 1, maxLength: 200 },
     chain: { type: 'string', minLength: 1, maxLength: 64 },
-    amount: { type: 'string', pattern: '^[0-9]{1,78}(\\.[0-9]{1,78})?$' },
+    amount: {
+      type: 'string',
+      pattern: BASE_UNITS_PATTERN,
+      description:
+        "base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1",
+    },
     transferIndex: {
       type: 'integer',
       minimum: 0,
@@ -188,7 +194,12 @@ const chainDepositFields = {
   reorged: {
     const: true,
     description:
-      'set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides',
+      'set while the block of this deposit is reorganised away after the watcher signalled it (deeper than the confirmations), cleared when the same transfer is mined again and confirmed: an operator decides meanwhile',
+  },
+  reorgs: {
+    type: 'integer',
+    minimum: 1,
+    description: "how often the chain's word on this deposit changed (reorganised away, mined again)",
   },
 } as const;
 /** A deposit has the shape of the deposit request. */
@@ -281,6 +292,22 @@ export const executionRecordSchema = {
           ...chainDepositFields,
           at: isoTime,
           reason: { type: 'string', enum: ['expired', 'other-tx', 'cancelled', 'below-minimum', 'wrong-chain', 'wrong-asset'] },
+        },
+      },
+    },
+    refutedClaims: {
+      type: 'array',
+      description:
+        'the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, or not shown after about half an hour (unproven); never owed: no money arrived',
+      items: {
+        type: 'object',
+        required: ['txHash', 'reason', 'at'],
+        properties: {
+          txHash: { type: 'string' },
+          transferIndex: { type: 'integer', minimum: 0 },
+          asset: { type: 'string' },
+          reason: { type: 'string' },
+          at: isoTime,
         },
       },
     },

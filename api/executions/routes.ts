@@ -6,6 +6,7 @@ import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
 import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
+import { isBaseUnits } from '../../domain/wei';
 import { authenticate, requireScope } from '../http/auth';
 import { isFinal, sseEvent, type ExecutionEventHub } from './events';
 import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest, WalletBudget } from './service';
@@ -122,6 +123,8 @@ export function executionRoutes(
     await limits.token(principal.id);
     requireScope(principal, 'executions:deposit');
     const body = checkDeposit(await readJsonBody(ctx, limit));
+    // The schema's pattern bounds the digits (78); the value is bounded here.
+    if (body.amount !== undefined && !isBaseUnits(body.amount)) throw badRequest('request body: amount must be at most 2^256 − 1');
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
     ctx.body = { result: await executions.deposit(wallet, executionId, body) };
   });

@@ -11,7 +11,7 @@ import type { Config } from '../../config/config';
 import { confirmationsFor, noConfirmationsMessage } from '../../config/confirmations';
 import { intentHash as hashIntent } from '../../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
-import type { DepositProof } from '../../domain/deposit-proof';
+import { assetAllowed, reportedAsset, type DepositProof } from '../../domain/deposit-proof';
 import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
 import { type ServiceError, badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
 import {
@@ -492,6 +492,7 @@ export class ExecutionService {
     const current = await this.get(wallet, executionId);
     // A replay of the deposit the record holds is answered from it, before anything asks the chain.
     if (current.deposit && sameTransfer(current.deposit, reported)) return current;
+    this.checkAsset(reported, current.depositTarget);
     const { deposit, sender } = current.depositTarget ? await this.proven(current.depositTarget, reported) : { deposit: reported };
     const judged = applyDeposit(current, deposit, new Date(this.clock()).toISOString());
     if (judged.outcome === 'duplicate') return current;
@@ -513,6 +514,19 @@ export class ExecutionService {
     return record;
   }
 
+  /**
+   * A report's asset is native or a token of DEPOSIT_TOKENS on its chain (the target's, else the
+   * one it names), else 400: a token nobody allowed is worth nothing, and never becomes a deposit
+   * or a refund owed. The proof refuses it too (token-not-allowed), for the worker's signals.
+   */
+  private checkAsset(reported: Deposit, target: DepositTarget | undefined): void {
+    const asset = target ? reportedAsset(target, reported) : reported.asset;
+    if (asset === undefined || asset === 'native') return;
+    const chain = target?.chain ?? reported.chain;
+    if (chain === undefined || !assetAllowed(this.config.chain?.tokens ?? [], chain, asset))
+      throw badRequest(`asset ${asset} is not a token this service accepts${chain === undefined ? '' : ` on ${chain}`} (DEPOSIT_TOKENS)`);
+  }
+
   /** The deposit the chain shows for a report to an on-chain target; 409 when it shows none (yet), 503 when the chain's node is down. */
   private async proven(target: DepositTarget, reported: Deposit): Promise<{ deposit: Deposit; sender?: string }> {
     if (!this.deposits) throw unavailable('on-chain deposits are not configured on this API (CHAIN_RPC_URL)', READ_MODEL_RETRY_AFTER_S);
@@ -522,6 +536,7 @@ export class ExecutionService {
     } catch (err) {
       throw unavailable("the chain's node is unavailable; try again later", READ_MODEL_RETRY_AFTER_S, err);
     }
+    if (!proof.ok && proof.reason === 'token-not-allowed') throw badRequest(`the deposit's ${proof.message}`);
     if (!proof.ok) throw conflict(`the chain does not back this deposit: ${proof.message}`, 'DEPOSIT_NOT_ON_CHAIN');
     return proof.sender === undefined ? { deposit: proof.deposit } : { deposit: proof.deposit, sender: proof.sender };
   }

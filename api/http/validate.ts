@@ -1,5 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { badRequest } from '../../domain/errors';
+import { BASE_UNITS_PATTERN } from '../../domain/wei';
+import { TX_HASH_PATTERN } from '../../domain/deposit-proof';
 
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: false });
 
@@ -21,6 +23,10 @@ function describe(error: ErrorObject | undefined, root: string): string {
   const at = where ? `${where} ` : '';
   if (error.keyword === 'additionalProperties') return `${at}has an unknown field ${JSON.stringify(error.params.additionalProperty)}`;
   if (error.keyword === 'required') return `${at}is missing ${JSON.stringify(error.params.missingProperty)}`;
+  if (error.keyword === 'pattern' && error.params.pattern === TX_HASH_PATTERN)
+    return `${at}must be a transaction hash: 0x and 64 hex digits`;
+  if (error.keyword === 'pattern' && error.params.pattern === BASE_UNITS_PATTERN)
+    return `${at}must be base units: a decimal integer (0, or digits without a leading zero; no sign, fraction or exponent), at most 2^256 − 1`;
   return `${at}${error.message}`;
 }
 

@@ -3,10 +3,11 @@
  * OpenAPI operations (api/operations/openapi.ts assembles the document from them).
  */
 import { EXECUTION_ID_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
+import { TX_HASH_PATTERN } from '../../domain/deposit-proof';
 import { answer, bearer, body, busy, execError, param, perToken, ref, wwwAuthenticate, type Json } from '../http/openapi-parts';
 
 export const REFUND_PAGE_SIZE = { min: 1, max: 200, default: 50 } as const;
-export const REFUND_STATES = ['due', 'refunded', 'waived'] as const;
+export const REFUND_STATES = ['due', 'void', 'refunded', 'waived'] as const;
 
 export const refundIdParamSchema = { type: 'string', pattern: '^[0-9a-f]{32}$' } as const;
 
@@ -29,7 +30,14 @@ export const refundedBodySchema = {
   type: 'object',
   additionalProperties: false,
   required: ['txHash'],
-  properties: { txHash: { type: 'string', minLength: 1, maxLength: 200, description: 'the refund transaction (or payment reference)' } },
+  properties: {
+    txHash: {
+      type: 'string',
+      pattern: TX_HASH_PATTERN,
+      description:
+        'the refund transaction: an EVM transaction hash, `0x` + 64 hex digits in any case (stored lowercase); one refund transaction pays back rows of one deposit address only',
+    },
+  },
 } as const;
 
 export const waivedBodySchema = {
@@ -80,6 +88,14 @@ export const refundRowSchema = {
     settledBy: { type: 'string', description: 'the id of the token that settled it' },
     refundTxHash: text,
     waivedReason: text,
+    transfers: {
+      type: 'integer',
+      minimum: 1,
+      description: 'how many transfers the row stands for: above 1, a dust batch (txHash is then the block hash)',
+    },
+    holdReason: { type: 'string', enum: ['too-small'], description: 'why it must not be paid back automatically' },
+    voidedAt: { ...isoTime, description: 'set while void: when a reorganisation removed its transfer' },
+    voidReason: { type: 'string', enum: ['reorged'] },
   },
 } as const;
 
@@ -112,7 +128,9 @@ const settleOperation = (operationId: string, summary: string, request: string) 
     400: execError('path or body invalid'),
     ...authAnswers('refunds:write'),
     404: execError('no such row'),
-    409: execError('the row was settled otherwise before'),
+    409: execError(
+      'the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED)',
+    ),
     413: execError('body over bodyLimitBytes (64 KiB)'),
     ...busy('execution', perToken),
     500: execError('a fault of the service itself; no details'),

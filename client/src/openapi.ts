@@ -397,6 +397,7 @@ export interface components {
         DepositRequest: {
             txHash: string;
             chain?: string;
+            /** @description base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1 */
             amount?: string;
             /** @description the transfer's place in its transaction (default 0): 0 for a top-level native transfer, 1, 2, … for value moved by its internal calls in call order, a token transfer's place among the receipt's logs */
             transferIndex?: number;
@@ -404,7 +405,7 @@ export interface components {
             asset?: string;
         };
         RefundedRequest: {
-            /** @description the refund transaction (or payment reference) */
+            /** @description the refund transaction: an EVM transaction hash, `0x` + 64 hex digits in any case (stored lowercase); one refund transaction pays back rows of one deposit address only */
             txHash: string;
         };
         WaivedRequest: {
@@ -434,7 +435,7 @@ export interface components {
             /** @enum {string} */
             reportedBy: "api" | "chain-watcher" | "execution";
             /** @enum {string} */
-            state: "due" | "refunded" | "waived";
+            state: "due" | "void" | "refunded" | "waived";
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -443,6 +444,20 @@ export interface components {
             settledBy?: string;
             refundTxHash?: string;
             waivedReason?: string;
+            /** @description how many transfers the row stands for: above 1, a dust batch (txHash is then the block hash) */
+            transfers?: number;
+            /**
+             * @description why it must not be paid back automatically
+             * @enum {string}
+             */
+            holdReason?: "too-small";
+            /**
+             * Format: date-time
+             * @description set while void: when a reorganisation removed its transfer
+             */
+            voidedAt?: string;
+            /** @enum {string} */
+            voidReason?: "reorged";
         };
         RefundRowAnswer: {
             result: components["schemas"]["RefundRow"];
@@ -509,6 +524,7 @@ export interface components {
             deposit?: {
                 txHash: string;
                 chain?: string;
+                /** @description base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1 */
                 amount?: string;
                 /** @description the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs */
                 transferIndex?: number;
@@ -522,10 +538,12 @@ export interface components {
                 /** @description the block of the transfer (deposits the chain watcher signalled) */
                 blockNumber?: number;
                 /**
-                 * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
+                 * @description set while the block of this deposit is reorganised away after the watcher signalled it (deeper than the confirmations), cleared when the same transfer is mined again and confirmed: an operator decides meanwhile
                  * @constant
                  */
                 reorged?: true;
+                /** @description how often the chain's word on this deposit changed (reorganised away, mined again) */
+                reorgs?: number;
             };
             /** @description set by a valid submit: the signature (canonical hex), the signer key, the wallet's envelope, when */
             signedPayload?: {
@@ -565,6 +583,7 @@ export interface components {
             refusedDeposits: ({
                 txHash: string;
                 chain?: string;
+                /** @description base units of the asset (wei; a token's smallest unit): a decimal integer, `0` or digits without a leading zero, at most 2^256 − 1 */
                 amount?: string;
                 /** @description the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs */
                 transferIndex?: number;
@@ -573,10 +592,12 @@ export interface components {
                 /** @description the block of the transfer (deposits the chain watcher signalled) */
                 blockNumber?: number;
                 /**
-                 * @description set when the block of this deposit was reorganised away after the watcher signalled it (deeper than the confirmations): an operator decides
+                 * @description set while the block of this deposit is reorganised away after the watcher signalled it (deeper than the confirmations), cleared when the same transfer is mined again and confirmed: an operator decides meanwhile
                  * @constant
                  */
                 reorged?: true;
+                /** @description how often the chain's word on this deposit changed (reorganised away, mined again) */
+                reorgs?: number;
                 /** Format: date-time */
                 at: string;
                 /** @enum {string} */
@@ -584,6 +605,15 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, or not shown after about half an hour (unproven); never owed: no money arrived */
+            refutedClaims?: {
+                txHash: string;
+                transferIndex?: number;
+                asset?: string;
+                reason: string;
+                /** Format: date-time */
+                at: string;
+            }[];
             /** @description set on the read routes' answers (GET one, the list) when the read model answers: refusedDeposits holds the first 10 refusals, the refunds ledger holds every deposit not taken */
             refunds?: {
                 /** @description this execution's rows in the refunds ledger (its own deposit after a cancel included) */
@@ -1527,7 +1557,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description due, refunded or waived */
-                state?: "due" | "refunded" | "waived";
+                state?: "due" | "void" | "refunded" | "waived";
                 /** @description only this wallet */
                 wallet?: string;
                 /** @description only this execution id (an execution record's refundsUrl names it with its wallet) */
@@ -1709,7 +1739,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -1846,7 +1876,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

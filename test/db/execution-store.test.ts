@@ -255,22 +255,25 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         assert.deepEqual(listed, expected);
       });
 
+      /** A refund transaction's hash (0x + 64 hex digits) named by `tag`. */
+      const refundTx = (tag: string) => '0x' + Buffer.from(tag).toString('hex').padStart(64, '0');
+
       it('when a row is marked refunded twice with the same txHash, then both answer the row; with another txHash, or waived, it is a conflict; two operators at once: one settles it', async () => {
         const ledger = new RefundLedger(database);
         const id = await ledger.recordDue(due(700));
-        const first = await ledger.settle(id, { state: 'refunded', txHash: '0xpaid' }, 'ops-1');
+        const first = await ledger.settle(id, { state: 'refunded', txHash: refundTx('paid') }, 'ops-1');
         assert.equal(first.outcome, 'settled');
-        const again = await ledger.settle(id, { state: 'refunded', txHash: '0xpaid' }, 'ops-2');
+        const again = await ledger.settle(id, { state: 'refunded', txHash: refundTx('paid') }, 'ops-2');
         assert.equal(again.outcome, 'same');
-        assert.ok(again.outcome === 'same' && again.row.settledBy === 'ops-1' && again.row.refundTxHash === '0xpaid');
-        assert.equal((await ledger.settle(id, { state: 'refunded', txHash: '0xother' }, 'ops-1')).outcome, 'conflict');
+        assert.ok(again.outcome === 'same' && again.row.settledBy === 'ops-1' && again.row.refundTxHash === refundTx('paid'));
+        assert.equal((await ledger.settle(id, { state: 'refunded', txHash: refundTx('other') }, 'ops-1')).outcome, 'conflict');
         assert.equal((await ledger.settle(id, { state: 'waived', reason: 'dust' }, 'ops-1')).outcome, 'conflict');
         assert.equal((await ledger.settle('f'.repeat(32), { state: 'waived', reason: 'dust' }, 'ops-1')).outcome, 'missing');
 
         const contested = await ledger.recordDue(due(701));
         const race = await Promise.all([
-          ledger.settle(contested, { state: 'refunded', txHash: '0xa' }, 'ops-a'),
-          ledger.settle(contested, { state: 'refunded', txHash: '0xb' }, 'ops-b'),
+          ledger.settle(contested, { state: 'refunded', txHash: refundTx('a') }, 'ops-a'),
+          ledger.settle(contested, { state: 'refunded', txHash: refundTx('b') }, 'ops-b'),
           ledger.settle(contested, { state: 'waived', reason: 'no' }, 'ops-c'),
         ]);
         assert.deepEqual(race.map((r) => r.outcome).sort(), ['conflict', 'conflict', 'settled']);
@@ -278,6 +281,60 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         const winner = race.find((r) => r.outcome === 'settled');
         assert.ok(winner && winner.outcome === 'settled');
         assert.deepEqual(row, winner.row);
+      });
+
+      it('when a refund txHash comes in another case, then it is the same settlement, stored lowercase; a malformed one throws and writes nothing', async () => {
+        const ledger = new RefundLedger(database);
+        const id = await ledger.recordDue(due(710));
+        const hash = '0x' + 'aB'.repeat(32);
+        const first = await ledger.settle(id, { state: 'refunded', txHash: hash }, 'ops-1');
+        assert.ok(first.outcome === 'settled' && first.row.refundTxHash === hash.toLowerCase());
+        assert.equal((await ledger.settle(id, { state: 'refunded', txHash: '0x' + 'AB'.repeat(32) }, 'ops-2')).outcome, 'same');
+        const other = await ledger.recordDue(due(711));
+        for (const txHash of ['0xpaid', hash.slice(0, 65), hash + '0', ' ' + hash.slice(1)])
+          await assert.rejects(ledger.settle(other, { state: 'refunded', txHash }, 'ops-1'), /not 0x \+ 64 hex digits/);
+        assert.equal((await ledger.get(other))?.state, 'due');
+      });
+
+      it('when one refund transaction is recorded for rows of two deposit addresses, then the second is tx-used and stays due; rows of one address (or of one execution without an address) share it; two at once: one wins', async () => {
+        const ledger = new RefundLedger(database);
+        const addresses = new DepositAddressStore(database);
+        const address = (n: number) => '0x' + String(n).padStart(40, '0');
+        for (const n of [720, 721])
+          await addresses.register({ chain: 'evm:31337', address: address(n), workflowId: due(n).workflowId, minAmount: '1' });
+        const a1 = await ledger.recordDue(due(720, { chain: 'evm:31337' }));
+        const a2 = await ledger.recordDue(due(720, { chain: 'evm:31337', txHash: refundTx('second transfer') }));
+        const b = await ledger.recordDue(due(721, { chain: 'evm:31337' }));
+        const noAddress = await ledger.recordDue(due(722));
+        const tx = refundTx('one refund');
+        assert.equal((await ledger.settle(a1, { state: 'refunded', txHash: tx }, 'ops-1')).outcome, 'settled');
+        assert.equal(
+          (await ledger.settle(a2, { state: 'refunded', txHash: tx.toUpperCase().replace('0X', '0x') }, 'ops-1')).outcome,
+          'settled',
+        );
+        for (const id of [b, noAddress]) {
+          const used = await ledger.settle(id, { state: 'refunded', txHash: tx }, 'ops-2');
+          assert.ok(used.outcome === 'tx-used' && [a1, a2].includes(used.otherId) && used.row.state === 'due', JSON.stringify(used));
+        }
+        // An execution without a deposit address is its own group: its rows share one refund.
+        const n1 = await ledger.recordDue(due(723));
+        const n2 = await ledger.recordDue(due(723, { txHash: refundTx('another transfer') }));
+        assert.equal((await ledger.settle(n1, { state: 'refunded', txHash: refundTx('n') }, 'ops-1')).outcome, 'settled');
+        assert.equal((await ledger.settle(n2, { state: 'refunded', txHash: refundTx('n') }, 'ops-1')).outcome, 'settled');
+        assert.equal((await ledger.settle(b, { state: 'refunded', txHash: refundTx('n') }, 'ops-1')).outcome, 'tx-used');
+
+        const racers = await Promise.all([724, 725, 726].map((n) => ledger.recordDue(due(n))));
+        const race = await Promise.all(racers.map((id) => ledger.settle(id, { state: 'refunded', txHash: refundTx('raced') }, 'ops')));
+        assert.deepEqual(race.map((r) => r.outcome).sort(), ['settled', 'tx-used', 'tx-used']);
+      });
+
+      it('when an amount is not base units, or zero, then recordDue throws and writes nothing; an execution record holding one yields its row without the amount', async () => {
+        const ledger = new RefundLedger(database);
+        for (const amount of ['0', '0099.5', '1.5', '-1', '1e3', '', ' 1', '0x10', '01', (2n ** 256n).toString(), '9'.repeat(79)])
+          await assert.rejects(ledger.recordDue(due(730, { amount })), /not base units/, amount);
+        assert.deepEqual(await ledger.ofExecution(due(730).workflowId), []);
+        for (const amount of ['1', (2n ** 256n - 1n).toString()]) await ledger.recordDue(due(731, { amount, txHash: refundTx(amount) }));
+        assert.equal((await ledger.ofExecution(due(731).workflowId)).length, 2);
       });
     });
   });

@@ -64,7 +64,7 @@ describe('hostile input: generated malformed bodies, headers and paths at every 
   /** An execution that already holds signature `heldSignature` (submit fuzz), and one with a deposit (deposit fuzz). */
   let submitTarget: { executionId: string; body: ReturnType<typeof signedBody> };
   let depositTarget: { executionId: string };
-  const DEPOSIT = { txHash: '0xhostile-deposit', chain: 'solana', amount: '1.5' };
+  const DEPOSIT = { txHash: '0xhostile-deposit', chain: 'solana', amount: '15' };
 
   interface Route {
     name: string;

@@ -129,10 +129,10 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
   describe('transitions (DESIGN.md table)', () => {
     it('when a deposit arrives before any signature, then PREPARED → OPERATION_PENDING, and a valid submit then gives SIGNING', async () => {
       const { wallet, intent, executionId } = await prepared();
-      const dep = await depositHttp(stack, wallet.id, executionId, { txHash: '0xabc', chain: 'solana', amount: '125.50' });
+      const dep = await depositHttp(stack, wallet.id, executionId, { txHash: '0xabc', chain: 'solana', amount: '12550' });
       assert.equal(dep.status, 200, dep.text);
       assert.equal(dep.body.result.status, 'OPERATION_PENDING');
-      assert.deepEqual(dep.body.result.deposit, { txHash: '0xabc', chain: 'solana', amount: '125.50' });
+      assert.deepEqual(dep.body.result.deposit, { txHash: '0xabc', chain: 'solana', amount: '12550' });
 
       const res = await submit(stack, wallet.id, signedBody(wallet, executionId, intent));
       assert.equal(res.status, 200, res.text);

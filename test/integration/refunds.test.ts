@@ -18,6 +18,9 @@ import type { RunningApi } from '../../api/server';
 
 const run = promisify(execFile);
 
+/** A refund transaction's hash (0x + 64 hex digits) named by `tag`. */
+const refundTx = (tag: string) => '0x' + Buffer.from(tag).toString('hex').padStart(64, '0');
+
 /**
  * The refunds ledger over real HTTP on the shared stack: deposits an execution refuses become rows,
  * listed with `refunds:read` and settled once with `refunds:write`.
@@ -100,15 +103,18 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
     const wallet = await refused(2);
     const list = await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader);
     const [one, two] = list.body.result;
-    const paid = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: '0xrefund' });
+    const hash = '0x' + 'aBcD'.repeat(16);
+    const paid = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: hash });
     assert.equal(paid.status, 200, paid.text);
     assert.equal(paid.body.result.state, 'refunded');
-    assert.equal(paid.body.result.refundTxHash, '0xrefund');
+    assert.equal(paid.body.result.refundTxHash, hash.toLowerCase());
     assert.match(paid.body.result.settledBy, /^refund-writer-/);
-    const again = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: '0xrefund' });
-    assert.equal(again.status, 200, again.text);
-    assert.deepEqual(again.body, paid.body);
-    const other = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: '0xanother' });
+    for (const same of [hash, hash.toLowerCase(), '0x' + hash.slice(2).toUpperCase()]) {
+      const again = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: same });
+      assert.equal(again.status, 200, again.text);
+      assert.deepEqual(again.body, paid.body);
+    }
+    const other = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: refundTx('another') });
     assert.equal(other.status, 409, other.text);
     assert.deepEqual(Object.keys(other.body), ['error']);
     assert.equal((await api('POST', `/api/v1/refunds/${one.id}/waived`, writer, { reason: 'dust' })).status, 409);
@@ -123,11 +129,11 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
     const wallet = await refused(1);
     const [row] = (await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader)).body.result;
     const answers = [
-      [await api('POST', `/api/v1/refunds/${row.id}/refunded`, reader, { txHash: '0x1' }), 403],
+      [await api('POST', `/api/v1/refunds/${row.id}/refunded`, reader, { txHash: refundTx('1') }), 403],
       [await api('GET', '/api/v1/refunds', stack.tokens.deposit), 403],
-      [await api('POST', `/api/v1/refunds/${'0'.repeat(32)}/refunded`, writer, { txHash: '0x1' }), 404],
-      [await api('POST', '/api/v1/refunds/not-an-id/refunded', writer, { txHash: '0x1' }), 400],
-      [await api('POST', `/api/v1/refunds/${row.id}/refunded`, writer, { txHash: '0x1', extra: true }), 400],
+      [await api('POST', `/api/v1/refunds/${'0'.repeat(32)}/refunded`, writer, { txHash: refundTx('1') }), 404],
+      [await api('POST', '/api/v1/refunds/not-an-id/refunded', writer, { txHash: refundTx('1') }), 400],
+      [await api('POST', `/api/v1/refunds/${row.id}/refunded`, writer, { txHash: refundTx('1'), extra: true }), 400],
       [await api('GET', '/api/v1/refunds?state=owed', reader), 400],
       [await api('GET', '/api/v1/refunds?pageToken=forged', reader), 400],
       [await request(stack.api.url, 'GET', '/api/v1/refunds'), 401],
@@ -136,6 +142,53 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
       assert.equal(res.status, status, res.text);
       assert.equal(typeof res.body.error, 'string');
     }
+  });
+
+  it('when a report (trusted: no on-chain target) gives an amount that is not base units, then 400 naming the rule, and no ledger row; base units are owed as sent', async () => {
+    const wallet = newWallet();
+    const executionId = `refund-${randomUUID()}`;
+    assert.equal((await prepare(stack, wallet, { executionId })).status, 201);
+    assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0xtaken', amount: '5' })).status, 200);
+    for (const amount of ['0099.5', '99.5', '099', '-1', '1e3', '0x10', ' 1', '', (2n ** 256n).toString(), '9'.repeat(79)]) {
+      const res = await depositHttp(stack, wallet.id, executionId, { txHash: `0xbad-${amount}`, amount });
+      assert.equal(res.status, 400, `${amount}: ${res.text}`);
+      assert.match(res.body.error, /amount must be (base units|at most 2\^256 − 1)/, amount);
+    }
+    const max = (2n ** 256n - 1n).toString();
+    assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: '0xowed-max', amount: max })).status, 409);
+    const rows = await eventually(async () => {
+      const res = await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader);
+      return res.status === 200 && res.body.result.length >= 1 && res.body.result;
+    });
+    assert.deepEqual(
+      rows.map((r: { txHash: string; amount: string }) => [r.txHash, r.amount]),
+      [['0xowed-max', max]],
+    );
+  });
+
+  it('when a refund txHash is not 0x + 64 hex digits, then 400 naming the rule, and the row stays due', async () => {
+    const wallet = await refused(1);
+    const [row] = (await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader)).body.result;
+    for (const txHash of ['0x1', 'refund-123', refundTx('x').slice(0, 65), refundTx('x') + '0', refundTx('x').replace('0x', '0X'), '']) {
+      const res = await api('POST', `/api/v1/refunds/${row.id}/refunded`, writer, { txHash });
+      assert.equal(res.status, 400, `${txHash}: ${res.text}`);
+      assert.match(res.body.error, /txHash must be a transaction hash: 0x and 64 hex digits/);
+    }
+    const [still] = (await api('GET', `/api/v1/refunds?wallet=${wallet.id}`, reader)).body.result;
+    assert.equal(still.state, 'due');
+  });
+
+  it("when one refund transaction is recorded for rows of two executions' deposits, then the second is 409 naming the first row, and stays due", async () => {
+    const [a, b] = await Promise.all([refused(1), refused(1)]);
+    const [rowA] = (await api('GET', `/api/v1/refunds?wallet=${a.id}`, reader)).body.result;
+    const [rowB] = (await api('GET', `/api/v1/refunds?wallet=${b.id}`, reader)).body.result;
+    const tx = `0x${randomUUID().replace(/-/g, '')}${randomUUID().replace(/-/g, '')}`;
+    assert.equal((await api('POST', `/api/v1/refunds/${rowA.id}/refunded`, writer, { txHash: tx })).status, 200);
+    const used = await api('POST', `/api/v1/refunds/${rowB.id}/refunded`, writer, { txHash: tx.toUpperCase().replace('0X', '0x') });
+    assert.equal(used.status, 409, used.text);
+    assert.match(used.body.error, new RegExp(`already pays back refund ${rowA.id}, of another deposit address`));
+    const [still] = (await api('GET', `/api/v1/refunds?wallet=${b.id}`, reader)).body.result;
+    assert.equal(still.state, 'due');
   });
 });
 
@@ -164,7 +217,7 @@ describe('refunds: the ledger routes on a PostgreSQL read model (as in the clust
         workflowId: `exec:${wallet}:e`,
         wallet,
         executionId: 'e',
-        txHash: '0xowed',
+        txHash: refundTx('owed'),
         amount: '9',
         reason: 'other-tx',
         reportedBy: 'api',
@@ -181,9 +234,9 @@ describe('refunds: the ledger routes on a PostgreSQL read model (as in the clust
     );
     const settle = (txHash: string) =>
       request(api!.url, 'POST', `/api/v1/refunds/${id}/refunded`, { token: stack.tokens.all, json: { txHash } });
-    assert.equal((await settle('0xpaid')).status, 200);
-    assert.equal((await settle('0xpaid')).status, 200);
-    assert.equal((await settle('0xother')).status, 409);
+    assert.equal((await settle(refundTx('paid'))).status, 200);
+    assert.equal((await settle(refundTx('paid').toUpperCase().replace('0X', '0x'))).status, 200);
+    assert.equal((await settle(refundTx('other'))).status, 409);
   });
 });
 
@@ -233,16 +286,21 @@ describe('refunds: npm run refunds (the CLI on the read model)', function () {
       ),
       new Set(ids),
     );
-    const paid = await cli('refunded', '--id', ids[0], '--tx-hash', '0xrefund', '--by', 'alice');
+    const paid = await cli('refunded', '--id', ids[0], '--tx-hash', refundTx('REFUND'), '--by', 'alice');
     assert.equal(paid.code, 0, paid.stderr);
     assert.deepEqual(
       [JSON.parse(paid.stdout).state, JSON.parse(paid.stdout).settledBy, JSON.parse(paid.stdout).refundTxHash],
-      ['refunded', 'alice', '0xrefund'],
+      ['refunded', 'alice', refundTx('REFUND')],
     );
-    assert.equal((await cli('refunded', '--id', ids[0], '--tx-hash', '0xrefund')).code, 0);
-    const other = await cli('refunded', '--id', ids[0], '--tx-hash', '0xother');
+    assert.equal((await cli('refunded', '--id', ids[0], '--tx-hash', refundTx('REFUND').toUpperCase().replace('0X', '0x'))).code, 0);
+    const other = await cli('refunded', '--id', ids[0], '--tx-hash', refundTx('other'));
     assert.equal(other.code, 1);
     assert.match(other.stderr, /already refunded otherwise/);
+    const malformed = await cli('refunded', '--id', ids[2], '--tx-hash', '0xrefund');
+    assert.deepEqual([malformed.code, malformed.stderr.trim()], [2, 'refunds: --tx-hash must be 0x + 64 hex digits']);
+    const used = await cli('refunded', '--id', ids[2], '--tx-hash', refundTx('REFUND'));
+    assert.equal(used.code, 1);
+    assert.match(used.stderr, new RegExp(`already pays back row ${ids[0]}, of another deposit address`));
     assert.equal((await cli('waived', '--id', ids[1], '--reason', 'dust')).code, 0);
     const due = await cli('list', '--state', 'due');
     assert.deepEqual(

@@ -67,6 +67,35 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     await prepare(`erc20:${tusd.toUpperCase().replace('0X', '0x')}`);
   });
 
+  it('when a real transfer of a token nobody allowed reaches a deposit address and is reported (naming that token), then it is 400 naming DEPOSIT_TOKENS, never a refusal nor a ledger row', async () => {
+    const worthless = await chain.deployToken('Worthless', 'BAD');
+    const e = await prepare(`erc20:${tusd}`);
+    const tx = await chain.sendToken(worthless, e.address, 10n ** 15n);
+    await chain.mine(CONFIRMATIONS);
+    for (const body of [
+      { txHash: tx, asset: `erc20:${worthless}` },
+      { txHash: tx, asset: `erc20:${worthless.toLowerCase()}`, chain: CHAIN, transferIndex: 0, amount: '1' },
+    ]) {
+      const res = await api('POST', `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`, body);
+      assert.equal(res.status, 400, res.text);
+      assert.match(
+        res.body.error,
+        new RegExp(`erc20:${worthless}.*not a token this service accepts on ${CHAIN} \\(DEPOSIT_TOKENS\\)`, 'i'),
+      );
+    }
+    // Past the watcher's round over that block too: it reads allowed tokens' logs only.
+    await watcherPast(await chain.head());
+    const r = await record(e);
+    assert.equal(r.status, 'PREPARED');
+    assert.deepEqual(r.refusedDeposits, []);
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      assert.deepEqual(await new RefundLedger(database).ofExecution(executionWorkflowId(e.wallet.id, e.executionId)), []);
+    } finally {
+      await database.close();
+    }
+  });
+
   it('when a token transfer of minAmount is seen and the worker is SIGKILLed before its confirmations, then after the restart it is signalled once: OPERATION_PENDING with the token, log index and amount', async () => {
     const e = await prepare(`erc20:${tusd}`);
     const tx = await chain.sendToken(tusd, e.address, 1_000_000n);

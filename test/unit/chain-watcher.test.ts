@@ -266,6 +266,7 @@ describe('chain watcher state machine (domain/chain-watcher)', () => {
       {
         workflowId: 'wf-1',
         to: '0xaddr',
+        blockHash: '0xh1',
         from: payer,
         deposit: { txHash: '0xt1', chain: 'evm:31337', amount: '5', blockNumber: 1, transferIndex: 2, asset: 'native' },
       },

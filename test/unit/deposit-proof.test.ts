@@ -9,6 +9,11 @@ import { refundsOfRecord } from '../../db/refund-ledger';
 
 const TARGET: DepositTarget = { chain: 'evm:31337', asset: 'native', minAmount: '1000', address: '0x' + 'Ab'.repeat(20) };
 const HASH = '0x' + '12'.repeat(32);
+/** The deployment's DEPOSIT_TOKENS: the tokens these tests pay targets in. */
+const TOKENS = [
+  { chain: 'evm:31337', address: '0x' + 'cd'.repeat(20) },
+  { chain: 'evm:31337', address: '0x' + 'ee'.repeat(20) },
+];
 const paid = (over: Partial<ChainTransaction> = {}): ChainTransaction => ({
   to: TARGET.address.toLowerCase(),
   value: '1000',
@@ -19,7 +24,7 @@ const paid = (over: Partial<ChainTransaction> = {}): ChainTransaction => ({
 
 describe('domain/deposit-proof: a deposit report is believed only when the chain shows it', () => {
   it('when the chain holds a transfer below minAmount to the address, then it is backed: the money arrived, and the execution refuses it as below-minimum (owed back)', () => {
-    const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ value: '999' }), 11, 2);
+    const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ value: '999' }), 11, 2, TOKENS);
     assert.equal(proof.ok && proof.deposit.amount, '999');
   });
 
@@ -30,6 +35,7 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
       paid(),
       11,
       2,
+      TOKENS,
     );
     assert.deepEqual(proof, {
       ok: true,
@@ -39,23 +45,23 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
 
   it('when the chain says who sent the transfer, then the proof carries the sender (where a refund of it would go), beside the deposit', () => {
     const from = '0x' + 'cd'.repeat(20);
-    const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ from }), 11, 2);
+    const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ from }), 11, 2, TOKENS);
     assert.equal(proof.ok && proof.sender, from);
     assert.equal(proof.ok && 'sender' in proof.deposit, false);
   });
 
   it('when anything does not hold, then the report is refused with its reason, and only "not yet" and "not seen" may be believed later', () => {
     const cases: Array<[string, ReturnType<typeof proveDeposit>]> = [
-      ['not-found', proveDeposit(TARGET, { txHash: HASH }, undefined, 11, 2)],
-      ['not-found', proveDeposit(TARGET, { txHash: '0xforged' }, paid(), 11, 2)],
-      ['unconfirmed', proveDeposit(TARGET, { txHash: HASH }, paid({ blockNumber: null }), 11, 2)],
-      ['unconfirmed', proveDeposit(TARGET, { txHash: HASH }, paid(), 10, 2)],
-      ['failed', proveDeposit(TARGET, { txHash: HASH }, paid({ succeeded: false }), 11, 2)],
-      ['other-address', proveDeposit(TARGET, { txHash: HASH }, paid({ to: '0x' + '00'.repeat(20) }), 11, 2)],
-      ['other-address', proveDeposit(TARGET, { txHash: HASH }, paid({ to: null }), 11, 2)],
-      ['no-value', proveDeposit(TARGET, { txHash: HASH }, paid({ value: '0' }), 11, 2)],
-      ['wrong-chain', proveDeposit(TARGET, { txHash: HASH, chain: 'evm:1' }, paid(), 11, 2)],
-      ['not-top-level', proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, paid(), 11, 2)],
+      ['not-found', proveDeposit(TARGET, { txHash: HASH }, undefined, 11, 2, TOKENS)],
+      ['not-found', proveDeposit(TARGET, { txHash: '0xforged' }, paid(), 11, 2, TOKENS)],
+      ['unconfirmed', proveDeposit(TARGET, { txHash: HASH }, paid({ blockNumber: null }), 11, 2, TOKENS)],
+      ['unconfirmed', proveDeposit(TARGET, { txHash: HASH }, paid(), 10, 2, TOKENS)],
+      ['failed', proveDeposit(TARGET, { txHash: HASH }, paid({ succeeded: false }), 11, 2, TOKENS)],
+      ['other-address', proveDeposit(TARGET, { txHash: HASH }, paid({ to: '0x' + '00'.repeat(20) }), 11, 2, TOKENS)],
+      ['other-address', proveDeposit(TARGET, { txHash: HASH }, paid({ to: null }), 11, 2, TOKENS)],
+      ['no-value', proveDeposit(TARGET, { txHash: HASH }, paid({ value: '0' }), 11, 2, TOKENS)],
+      ['wrong-chain', proveDeposit(TARGET, { txHash: HASH, chain: 'evm:1' }, paid(), 11, 2, TOKENS)],
+      ['not-top-level', proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, paid(), 11, 2, TOKENS)],
     ];
     for (const [reason, proof] of cases) {
       assert.equal(proof.ok, false, reason);
@@ -74,19 +80,20 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
       data: '0x' + amount.toString(16).padStart(64, '0'),
     });
     const tx = paid({ to: token, value: '0', logs: [transferLog('0x' + '02'.repeat(20), 5n), transferLog(TARGET.address, 1500n)] });
-    const proof = proveDeposit(target, { txHash: HASH, transferIndex: 1 }, tx, 11, 2);
+    const proof = proveDeposit(target, { txHash: HASH, transferIndex: 1 }, tx, 11, 2, TOKENS);
     assert.deepEqual(proof, {
       ok: true,
       deposit: { txHash: HASH, chain: 'evm:31337', amount: '1500', blockNumber: 10, transferIndex: 1, asset: `erc20:${token}` },
       sender: '0x' + '01'.repeat(20),
     });
-    assert.equal(proveDeposit(target, { txHash: HASH, transferIndex: 0 }, tx, 11, 2).ok, false, 'log 0 pays another address');
+    assert.equal(proveDeposit(target, { txHash: HASH, transferIndex: 0 }, tx, 11, 2, TOKENS).ok, false, 'log 0 pays another address');
     const other = proveDeposit(
       target,
       { txHash: HASH, transferIndex: 0 },
       paid({ logs: [transferLog(TARGET.address, 7n, '0x' + 'ee'.repeat(20))] }),
       11,
       2,
+      TOKENS,
     );
     assert.equal(
       other.ok ? 'ok' : other.reason,
@@ -99,11 +106,35 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
       paid({ logs: [transferLog(TARGET.address, 7n, '0x' + 'ee'.repeat(20))] }),
       11,
       2,
+      TOKENS,
     );
     assert.ok(
       reportedOther.ok && reportedOther.deposit.asset === `erc20:0x${'ee'.repeat(20)}`,
       'proven: the execution then refuses it as wrong-asset',
     );
+  });
+
+  it('when a report names a token the deployment does not allow (a real transfer of a token anyone deployed), then it is refused as token-not-allowed, for good, whatever the transfer moved', () => {
+    const worthless = '0x' + '66'.repeat(20);
+    const log = {
+      address: worthless,
+      topics: [TRANSFER_TOPIC, addressTopic('0x' + '01'.repeat(20)), addressTopic(TARGET.address)],
+      data: '0x' + 'f'.repeat(64),
+    };
+    const tx = paid({ to: worthless, value: '0', logs: [log] });
+    const cases = [
+      proveDeposit(TARGET, { txHash: HASH, transferIndex: 0, asset: `erc20:${worthless}` }, tx, 11, 2, TOKENS),
+      // An allowed token of another chain is not allowed on this one.
+      proveDeposit(TARGET, { txHash: HASH, asset: `erc20:${worthless}` }, tx, 11, 2, [{ chain: 'evm:1', address: worthless }]),
+      // A token target whose token the deployment no longer allows.
+      proveDeposit({ ...TARGET, asset: `erc20:${worthless}` }, { txHash: HASH }, tx, 11, 2, TOKENS),
+    ];
+    for (const proof of cases) assert.deepEqual(proof.ok ? 'ok' : [proof.reason, proof.retryable], ['token-not-allowed', false]);
+    const allowed = proveDeposit(TARGET, { txHash: HASH, asset: `erc20:${worthless.toUpperCase().replace('0X', '0x')}` }, tx, 11, 2, [
+      ...TOKENS,
+      { chain: 'evm:31337', address: worthless },
+    ]);
+    assert.equal(allowed.ok && allowed.deposit.amount, (2n ** 256n - 1n).toString(), 'once allowed, the same transfer is proven');
   });
 
   it('when an internal call of the transaction paid the address and the node has traces, then transferIndex names that call', () => {
@@ -112,9 +143,9 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
       value: '3000',
       internalTransfers: [{ to: TARGET.address.toLowerCase(), value: '3000' }],
     });
-    const proof = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, tx, 11, 2);
+    const proof = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, tx, 11, 2, TOKENS);
     assert.ok(proof.ok && proof.deposit.amount === '3000' && proof.deposit.transferIndex === 1);
-    const noTraces = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, paid({ to: '0x' + '99'.repeat(20) }), 11, 2);
+    const noTraces = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, paid({ to: '0x' + '99'.repeat(20) }), 11, 2, TOKENS);
     assert.equal(noTraces.ok ? 'ok' : noTraces.reason, 'not-top-level');
   });
 
@@ -125,7 +156,7 @@ describe('domain/deposit-proof: a deposit report is believed only when the chain
         fc.integer({ min: 0, max: 50 }),
         fc.integer({ min: 1, max: 64 }),
         (block, above, confirmations) => {
-          const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ blockNumber: block }), block + above, confirmations);
+          const proof = proveDeposit(TARGET, { txHash: HASH }, paid({ blockNumber: block }), block + above, confirmations, TOKENS);
           assert.equal(proof.ok, above + 1 >= confirmations);
         },
       ),
@@ -256,7 +287,7 @@ describe("domain/deposit-proof: a proof's sender is the transfer's payer, read f
         { address: token, topics: [TRANSFER_TOPIC, addressTopic(owner), addressTopic(TARGET.address)], data: '0x' + '1'.padStart(64, '0') },
       ],
     });
-    const proof = proveDeposit(target, { txHash: HASH }, tx, 11, 2);
+    const proof = proveDeposit(target, { txHash: HASH }, tx, 11, 2, TOKENS);
     assert.equal(proof.ok && proof.sender, owner);
     assert.equal(payerAt(tx, `erc20:${token}`, 0), owner);
     assert.equal(payerAt(tx, `erc20:0x${'ee'.repeat(20)}`, 0), undefined, "another token's transfer has no payer here");
@@ -269,7 +300,7 @@ describe("domain/deposit-proof: a proof's sender is the transfer's payer, read f
       value: '3000',
       internalTransfers: [{ from: forwarder, to: TARGET.address.toLowerCase(), value: '3000' }],
     });
-    const proof = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, tx, 11, 2);
+    const proof = proveDeposit(TARGET, { txHash: HASH, transferIndex: 1 }, tx, 11, 2, TOKENS);
     assert.equal(proof.ok && proof.sender, forwarder);
     assert.equal(payerAt(tx, 'native', 1), forwarder);
     assert.equal(payerAt(tx, 'native', 2), undefined, 'no such call');
@@ -278,7 +309,7 @@ describe("domain/deposit-proof: a proof's sender is the transfer's payer, read f
 
   it("when the transaction's own value pays the target (transferIndex 0), then the sender is the transaction's sender", () => {
     const tx = paid({ from: relayer.toUpperCase().replace('0X', '0x') });
-    const proof = proveDeposit(TARGET, { txHash: HASH }, tx, 11, 2);
+    const proof = proveDeposit(TARGET, { txHash: HASH }, tx, 11, 2, TOKENS);
     assert.equal(proof.ok && proof.sender, relayer);
     assert.equal(payerAt(tx, 'native', 0), relayer);
   });
