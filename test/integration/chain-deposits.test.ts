@@ -297,7 +297,11 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     const e = await prepareWithDeposit('1000');
     const dust = async () => metricSum(await scrape(metricsUrl), 'intent_chain_dust_ignored_total', { chain: CHAIN });
     const before = await dust();
-    for (let i = 1; i <= DUST_TRANSFERS_PER_ADDRESS + 3; i++) await chain.send(e.address, BigInt(i));
+    // One a block: several in one block are a dust batch (the next test).
+    for (let i = 1; i <= DUST_TRANSFERS_PER_ADDRESS + 3; i++) {
+      await chain.send(e.address, BigInt(i));
+      await chain.mine(1);
+    }
     await chain.mine(CONFIRMATIONS);
     await eventually(async () => (await dust()) === before + 3, 30_000);
     const refused = await eventually(async () => {
@@ -313,6 +317,35 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     await watcherPast((await chain.blockOf(tx)) + CONFIRMATIONS + 2);
     assert.equal((await record(e)).refusedDeposits.length, DUST_TRANSFERS_PER_ADDRESS);
     assert.equal(await dust(), before + 3);
+  });
+
+  it('when many transfers below minAmount reach one address in a block, then they are one dust batch: one ledger row per block with their sum, held as too small, nothing signalled to the execution; a full deposit after them still completes it', async () => {
+    const e = await prepareWithDeposit('1000');
+    for (let i = 0; i < 30; i++) await chain.send(e.address, 1n);
+    const first = await chain.mine(1);
+    for (let i = 0; i < 2; i++) await chain.send(e.address, 2n);
+    const second = await chain.mine(1);
+    await chain.mine(CONFIRMATIONS);
+    const rows = await eventually(async () => {
+      const found = await refundsOf(e);
+      return found.length === 2 && found;
+    }, 30_000);
+    const hashes = await Promise.all([first, second].map(async (n) => (await chain.client.getBlock({ blockNumber: BigInt(n) })).hash));
+    assert.deepEqual(
+      rows
+        .map((r) => [r.txHash, r.transferIndex, r.amount, r.transfers, r.reason, r.holdReason, r.sender, r.state])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+      [
+        [hashes[0], 0, '30', 30, 'below-minimum', 'too-small', undefined, 'due'],
+        [hashes[1], 0, '4', 2, 'below-minimum', 'too-small', undefined, 'due'],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    const r = await record(e);
+    assert.equal(r.status, 'PREPARED');
+    assert.deepEqual(r.refusedDeposits, []);
+    const tx = await chain.send(e.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    assert.equal((await operationPending(e, 30_000)).deposit?.txHash, tx);
   });
 
   it('when a transfer goes to an address that is no execution deposit address, then nothing moves', async () => {
@@ -380,12 +413,12 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     assert.equal(await undelivered(), before + 1, 'reported once, not at every round');
   });
 
-  /** Whether every proveDeposit the execution scheduled has finished (completed or failed for good). */
+  /** Whether every checkDeposit the execution scheduled has finished (completed or failed for good). */
   async function proofsSettled(e: PreparedDeposit, atLeast: number): Promise<boolean> {
     const history = await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).fetchHistory();
     const events = history.events ?? [];
     const scheduled = new Set(
-      events.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'proveDeposit').map((ev) => String(ev.eventId)),
+      events.filter((ev) => ev.activityTaskScheduledEventAttributes?.activityType?.name === 'checkDeposit').map((ev) => String(ev.eventId)),
     );
     const ended = events.filter((ev) => {
       const id = ev.activityTaskCompletedEventAttributes?.scheduledEventId ?? ev.activityTaskFailedEventAttributes?.scheduledEventId;
@@ -447,7 +480,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     );
   });
 
-  it('when a depositCompleted signal claims a transfer the chain shows paying another address, then it is not believed: the execution stays PREPARED with no deposit', async () => {
+  it('when a depositCompleted signal claims a transfer the chain shows paying another address, then it is not believed: the execution stays PREPARED with no deposit, the claim recorded as refuted and owed nothing', async () => {
     const e = await prepareWithDeposit('1000');
     const elsewhere = await chain.send(privateKeyToAddress(generatePrivateKey()), 5000n);
     await chain.mine(CONFIRMATIONS);
@@ -459,10 +492,18 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       blockNumber: await chain.blockOf(elsewhere),
     });
     await eventually(() => proofsSettled(e, 1), 30_000);
-    const r = await record(e);
+    const r = await eventually(async () => {
+      const rec = await record(e);
+      return rec.refutedClaims !== undefined && rec;
+    }, 30_000);
     assert.equal(r.status, 'PREPARED');
     assert.equal(r.deposit, undefined);
     assert.deepEqual(r.refusedDeposits, []);
+    assert.deepEqual(
+      r.refutedClaims?.map((c) => [c.txHash, c.transferIndex, c.reason]),
+      [[elsewhere, 0, 'other-address']],
+    );
+    assert.deepEqual(await refundsOf(e), []);
   });
 
   it('when 40 more transfers of minAmount reach an execution after its deposit and one reaches an execution that has closed, then the execution does not grow (one deposit signal, no refusedDeposits) and the ledger holds 41 rows due', async () => {
