@@ -9,6 +9,7 @@ import {
   applyDeposit,
   closedDepositRefusal,
   FINAL_STATUSES,
+  holds,
   markReincluded,
   markReorged,
   type DepositAsset,
@@ -605,7 +606,8 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
             },
           );
           owed.push({ signal, reason: `${outcome.slice('refused-'.length)}, past the address share of signalled ones`, tooSmall: true });
-        } else if (outcome !== 'duplicate') send.push(signal);
+          // The execution's own transfer, mined again after a reorganisation: it hears it (to clear its mark).
+        } else if (outcome !== 'duplicate' || (record !== undefined && !holds(record, signal.deposit))) send.push(signal);
       }
       if (dust > 0) deps?.onChainEvent?.({ kind: 'dust', chain: signals[0].deposit.chain, owed: dust });
       return { send, owed };

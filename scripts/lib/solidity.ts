@@ -14,7 +14,7 @@ export const SOLIDITY_DIR = path.join(projectRoot, 'solidity');
 export const ARTIFACTS_FILE = path.join(SOLIDITY_DIR, 'artifacts.json');
 
 /** The sources compiled, by file name, and the contract each holds. */
-export const SOLIDITY_SOURCES = { 'TestToken.sol': 'TestToken', 'Forwarder.sol': 'Forwarder' } as const;
+export const SOLIDITY_SOURCES = { 'TestToken.sol': 'TestToken', 'Forwarder.sol': 'Forwarder', 'Sprayer.sol': 'Sprayer' } as const;
 
 export type ContractName = (typeof SOLIDITY_SOURCES)[keyof typeof SOLIDITY_SOURCES];
 

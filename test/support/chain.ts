@@ -1,4 +1,5 @@
-import { createTestClient, http, publicActions, walletActions, type Address, type Hash } from 'viem';
+import { createTestClient, http, publicActions, walletActions, type Address, type Hash, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { foundry } from 'viem/chains';
 import { ANVIL_DEV_ACCOUNT, startAnvil, type AnvilProcess } from '../../scripts/lib/anvil';
 import { readArtifacts, type ContractName } from '../../scripts/lib/solidity';
@@ -110,6 +111,48 @@ export class TestChain {
       account: ANVIL_DEV_ACCOUNT.address,
       chain: foundry,
     });
+  }
+
+  /** Deploys a Sprayer (many token transfers in one transaction); mines its block. */
+  async deploySprayer(): Promise<Address> {
+    return this.deploy('Sprayer', []);
+  }
+
+  /** Has `sprayer` send `count` transfers of `value` of `token` (which it holds) to `to` in one transaction; waits in the pool. */
+  spray(sprayer: Address, token: Address, to: string, value: bigint, count: number): Promise<Hash> {
+    return this.client.writeContract({
+      address: sprayer,
+      abi: readArtifacts().contracts.Sprayer.abi,
+      functionName: 'spray',
+      args: [token, to as Address, value, BigInt(count)],
+      account: ANVIL_DEV_ACCOUNT.address,
+      chain: foundry,
+      gas: BigInt(40_000 + 12_000 * count),
+    });
+  }
+
+  /**
+   * A native transfer signed by `privateKey` at its next nonce, not sent: `sendRaw` sends it, and
+   * sends the very same transaction again after a reorg took it away (anvil does not put reverted
+   * transactions back in its pool).
+   */
+  async signedTransfer(privateKey: Hex, to: string, value: bigint): Promise<Hex> {
+    const account = privateKeyToAccount(privateKey);
+    const nonce = await this.client.getTransactionCount({ address: account.address, blockTag: 'pending' });
+    return account.signTransaction({
+      chainId: foundry.id,
+      type: 'eip1559',
+      to: to as Address,
+      value,
+      nonce,
+      gas: 21_000n,
+      maxFeePerGas: 100_000_000_000n,
+      maxPriorityFeePerGas: 1_000_000_000n,
+    });
+  }
+
+  sendRaw(raw: Hex): Promise<Hash> {
+    return this.client.sendRawTransaction({ serializedTransaction: raw });
   }
 
   /** Caps the gas of the blocks mined from now on (210,000: ten plain transfers a block). */
