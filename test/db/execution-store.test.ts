@@ -179,6 +179,10 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         ...over,
       });
 
+      /** A row of a wallet no other test lists. */
+      const own = (n: number, over: Partial<RefundDue> = {}) =>
+        due(n, { wallet: 'w-reorg', workflowId: `exec:w-reorg:e${n}`, executionId: `e${n}`, ...over });
+
       it('when the same transfer is reported by the execution, the API and the watcher, then it is one row, the first report', async () => {
         const ledger = new RefundLedger(database);
         const first = await ledger.recordDue(due(900, { reportedBy: 'execution' }));
@@ -188,6 +192,46 @@ for (const kind of ['sqlite', 'postgres'] as const) {
           rows.map((r) => [r.id, r.reportedBy, r.state]),
           [[first, 'execution', 'due']],
         );
+      });
+
+      it('when a reorganisation removes the transfer of a row, then a due row goes void (with why and when) and a settled one stays; the transfer mined again brings it back to due; each change is announced in order, the newest only', async () => {
+        const ledger = new RefundLedger(database);
+        const id = await ledger.recordDue(own(940));
+        const settledId = await ledger.recordDue(own(941));
+        await ledger.settle(settledId, { state: 'waived', reason: 'test' }, 'ops');
+        const ofRow = async () => (await ledger.unannounced(1000)).find((r) => r.id === id);
+        assert.deepEqual([(await ofRow())?.event, (await ofRow())?.announcedEvents], [1, 0]);
+        await ledger.markAnnounced([{ id, event: 1 }]);
+        assert.equal(await ofRow(), undefined);
+
+        const at = new Date('2026-11-26T10:00:00.000Z');
+        assert.deepEqual(await ledger.void([id, settledId, 'f'.repeat(32)], 'reorged', at), { voided: [id], settled: [settledId] });
+        assert.deepEqual(await ledger.void([id], 'reorged', at), { voided: [], settled: [] });
+        const voided = await ledger.get(id);
+        assert.deepEqual([voided?.state, voided?.voidReason, voided?.voidedAt], ['void', 'reorged', at.toISOString()]);
+        assert.equal((await ledger.get(settledId))?.state, 'waived');
+        assert.deepEqual([(await ofRow())?.event, (await ofRow())?.announcedEvents], [2, 1]);
+        // A report of the same transfer does not bring it back: only the watcher, once it read it at depth, does.
+        await ledger.recordDue(own(940, { reportedBy: 'execution' }));
+        assert.equal((await ledger.get(id))?.state, 'void');
+
+        assert.deepEqual(await ledger.restore([id, settledId]), [id]);
+        assert.deepEqual(await ledger.restore([id]), []);
+        const back = await ledger.get(id);
+        assert.deepEqual([back?.state, back?.voidedAt, back?.voidReason], ['due', undefined, undefined]);
+        assert.deepEqual([(await ofRow())?.event, (await ofRow())?.announcedEvents], [3, 1]);
+        await ledger.markAnnounced([{ id, event: 3 }]);
+        await ledger.markAnnounced([{ id, event: 2 }]);
+        assert.equal(await ofRow(), undefined);
+      });
+
+      it('when a dust batch is recorded, then it keeps its count and hold; zero is refused', async () => {
+        const ledger = new RefundLedger(database);
+        const id = await ledger.recordDue(own(960, { amount: '30', transfers: 30, holdReason: 'too-small', reason: 'below-minimum' }));
+        const row = await ledger.get(id);
+        assert.deepEqual([row?.amount, row?.transfers, row?.holdReason], ['30', 30, 'too-small']);
+        assert.equal((await ledger.get(await ledger.recordDue(own(961))))?.transfers, 1);
+        await assert.rejects(ledger.recordDue(own(962, { amount: '0' })), /not base units/);
       });
 
       it('when a transfer is first reported without its sender, then a later report that knows it fills it in, and no report after that changes it', async () => {

@@ -22,6 +22,12 @@ import { metricSum, scrape } from '../support/prometheus';
  * the same chain behind a JSON-RPC relay on loopback that refuses every `debug_*` method the way a
  * provider without traces does (-32601), forwarding everything else to anvil.
  */
+interface Call {
+  id: number;
+  method: string;
+  params: unknown[];
+}
+
 describe('chain traces: internal calls where the node has traces, a plain statement where it has none', function () {
   this.timeout(60_000);
   let chain: TestChain;
@@ -106,6 +112,68 @@ describe('chain traces: internal calls where the node has traces, a plain statem
     );
     assert.deepEqual([without.told, without.traces], [1, false]);
     assert.equal(await offersTraces(chainClient(relayUrl)), false);
+  });
+
+  it('when a node caps eth_getLogs (-32005 past two blocks) and has no eth_getBlockReceipts, then the reader asks for each half of the range and reads receipts one by one: the same token transfers as from anvil itself', async () => {
+    // An address that takes tUSD: two transfers a block are two deposits, not a dust batch.
+    const tokenDeposit = '0x' + '7b'.repeat(20);
+    await new DepositAddressStore(database).register({
+      chain: CHAIN,
+      address: tokenDeposit,
+      workflowId: 'exec:w:caps',
+      minAmount: '1',
+      asset: `erc20:${tusd.toLowerCase()}`,
+    });
+    const txs: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      txs.push(await chain.sendToken(tusd, tokenDeposit, BigInt(100 + i)));
+      await chain.sendToken(tusd, tokenDeposit, BigInt(200 + i));
+      await chain.mine(1);
+    }
+    const last = await chain.head();
+    const blocks = Array.from({ length: 5 }, (_, i) => last - 4 + i);
+    const asked: string[] = [];
+    const capped = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const parsed = JSON.parse(body) as Call | Call[];
+        const calls = Array.isArray(parsed) ? parsed : [parsed];
+        const refusal = (c: Call) => {
+          if (c.method === 'eth_getBlockReceipts') return { code: -32601, message: 'Method not found' };
+          if (c.method !== 'eth_getLogs') return undefined;
+          const { fromBlock, toBlock } = c.params[0] as { fromBlock: string; toBlock: string };
+          asked.push(`${Number(fromBlock)}-${Number(toBlock)}`);
+          return Number(toBlock) - Number(fromBlock) >= 2 ? { code: -32005, message: 'query returned more than 10000 results' } : undefined;
+        };
+        if (calls.some((c) => refusal(c) !== undefined)) {
+          const answer = (c: Call) => ({ jsonrpc: '2.0', id: c.id, error: refusal(c) ?? { code: -32603, message: 'not sent' } });
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify(Array.isArray(parsed) ? calls.map(answer) : answer(calls[0])));
+          return;
+        }
+        void fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (answer) => {
+          res.setHeader('content-type', 'application/json');
+          res.end(await answer.text());
+        });
+      });
+    });
+    await new Promise<void>((r) => capped.listen(0, '127.0.0.1', r));
+    try {
+      const read = async (url: string) => {
+        const reader = new DepositReader(chainClient(url), new DepositAddressStore(database), [tusd.toLowerCase()]);
+        const { transfers } = await reader.read(CHAIN, blocks, 10);
+        return transfers.map((t) => [t.txHash, t.transferIndex, t.amount]).sort();
+      };
+      const direct = await read(chain.url);
+      assert.equal(direct.length, 10);
+      assert.deepEqual(await read(`http://127.0.0.1:${(capped.address() as AddressInfo).port}`), direct);
+      assert.ok(asked.includes(`${blocks[0]}-${blocks[4]}`) && asked.some((r) => r === `${blocks[0]}-${blocks[1]}`), asked.join(' '));
+      assert.ok(direct.some(([tx, index]) => tx === txs[0] && index === 0));
+    } finally {
+      capped.close();
+    }
   });
 
   it('when the worker and the API follow a node without traces, then the worker says so at its first round, before any transaction (intent_chain_no_traces 1), and the operator /readyz says chain.traces false; on anvil itself, true and 0', async function () {

@@ -11,7 +11,11 @@ import {
   checkSubmit,
   expire,
   initialRecord,
+  holds,
+  markReincluded,
   markReorged,
+  MAX_REFUTED_IN_RECORD,
+  refuteClaim,
   type ExecutionRecord,
   type SignedPayload,
 } from '../../domain/execution-state';
@@ -419,6 +423,42 @@ describe('domain/execution-state', () => {
       const marked = markReorged(refused, { txHash: '0xaa', transferIndex: 0 }, T2);
       assert.equal(marked.refusedDeposits[0].reorged, true);
       assert.ok(recordVersion(marked) > recordVersion(refused));
+    });
+
+    it('when a deposit marked reorged is mined again, then the mark goes, the version still grows (the read model keeps the newest), and it is held again', () => {
+      const done = applyDeposit(withTarget(), chainDeposit(), T1).record;
+      assert.equal(holds(done, { txHash: '0xaa', transferIndex: 0 }), true);
+      const marked = markReorged(done, { txHash: '0xaa', transferIndex: 0 }, T2);
+      assert.equal(holds(marked, { txHash: '0xaa', transferIndex: 0 }), false);
+      const back = markReincluded(marked, { txHash: '0xaa', transferIndex: 0 }, T3);
+      assert.equal(back.deposit?.reorged, undefined);
+      assert.equal(back.deposit?.reorgs, 2);
+      assert.ok(recordVersion(back) > recordVersion(marked));
+      assert.equal(holds(back, { txHash: '0xaa', transferIndex: 0 }), true);
+      assert.equal(markReincluded(back, { txHash: '0xaa', transferIndex: 0 }, T3), back);
+      const again = markReorged(back, { txHash: '0xaa', transferIndex: 0 }, T3);
+      assert.ok(recordVersion(again) > recordVersion(back));
+      // A refusal comes back the same way.
+      const refused = markReorged(
+        applyDeposit(withTarget(), chainDeposit({ amount: '1' }), T1).record,
+        { txHash: '0xaa', transferIndex: 0 },
+        T2,
+      );
+      assert.equal(markReincluded(refused, { txHash: '0xaa', transferIndex: 0 }, T3).refusedDeposits[0].reorged, undefined);
+    });
+
+    it('when the chain refutes claims, then each is recorded once, at most MAX_REFUTED_IN_RECORD, each growing the version, and never as a refusal owed back', () => {
+      let rec = withTarget();
+      for (let i = 0; i < MAX_REFUTED_IN_RECORD + 3; i++) {
+        const next = refuteClaim(rec, { txHash: `0x${i}`, transferIndex: 0 }, 'not-found', T1);
+        if (i < MAX_REFUTED_IN_RECORD) assert.ok(recordVersion(next) > recordVersion(rec));
+        else assert.equal(next, rec);
+        rec = next;
+      }
+      assert.equal(refuteClaim(rec, { txHash: '0x0', transferIndex: 0 }, 'failed', T2), rec);
+      assert.equal(rec.refutedClaims?.length, MAX_REFUTED_IN_RECORD);
+      assert.deepEqual(rec.refutedClaims?.[0], { txHash: '0x0', transferIndex: 0, reason: 'not-found', at: T1 });
+      assert.deepEqual(rec.refusedDeposits, []);
     });
   });
 });

@@ -82,4 +82,44 @@ describe('domain/reconcile: every transfer in is taken or owed', () => {
     assert.deepEqual(report.reorgedAway, [{ workflowId: 'exec:w:b', txHash: '0xbb', transferIndex: 0 }]);
     assert.equal(report.balanced, false);
   });
+
+  it('when every ledger row is judged against the chain, then a row whose transfer the chain shows is present, one it does not is absent, another amount differs; over the whole chain a void row present or a due row absent unbalances it', () => {
+    const t = (i: number, amount = '100'): InboundTransfer => ({
+      workflowId: `exec:w:${i}`,
+      txHash: `0x${i.toString(16).padStart(64, '0')}`,
+      transferIndex: 0,
+      amount,
+      blockNumber: 10,
+    });
+    const row = (i: number, state: LedgerEntry['state'], amount = '100'): LedgerEntry => ({ ...t(i), amount, state });
+    const transfers = [t(1), t(2), t(3)];
+    const ledger = [row(1, 'due'), row(2, 'due', '999'), row(4, 'void'), row(3, 'refunded')];
+    const whole = reconcile(transfers, new Map(), ledger, { from: 0, to: 100 });
+    assert.deepEqual(
+      whole.ledger.map((v) => [v.workflowId, v.verdict]),
+      [
+        ['exec:w:1', 'present'],
+        ['exec:w:2', 'amount-differs'],
+        ['exec:w:4', 'absent'],
+        ['exec:w:3', 'present'],
+      ],
+    );
+    assert.deepEqual(whole.ledgerCounts, { present: 2, absent: 1, 'amount-differs': 1 });
+    assert.deepEqual(
+      whole.ledgerContradicted.map((v) => v.workflowId),
+      ['exec:w:2'],
+    );
+    assert.equal(whole.balanced, false);
+    const voidPresent = reconcile([t(5)], new Map(), [row(5, 'void')], { from: 0, to: 100 });
+    assert.deepEqual(
+      voidPresent.ledgerContradicted.map((v) => [v.workflowId, v.state]),
+      [['exec:w:5', 'void']],
+    );
+    // The money is there and its row says nobody is owed it: unaccounted until the watcher brings the row back.
+    assert.equal(voidPresent.sums.due, '0');
+    assert.equal(voidPresent.sums.unaccounted, '100');
+    // Over a partial range a row of an earlier block is absent from what was read: listed, not judged.
+    const partial = reconcile([], new Map(), [row(6, 'due')], { from: 50, to: 100 });
+    assert.deepEqual([partial.ledgerCounts.absent, partial.ledgerContradicted.length, partial.balanced], [1, 0, true]);
+  });
 });
