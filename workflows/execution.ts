@@ -45,6 +45,7 @@ import {
   type ExecutionWorkflowInput,
 } from '../contracts/temporal';
 import type { DepositProof } from '../domain/deposit-proof';
+import { isBaseUnits } from '../domain/wei';
 import { executionWebhooksWorkflow } from './execution-webhooks';
 import { deliverWebhook, statusChangedDelivery } from './webhook-delivery';
 
@@ -197,6 +198,12 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   // (decision 0071), and the deposit stored is what the chain says, not what the signal said. A
   // claim the chain refutes is recorded on the execution (refutedClaims), never owed: no money came.
   setHandler(depositCompletedSignal, async (d) => {
+    // Money owed is counted in base units: a claim of any other spelling is no deposit.
+    if (d.amount !== undefined && !isBaseUnits(d.amount)) {
+      log.warn('deposit signal not believed: its amount is not base units', { workflowId, txHash: d.txHash });
+      setRecord(refuteClaim(record, d, 'amount-not-base-units', now()));
+      return;
+    }
     const target = record.depositTarget;
     if (!target) {
       deposit(d);

@@ -679,6 +679,11 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       [`erc20:${tusd.toLowerCase()}`]: { in: '25000000', taken: '25000000', due: '0', refunded: '0', waived: '0', unaccounted: '0' },
     });
 
+    // Every ledger row judged against the chain: each is present (the reorg tests' rows were never owed).
+    const rows = balanced.lines.filter((l) => l.ledgerRow).map((l) => l.ledgerRow as { verdict: string; state: string });
+    assert.ok(rows.length > 0);
+    assert.deepEqual(summary.ledgerRows, { present: rows.length, absent: 0, 'amount-differs': 0 });
+
     // One row of money owed removed by hand: the reconciler must find that transfer.
     const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
     try {
@@ -692,6 +697,15 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
         [[victim.tx_hash, victim.workflow_id]],
       );
       await database.db.insertInto('refunds').values(victim).execute();
+      // A row whose amount the chain contradicts, and one whose transfer the chain never held.
+      await database.db.updateTable('refunds').set({ amount: '1' }).where('id', '=', victim.id).execute();
+      const ghost = { ...victim, id: 'f'.repeat(32), tx_hash: `0x${'ab'.repeat(32)}` };
+      await database.db.insertInto('refunds').values(ghost).execute();
+      const contradicted = await reconcile();
+      assert.equal(contradicted.code, 1);
+      assert.deepEqual(contradicted.lines[0].ledgerRows, { present: rows.length - 1, absent: 1, 'amount-differs': 1 });
+      await database.db.deleteFrom('refunds').where('id', '=', ghost.id).execute();
+      await database.db.updateTable('refunds').set({ amount: victim.amount }).where('id', '=', victim.id).execute();
     } finally {
       await database.close();
     }

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Address } from 'viem';
@@ -11,6 +9,7 @@ import { DepositAddressStore } from '../../db/deposit-addresses';
 import { offersTraces } from '../../lib/chain-transaction';
 import { chainWatcherStateQuery, chainWatcherWorkflowId } from '../../contracts/temporal';
 import { TestChain } from '../support/chain';
+import { startRpcRelay } from '../support/rpc-relay';
 import { eventually } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
@@ -22,16 +21,10 @@ import { metricSum, scrape } from '../support/prometheus';
  * the same chain behind a JSON-RPC relay on loopback that refuses every `debug_*` method the way a
  * provider without traces does (-32601), forwarding everything else to anvil.
  */
-interface Call {
-  id: number;
-  method: string;
-  params: unknown[];
-}
-
 describe('chain traces: internal calls where the node has traces, a plain statement where it has none', function () {
   this.timeout(60_000);
   let chain: TestChain;
-  let relay: Server;
+  let relay: { url: string; close: () => void };
   let relayUrl: string;
   let database: Database;
   let tusd: Address;
@@ -44,27 +37,10 @@ describe('chain traces: internal calls where the node has traces, a plain statem
     chain = await TestChain.start();
     tusd = await chain.deployToken('Test USD', 'tUSD');
     forwarder = await chain.deployForwarder();
-    relay = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const parsed = JSON.parse(body) as { id: number; method: string } | Array<{ id: number; method: string }>;
-        const calls = Array.isArray(parsed) ? parsed : [parsed];
-        if (calls.some((c) => c.method.startsWith('debug_'))) {
-          const refuse = (c: { id: number }) => ({ jsonrpc: '2.0', id: c.id, error: { code: -32601, message: 'Method not found' } });
-          res.setHeader('content-type', 'application/json');
-          res.end(JSON.stringify(Array.isArray(parsed) ? calls.map(refuse) : refuse(calls[0])));
-          return;
-        }
-        void fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (answer) => {
-          res.setHeader('content-type', 'application/json');
-          res.end(await answer.text());
-        });
-      });
-    });
-    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
-    relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    relay = await startRpcRelay(chain.url, (c) =>
+      c.method.startsWith('debug_') ? { code: -32601, message: 'Method not found' } : undefined,
+    );
+    relayUrl = relay.url;
     database = await openDatabase({ sqliteFile: path.join(dir, 'read-model.sqlite') });
     await new DepositAddressStore(database).register({ chain: CHAIN, address: deposit, workflowId: 'exec:w:traces', minAmount: '1' });
   });
@@ -133,33 +109,13 @@ describe('chain traces: internal calls where the node has traces, a plain statem
     const last = await chain.head();
     const blocks = Array.from({ length: 5 }, (_, i) => last - 4 + i);
     const asked: string[] = [];
-    const capped = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const parsed = JSON.parse(body) as Call | Call[];
-        const calls = Array.isArray(parsed) ? parsed : [parsed];
-        const refusal = (c: Call) => {
-          if (c.method === 'eth_getBlockReceipts') return { code: -32601, message: 'Method not found' };
-          if (c.method !== 'eth_getLogs') return undefined;
-          const { fromBlock, toBlock } = c.params[0] as { fromBlock: string; toBlock: string };
-          asked.push(`${Number(fromBlock)}-${Number(toBlock)}`);
-          return Number(toBlock) - Number(fromBlock) >= 2 ? { code: -32005, message: 'query returned more than 10000 results' } : undefined;
-        };
-        if (calls.some((c) => refusal(c) !== undefined)) {
-          const answer = (c: Call) => ({ jsonrpc: '2.0', id: c.id, error: refusal(c) ?? { code: -32603, message: 'not sent' } });
-          res.setHeader('content-type', 'application/json');
-          res.end(JSON.stringify(Array.isArray(parsed) ? calls.map(answer) : answer(calls[0])));
-          return;
-        }
-        void fetch(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (answer) => {
-          res.setHeader('content-type', 'application/json');
-          res.end(await answer.text());
-        });
-      });
+    const capped = await startRpcRelay(chain.url, (c) => {
+      if (c.method === 'eth_getBlockReceipts') return { code: -32601, message: 'Method not found' };
+      if (c.method !== 'eth_getLogs') return undefined;
+      const { fromBlock, toBlock } = c.params[0] as { fromBlock: string; toBlock: string };
+      asked.push(`${Number(fromBlock)}-${Number(toBlock)}`);
+      return Number(toBlock) - Number(fromBlock) >= 2 ? { code: -32005, message: 'query returned more than 10000 results' } : undefined;
     });
-    await new Promise<void>((r) => capped.listen(0, '127.0.0.1', r));
     try {
       const read = async (url: string) => {
         const reader = new DepositReader(chainClient(url), new DepositAddressStore(database), [tusd.toLowerCase()]);
@@ -168,7 +124,7 @@ describe('chain traces: internal calls where the node has traces, a plain statem
       };
       const direct = await read(chain.url);
       assert.equal(direct.length, 10);
-      assert.deepEqual(await read(`http://127.0.0.1:${(capped.address() as AddressInfo).port}`), direct);
+      assert.deepEqual(await read(capped.url), direct);
       assert.ok(asked.includes(`${blocks[0]}-${blocks[4]}`) && asked.some((r) => r === `${blocks[0]}-${blocks[1]}`), asked.join(' '));
       assert.ok(direct.some(([tx, index]) => tx === txs[0] && index === 0));
     } finally {

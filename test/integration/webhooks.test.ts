@@ -171,6 +171,47 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     assert.equal(new Set(refundEvents().map((d) => d.id)).size, 1);
   });
 
+  it('when a row that was announced due is voided by a reorganisation and then due again, then the receiver gets refund.voided and refund.due once more, each with the row as it was and its numbered webhook-id', async () => {
+    if (!receiver || receiver.child.exitCode !== null) await startReceiver();
+    const wallet = newWallet();
+    const executionId = `refund-void-${randomUUID()}`;
+    const viaApi = { ...stack, api } as Stack;
+    assert.equal((await prepare(viaApi, wallet, { executionId })).status, 201);
+    assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xtaken' })).status, 200);
+    assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xowed', amount: '12' })).status, 409);
+    type RowEvent = { id: string; event: { type: string; timestamp: string; data: { id: string; state: string; voidedAt?: string } } };
+    const eventsOf = (type: string) =>
+      (deliveries() as unknown as RowEvent[]).filter(
+        (d) => d.event.type === type && (d.event.data as { executionId?: string }).executionId === executionId,
+      );
+    const [due] = await eventually(async () => eventsOf('refund.due').length > 0 && eventsOf('refund.due'), 45_000, 250);
+    const id = due.event.data.id;
+    // What the chain watcher's reportReorgs and reportSignals do to the row (the chain's side: test/integration/chain-abuse.test.ts).
+    const ledgerDo = async <T>(fn: (ledger: RefundLedger) => Promise<T>): Promise<T> => {
+      const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+      try {
+        return await fn(new RefundLedger(database));
+      } finally {
+        await database.close();
+      }
+    };
+    assert.deepEqual((await ledgerDo((l) => l.void([id], 'reorged'))).voided, [id]);
+    const [voided] = await eventually(async () => eventsOf('refund.voided').length > 0 && eventsOf('refund.voided'), 45_000, 250);
+    assert.equal(voided.id, `refund-voided:${id}:2`);
+    assert.equal(voided.event.data.state, 'void');
+    assert.equal(voided.event.timestamp, voided.event.data.voidedAt);
+    assert.deepEqual(await ledgerDo((l) => l.restore([id])), [id]);
+    const again = await eventually(async () => eventsOf('refund.due').length > 1 && eventsOf('refund.due'), 45_000, 250);
+    assert.deepEqual(
+      again.map((d) => [d.id, d.event.data.state]),
+      [
+        [`refund-due:${id}`, 'due'],
+        [`refund-due:${id}:3`, 'due'],
+      ],
+    );
+    assert.equal(eventsOf('refund.voided').length, 1);
+  });
+
   it('when a request is not signed with the secret, then the receiver refuses it (it really verifies)', async () => {
     if (!receiver || receiver.child.exitCode !== null) await startReceiver();
     const body = JSON.stringify({ type: 'execution.status_changed', timestamp: new Date().toISOString(), data: {} });

@@ -105,6 +105,20 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     assert.equal(record.signingMessage, 'message');
   });
 
+  it('when a deposit signal names an amount that is not base units (any client of Temporal may signal), then it is no deposit: the record shows the refuted claim, and a signal in base units then completes it', async () => {
+    const { handle } = await start();
+    await handle.signal(depositCompletedSignal, { txHash: '0xab1', amount: '0099.5' });
+    const refuted = await handle.query(getExecutionQuery);
+    assert.equal(refuted.status, 'PREPARED');
+    assert.deepEqual(
+      refuted.refutedClaims?.map((c) => [c.txHash, c.reason]),
+      [['0xab1', 'amount-not-base-units']],
+    );
+    assert.deepEqual(refuted.refusedDeposits, []);
+    await handle.signal(depositCompletedSignal, { txHash: '0xab2', amount: '995' });
+    assert.equal((await handle.query(getExecutionQuery)).deposit?.amount, '995');
+  });
+
   it('when the submit comes first, then it stays PREPARED with the payload, and the deposit moves it through OPERATION_PENDING to SIGNING', async () => {
     const { handle } = await start();
     assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'PREPARED' });

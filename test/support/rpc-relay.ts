@@ -1,0 +1,41 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One JSON-RPC call as a relay sees it. */
+export interface RpcCall {
+  id: number;
+  method: string;
+  params: unknown[];
+}
+
+/**
+ * A JSON-RPC relay on loopback in front of a real node (`upstream`), the way a provider with fewer
+ * methods or tighter limits answers: a request (or batch) holding a call that `refusal` refuses is
+ * answered with that error for it (and an error for the others of its batch); every other request
+ * goes to the node as it came.
+ */
+export async function startRpcRelay(
+  upstream: string,
+  refusal: (call: RpcCall) => { code: number; message: string } | undefined,
+): Promise<{ url: string; close: () => void }> {
+  const relay = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const parsed = JSON.parse(body) as RpcCall | RpcCall[];
+      const calls = Array.isArray(parsed) ? parsed : [parsed];
+      res.setHeader('content-type', 'application/json');
+      if (calls.some((c) => refusal(c) !== undefined)) {
+        const answer = (c: RpcCall) => ({ jsonrpc: '2.0', id: c.id, error: refusal(c) ?? { code: -32603, message: 'not sent' } });
+        res.end(JSON.stringify(Array.isArray(parsed) ? calls.map(answer) : answer(calls[0])));
+        return;
+      }
+      void fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (answer) =>
+        res.end(await answer.text()),
+      );
+    });
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`, close: () => relay.close() };
+}
