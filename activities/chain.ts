@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { createPublicClient, http, type PublicClient } from 'viem';
 import type { ChainActivities, ChainRound } from '../contracts/activities';
 import type { DepositAddressOwner, DepositAddressStore } from '../db/deposit-addresses';
+import type { WatcherProgressStore } from '../db/watcher-progress';
 import { dustBatches } from '../domain/dust-batches';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
@@ -53,6 +54,8 @@ export interface ChainDeps {
   tokens: ReadonlyArray<{ chain: string; address: string }>;
   /** The deposit addresses the round's transfers are joined with. */
   addresses: DepositAddressStore;
+  /** The watcher's last confirmed block and recent signals, where a new run resumes. */
+  progress: WatcherProgressStore;
   /** Final records of closed executions, to judge a transfer that reached one. */
   executions: ExecutionStore;
   /** Where a transfer to a closed execution is recorded as owed back. */
@@ -473,14 +476,14 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     async watcherStart({ chain }) {
       const d = chainDeps();
       const params = { chain, confirmations: d.confirmations(chain) ?? 1, windowSize: d.windowSize };
-      const checkpoint = await d.addresses.checkpoint(chain);
+      const checkpoint = await d.progress.checkpoint(chain);
       if (!checkpoint) {
         const h = blockHeader(await rpc().getBlock({ blockTag: 'latest' }));
         // Nothing at or below the first block is this watcher's: its first checkpoint.
-        await d.addresses.saveCheckpoint(chain, h, 2 * d.windowSize);
+        await d.progress.saveCheckpoint(chain, h, 2 * d.windowSize);
         return { state: initialWatcherState(h), reorged: [] };
       }
-      const signalled = await d.addresses.signals(chain);
+      const signalled = await d.progress.signals(chain);
       const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
       const numbers = resumeNumbers(checkpoint, signalled, params).filter((n) => n <= head);
       const blocks = await mapLimited(numbers, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n) }));
@@ -501,7 +504,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const confirmations = d.confirmations(chain);
       if (confirmations === undefined) throw new Error(`this worker has no DEPOSIT_CONFIRMATIONS for ${chain}`);
       // The previous round's signals are delivered and its owed transfers recorded: its last confirmed block is safe to resume from.
-      if (checkpoint) await d.addresses.saveCheckpoint(chain, checkpoint, 2 * d.windowSize);
+      if (checkpoint) await d.progress.saveCheckpoint(chain, checkpoint, 2 * d.windowSize);
       let head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
       // Caught up: wait here for the next block (a long poll), up to the poll interval. A Temporal
       // timer would do the same with a history event more, at the server's timer resolution (~1 s).
@@ -544,7 +547,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const at = new Date();
       // Money a reorganisation removed is owed to nobody: its rows leave `due` (a refund.voided follows).
       const { voided, settled } = await refunds.void(reports.map(ledgerIdOf), 'reorged', at);
-      if (reports.length > 0) await chainDeps().addresses.forgetSignals(reports[0].chain, reports);
+      if (reports.length > 0) await chainDeps().progress.forgetSignals(reports[0].chain, reports);
       for (const id of settled)
         Context.current().log.error(
           'a settled refunds ledger row lost its transfer to a reorganisation: the refund paid money the chain no longer shows',
@@ -669,7 +672,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       }
       // Every transfer signalled now is canonical and confirmed: a row a reorganisation voided is owed again.
       const all = [...sent, ...undelivered.map((u) => u.signal)];
-      await chainDeps().addresses.saveSignals(chain, all.map(signalledTransfer));
+      await chainDeps().progress.saveSignals(chain, all.map(signalledTransfer));
       const restored = await refunds.restore(all.map((signal) => ledgerIdOf({ ...signal.deposit, workflowId: signal.workflowId })));
       if (restored.length > 0)
         Context.current().log.warn('transfers mined again after a reorganisation: their refunds ledger rows are due again', { restored });

@@ -5,6 +5,7 @@ import type { Config } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { DepositAddressStore } from '../db/deposit-addresses';
+import { WatcherProgressStore } from '../db/watcher-progress';
 import { RefundLedger } from '../db/refund-ledger';
 import type { ChainEvent } from '../activities/chain';
 import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
@@ -135,6 +136,7 @@ export async function startWorker(
         ...config.chain,
         confirmations: confirmationsOf(config.chain),
         addresses: new DepositAddressStore(database),
+        progress: new WatcherProgressStore(database),
         executions: new ExecutionStore(database),
         refunds: new RefundLedger(database),
         onChainEvent: hooks.onChainEvent,

@@ -35,8 +35,9 @@ const DEFAULT_ROUNDS_PER_RUN = 500;
  * started by every worker with USE_EXISTING so that one runs per chain. Its progress (cursor, the
  * window of recent block hashes, transfers seen but not yet deep enough, deposits signalled within
  * the window) lives here, in the workflow's state, so a worker crash neither misses nor repeats a
- * deposit; its last confirmed block is also kept in the read model, where a new run (after the
- * watcher failed or was terminated) resumes instead of at the head: activities read the chain (a caught-up round waits in its activity for the next block,
+ * deposit. Its last confirmed block and recent signals are also kept in the read model, where a
+ * new run (after the watcher failed or was terminated) resumes instead of at the head (decision
+ * 0080). Activities read the chain (a caught-up round waits in its activity for the next block,
  * up to CHAIN_POLL_INTERVAL_MS), the pure state machine of domain/chain-watcher decides, and
  * each deposit is signalled to its execution with a workflow command, once per history.
  */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
 import { DepositAddressStore } from '../../db/deposit-addresses';
+import { WatcherProgressStore } from '../../db/watcher-progress';
 import { RefundLedger, refundId, type RefundDue } from '../../db/refund-ledger';
 import type { LedgerPosition } from '../../db/page-token';
 import { migrations } from '../../db/migrations';
@@ -163,6 +164,35 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         seen,
         newestFirst(records).map((r) => r.executionId),
       );
+    });
+
+    it('when the chain watcher records its progress, then the checkpoint reads back as written (back too, after a reorganisation), a transfer mined again replaces its signal, and signals far below the checkpoint are forgotten', async () => {
+      const progress = new WatcherProgressStore(database);
+      const chain = 'evm:progress';
+      assert.equal(await progress.checkpoint(chain), undefined);
+      const signal = (block: number, hash: string) => ({
+        blockNumber: block,
+        blockHash: hash,
+        txHash: '0x' + 'ab'.repeat(32),
+        transferIndex: 0,
+        asset: 'native' as const,
+        to: '0x' + 'cd'.repeat(20),
+        amount: '5',
+        workflowId: 'exec:w:progress',
+        reorged: true as const,
+      });
+      await progress.saveSignals(chain, [signal(100, '0xh100'), { ...signal(10, '0xh10'), txHash: '0x' + '01'.repeat(32) }]);
+      await progress.saveSignals(chain, [signal(104, '0xh104')]);
+      await progress.saveCheckpoint(chain, { number: 120, hash: '0xc120' }, 64);
+      assert.deepEqual(await progress.checkpoint(chain), { number: 120, hash: '0xc120' });
+      // Mined again in block 104: one entry, the new block, never kept as reorged; block 10 is more than 64 below 120.
+      const { reorged: _, ...kept } = signal(104, '0xh104');
+      assert.deepEqual(await progress.signals(chain), [kept]);
+      await progress.saveCheckpoint(chain, { number: 110, hash: '0xc110' }, 64);
+      assert.deepEqual(await progress.checkpoint(chain), { number: 110, hash: '0xc110' });
+      await progress.forgetSignals(chain, [kept]);
+      assert.deepEqual(await progress.signals(chain), []);
+      assert.equal(await progress.checkpoint('evm:other'), undefined);
     });
 
     describe('the refunds ledger', () => {
