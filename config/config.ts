@@ -36,6 +36,7 @@ export interface Config {
   readonly bodyLimitBytes: number;
   readonly executionTtlSeconds: number;
   readonly executionLingerSeconds: number;
+  readonly signingDeadlineSeconds: number;
   /** Requests per `windowS` per client IP / wallet (routes without a token) / token id; 0 turns one off. */
   readonly rateLimits: {
     readonly windowS: number;
@@ -157,6 +158,7 @@ const fileSchema = {
     bodyLimitBytes: integerSchema('BODY_LIMIT_BYTES'),
     executionTtlSeconds: integerSchema('EXECUTION_TTL_S'),
     executionLingerSeconds: integerSchema('EXECUTION_LINGER_S'),
+    signingDeadlineSeconds: integerSchema('SIGNING_DEADLINE_S'),
     rateLimits: {
       type: 'object',
       additionalProperties: false,
@@ -328,6 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: e.BODY_LIMIT_BYTES ?? parsed.bodyLimitBytes ?? d('BODY_LIMIT_BYTES'),
     executionTtlSeconds: e.EXECUTION_TTL_S ?? parsed.executionTtlSeconds ?? d('EXECUTION_TTL_S'),
     executionLingerSeconds: e.EXECUTION_LINGER_S ?? parsed.executionLingerSeconds ?? d('EXECUTION_LINGER_S'),
+    signingDeadlineSeconds: e.SIGNING_DEADLINE_S ?? parsed.signingDeadlineSeconds ?? d('SIGNING_DEADLINE_S'),
     rateLimits: {
       windowS: e.RATE_LIMIT_WINDOW_S ?? parsed.rateLimits?.windowS ?? d('RATE_LIMIT_WINDOW_S'),
       perIp: e.RATE_LIMIT_PER_IP ?? parsed.rateLimits?.perIp ?? d('RATE_LIMIT_PER_IP'),

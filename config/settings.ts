@@ -175,6 +175,15 @@ export const SETTINGS = {
     readBy: 'api',
     description: "prepare's default `ttlSeconds`: a deposit must come within it",
   },
+  SIGNING_DEADLINE_S: {
+    kind: 'integer',
+    min: 1,
+    default: 86400,
+    file: 'signingDeadlineSeconds',
+    readBy: 'api',
+    description:
+      'how long an execution waits for its signature once its deposit is in (OPERATION_PENDING); then it is EXPIRED and its deposit owed back, so no execution stays open for ever',
+  },
   EXECUTION_LINGER_S: {
     kind: 'integer',
     min: 0,

@@ -42,10 +42,11 @@ export type VoidReason = 'reorged';
 
 /**
  * The reasons a ledger row has beside the record's refusal reasons: `closed` (a deposit to an
- * execution whose workflow had closed, or a run terminated while PREPARED) and
- * `cancelled-after-deposit` (the execution's own deposit, after a cancel).
+ * execution whose workflow had closed, or a run terminated while PREPARED),
+ * `cancelled-after-deposit` (the execution's own deposit, after a cancel) and `unsigned-by-deadline`
+ * (the execution's own deposit, when no signature came before its signing deadline).
  */
-export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit'] as const;
+export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit', 'unsigned-by-deadline'] as const;
 
 /** What an operator records once a refund is settled. */
 export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };

@@ -53,6 +53,11 @@ export interface ExecutionWorkflowInput extends PreparedExecution {
    */
   lingerSeconds: number;
   /**
+   * How long OPERATION_PENDING waits for the signature (SIGNING_DEADLINE_S) before it is EXPIRED
+   * and its deposit owed back. Absent in executions started by older versions (they wait for ever).
+   */
+  signingDeadlineSeconds?: number;
+  /**
    * Whether webhook endpoints are configured: each status change is then delivered by the
    * deliverWebhook activity. Absent in executions started by older versions (none are sent).
    */

@@ -58,7 +58,8 @@ export function refundsOfRecord(workflowId: string, record: ExecutionRecord, ove
     reportedBy: 'execution',
   });
   const rows = [...record.refusedDeposits, ...overflow].map((r) => row(r, r.reason));
-  if (record.deposit?.refundDue) rows.push(row(record.deposit, 'cancelled-after-deposit'));
+  if (record.deposit?.refundDue)
+    rows.push(row(record.deposit, record.status === 'EXPIRED' ? 'unsigned-by-deadline' : 'cancelled-after-deposit'));
   return rows;
 }
 

@@ -148,6 +148,8 @@ export interface ExecutionRecord {
   createdAt: string;
   updatedAt: string;
   expiresAt: string;
+  /** Set when the deposit moved it to OPERATION_PENDING: without a signature by then it becomes EXPIRED and its deposit is owed back. */
+  signingDeadline?: string;
   history: HistoryEntry[];
   refusedDeposits: RefusedDeposit[];
   /** Deposit claims the chain refuted (absent until the first). */
@@ -360,6 +362,21 @@ export function applySubmit(rec: ExecutionRecord, payload: SignedPayload, signin
 export function expire(rec: ExecutionRecord, at: string): ExecutionRecord {
   if (rec.status !== 'PREPARED') return rec;
   return { ...rec, ...moveTo(rec, ['EXPIRED'], at) };
+}
+
+/** Sets the signing deadline of an execution that has just reached OPERATION_PENDING. */
+export function withSigningDeadline(rec: ExecutionRecord, deadline: string): ExecutionRecord {
+  return rec.status === 'OPERATION_PENDING' && rec.signingDeadline === undefined ? { ...rec, signingDeadline: deadline } : rec;
+}
+
+/**
+ * The signing deadline passed at `at`: OPERATION_PENDING becomes EXPIRED, its deposit marked
+ * `refundDue` (owed back: the refunds ledger's reason `unsigned-by-deadline`). Any other status
+ * is kept (same `rec`).
+ */
+export function expireUnsigned(rec: ExecutionRecord, at: string): ExecutionRecord {
+  if (rec.status !== 'OPERATION_PENDING' || !rec.deposit) return rec;
+  return { ...rec, ...moveTo(rec, ['EXPIRED'], at), deposit: { ...rec.deposit, refundDue: true } };
 }
 
 /**

@@ -24,7 +24,9 @@ import {
   initialRecord,
   markReincluded,
   markReorged,
+  expireUnsigned,
   refuteClaim,
+  withSigningDeadline,
   holds,
   type Deposit,
   type DepositOutcome,
@@ -171,13 +173,21 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     project();
   };
 
+  // OPERATION_PENDING waits for its signature until its deadline, then it is EXPIRED and its
+  // deposit owed back: no execution stays open (and in the worker's cache) for ever.
+  const expireIfUnsigned = () => {
+    if (record.status === 'OPERATION_PENDING') setRecord(expireUnsigned(record, now()));
+  };
   const deposit = (d: Deposit) => {
-    const { record: next, outcome, overflow: owed } = applyDeposit(record, d, now());
+    const { record: applied, outcome, overflow: owed } = applyDeposit(record, d, now());
     if (owed) {
       overflow.push(owed);
       project();
     }
-    setRecord(next);
+    const deadlineS = input.signingDeadlineSeconds;
+    const armed = deadlineS !== undefined && applied.status === 'OPERATION_PENDING' && record.status === 'PREPARED';
+    setRecord(armed ? withSigningDeadline(applied, new Date(Date.now() + deadlineS * 1000).toISOString()) : applied);
+    if (armed) void sleep(deadlineS * 1000).then(expireIfUnsigned);
     return outcome;
   };
 
@@ -328,8 +338,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   else expireIfPrepared();
   project();
 
-  // A deposited execution waits for its signature as long as it takes (OPERATION_PENDING is not
-  // final). At a final status the workflow closes once the read model holds its last record (the
+  // A deposited execution waits for its signature until its signing deadline (OPERATION_PENDING is
+  // not final). At a final status the workflow closes once the read model holds its last record (the
   // API answers a closed execution from it) and no handler is still running; its webhooks get
   // WEBHOOKS_WAIT more, then whatever is left goes to a workflow of its own. A closed execution
   // leaves the worker's cache for good (decision 0074).

@@ -274,6 +274,11 @@ export const executionRecordSchema = {
     createdAt: { ...isoTime, description: 'when prepare created it' },
     updatedAt: { ...isoTime, description: 'the last change of the record' },
     expiresAt: { ...isoTime, description: 'createdAt + ttlSeconds: PREPARED without a deposit by then becomes EXPIRED' },
+    signingDeadline: {
+      ...isoTime,
+      description:
+        'set when the deposit moved it to OPERATION_PENDING (+ SIGNING_DEADLINE_S): without a signature by then it becomes EXPIRED and its deposit is owed back (refunds reason unsigned-by-deadline)',
+    },
     history: {
       description: 'every status change with its time, oldest first',
       type: 'array',

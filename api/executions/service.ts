@@ -218,6 +218,7 @@ export class ExecutionService {
       createdAt: new Date(created).toISOString(),
       expiresAt: new Date(created + (body.ttlSeconds ?? this.config.executionTtlSeconds) * 1000).toISOString(),
       lingerSeconds: this.config.executionLingerSeconds,
+      signingDeadlineSeconds: this.config.signingDeadlineSeconds,
       webhooks: this.config.webhooks.length > 0,
     };
     const workflowId = executionWorkflowId(wallet, executionId);

@@ -79,7 +79,8 @@ export const refundRowSchema = {
     },
     reason: {
       type: 'string',
-      description: 'the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit',
+      description:
+        'the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit, unsigned-by-deadline',
     },
     reportedBy: { type: 'string', enum: ['api', 'chain-watcher', 'execution'] },
     state: { type: 'string', enum: [...REFUND_STATES] },

@@ -430,7 +430,7 @@ export interface components {
              * @enum {string}
              */
             payerKind?: "eoa" | "contract";
-            /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit */
+            /** @description the refusal: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit, unsigned-by-deadline */
             reason: string;
             /** @enum {string} */
             reportedBy: "api" | "chain-watcher" | "execution";
@@ -572,6 +572,11 @@ export interface components {
              * @description createdAt + ttlSeconds: PREPARED without a deposit by then becomes EXPIRED
              */
             expiresAt: string;
+            /**
+             * Format: date-time
+             * @description set when the deposit moved it to OPERATION_PENDING (+ SIGNING_DEADLINE_S): without a signature by then it becomes EXPIRED and its deposit is owed back (refunds reason unsigned-by-deadline)
+             */
+            signingDeadline?: string;
             /** @description every status change with its time, oldest first */
             history: {
                 /** @enum {string} */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { ExecutionRecord } from '../../domain/execution-state';
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -61,11 +62,12 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  async function start(options: { ttlMs?: number; lingerSeconds?: number } = {}) {
-    const { workflowId, input } = executionInput(await env.currentTimeMs(), {
+  async function start(options: { ttlMs?: number; lingerSeconds?: number; signingDeadlineSeconds?: number } = {}) {
+    const { workflowId, input: base } = executionInput(await env.currentTimeMs(), {
       ttlMs: options.ttlMs ?? HOUR,
       lingerSeconds: options.lingerSeconds ?? 7 * 24 * 3600,
     });
+    const input = options.signingDeadlineSeconds === undefined ? base : { ...base, signingDeadlineSeconds: options.signingDeadlineSeconds };
     return { handle: await env.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] }), workflowId };
   }
 
@@ -193,12 +195,44 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     );
   });
 
-  it('when the deposit is in but no signature comes, then it stays OPERATION_PENDING past expiresAt (never EXPIRED) and still signs', async () => {
+  it('when the deposit is in but no signature comes, then it stays OPERATION_PENDING past expiresAt (never EXPIRED while it has no signing deadline, as runs of older builds) and still signs', async () => {
     const { handle } = await start({ ttlMs: HOUR });
     await handle.signal(depositCompletedSignal, { txHash: '0x7' });
     await env.sleep(3 * DAY);
     assert.equal((await handle.query(getExecutionQuery)).status, 'OPERATION_PENDING');
     assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
+  });
+
+  it('when the deposit is in and no signature comes before the signing deadline, then it is EXPIRED (in skipped time), closes, and owes its deposit back (unsigned-by-deadline)', async () => {
+    const { handle, workflowId } = await start({ ttlMs: HOUR, lingerSeconds: 0, signingDeadlineSeconds: 2 * 24 * 3600 });
+    await handle.signal(depositCompletedSignal, { txHash: '0xd1', amount: '5' });
+    const pending = await handle.query(getExecutionQuery);
+    assert.equal(pending.status, 'OPERATION_PENDING');
+    assert.equal(Date.parse(pending.signingDeadline!) - Date.parse(pending.history[1].at), 2 * DAY);
+    await env.sleep(DAY);
+    assert.equal((await handle.query(getExecutionQuery)).status, 'OPERATION_PENDING');
+    const result = (await handle.result()) as ExecutionRecord;
+    assert.equal(result.status, 'EXPIRED');
+    assert.deepEqual(
+      result.history.map((h) => h.status),
+      ['PREPARED', 'OPERATION_PENDING', 'EXPIRED'],
+    );
+    assert.equal(result.deposit?.refundDue, true);
+    assert.equal((await handle.describe()).status.name, 'COMPLETED');
+    const rows = await new RefundLedger(database).ofExecution(workflowId);
+    assert.deepEqual(
+      rows.map((r) => [r.txHash, r.amount, r.reason, r.state]),
+      [['0xd1', '5', 'unsigned-by-deadline', 'due']],
+    );
+    assert.equal((await store.getMany([workflowId])).get(workflowId)?.status, 'EXPIRED');
+  });
+
+  it('when the signature comes before the signing deadline, then it is SIGNING and the deadline does nothing', async () => {
+    const { handle } = await start({ ttlMs: HOUR, signingDeadlineSeconds: 3600 });
+    await handle.signal(depositCompletedSignal, { txHash: '0xd2' });
+    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
+    await env.sleep(2 * HOUR);
+    assert.equal((await handle.query(getExecutionQuery)).status, 'SIGNING');
   });
 
   it('when SIGNING, then the workflow lingers lingerSeconds to answer retries, then completes with the record', async () => {
