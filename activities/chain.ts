@@ -13,6 +13,7 @@ import {
   holds,
   markReincluded,
   markReorged,
+  sameTransfer,
   type DepositAsset,
   type ExecutionRecord,
 } from '../domain/execution-state';
@@ -22,9 +23,11 @@ import { isMissingMethod, offersTraces, payerKindOf, payerOf, proveOnChain } fro
 import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC, type CallFrame } from '../domain/transfers';
 import {
   initialWatcherState,
+  KEPT_WINDOWS,
   resumeNumbers,
   resumeState,
   signalledTransfer,
+  transferKey,
   type BlockHeader,
   type ChainTransfer,
   type DepositSignal,
@@ -404,10 +407,6 @@ interface RpcReceipt {
   logs: Array<{ logIndex: string }>;
 }
 
-/** The refunds ledger row of a transfer (or dust batch) to an execution. */
-const ledgerIdOf = (t: { workflowId: string; chain: string; txHash: string; transferIndex: number; asset?: string }) =>
-  refundId({ workflowId: t.workflowId, chain: t.chain, txHash: t.txHash, transferIndex: t.transferIndex, asset: t.asset ?? 'native' });
-
 /** Why a dust batch is owed: below the minimum in the address's asset, else another asset. */
 function batchReason(record: ExecutionRecord | undefined, deposit: { asset?: string }): 'below-minimum' | 'wrong-asset' {
   const wanted = record?.depositTarget?.asset ?? 'native';
@@ -454,6 +453,44 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     return deps;
   };
   const rpc = () => (client ??= chainClient(chainDeps().rpcUrl));
+  /** The canonical hash of each block number (numbers past the head are left out). */
+  const canonicalOf = async (numbers: readonly number[]) => {
+    const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+    const blocks = await mapLimited(
+      numbers.filter((n) => n <= head),
+      20,
+      (n) => rpc().getBlock({ blockNumber: BigInt(n) }),
+    );
+    return blocks.map((b) => {
+      const h = blockHeader(b);
+      return { number: h.number, hash: h.hash };
+    });
+  };
+  /** Signals are kept for this many blocks below the checkpoint: resumeNumbers reads back as far. */
+  const keptBlocks = () => KEPT_WINDOWS * chainDeps().windowSize;
+  /**
+   * Applies `mark` to the final records (in the read model) of closed executions: they hear no
+   * signal. Answers the records it changed.
+   */
+  const markClosedRecords = async <T extends { workflowId: string }>(
+    items: readonly T[],
+    mark: (record: ExecutionRecord, item: T, at: string) => ExecutionRecord,
+    at: Date,
+  ): Promise<Array<{ item: T; record: ExecutionRecord }>> => {
+    const { executions } = chainDeps();
+    const records = await executions.getMany([...new Set(items.map((i) => i.workflowId))]);
+    const changed: Array<{ item: T; record: ExecutionRecord }> = [];
+    for (const item of items) {
+      const record = records.get(item.workflowId);
+      if (!record || !FINAL_STATUSES.includes(record.status)) continue;
+      const next = mark(record, item, at.toISOString());
+      if (next === record) continue;
+      await executions.upsert(item.workflowId, next, at);
+      records.set(item.workflowId, next);
+      changed.push({ item, record: next });
+    }
+    return changed;
+  };
   const readers = new Map<string, DepositReader>();
   const reader = (chain: string): DepositReader => {
     let r = readers.get(chain);
@@ -480,15 +517,12 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       if (!checkpoint) {
         const h = blockHeader(await rpc().getBlock({ blockTag: 'latest' }));
         // Nothing at or below the first block is this watcher's: its first checkpoint.
-        await d.progress.saveCheckpoint(chain, h, 2 * d.windowSize);
+        await d.progress.saveCheckpoint(chain, h, keptBlocks());
         return { state: initialWatcherState(h), reorged: [] };
       }
       const signalled = await d.progress.signals(chain);
-      const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
-      const numbers = resumeNumbers(checkpoint, signalled, params).filter((n) => n <= head);
-      const blocks = await mapLimited(numbers, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n) }));
-      const canonical = new Map(blocks.map((b) => blockHeader(b)).map((h) => [h.number, h.hash]));
-      const resumed = resumeState(checkpoint, signalled, canonical, params);
+      const canonical = await canonicalOf(resumeNumbers(checkpoint, signalled, params));
+      const resumed = resumeState(checkpoint, signalled, new Map(canonical.map((b) => [b.number, b.hash])), params);
       Context.current().log.info('chain watcher resumes from the read model', {
         chain,
         checkpoint: checkpoint.number,
@@ -504,7 +538,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const confirmations = d.confirmations(chain);
       if (confirmations === undefined) throw new Error(`this worker has no DEPOSIT_CONFIRMATIONS for ${chain}`);
       // The previous round's signals are delivered and its owed transfers recorded: its last confirmed block is safe to resume from.
-      if (checkpoint) await d.progress.saveCheckpoint(chain, checkpoint, 2 * d.windowSize);
+      if (checkpoint) await d.progress.saveCheckpoint(chain, checkpoint, keptBlocks());
       let head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
       // Caught up: wait here for the next block (a long poll), up to the poll interval. A Temporal
       // timer would do the same with a history event more, at the server's timer resolution (~1 s).
@@ -533,20 +567,14 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async canonicalHashes({ numbers }) {
-      const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
-      const wanted = numbers.filter((n) => n <= head);
-      const blocks = await mapLimited(wanted, 20, (n) => rpc().getBlock({ blockNumber: BigInt(n) }));
-      return blocks.map((b) => {
-        const h = blockHeader(b);
-        return { number: h.number, hash: h.hash };
-      });
+      return canonicalOf(numbers);
     },
 
     async reportReorgs({ reports }) {
-      const { refunds, executions } = chainDeps();
+      const { refunds } = chainDeps();
       const at = new Date();
       // Money a reorganisation removed is owed to nobody: its rows leave `due` (a refund.voided follows).
-      const { voided, settled } = await refunds.void(reports.map(ledgerIdOf), 'reorged', at);
+      const { voided, settled } = await refunds.void(reports.map(refundId), 'reorged', at);
       if (reports.length > 0) await chainDeps().progress.forgetSignals(reports[0].chain, reports);
       for (const id of settled)
         Context.current().log.error(
@@ -555,19 +583,13 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
             refundId: id,
           },
         );
-      // A closed execution hears no signal: its final record in the read model is flagged instead.
-      const records = await executions.getMany([...new Set(reports.map((r) => r.workflowId))]);
-      let signingWithout = 0;
-      for (const r of reports) {
+      for (const r of reports)
         Context.current().log.error('deposit reorganised away after it was signalled: its block is no longer canonical', { ...r });
-        const record = records.get(r.workflowId);
-        if (!record || !FINAL_STATUSES.includes(record.status)) continue;
-        const next = markReorged(record, r, at.toISOString());
-        if (next === record) continue;
-        await executions.upsert(r.workflowId, next, at);
-        records.set(r.workflowId, next);
-        if (next.status === 'SIGNING' && next.deposit?.reorged) signingWithout++;
-      }
+      // A closed execution hears no signal: its final record in the read model is flagged instead.
+      const flagged = await markClosedRecords(reports, markReorged, at);
+      const signingWithout = flagged.filter(
+        ({ item, record }) => record.status === 'SIGNING' && record.deposit !== undefined && sameTransfer(record.deposit, item),
+      ).length;
       deps?.onChainEvent?.({ kind: 'reorgs', reports, voided: voided.length, signingWithoutDeposit: signingWithout });
     },
 
@@ -623,9 +645,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     async reportSignals({ chain, delivered, undelivered, sent = [] }) {
       const { executions, refunds } = chainDeps();
       const at = new Date();
-      const records = await executions.getMany([
-        ...new Set([...undelivered, ...sent.map((signal) => ({ signal }))].map((u) => u.signal.workflowId)),
-      ]);
+      const records = undelivered.length > 0 ? await executions.getMany(undelivered.map((u) => u.signal.workflowId)) : new Map();
       // Where a refund would go back to: each transfer's payer, read with it (asked again for a
       // signal of an older build's state; a dust batch has many), and whether it has code, in batched requests.
       const senders = await Promise.all(
@@ -670,21 +690,18 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           reason: u.reason,
         });
       }
-      // Every transfer signalled now is canonical and confirmed: a row a reorganisation voided is owed again.
-      const all = [...sent, ...undelivered.map((u) => u.signal)];
-      await chainDeps().progress.saveSignals(chain, all.map(signalledTransfer));
-      const restored = await refunds.restore(all.map((signal) => ledgerIdOf({ ...signal.deposit, workflowId: signal.workflowId })));
+      // Every transfer of the round (a signal that could not be delivered is in both lists: once) is
+      // canonical and confirmed: a row a reorganisation voided is owed again.
+      const round = [
+        ...new Map([...sent, ...undelivered.map((u) => u.signal)].map((s) => [transferKey({ ...s.deposit, to: s.to }), s])).values(),
+      ];
+      const transfers = round.map(signalledTransfer);
+      await chainDeps().progress.saveSignals(chain, transfers);
+      const restored = await refunds.restore(transfers.map((t) => refundId({ ...t, chain })));
       if (restored.length > 0)
         Context.current().log.warn('transfers mined again after a reorganisation: their refunds ledger rows are due again', { restored });
       // A closed execution whose flagged deposit is back: its final record loses the flag.
-      for (const signal of all) {
-        const record = records.get(signal.workflowId);
-        if (!record || !FINAL_STATUSES.includes(record.status)) continue;
-        const next = markReincluded(record, signal.deposit, at.toISOString());
-        if (next === record) continue;
-        await executions.upsert(signal.workflowId, next, at);
-        records.set(signal.workflowId, next);
-      }
+      await markClosedRecords(transfers, markReincluded, at);
       deps?.onChainEvent?.({ kind: 'signals', chain, delivered, undelivered });
     },
   };

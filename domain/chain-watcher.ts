@@ -317,9 +317,12 @@ export function signalledTransfer(s: DepositSignal): ChainTransfer {
   };
 }
 
+/** How many windows below its checkpoint the read model keeps a watcher's signals, and resumeState reads back. */
+export const KEPT_WINDOWS = 2;
+
 /** The block numbers whose canonical hashes resumeState needs. */
 export function resumeNumbers(checkpoint: BlockRef, signalled: readonly ChainTransfer[], params: WatcherParams): number[] {
-  const low = Math.max(0, checkpoint.number - 2 * params.windowSize);
+  const low = Math.max(0, checkpoint.number - KEPT_WINDOWS * params.windowSize);
   const high = Math.max(checkpoint.number, ...signalled.map((t) => t.blockNumber));
   return Array.from({ length: high - low + 1 }, (_, i) => low + i);
 }
