@@ -6,7 +6,7 @@ import { chainWatcherWorkflowId, executionWorkflowId } from '../../contracts/tem
 import { openDatabase } from '../../db/database';
 import { RefundLedger } from '../../db/refund-ledger';
 import { TestChain } from '../support/chain';
-import { depositHelpers, type PreparedDeposit } from '../support/deposit-helpers';
+import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { eventually, signedBody } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
@@ -45,19 +45,12 @@ describe('the deposit path attacked: floods, reorganisations and a watcher gone,
     await chain.mine(1);
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    stack = new ProcessStack({
-      env: {
-        CHAIN_RPC_URL: chain.url,
-        DEPOSIT_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`,
-        DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
-        CHAIN_POLL_INTERVAL_MS: '100',
-        CHAIN_REORG_WINDOW: String(WINDOW),
-        EXECUTION_LINGER_S: '1',
-        WORKER_METRICS_PORT: String(metricsPort),
-      },
+    stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
+      DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
+      CHAIN_REORG_WINDOW: String(WINDOW),
+      EXECUTION_LINGER_S: '1',
+      WORKER_METRICS_PORT: String(metricsPort),
     });
-    await stack.start();
-    await eventually(() => watcher().catch(() => undefined), 60_000, 200);
   });
   after(async () => {
     await stack?.stop();

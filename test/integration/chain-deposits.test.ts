@@ -27,7 +27,7 @@ import { TestChain } from '../support/chain';
 import { docSnippets } from '../support/doc-snippets';
 import { eventually, newWallet, sampleIntent, settledEventTypes } from '../support/executions';
 import { freePort } from '../support/ports';
-import { depositHelpers, type PreparedDeposit } from '../support/deposit-helpers';
+import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
 import { metricSum, scrape } from '../support/prometheus';
 
@@ -57,19 +57,13 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     tusd = await chain.deployToken('Test USD', 'tUSD');
     const metricsPort = await freePort();
     metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-    stack = new ProcessStack({
-      env: {
-        CHAIN_RPC_URL: chain.url,
-        DEPOSIT_CONFIRMATIONS: `evm:1=1,${CHAIN}=${CONFIRMATIONS}`,
-        DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
-        CHAIN_POLL_INTERVAL_MS: '100',
-        // Continue-as-new every few seconds: every test below also crosses runs of the watcher.
-        CHAIN_ROUNDS_PER_RUN: '20',
-        WORKER_METRICS_PORT: String(metricsPort),
-      },
+    stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
+      DEPOSIT_CONFIRMATIONS: `evm:1=1,${CHAIN}=${CONFIRMATIONS}`,
+      DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
+      // Continue-as-new every few seconds: every test below also crosses runs of the watcher.
+      CHAIN_ROUNDS_PER_RUN: '20',
+      WORKER_METRICS_PORT: String(metricsPort),
     });
-    await stack.start();
-    await eventually(() => watcher().catch(() => undefined), 60_000, 200);
   });
   after(async () => {
     await stack?.stop();

@@ -8,8 +8,8 @@ import { RefundLedger } from '../../db/refund-ledger';
 import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { TestChain } from '../support/chain';
 import { eventually } from '../support/executions';
-import { depositHelpers, type PreparedDeposit } from '../support/deposit-helpers';
-import { ProcessStack } from '../support/process-stack';
+import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
+import type { ProcessStack } from '../support/process-stack';
 
 const CHAIN = 'evm:31337';
 const CONFIRMATIONS = 3;
@@ -39,24 +39,17 @@ describe('refund payers: the refunds ledger names who paid a transfer, on a real
     chain = await TestChain.start();
     tusd = await chain.deployToken('Test USD', 'tUSD');
     forwarder = await chain.deployForwarder();
-    stack = new ProcessStack({
-      env: {
-        CHAIN_RPC_URL: chain.url,
-        DEPOSIT_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`,
-        DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
-        CHAIN_POLL_INTERVAL_MS: '100',
-        CHAIN_ROUNDS_PER_RUN: '20',
-      },
+    stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
+      DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
+      CHAIN_ROUNDS_PER_RUN: '20',
     });
-    await stack.start();
-    await eventually(() => watcher().catch(() => undefined), 60_000, 200);
   });
   after(async () => {
     await stack?.stop();
     await chain?.stop();
   });
 
-  const { watcher, operationPending, ...deposits } = depositHelpers(
+  const { operationPending, ...deposits } = depositHelpers(
     () => stack,
     () => chain,
     CHAIN,

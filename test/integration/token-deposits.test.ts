@@ -7,7 +7,7 @@ import { RefundLedger } from '../../db/refund-ledger';
 import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { TestChain } from '../support/chain';
 import { eventually, newWallet, sampleIntent } from '../support/executions';
-import { depositHelpers, type PreparedDeposit } from '../support/deposit-helpers';
+import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
 
 const CHAIN = 'evm:31337';
@@ -33,17 +33,10 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     tusd = await chain.deployToken('Test USD', 'tUSD');
     teur = await chain.deployToken('Test EUR', 'tEUR');
     forwarder = await chain.deployForwarder();
-    stack = new ProcessStack({
-      env: {
-        CHAIN_RPC_URL: chain.url,
-        DEPOSIT_CONFIRMATIONS: `${CHAIN}=${CONFIRMATIONS}`,
-        DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6,${CHAIN}:${teur}=tEUR:6`,
-        CHAIN_POLL_INTERVAL_MS: '100',
-        CHAIN_ROUNDS_PER_RUN: '20',
-      },
+    stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
+      DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6,${CHAIN}:${teur}=tEUR:6`,
+      CHAIN_ROUNDS_PER_RUN: '20',
     });
-    await stack.start();
-    await eventually(() => watcher().catch(() => undefined), 60_000, 200);
   });
   after(async () => {
     await stack?.stop();

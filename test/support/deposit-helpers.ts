@@ -7,7 +7,7 @@ import type { ExecutionAnswer } from '../../api/executions/service';
 import type { TestChain } from './chain';
 import { eventually, newWallet, sampleIntent, type TestWallet } from './executions';
 import { request } from './http';
-import type { ProcessStack } from './process-stack';
+import { ProcessStack } from './process-stack';
 
 /** An execution prepared with an on-chain deposit target. */
 export interface PreparedDeposit {
@@ -142,4 +142,24 @@ export function depositHelpers(stack: () => ProcessStack, chain: () => TestChain
       }, 60_000);
     },
   };
+}
+
+/**
+ * A process stack whose worker follows `chain` (its watcher polling every 100 ms, `confirmations`
+ * deep on `chainId`), with `env` added or overriding; answers once it is up and its chain watcher
+ * answers queries.
+ */
+export async function startFollowingStack(
+  chain: TestChain,
+  chainId: string,
+  confirmations: number,
+  env: Record<string, string> = {},
+): Promise<ProcessStack> {
+  const stack = new ProcessStack({
+    env: { CHAIN_RPC_URL: chain.url, DEPOSIT_CONFIRMATIONS: `${chainId}=${confirmations}`, CHAIN_POLL_INTERVAL_MS: '100', ...env },
+  });
+  await stack.start();
+  const watcher = () => stack.client.workflow.getHandle(chainWatcherWorkflowId(chainId)).query(chainWatcherStateQuery);
+  await eventually(() => watcher().catch(() => undefined), 60_000, 200);
+  return stack;
 }
