@@ -33,8 +33,60 @@ export interface RefundDue {
    * summed once: `txHash` is then the block's hash and `transferIndex` 0.
    */
   transfers?: number;
-  /** Why the row must not be paid back automatically: `too-small` (dust). */
-  holdReason?: 'too-small';
+  /** Recorded `held` from the start, with this reason (a dust batch: `too-small`). */
+  holdReason?: HoldReason;
+}
+
+/**
+ * Why a row waits for a person instead of being paid back automatically (`held`), named once for
+ * the ledger, the API, the SDK and the docs:
+ * - `no-destination`: neither a refundAddress nor a payer the chain showed;
+ * - `contract-payer`: no refundAddress, and the payer has code (a relayer or a contract wallet may
+ *   never hand the money to a person);
+ * - `too-small`: a dust batch, or an amount below REFUND_MIN_FEE_MULTIPLE times its fee;
+ * - `above-limit`: above the chain's REFUND_NATIVE_LIMITS (a chain without one holds every row);
+ * - `off-chain`: no chain, no amount, or no deposit address the service holds the key of;
+ * - `token`: a token transfer (this version pays native refunds only);
+ * - `refund-address-refused`: the refundAddress became an address the service pays from;
+ * - `no-key`: the worker's deposit seed does not derive the deposit address;
+ * - `nonce-mismatch`: the address's nonce is not the number of refunds mined from it (a spend by
+ *   hand, a restored backup): automatic refunds from that address stop;
+ * - `reverted`: the refund was mined with status 0 (its nonce is used; never re-sent);
+ * - `fee-cap`: not mined with fees up to the row's fee cap.
+ */
+export const HOLD_REASONS = [
+  'no-destination',
+  'contract-payer',
+  'too-small',
+  'above-limit',
+  'off-chain',
+  'token',
+  'refund-address-refused',
+  'no-key',
+  'nonce-mismatch',
+  'reverted',
+  'fee-cap',
+] as const;
+export type HoldReason = (typeof HOLD_REASONS)[number];
+
+/** One signed transaction for a row's nonce, kept whether or not it is ever mined. */
+export interface RefundVariant {
+  /** `refund` pays the destination; `cancel` is the zero-value self-transfer that takes the nonce back from a row voided while paying. */
+  kind: 'refund' | 'cancel';
+  hash: string;
+  /** The signed transaction (`0x` hex), broadcast again unchanged when the node forgets it or a reorganisation removes it. */
+  raw: string;
+  to: string;
+  /** Wei, decimal strings. */
+  value: string;
+  gas: string;
+  /** EIP-1559 fees, or `gasPrice` alone on a chain without a base fee. */
+  maxFeePerGas?: string;
+  maxPriorityFeePerGas?: string;
+  gasPrice?: string;
+  signedAt: string;
+  /** The head when it was first broadcast: a variant not mined REFUND_REPLACE_AFTER_BLOCKS later is replaced. */
+  sentAtBlock?: number;
 }
 
 /** Why a row left `due` without a refund: `reorged`, the chain no longer holds its transfer. */
@@ -52,10 +104,18 @@ export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit', 'unsign
 export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
 
 /**
- * `due` until settled (`refunded`, `waived`) by an operator; `void` while a chain reorganisation has
- * removed its transfer (nothing is owed; `due` again if the same transfer is mined again).
+ * A row's states, named once (docs/decisions/0081):
+ * - `due`: owed back, the refunder pays it (or holds it);
+ * - `held`: owed back by a person (`holdReason` says why);
+ * - `paying`: the refunder signed a transaction for it (its nonce and every signed variant are on
+ *   the row); nobody settles it by hand until the nonce is mined;
+ * - `refunded`: paid back (`refundTxHash`; by the service: `refundBlock`, `refundValue`);
+ * - `waived`: a person decided nothing is paid back;
+ * - `void`: a chain reorganisation removed its transfer (nothing is owed; `due` again if the same
+ *   transfer is mined again).
  */
-export type RefundState = 'due' | 'void' | Settlement['state'];
+export const REFUND_STATES = ['due', 'held', 'paying', 'refunded', 'waived', 'void'] as const;
+export type RefundState = (typeof REFUND_STATES)[number];
 
 export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender' | 'payerKind' | 'holdReason'>> {
   id: string;
@@ -71,10 +131,17 @@ export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' |
   settledBy?: string;
   refundTxHash?: string;
   waivedReason?: string;
-  holdReason?: RefundDue['holdReason'];
+  holdReason?: HoldReason;
   /** Set while `void`. */
   voidedAt?: string;
   voidReason?: VoidReason;
+  /** Set by the service's refunder once it signed a refund: the address's nonce it uses, where the money goes, every signed variant. */
+  refundNonce?: number;
+  refundTo?: string;
+  refundVariants?: RefundVariant[];
+  /** Set once the nonce is mined: its block, and the value the mined variant paid (a replacement pays less than the first). */
+  refundBlock?: number;
+  refundValue?: string;
 }
 
 /** The ledger query that lists one execution's rows (an execution record's `refunds.url`). */

@@ -214,6 +214,35 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('chain_checkpoints').execute();
       },
     },
+    // Refunds paid by the service (decision 0081): where an address's refunds go, how many
+    // transactions were mined from it (the nonce its next refund must find), and on each row the
+    // refund's nonce, destination, signed variants and outcome; a row waiting for a person is `held`.
+    '0011-refunds-paid-by-service': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('deposit_addresses').addColumn('refund_address', 'text').execute();
+        await db.schema
+          .alterTable('deposit_addresses')
+          .addColumn('refund_nonces_mined', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
+        await db.schema.alterTable('refunds').addColumn('refund_nonce', 'integer').execute();
+        await db.schema.alterTable('refunds').addColumn('refund_to', 'text').execute();
+        await db.schema.alterTable('refunds').addColumn('refund_variants', 'text').execute();
+        await db.schema.alterTable('refunds').addColumn('refund_block', 'bigint').execute();
+        await db.schema.alterTable('refunds').addColumn('refund_value', 'text').execute();
+        await db.updateTable('refunds').set({ state: 'held' }).where('state', '=', 'due').where('hold_reason', 'is not', null).execute();
+        await db.schema.createIndex('refunds_state_chain').on('refunds').columns(['state', 'chain']).execute();
+        await db.schema.createIndex('deposit_addresses_workflow').on('deposit_addresses').column('workflow_id').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('deposit_addresses_workflow').execute();
+        await db.schema.dropIndex('refunds_state_chain').execute();
+        await db.updateTable('refunds').set({ state: 'due' }).where('state', 'in', ['held', 'paying']).execute();
+        for (const column of ['refund_value', 'refund_block', 'refund_variants', 'refund_to', 'refund_nonce'])
+          await db.schema.alterTable('refunds').dropColumn(column).execute();
+        await db.schema.alterTable('deposit_addresses').dropColumn('refund_nonces_mined').execute();
+        await db.schema.alterTable('deposit_addresses').dropColumn('refund_address').execute();
+      },
+    },
   };
 }
 

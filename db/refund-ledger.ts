@@ -3,14 +3,14 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
 import type { Database } from './database';
 import type { ReadModelTables as Tables, RefundsTable } from './tables';
-import type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
+import type { HoldReason, RefundDue, RefundRow, RefundState, RefundVariant, Settlement, VoidReason } from '../contracts/refunds';
 import type { LedgerPosition } from './page-token';
 import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 import type { PayerKind } from '../domain/payer-kind';
 import { isBaseUnits } from '../domain/wei';
 import { TX_HASH } from '../domain/deposit-proof';
 
-export type { RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
+export type { HoldReason, RefundDue, RefundRow, RefundState, RefundVariant, Settlement, VoidReason } from '../contracts/refunds';
 
 /**
  * A settle call's result: `settled` now, or `same` (this very settlement was recorded before:
@@ -21,6 +21,8 @@ export type SettleOutcome =
   | { outcome: 'settled' | 'same'; row: RefundRow }
   | { outcome: 'conflict'; row: RefundRow }
   | { outcome: 'tx-used'; row: RefundRow; otherId: string }
+  /** The service's refunder has a transaction out for it: nothing written until its nonce is mined. */
+  | { outcome: 'paying'; row: RefundRow }
   | { outcome: 'missing' };
 
 /** A refund transaction's hash as a settlement carries it: an EVM transaction hash (the only chains there are). */
@@ -102,7 +104,7 @@ export class RefundLedger {
         reported_by: due.reportedBy,
         transfers: due.transfers ?? 1,
         hold_reason: due.holdReason ?? null,
-        state: 'due',
+        state: due.holdReason === undefined ? 'due' : 'held',
         created_at: now.toISOString(),
       })
       .onConflict((oc) =>
@@ -180,9 +182,10 @@ export class RefundLedger {
   }
 
   /**
-   * Takes rows out of `due` because the chain no longer holds their transfer (a reorganisation):
-   * `void`, with the reason and when, and a refund.voided announcement owed. Settled rows stay as
-   * they are (the answer lists the ids that were not due, for the caller to raise). Idempotent.
+   * Takes rows out of `due`, `held` or `paying` because the chain no longer holds their transfer (a
+   * reorganisation): `void`, with the reason and when, and a refund.voided announcement owed (a
+   * `paying` row keeps its transaction: the refunder takes the nonce back with a cancel). Settled
+   * rows stay as they are (the answer lists them, for the caller to raise). Idempotent.
    */
   async void(ids: readonly string[], reason: VoidReason, now = new Date()): Promise<{ voided: string[]; settled: string[] }> {
     if (ids.length === 0) return { voided: [], settled: [] };
@@ -190,7 +193,7 @@ export class RefundLedger {
       .updateTable('refunds')
       .set((eb) => ({ state: 'void', voided_at: now.toISOString(), void_reason: reason, events: eb('events', '+', 1) }))
       .where('id', 'in', [...ids])
-      .where('state', '=', 'due')
+      .where('state', 'in', ['due', 'held', 'paying'])
       .returning('id')
       .execute();
     const settled = await this.database.db
@@ -203,20 +206,38 @@ export class RefundLedger {
   }
 
   /**
-   * Puts `void` rows whose transfer the chain holds again, confirmed, back to `due` (a refund.due
-   * announced again). Only the chain watcher calls it, after the transfer's confirmations. Answers
-   * the ids restored.
+   * Puts `void` rows whose transfer the chain holds again, confirmed, back where they were (a
+   * refund.due announced again): `refunded` when a refund was mined for it while void, `paying`
+   * while its transaction's nonce is not mined, `held` with its hold reason, else `due`. Only the
+   * chain watcher calls it, after the transfer's confirmations. Answers the ids restored.
    */
   async restore(ids: readonly string[]): Promise<string[]> {
     if (ids.length === 0) return [];
+    const restored: string[] = [];
     const rows = await this.database.db
-      .updateTable('refunds')
-      .set((eb) => ({ state: 'due', voided_at: null, void_reason: null, events: eb('events', '+', 1) }))
+      .selectFrom('refunds')
+      .select(['id', 'refund_tx_hash', 'refund_nonce', 'refund_block', 'hold_reason'])
       .where('id', 'in', [...ids])
       .where('state', '=', 'void')
-      .returning('id')
       .execute();
-    return rows.map((r) => r.id);
+    for (const r of rows) {
+      const state: RefundState =
+        r.refund_tx_hash !== null
+          ? 'refunded'
+          : r.refund_nonce !== null && r.refund_block === null
+            ? 'paying'
+            : r.hold_reason !== null
+              ? 'held'
+              : 'due';
+      const result = await this.database.db
+        .updateTable('refunds')
+        .set((eb) => ({ state, voided_at: null, void_reason: null, events: eb('events', '+', 1) }))
+        .where('id', '=', r.id)
+        .where('state', '=', 'void')
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 1) restored.push(r.id);
+    }
+    return restored;
   }
 
   /** One row, or undefined. */
@@ -256,8 +277,10 @@ export class RefundLedger {
   }
 
   /**
-   * Records that a due refund was paid or waived, once: a row still `due` takes the settlement (one
-   * conditional UPDATE, so two operators settling at once cannot both win); a row already settled
+   * Records that a due refund was paid or waived, once: a row still `due` or `held` takes the
+   * settlement (one conditional UPDATE, so two operators settling at once cannot both win); a row
+   * with a transaction of the service's refunder whose nonce is not mined (`paying`, or held at its
+   * fee cap) takes none (`paying`); a row already settled
    * the same way answers `same` (a txHash in any case: it is stored lowercase); settled another
    * way, `conflict`. One refund transaction pays back to one deposit address: a txHash that
    * already settles a row of another one (rows of an execution without a deposit address are their
@@ -280,7 +303,9 @@ export class RefundLedger {
           waived_reason: settlement.state === 'waived' ? settlement.reason : null,
         })
         .where('id', '=', id)
-        .where('state', '=', 'due')
+        .where('state', 'in', ['due', 'held'])
+        // A nonce signed and not mined: a refund may still be mined.
+        .where((eb) => eb.or([eb('refund_nonce', 'is', null), eb('refund_block', 'is not', null)]))
         .$if(txHash !== undefined, (q) => q.where((eb) => eb.not(eb.exists(otherGroupSettledBy(eb, txHash!)))))
         .executeTakeFirst();
     const result =
@@ -293,7 +318,8 @@ export class RefundLedger {
     const row = await this.get(id);
     if (!row) return { outcome: 'missing' };
     if (Number(result.numUpdatedRows) === 1) return { outcome: 'settled', row };
-    if (row.state === 'due' && txHash !== undefined) {
+    if (row.refundNonce !== undefined && row.refundBlock === undefined) return { outcome: 'paying', row };
+    if ((row.state === 'due' || row.state === 'held') && txHash !== undefined) {
       const other = await this.database.db
         .selectFrom('refunds')
         .select('id')
@@ -312,7 +338,7 @@ export class RefundLedger {
   }
 }
 
-function toRow(r: Selectable<RefundsTable>): RefundRow {
+export function toRow(r: Selectable<RefundsTable>): RefundRow {
   return {
     id: r.id,
     workflowId: r.workflow_id,
@@ -334,9 +360,14 @@ function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.refund_tx_hash === null ? {} : { refundTxHash: r.refund_tx_hash }),
     ...(r.waived_reason === null ? {} : { waivedReason: r.waived_reason }),
     transfers: r.transfers,
-    ...(r.hold_reason === null ? {} : { holdReason: r.hold_reason as RefundDue['holdReason'] }),
+    ...(r.hold_reason === null ? {} : { holdReason: r.hold_reason as HoldReason }),
     ...(r.voided_at === null ? {} : { voidedAt: r.voided_at }),
     ...(r.void_reason === null ? {} : { voidReason: r.void_reason as VoidReason }),
+    ...(r.refund_nonce === null ? {} : { refundNonce: r.refund_nonce }),
+    ...(r.refund_to === null ? {} : { refundTo: r.refund_to }),
+    ...(r.refund_variants === null ? {} : { refundVariants: JSON.parse(r.refund_variants) as RefundVariant[] }),
+    ...(r.refund_block === null ? {} : { refundBlock: Number(r.refund_block) }),
+    ...(r.refund_value === null ? {} : { refundValue: r.refund_value }),
   };
 }
 

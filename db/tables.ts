@@ -37,6 +37,10 @@ export interface DepositAddressesTable {
   dust_signalled: Generated<number>;
   /** The asset the address takes (`native` or `erc20:<lowercase address>`): anything else is never its deposit. */
   asset: Generated<string>;
+  /** Where refunds of this address go (prepare's deposit.refundAddress, lowercase), else each transfer's payer. */
+  refund_address: string | null;
+  /** Refund transactions (and cancels) mined from this address: the nonce its next refund must find. */
+  refund_nonces_mined: Generated<number>;
 }
 
 /** One row per watched chain: the chain watcher's last confirmed block, kept outside its history. */
@@ -75,7 +79,7 @@ export interface RefundsTable {
   reason: string;
   /** Who saw the refusal: `api` (a deposit report), `chain-watcher` (a transfer) or `execution` (its projection). */
   reported_by: string;
-  /** `due` until an operator records it `refunded` (with refund_tx_hash) or `waived` (with waived_reason). */
+  /** contracts/refunds.ts REFUND_STATES: `due`, `held`, `paying`, `refunded` (refund_tx_hash), `waived` (waived_reason), `void`. */
   state: string;
   created_at: string;
   settled_at: string | null;
@@ -90,8 +94,14 @@ export interface RefundsTable {
   void_reason: string | null;
   /** How many transfers the row stands for: 1, or more for a block's dust to one address (tx_hash is then the block's hash). */
   transfers: Generated<number>;
-  /** Why it must not be paid back automatically (`too-small`), or null. */
+  /** Why a `held` row waits for a person (contracts/refunds.ts HOLD_REASONS), or null. */
   hold_reason: string | null;
+  /** The refunder's transaction (state `paying`, then `refunded`): nonce, destination, every signed variant (JSON), and once mined its block and value. */
+  refund_nonce: number | null;
+  refund_to: string | null;
+  refund_variants: string | null;
+  refund_block: number | string | null;
+  refund_value: string | null;
   /** State changes to announce (1: due, 2: voided, 3: due again, …) and how many were handed over: an outbox. */
   events: Generated<number>;
   announced_events: Generated<number>;

@@ -1,3 +1,4 @@
+import type { RefundState } from '../contracts/refunds';
 import { sameTransfer, type DepositAsset, type ExecutionRecord } from './execution-state';
 
 /**
@@ -27,7 +28,7 @@ export interface LedgerEntry {
   transferIndex: number;
   asset?: string;
   amount?: string;
-  state: 'due' | 'void' | 'refunded' | 'waived';
+  state: RefundState;
 }
 
 /**
@@ -116,7 +117,8 @@ export function reconcile(
       )
     )
       sums.taken += amount;
-    else if (row && row.state !== 'void') sums[row.state] += amount;
+    // A held row, or one being paid, is owed until its refund is mined.
+    else if (row && row.state !== 'void') sums[row.state === 'held' || row.state === 'paying' ? 'due' : row.state] += amount;
     else {
       sums.unaccounted += amount;
       unaccounted.push(t);

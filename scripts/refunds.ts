@@ -3,8 +3,9 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config';
 import { openDatabase } from '../db/database';
 import { RefundLedger, isRefundTxHash, type RefundState, type Settlement } from '../db/refund-ledger';
+import { REFUND_STATES } from '../contracts/refunds';
 
-const USAGE = `usage: npm run --silent refunds -- list [--state due|refunded|waived] [--wallet W [--execution-id E]] [--chain evm:N] [--limit N]
+const USAGE = `usage: npm run --silent refunds -- list [--state due|held|paying|refunded|waived|void] [--wallet W [--execution-id E]] [--chain evm:N] [--limit N]
        npm run --silent refunds -- refunded --id ID --tx-hash HASH [--by NAME]
        npm run --silent refunds -- waived --id ID --reason TEXT [--by NAME]
 
@@ -17,8 +18,6 @@ refunded  records that row ID was paid back by transaction HASH (0x + 64 hex dig
 waived    records that row ID will not be paid back, and why
 A settlement is recorded once: another one for a settled row exits 1 and changes nothing.
 --by names who settled it (default cli:<user>).`;
-
-const STATES: readonly RefundState[] = ['due', 'void', 'refunded', 'waived'];
 
 /** Runs one command against `ledger`; answers the lines to print and the exit code. */
 export async function refundsCommand(argv: string[], ledger: RefundLedger): Promise<{ out: string[]; err: string[]; code: number }> {
@@ -45,7 +44,7 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
   if (command === 'list') {
     const state = (values.state ?? 'due') as RefundState;
     const limit = Number(values.limit ?? 100);
-    if (!STATES.includes(state) || !Number.isInteger(limit) || limit < 1 || limit > 10_000) return usage(2);
+    if (!(REFUND_STATES as readonly string[]).includes(state) || !Number.isInteger(limit) || limit < 1 || limit > 10_000) return usage(2);
     const out: string[] = [];
     let after;
     do {
@@ -74,6 +73,14 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
       return { out: [], err: [`refunds: no row ${values.id}`], code: 1 };
     case 'conflict':
       return { out: [JSON.stringify(result.row)], err: [`refunds: row ${values.id} is already ${result.row.state} otherwise`], code: 1 };
+    case 'paying':
+      return {
+        out: [JSON.stringify(result.row)],
+        err: [
+          `refunds: row ${values.id} is being paid by the service (its transaction is out); settle it once its nonce is mined, if still needed`,
+        ],
+        code: 1,
+      };
     case 'tx-used':
       return {
         out: [JSON.stringify(result.row)],

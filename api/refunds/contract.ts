@@ -4,10 +4,10 @@
  */
 import { EXECUTION_ID_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
 import { TX_HASH_PATTERN } from '../../domain/deposit-proof';
+import { HOLD_REASONS, REFUND_STATES } from '../../contracts/refunds';
 import { answer, bearer, body, busy, execError, param, perToken, ref, wwwAuthenticate, type Json } from '../http/openapi-parts';
 
 export const REFUND_PAGE_SIZE = { min: 1, max: 200, default: 50 } as const;
-export const REFUND_STATES = ['due', 'void', 'refunded', 'waived'] as const;
 
 export const refundIdParamSchema = { type: 'string', pattern: '^[0-9a-f]{32}$' } as const;
 
@@ -94,9 +94,44 @@ export const refundRowSchema = {
       minimum: 1,
       description: 'how many transfers the row stands for: above 1, a dust batch (txHash is then the block hash)',
     },
-    holdReason: { type: 'string', enum: ['too-small'], description: 'why it must not be paid back automatically' },
+    holdReason: {
+      type: 'string',
+      enum: [...HOLD_REASONS],
+      description: 'set while held: why a person must pay it back (or waive it) instead of the service',
+    },
     voidedAt: { ...isoTime, description: 'set while void: when a reorganisation removed its transfer' },
     voidReason: { type: 'string', enum: ['reorged'] },
+    refundNonce: {
+      type: 'integer',
+      minimum: 0,
+      description: "set once the service signed its refund: the deposit address's nonce it uses",
+    },
+    refundTo: { type: 'string', pattern: '^0x[0-9a-f]{40}$', description: "where the service's refund goes (lowercase)" },
+    refundVariants: {
+      type: 'array',
+      description:
+        'every transaction the service signed for its nonce (a replacement at a higher fee, or a cancel), in order; the one mined is the refund',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'hash', 'raw', 'to', 'value', 'gas', 'signedAt'],
+        properties: {
+          kind: { type: 'string', enum: ['refund', 'cancel'] },
+          hash: text,
+          raw: text,
+          to: text,
+          value: { type: 'string', description: 'wei' },
+          gas: text,
+          maxFeePerGas: text,
+          maxPriorityFeePerGas: text,
+          gasPrice: text,
+          signedAt: isoTime,
+          sentAtBlock: { type: 'integer', minimum: 0 },
+        },
+      },
+    },
+    refundBlock: { type: 'integer', minimum: 0, description: "set once the service's refund nonce is mined: its block" },
+    refundValue: { type: 'string', description: 'wei the mined refund paid (the amount less its fee)' },
   },
 } as const;
 
@@ -130,7 +165,7 @@ const settleOperation = (operationId: string, summary: string, request: string) 
     ...authAnswers('refunds:write'),
     404: execError('no such row'),
     409: execError(
-      'the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED)',
+      'the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED)',
     ),
     413: execError('body over bodyLimitBytes (64 KiB)'),
     ...busy('execution', perToken),

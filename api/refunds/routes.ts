@@ -57,6 +57,11 @@ export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits):
       const result = await readModel(() => ledger.settle(id, settlement, principal.id));
       if (result.outcome === 'missing') throw notFound(`refund ${id} not found`);
       if (result.outcome === 'conflict') throw conflict(`refund ${id} is already ${result.row.state} otherwise`, 'REFUND_SETTLED');
+      if (result.outcome === 'paying')
+        throw conflict(
+          `refund ${id} is being paid by the service: its transaction is out, so nothing is recorded by hand until its nonce is mined`,
+          'REFUND_PAYING',
+        );
       if (result.outcome === 'tx-used')
         throw conflict(
           `refund ${id}: transaction ${(settlement as { txHash: string }).txHash.toLowerCase()} already pays back refund ${result.otherId}, of another deposit address; one refund transaction pays back one deposit address`,

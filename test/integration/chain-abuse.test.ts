@@ -102,7 +102,7 @@ describe('the deposit path attacked: floods, reorganisations and a watcher gone,
       rows.reduce((n, r) => n + BigInt(r.amount ?? '0'), 0n),
       BigInt(FLOOD),
     );
-    assert.ok(rows.every((r) => r.holdReason === 'too-small' && r.reason === 'below-minimum' && r.state === 'due'));
+    assert.ok(rows.every((r) => r.holdReason === 'too-small' && r.reason === 'below-minimum' && r.state === 'held'));
     const victimRecord = await record(victim);
     assert.equal(victimRecord.status, 'PREPARED');
     assert.deepEqual(victimRecord.refusedDeposits, []);

@@ -330,8 +330,8 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
         .map((r) => [r.txHash, r.transferIndex, r.amount, r.transfers, r.reason, r.holdReason, r.sender, r.state])
         .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
       [
-        [hashes[0], 0, '30', 30, 'below-minimum', 'too-small', undefined, 'due'],
-        [hashes[1], 0, '4', 2, 'below-minimum', 'too-small', undefined, 'due'],
+        [hashes[0], 0, '30', 30, 'below-minimum', 'too-small', undefined, 'held'],
+        [hashes[1], 0, '4', 2, 'below-minimum', 'too-small', undefined, 'held'],
       ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
     );
     const r = await record(e);

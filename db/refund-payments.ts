@@ -1,0 +1,293 @@
+import { sql } from 'kysely';
+import type { Database } from './database';
+import { toRow, type HoldReason, type RefundRow, type RefundVariant } from './refund-ledger';
+
+/** A deposit address as the refunder sees it: whose it is, where its refunds go, how many of its nonces are mined. */
+export interface RefundSource {
+  chain: string;
+  /** Lowercase. */
+  address: string;
+  workflowId: string;
+  /** prepare's deposit.refundAddress (lowercase), if it named one. */
+  refundAddress?: string;
+  /** Transactions the refunder saw mined from the address: the nonce its next refund must find. */
+  noncesMined: number;
+}
+
+/** A row the refunder works on, with its deposit address. */
+export interface RefundJob {
+  row: RefundRow;
+  source: RefundSource;
+}
+
+/** What mined a row's nonce: one of its variants, with its receipt's status and block. */
+export interface MinedNonce {
+  hash: string;
+  block: number;
+  succeeded: boolean;
+}
+
+/**
+ * The refunds ledger as the service's refunder uses it (docs/decisions/0081): which deposit
+ * addresses have rows to pay, the next row of one address, and the conditional updates that
+ * make a refund happen once: `due` → `paying` with the nonce and the first signed variant, more
+ * variants at the same nonce, the mined outcome (with the address's count of mined nonces, in one
+ * transaction), and holds. Every update names the state it expects, so a second worker, a
+ * terminated workflow or an operator racing it changes nothing.
+ */
+export class RefundPayments {
+  constructor(private readonly database: Database) {}
+
+  /**
+   * Deposit addresses on `chain` with a row to work on (due, or a transaction out whose nonce is not
+   * mined: `paying`, voided while paying, or held at its fee cap), at most `limit`, oldest row first.
+   */
+  async addressesToPay(chain: string, limit: number): Promise<string[]> {
+    const rows = await this.database.db
+      .selectFrom('refunds as r')
+      .innerJoin('deposit_addresses as d', (j) => j.onRef('d.workflow_id', '=', 'r.workflow_id').onRef('d.chain', '=', 'r.chain'))
+      .select(['d.address', (eb) => eb.fn.min('r.created_at').as('first')])
+      .where('r.chain', '=', chain)
+      .where((eb) => eb.or([eb('r.state', '=', 'due'), eb.and([eb('r.refund_nonce', 'is not', null), eb('r.refund_block', 'is', null)])]))
+      .groupBy('d.address')
+      .orderBy('first')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.address);
+  }
+
+  /**
+   * Holds `due` rows the refunder can never pay by itself: no chain, no amount, or no deposit
+   * address (an HTTP report for an execution without one). Answers how many.
+   */
+  async holdUnpayable(): Promise<number> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({ state: 'held', hold_reason: 'off-chain' satisfies HoldReason })
+      .where('state', '=', 'due')
+      .where((eb) =>
+        eb.or([
+          eb('chain', 'is', null),
+          eb('amount', 'is', null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('deposit_addresses as d')
+                .select(sql<number>`1`.as('one'))
+                .whereRef('d.workflow_id', '=', 'refunds.workflow_id')
+                .whereRef('d.chain', '=', 'refunds.chain'),
+            ),
+          ),
+        ]),
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** The deposit address `address` on `chain`, or undefined. */
+  async source(chain: string, address: string): Promise<RefundSource | undefined> {
+    const d = await this.database.db
+      .selectFrom('deposit_addresses')
+      .select(['chain', 'address', 'workflow_id', 'refund_address', 'refund_nonces_mined'])
+      .where('chain', '=', chain)
+      .where('address', '=', address.toLowerCase())
+      .executeTakeFirst();
+    return (
+      d && {
+        chain: d.chain,
+        address: d.address,
+        workflowId: d.workflow_id,
+        ...(d.refund_address === null ? {} : { refundAddress: d.refund_address }),
+        noncesMined: Number(d.refund_nonces_mined),
+      }
+    );
+  }
+
+  /**
+   * The row of `address` to work on next: the one whose transaction is out (its nonce not mined:
+   * paying, voided while paying, or held at its fee cap; there is at most one), else its oldest
+   * `due` row; undefined when none is left.
+   */
+  async next(chain: string, address: string): Promise<RefundJob | undefined> {
+    const source = await this.source(chain, address);
+    if (!source) return undefined;
+    const base = this.database.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('workflow_id', '=', source.workflowId)
+      .where('chain', '=', chain)
+      .orderBy('created_at')
+      .orderBy('id');
+    const inFlight = await base.where('refund_nonce', 'is not', null).where('refund_block', 'is', null).executeTakeFirst();
+    const row = inFlight ?? (await base.where('state', '=', 'due').executeTakeFirst());
+    return row && { row: toRow(row), source };
+  }
+
+  /** Every `due` row of `address`'s execution on `chain` to `held` with `reason` (automatic refunds from it stop). Answers how many. */
+  async holdAddress(source: RefundSource, reason: HoldReason): Promise<number> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({ state: 'held', hold_reason: reason })
+      .where('workflow_id', '=', source.workflowId)
+      .where('chain', '=', source.chain)
+      .where('state', '=', 'due')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  /** A `due` row to `held` with `reason`; false when it was not due any more. */
+  async hold(id: string, reason: HoldReason): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({ state: 'held', hold_reason: reason })
+      .where('id', '=', id)
+      .where('state', '=', 'due')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * `due` → `paying` with the nonce, the destination and the first signed variant, before anything
+   * is broadcast: only while the row is `due`, the address's mined nonces are still `nonce` (nothing
+   * was mined from it since the refunder read its nonce) and no other row of the address has a
+   * transaction out. False when any of that changed (nothing written: the signature is thrown away).
+   */
+  async startPaying(job: RefundJob, nonce: number, to: string, variant: RefundVariant): Promise<boolean> {
+    const { row, source } = job;
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({
+        state: 'paying',
+        refund_nonce: nonce,
+        refund_to: to.toLowerCase(),
+        refund_variants: JSON.stringify([variant]),
+      })
+      .where('id', '=', row.id)
+      .where('state', '=', 'due')
+      .where('refund_nonce', 'is', null)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('deposit_addresses as d')
+            .select(sql<number>`1`.as('one'))
+            .where('d.chain', '=', source.chain)
+            .where('d.address', '=', source.address)
+            .where('d.refund_nonces_mined', '=', nonce),
+        ),
+      )
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('refunds as o')
+              .select(sql<number>`1`.as('one'))
+              .where('o.workflow_id', '=', source.workflowId)
+              .where('o.chain', '=', source.chain)
+              .where('o.refund_nonce', 'is not', null)
+              .where('o.refund_block', 'is', null)
+              .where('o.id', '<>', row.id),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Replaces the row's list of variants (a new one appended, or one marked broadcast) when it is
+   * still `expected` (the list this caller read) and the nonce is not mined; false otherwise.
+   */
+  async updateVariants(id: string, expected: readonly RefundVariant[], variants: readonly RefundVariant[]): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({ refund_variants: JSON.stringify(variants) })
+      .where('id', '=', id)
+      .where('refund_variants', '=', JSON.stringify(expected))
+      .where('refund_block', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /**
+   * Records that the row's nonce was mined by `mined` (one of its variants), once, with the
+   * address's count of mined nonces in the same transaction:
+   * - a refund variant that succeeded: `refunded` (refundTxHash, block, value), whatever state the
+   *   row had (a refund mined for a row voided meanwhile is still money paid, and says so);
+   * - a refund variant that failed (status 0): `held` as `reverted` (the nonce is used);
+   * - a cancel: a `void` row stays void; a row restored meanwhile goes back to `due`, its nonce
+   *   forgotten (a new one is signed).
+   * Answers the row after, or undefined when the nonce was recorded mined before.
+   */
+  async recordMined(job: RefundJob, mined: MinedNonce, now = new Date()): Promise<RefundRow | undefined> {
+    const { row, source } = job;
+    const variant = row.refundVariants?.find((v) => v.hash === mined.hash);
+    if (!variant) throw new Error(`transaction ${mined.hash} is not a variant of refund ${row.id}`);
+    return this.database.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('refunds').selectAll().where('id', '=', row.id).executeTakeFirst();
+      if (!current || current.refund_block !== null || current.refund_nonce === null) return undefined;
+      const paid = variant.kind === 'refund' && mined.succeeded;
+      const set =
+        variant.kind === 'refund'
+          ? paid
+            ? {
+                state: 'refunded',
+                refund_tx_hash: mined.hash.toLowerCase(),
+                refund_block: mined.block,
+                refund_value: variant.value,
+                settled_at: now.toISOString(),
+                settled_by: 'refunder',
+              }
+            : { state: current.state === 'void' ? 'void' : 'held', hold_reason: 'reverted' satisfies HoldReason, refund_block: mined.block }
+          : current.state === 'void'
+            ? { refund_block: mined.block }
+            : { state: 'due', refund_nonce: null, refund_to: null, refund_variants: null };
+      await trx.updateTable('refunds').set(set).where('id', '=', row.id).where('refund_block', 'is', null).execute();
+      await trx
+        .updateTable('deposit_addresses')
+        .set((eb) => ({ refund_nonces_mined: eb('refund_nonces_mined', '+', 1) }))
+        .where('chain', '=', source.chain)
+        .where('address', '=', source.address)
+        .execute();
+      const after = await trx.selectFrom('refunds').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+      return toRow(after);
+    });
+  }
+
+  /**
+   * A row whose transaction is out to `held` (its fees reached their cap unmined). Its variants stay
+   * and are still watched: whichever mines later is recorded, and nobody settles the row by hand
+   * until then (RefundLedger.settle answers `paying`).
+   */
+  async holdInFlight(id: string, reason: HoldReason): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({ state: 'held', hold_reason: reason })
+      .where('id', '=', id)
+      .where('state', '=', 'paying')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Whether `address` (any case) is a deposit address on any chain: never a refund's destination. */
+  async isDepositAddress(address: string): Promise<boolean> {
+    const row = await this.database.db
+      .selectFrom('deposit_addresses')
+      .select('address')
+      .where('address', '=', address.toLowerCase())
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The rows the refunder paid from `chain` (refunded with a nonce), for reconcile to check on the chain. */
+  async paidBy(chain: string): Promise<RefundRow[]> {
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('chain', '=', chain)
+      .where('refund_nonce', 'is not', null)
+      .where('refund_block', 'is not', null)
+      .orderBy('created_at')
+      .execute();
+    return rows.map(toRow);
+  }
+}
