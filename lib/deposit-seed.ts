@@ -16,6 +16,11 @@ import { createSecretFileOnce } from './durable-fs';
  */
 export function loadDepositSeed(file: string): Uint8Array {
   createDepositSeedFile(file);
+  return readDepositSeed(file);
+}
+
+/** The seed in `file`, which must exist (a worker never creates one). Throws naming the file (never the seed). */
+export function readDepositSeed(file: string): Uint8Array {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8').trim();
