@@ -16,6 +16,7 @@ import type { NodeTransport } from './node-transport';
 import { postApply } from './storage-node-client';
 import { postWebhook } from './webhooks';
 import { createChainActivities, payerLookup, type ChainDeps } from './chain';
+import { createRefundActivities, type RefundDeps } from './refunds';
 
 /** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
 export interface NodeRequestEvent {
@@ -53,6 +54,8 @@ export interface ActivityDeps {
   webhookTimeoutMs?: number;
   /** The chain watcher's chain and deposit addresses; absent when no CHAIN_RPC_URL is configured. */
   chain?: ChainDeps;
+  /** The service's refunder (activities/refunds.ts); absent without CHAIN_RPC_URL. */
+  refunder?: RefundDeps;
 }
 
 /** Attempts 2, 4, 8, … and then every 12th (about hourly at the 5-minute cap) are logged: bounded whatever the outage. */
@@ -104,6 +107,7 @@ export function createActivities(deps: ActivityDeps): Activities {
 
   return {
     ...createChainActivities(deps.chain),
+    ...createRefundActivities(deps.refunder),
 
     /**
      * The precheck, then (only if it passes) the first round at every owning node in parallel, a

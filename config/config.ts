@@ -4,6 +4,7 @@ import { Ajv } from 'ajv';
 import proxyaddr from 'proxy-addr';
 import { ConfigError, SETTINGS, readSettings, type SettingName, type Settings } from './settings';
 import { explicitConfirmations, parseConfirmations, type ConfirmationsRule } from './confirmations';
+import { parseNativeLimits } from './refund-limits';
 import { tracingConfigOf, type TracingConfig } from './tracing';
 import { parseDepositTokens, type DepositToken } from './deposit-tokens';
 
@@ -100,6 +101,15 @@ export interface Config {
     readonly roundsPerRun: number;
     /** The ERC-20 tokens deposits may be made in (DEPOSIT_TOKENS), of every chain. */
     readonly tokens: readonly DepositToken[];
+  };
+  /** Refunds the workers pay on the chain (decision 0081). */
+  readonly refunds: {
+    /** REFUND_PAYMENTS: whether new refunds are signed. */
+    readonly payments: 'on' | 'off';
+    /** REFUND_NATIVE_LIMITS as set, in wei (config/refund-limits.ts adds the defaults). */
+    readonly nativeLimits: Readonly<Record<string, bigint>>;
+    readonly minFeeMultiple: number;
+    readonly replaceAfterBlocks: number;
   };
   /** The deposit addresses' seed file (DEPOSIT_SEED_FILE); absolute. */
   readonly depositSeedFile: string;
@@ -371,6 +381,12 @@ export function loadConfig(env: Env = process.env): Config {
           tokens: parseDepositTokens(e.DEPOSIT_TOKENS),
         }
       : undefined,
+    refunds: {
+      payments: e.REFUND_PAYMENTS ?? d('REFUND_PAYMENTS'),
+      nativeLimits: parseNativeLimits(e.REFUND_NATIVE_LIMITS),
+      minFeeMultiple: e.REFUND_MIN_FEE_MULTIPLE ?? d('REFUND_MIN_FEE_MULTIPLE'),
+      replaceAfterBlocks: e.REFUND_REPLACE_AFTER_BLOCKS ?? d('REFUND_REPLACE_AFTER_BLOCKS'),
+    },
     depositSeedFile: path.resolve(projectRoot, e.DEPOSIT_SEED_FILE ?? d('DEPOSIT_SEED_FILE')),
     workerDeployment:
       (e.WORKER_VERSIONING ?? d('WORKER_VERSIONING')) === 'off'

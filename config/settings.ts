@@ -317,6 +317,38 @@ export const SETTINGS = {
     description:
       'the 32-byte secret every deposit address (and its private key, for sweeping) is derived from; created 0600 on first use; every API of a deployment must share it, and losing it loses the keys of the deposit addresses',
   },
+  REFUND_PAYMENTS: {
+    kind: 'enum',
+    values: ['on', 'off'],
+    default: 'on',
+    readBy: 'worker',
+    description:
+      'whether the workers pay refunds ledger rows back on the chain by themselves (`refund:<chain>:<address>` workflows); `off`: no new refund is signed, one already signed is still watched until its nonce is mined',
+  },
+  REFUND_NATIVE_LIMITS: {
+    kind: 'string',
+    defaultText: 'per chain: `evm:31337` and `evm:1337` 1 ETH; any other chain: none (every row is held `above-limit`)',
+    readBy: 'worker',
+    description:
+      'the most wei a refunds ledger row is paid back without a person, `evm:<chainId>=<wei>` pairs, comma-separated; a row above it is held `above-limit`',
+  },
+  REFUND_MIN_FEE_MULTIPLE: {
+    kind: 'integer',
+    min: 1,
+    max: 1000,
+    default: 10,
+    readBy: 'worker',
+    description: "a row below this many times its refund's most cost (gas × fee cap) is held `too-small`",
+  },
+  REFUND_REPLACE_AFTER_BLOCKS: {
+    kind: 'integer',
+    min: 1,
+    max: 10000,
+    default: 10,
+    readBy: 'worker',
+    description:
+      'blocks a refund transaction may wait unmined before it is replaced at the same nonce with fees raised by 12.5 % (up to half the row amount, then the row is held `fee-cap`)',
+  },
   WEBHOOK_URLS: {
     kind: 'list',
     default: [],

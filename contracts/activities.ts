@@ -108,4 +108,52 @@ export interface ChainActivities {
   reportSignals(input: { chain: string; delivered: number; undelivered: UndeliveredDeposit[]; sent?: DepositSignal[] }): Promise<void>;
 }
 
-export type Activities = ExecutionActivities & WhitelistActivities & ChainActivities;
+/** One deposit address's refunds, as its `refund:<chain>:<address>` workflow names it. */
+export interface RefundAddress {
+  chain: string;
+  /** Lowercase. */
+  address: string;
+}
+
+/** A row of that address, by id. */
+export interface RefundStep extends RefundAddress {
+  id: string;
+}
+
+/**
+ * The service's refunder (docs/decisions/0081): each activity reads the row from the ledger again
+ * and writes with a conditional update, so that a retried activity, a second worker or a
+ * terminated workflow never pays a row twice. Signing and broadcasting are separate.
+ */
+export interface RefundActivities {
+  /**
+   * The sweep: holds the rows no refunder can pay (`off-chain`), and answers the chain of this
+   * worker's node with the deposit addresses that have a row to work on; none while REFUND_PAYMENTS
+   * is off (rows with a transaction out are still answered: their nonce must be watched).
+   */
+  refundAddressesToPay(): Promise<{ chain?: string; addresses: string[]; pollIntervalMs: number }>;
+  /** The address's next row: `watch` when it has a transaction out, `sign` when due; undefined when none is left. */
+  nextRefund(input: RefundAddress): Promise<{ id: string; step: 'sign' | 'watch' } | undefined>;
+  /**
+   * Decides and signs a due row's refund: held for a person (why in the ledger), `wait` (its
+   * transfer is not deep enough yet, or REFUND_PAYMENTS is off), or `paying` (nonce and the
+   * signed transaction recorded, nothing broadcast yet); `gone` when the row changed meanwhile.
+   */
+  signRefund(input: RefundStep): Promise<'paying' | 'held' | 'wait' | 'gone'>;
+  /** Sends every signed variant of the row's nonce to the node again (the node may have forgotten them, or a reorganisation removed them). */
+  broadcastRefund(input: RefundStep): Promise<void>;
+  /**
+   * Reads the receipts of every variant: `mined` (recorded: refunded, held as reverted, or a cancel),
+   * `replace` (not mined REFUND_REPLACE_AFTER_BLOCKS after it was sent), `cancel` (the row was voided
+   * while paying), else `pending`.
+   */
+  checkRefund(input: RefundStep): Promise<'mined' | 'pending' | 'replace' | 'cancel'>;
+  /**
+   * Signs a replacement at the same nonce with raised fees (a refund; a zero-value cancel to the
+   * address itself for a row voided while paying) and records it before any broadcast; `capped`
+   * when its fees would pass the row's cap (held `fee-cap`, still watched).
+   */
+  replaceRefund(input: RefundStep): Promise<'signed' | 'capped' | 'gone'>;
+}
+
+export type Activities = ExecutionActivities & WhitelistActivities & ChainActivities & RefundActivities;

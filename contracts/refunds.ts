@@ -1,4 +1,7 @@
 import type { PayerKind } from '../domain/payer-kind';
+import type { HoldReason, RefundState } from '../domain/refund-states';
+
+export { HOLD_REASONS, REFUND_STATES, type HoldReason, type RefundState } from '../domain/refund-states';
 
 /**
  * The refunds ledger's rows as every part sees them: the read model writes and reads them
@@ -37,38 +40,6 @@ export interface RefundDue {
   holdReason?: HoldReason;
 }
 
-/**
- * Why a row waits for a person instead of being paid back automatically (`held`), named once for
- * the ledger, the API, the SDK and the docs:
- * - `no-destination`: neither a refundAddress nor a payer the chain showed;
- * - `contract-payer`: no refundAddress, and the payer has code (a relayer or a contract wallet may
- *   never hand the money to a person);
- * - `too-small`: a dust batch, or an amount below REFUND_MIN_FEE_MULTIPLE times its fee;
- * - `above-limit`: above the chain's REFUND_NATIVE_LIMITS (a chain without one holds every row);
- * - `off-chain`: no chain, no amount, or no deposit address the service holds the key of;
- * - `token`: a token transfer (this version pays native refunds only);
- * - `refund-address-refused`: the refundAddress became an address the service pays from;
- * - `no-key`: the worker's deposit seed does not derive the deposit address;
- * - `nonce-mismatch`: the address's nonce is not the number of refunds mined from it (a spend by
- *   hand, a restored backup): automatic refunds from that address stop;
- * - `reverted`: the refund was mined with status 0 (its nonce is used; never re-sent);
- * - `fee-cap`: not mined with fees up to the row's fee cap.
- */
-export const HOLD_REASONS = [
-  'no-destination',
-  'contract-payer',
-  'too-small',
-  'above-limit',
-  'off-chain',
-  'token',
-  'refund-address-refused',
-  'no-key',
-  'nonce-mismatch',
-  'reverted',
-  'fee-cap',
-] as const;
-export type HoldReason = (typeof HOLD_REASONS)[number];
-
 /** One signed transaction for a row's nonce, kept whether or not it is ever mined. */
 export interface RefundVariant {
   /** `refund` pays the destination; `cancel` is the zero-value self-transfer that takes the nonce back from a row voided while paying. */
@@ -102,20 +73,6 @@ export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit', 'unsign
 
 /** What an operator records once a refund is settled. */
 export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
-
-/**
- * A row's states, named once (docs/decisions/0081):
- * - `due`: owed back, the refunder pays it (or holds it);
- * - `held`: owed back by a person (`holdReason` says why);
- * - `paying`: the refunder signed a transaction for it (its nonce and every signed variant are on
- *   the row); nobody settles it by hand until the nonce is mined;
- * - `refunded`: paid back (`refundTxHash`; by the service: `refundBlock`, `refundValue`);
- * - `waived`: a person decided nothing is paid back;
- * - `void`: a chain reorganisation removed its transfer (nothing is owed; `due` again if the same
- *   transfer is mined again).
- */
-export const REFUND_STATES = ['due', 'held', 'paying', 'refunded', 'waived', 'void'] as const;
-export type RefundState = (typeof REFUND_STATES)[number];
 
 export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender' | 'payerKind' | 'holdReason'>> {
   id: string;

@@ -34,6 +34,12 @@ export const refundWebhookWorkflowId = (refundId: string, event = 1) =>
 /** The scheduled sweep that hands unannounced ledger rows to refundWebhookWorkflow, one schedule per task queue. */
 export const REFUND_ANNOUNCER_WORKFLOW_TYPE = 'refundAnnouncerWorkflow';
 export const refundAnnouncerScheduleId = (taskQueue: string) => `refund-announcer:${taskQueue}`;
+/** The refunds the service pays (decision 0081): a sweep on a schedule, and one workflow per deposit address. */
+export const REFUND_SWEEP_WORKFLOW_TYPE = 'refundSweepWorkflow';
+export const refundSweepScheduleId = (taskQueue: string) => `refund-sweep:${taskQueue}`;
+export const REFUND_ADDRESS_WORKFLOW_TYPE = 'refundAddressWorkflow';
+/** Workflow id of the refunds of one deposit address: one id per address serialises its nonces. */
+export const refundAddressWorkflowId = (chain: string, address: string) => `refund:${chain}:${address.toLowerCase()}`;
 /** Workflow id of a chain's watcher (`evm:<chainId>`): one id per chain, so any number of workers start one watcher. */
 export const chainWatcherWorkflowId = (chain: string) => `chain-watcher:${chain}`;
 
@@ -153,6 +159,18 @@ export interface ChainWatcherView {
   pending: ChainTransfer[];
   signalledInWindow: number;
   signalledTotal: number;
+}
+
+// ---- refunds ----
+
+export interface RefundAddressInput {
+  chain: string;
+  /** Lowercase. */
+  address: string;
+  /** How long it waits between looks at a transaction out (CHAIN_POLL_INTERVAL_MS of the sweeping worker). */
+  pollIntervalMs: number;
+  /** Rows whose nonce was mined, over every run (continue-as-new carries it). */
+  paid?: number;
 }
 
 // ---- whitelist batches ----

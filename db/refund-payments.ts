@@ -39,16 +39,22 @@ export class RefundPayments {
   constructor(private readonly database: Database) {}
 
   /**
-   * Deposit addresses on `chain` with a row to work on (due, or a transaction out whose nonce is not
-   * mined: `paying`, voided while paying, or held at its fee cap), at most `limit`, oldest row first.
+   * Deposit addresses on `chain` with a row to work on (due, unless `signing` is false, or a
+   * transaction out whose nonce is not mined: `paying`, voided while paying, or held at its fee
+   * cap), at most `limit`, oldest row first.
    */
-  async addressesToPay(chain: string, limit: number): Promise<string[]> {
+  async addressesToPay(chain: string, limit: number, signing = true): Promise<string[]> {
     const rows = await this.database.db
       .selectFrom('refunds as r')
       .innerJoin('deposit_addresses as d', (j) => j.onRef('d.workflow_id', '=', 'r.workflow_id').onRef('d.chain', '=', 'r.chain'))
       .select(['d.address', (eb) => eb.fn.min('r.created_at').as('first')])
       .where('r.chain', '=', chain)
-      .where((eb) => eb.or([eb('r.state', '=', 'due'), eb.and([eb('r.refund_nonce', 'is not', null), eb('r.refund_block', 'is', null)])]))
+      .where((eb) =>
+        eb.or([
+          ...(signing ? [eb('r.state', '=', 'due')] : []),
+          eb.and([eb('r.refund_nonce', 'is not', null), eb('r.refund_block', 'is', null)]),
+        ]),
+      )
       .groupBy('d.address')
       .orderBy('first')
       .limit(limit)
@@ -251,6 +257,28 @@ export class RefundPayments {
       const after = await trx.selectFrom('refunds').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
       return toRow(after);
     });
+  }
+
+  /**
+   * Records that the row's nonce was mined by a transaction that is none of its variants (a spend
+   * by hand from the address): the row is `held` as `nonce-mismatch` (a `void` row stays void) and
+   * its nonce is no longer watched (refundBlock: the head when it was seen). The address's count of
+   * mined nonces is left behind the chain on purpose: no refund is signed from it again until a
+   * person looks.
+   */
+  async recordNonceUsedElsewhere(job: RefundJob, head: number): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set((eb) => ({
+        state: eb.case().when('state', '=', 'void').then('void').else('held').end(),
+        hold_reason: 'nonce-mismatch' satisfies HoldReason,
+        refund_block: head,
+      }))
+      .where('id', '=', job.row.id)
+      .where('refund_nonce', 'is not', null)
+      .where('refund_block', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { RefundState } from '../contracts/refunds';
+import type { RefundState } from './refund-states';
 import { sameTransfer, type DepositAsset, type ExecutionRecord } from './execution-state';
 
 /**

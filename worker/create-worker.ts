@@ -9,7 +9,11 @@ import { WatcherProgressStore } from '../db/watcher-progress';
 import { RefundLedger } from '../db/refund-ledger';
 import type { ChainEvent } from '../activities/chain';
 import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
-import { ensureRefundAnnouncer } from './refund-announcer-start';
+import { ensureRefundAnnouncer, ensureRefundSweep } from './refund-schedules';
+import { RefundPayments } from '../db/refund-payments';
+import { SeedFileSigner } from '../lib/refund-signer';
+import { nativeLimitFor } from '../config/refund-limits';
+import type { RefundEvent } from '../activities/refunds';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
@@ -33,6 +37,8 @@ export interface RunningWorker {
   chainWatcher: Promise<string | undefined>;
   /** Resolves with the refund.due sweep's schedule id once it exists (undefined without a webhook endpoint or after a shutdown first). */
   refundAnnouncer: Promise<string | undefined>;
+  /** Resolves with the refund payments' schedule id once it exists (undefined without CHAIN_RPC_URL or after a shutdown first). */
+  refundSweep: Promise<string | undefined>;
   /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
   done: Promise<void>;
   /** Drains: stops polling, lets running tasks finish, then closes the connection. */
@@ -63,6 +69,8 @@ export async function startWorker(
     onReadModelDown?: (err: Error) => void;
     /** Told of the chain activities' rounds, signals and reorgs (the worker's chain metrics). */
     onChainEvent?: (event: ChainEvent) => void;
+    /** Told of the refunder's signatures, payments and holds (the worker's refund metrics). */
+    onRefundEvent?: (event: RefundEvent) => void;
     /** Told each time the chain watcher could not be started (retried every 5 s). */
     onChainWatcherError?: (err: Error) => void;
     /** The process's tracer provider (lib/tracing.ts); absent: activities make no spans, workflow spans are dropped. */
@@ -141,6 +149,19 @@ export async function startWorker(
         refunds: new RefundLedger(database),
         onChainEvent: hooks.onChainEvent,
       },
+      refunder: config.chain && {
+        rpcUrl: config.chain.rpcUrl,
+        payments: new RefundPayments(database),
+        signer: new SeedFileSigner(config.depositSeedFile),
+        enabled: config.refunds.payments === 'on',
+        confirmations: confirmationsOf(config.chain),
+        windowSize: config.chain.windowSize,
+        nativeLimit: (chain) => nativeLimitFor(config.refunds.nativeLimits, chain),
+        minFeeMultiple: config.refunds.minFeeMultiple,
+        replaceAfterBlocks: config.refunds.replaceAfterBlocks,
+        pollIntervalMs: config.chain.pollIntervalMs,
+        onRefundEvent: hooks.onRefundEvent,
+      },
     }),
     // A code bundle brings its workflow interceptors in it (bundleInChild above).
     interceptors: {
@@ -174,6 +195,9 @@ export async function startWorker(
   const refundAnnouncer = ensureRefundAnnouncer(connection, config, stopPromoting.signal, (err) =>
     console.error(JSON.stringify({ level: 'error', msg: 'refund.due schedule not created; trying again in 5 s', err: err.message })),
   );
+  const refundSweep = ensureRefundSweep(connection, config, stopPromoting.signal, (err) =>
+    console.error(JSON.stringify({ level: 'error', msg: 'refund payments schedule not created; trying again in 5 s', err: err.message })),
+  );
   return {
     worker,
     database,
@@ -182,6 +206,7 @@ export async function startWorker(
     promoted,
     chainWatcher,
     refundAnnouncer,
+    refundSweep,
     done,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -59,6 +59,7 @@ async function main() {
         onLateNode: metrics.recordLateNode,
         onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
         onChainEvent: metrics.recordChainEvent,
+        onRefundEvent: metrics.recordRefundEvent,
         onChainWatcherError: (err) => logger.error({ err: err.message }, 'chain watcher not started; trying again in 5 s'),
         tracing,
       },

@@ -1,5 +1,6 @@
 import type { LateNodeEvent, NodeRequestEvent } from '../activities';
 import type { ChainEvent } from '../activities/chain';
+import type { RefundEvent } from '../activities/refunds';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { nodeName } from '../domain/node-names';
 
@@ -56,6 +57,8 @@ export interface WorkerMetrics {
   readonly recordLateNode: (event: LateNodeEvent) => void;
   /** Records the chain watcher's rounds, signals and deep reorgs (the activities' `onChainEvent` hook). */
   readonly recordChainEvent: (event: ChainEvent) => void;
+  /** Records the refunder's signatures, payments and holds (the refund activities' `onRefundEvent` hook). */
+  readonly recordRefundEvent: (event: RefundEvent) => void;
   /** Records a run the Temporal core wedged, after which the worker is recreated (worker/core-wedge.ts). */
   readonly recordCoreWedge: () => void;
 }
@@ -136,6 +139,47 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
   };
 }
 
+/** The refunder's metrics in `registry`; returns the recorder of the refund activities' `onRefundEvent` hook. */
+export function refundMetrics(registry: Registry): (event: RefundEvent) => void {
+  const signed = new Counter({
+    name: 'intent_refunds_signed_total',
+    help: 'Refunds the service signed (a first transaction at a new nonce)',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const replaced = new Counter({
+    name: 'intent_refunds_replaced_total',
+    help: 'Same-nonce replacements the service signed: a refund at raised fees, or a cancel of a row voided while paying',
+    labelNames: ['chain', 'variant'] as const,
+    registers: [registry],
+  });
+  const paid = new Counter({
+    name: 'intent_refunds_paid_total',
+    help: 'Refunds the service paid, mined and confirmed (while_void: the row was voided meanwhile, money paid for a transfer a reorganisation removed)',
+    labelNames: ['chain', 'while_void'] as const,
+    registers: [registry],
+  });
+  const held = new Counter({
+    name: 'intent_refunds_held_total',
+    help: 'Refunds ledger rows held for a person, by reason (contracts: HOLD_REASONS)',
+    labelNames: ['chain', 'reason'] as const,
+    registers: [registry],
+  });
+  const stopped = new Counter({
+    name: 'intent_refunds_nonce_mismatch_total',
+    help: "Deposit addresses whose nonce was not the refunds ledger's count (a spend by hand, a restored backup): automatic refunds from each stopped (alert on any increase)",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  return (event: RefundEvent) => {
+    if (event.kind === 'signed') signed.inc({ chain: event.chain });
+    else if (event.kind === 'replaced') replaced.inc({ chain: event.chain, variant: event.variant });
+    else if (event.kind === 'paid') paid.inc({ chain: event.chain, while_void: String(event.whileVoid) });
+    else if (event.kind === 'held') held.inc({ chain: event.chain, reason: event.reason }, event.rows);
+    else stopped.inc({ chain: event.chain });
+  };
+}
+
 /** Creates the storage node metrics (nodes named by their place in `nodes`) and Node's process metrics. */
 export function createWorkerMetrics(nodes: readonly string[]): WorkerMetrics {
   const registry = new Registry();
@@ -188,6 +232,7 @@ export function createWorkerMetrics(nodes: readonly string[]): WorkerMetrics {
     recordNodeRequest,
     recordLateNode,
     recordChainEvent: chainMetrics(registry),
+    recordRefundEvent: refundMetrics(registry),
     recordCoreWedge: () => coreWedges.inc(),
   };
 }

@@ -4,3 +4,4 @@ export { whitelistBatchWorkflow } from './whitelist-batch';
 export { chainWatcherWorkflow } from './chain-watcher';
 export { executionWebhooksWorkflow } from './execution-webhooks';
 export { refundAnnouncerWorkflow, refundWebhookWorkflow } from './refund-webhooks';
+export { refundAddressWorkflow, refundSweepWorkflow } from './refunds';

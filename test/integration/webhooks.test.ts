@@ -144,7 +144,7 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
         id: string;
         event: { type: string; timestamp: string; data: { id: string; txHash: string; amount: string; state: string; reason: string } };
       }>;
-    // The sweep runs every 10 s (worker/refund-announcer-start.ts).
+    // The sweep runs every 10 s (worker/refund-schedules.ts).
     const [first] = await eventually(async () => refundEvents().length > 0 && refundEvents(), 45_000, 250);
     assert.equal(first.event.data.txHash, '0xowed');
     assert.equal(first.event.data.amount, '12');

@@ -107,6 +107,8 @@ export class ProcessStack {
       // any free port: a second worker or API on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
       OPERATOR_PORT: '0',
+      // Rows of the chain tests stay as the ledger wrote them; the refund tests turn payments on.
+      REFUND_PAYMENTS: 'off',
       ...this.options.env,
     });
   }
