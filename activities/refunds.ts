@@ -242,18 +242,21 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       if (!job || !variants || job.row.refundBlock !== undefined) return;
       await checkChain(job.source.chain);
       const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+      // A variant counts as sent (its wait for a replacement starts) once the node took it, or says it has it.
+      const sent = new Set<string>();
       for (const v of variants) {
         try {
           await rpc().request({ method: 'eth_sendRawTransaction', params: [v.raw as Hex] });
+          sent.add(v.hash);
         } catch (err) {
           const message = (err as Error).message;
           if (/HttpRequestError|TimeoutError/.test((err as Error).name)) throw err;
-          if (!ALREADY_SENT.test(message))
-            log().warn('refund transaction refused by the node', { id: job.row.id, hash: v.hash, error: message.slice(0, 300) });
+          if (ALREADY_SENT.test(message)) sent.add(v.hash);
+          else log().warn('refund transaction refused by the node', { id: job.row.id, hash: v.hash, error: message.slice(0, 300) });
         }
       }
-      if (variants.every((v) => v.sentAtBlock !== undefined)) return;
-      const marked = variants.map((v) => (v.sentAtBlock === undefined ? { ...v, sentAtBlock: head } : v));
+      if (variants.every((v) => v.sentAtBlock !== undefined || !sent.has(v.hash))) return;
+      const marked = variants.map((v) => (v.sentAtBlock === undefined && sent.has(v.hash) ? { ...v, sentAtBlock: head } : v));
       await d.payments.updateVariants(job.row.id, variants, marked);
     },
 

@@ -1,0 +1,349 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Address, Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import type { RefundRow } from '../../contracts/refunds';
+import { executionWorkflowId } from '../../contracts/temporal';
+import { openDatabase } from '../../db/database';
+import { RefundLedger } from '../../db/refund-ledger';
+import { RefundPayments, type RefundSource } from '../../db/refund-payments';
+import { depositPrivateKey } from '../../domain/deposit-key';
+import { readDepositSeed } from '../../lib/deposit-seed';
+import { startChildService, type ChildService } from '../../scripts/lib/child-service';
+import { projectRoot } from '../../config/config';
+import { TestChain } from '../support/chain';
+import { eventually } from '../support/executions';
+import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
+import { ProcessStack } from '../support/process-stack';
+import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
+
+const CHAIN = 'evm:31337';
+const CONFIRMATIONS = 2;
+/** A transfer is paid back once it is deeper than this (anvil's `finalized` block is 64 below the head). */
+const WINDOW = 6;
+const REPLACE_AFTER = 3;
+const ETH = 10n ** 18n;
+
+/**
+ * Refunds the service pays by itself, exactly once, on a real anvil chain (automine off: the test
+ * mines every block), a real Temporal dev server, and the worker and the API as real processes that
+ * the test kills with SIGKILL between the refunder's steps. The worker's node is a loopback relay in
+ * front of anvil, so that the test can refuse eth_sendRawTransaction (a refund signed and recorded,
+ * never sent). In every case: one refund mined per row, the deposit address's nonce equal to the
+ * refunds the ledger records as mined from it, the taken deposit still there.
+ */
+describe('refunds paid by the service: native refunds on a real anvil chain, exactly once under SIGKILL', function () {
+  this.timeout(240_000);
+  let chain: TestChain;
+  let stack: ProcessStack;
+  let relay: { url: string; close: () => void };
+  /** What the relay refuses right now. */
+  let refuse: (call: RpcCall) => { code: number; message: string } | undefined = () => undefined;
+
+  before(async function () {
+    this.timeout(180_000);
+    chain = await TestChain.start();
+    relay = await startRpcRelay(chain.url, (call) => refuse(call));
+    stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
+      CHAIN_RPC_URL: relay.url,
+      CHAIN_REORG_WINDOW: String(WINDOW),
+      REFUND_PAYMENTS: 'on',
+      REFUND_REPLACE_AFTER_BLOCKS: String(REPLACE_AFTER),
+    });
+  });
+  after(async () => {
+    await stack?.stop();
+    relay?.close();
+    await chain?.stop();
+  });
+  afterEach(() => {
+    refuse = () => undefined;
+  });
+
+  const { operationPending, ...deposits } = depositHelpers(
+    () => stack,
+    () => chain,
+    CHAIN,
+  );
+
+  /** Runs `read` against the stack's read model. */
+  async function readModel<T>(read: (ledger: RefundLedger, payments: RefundPayments) => Promise<T>): Promise<T> {
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      return await read(new RefundLedger(database), new RefundPayments(database));
+    } finally {
+      await database.close();
+    }
+  }
+
+  /** The row of the transfer `txHash` to `e`, or undefined while the ledger has none. */
+  const rowNow = async (e: PreparedDeposit, txHash: string): Promise<RefundRow | undefined> => {
+    const rows = await readModel((ledger) => ledger.ofExecution(executionWorkflowId(e.wallet.id, e.executionId)));
+    return rows.find((r) => r.txHash === txHash.toLowerCase());
+  };
+
+  /** The row of the transfer `txHash` to `e`, once the ledger has it (and `until` holds). */
+  const rowOf = (e: PreparedDeposit, txHash: string, until: (r: RefundRow) => boolean = () => true) =>
+    eventually(async () => {
+      const row = await rowNow(e, txHash);
+      return row !== undefined && until(row) && row;
+    }, 60_000);
+
+  /** The row once it is in `state`, mining a block at a time meanwhile. */
+  const rowMinedInto = (e: PreparedDeposit, txHash: string, state: RefundRow['state']) =>
+    mineUntil(async () => {
+      const row = await rowNow(e, txHash);
+      return row?.state === state && row;
+    });
+
+  /** Mines one block at a time (a short pause between) until `done` answers something. */
+  async function mineUntil<T>(done: () => Promise<T | false | undefined>, timeoutMs = 90_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = await done();
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error('not reached while mining');
+      await chain.mine(1);
+      await sleep(150);
+    }
+  }
+
+  /** A fresh EOA holding `value` wei, and its key. */
+  async function fundedPayer(value: bigint): Promise<{ key: Hex; address: Address }> {
+    const key = generatePrivateKey();
+    const address = privateKeyToAccount(key).address;
+    await chain.send(address, value);
+    await chain.mine(1);
+    return { key, address };
+  }
+
+  /** An execution whose deposit (1000 wei from anvil's first account) was taken: OPERATION_PENDING. */
+  async function taken(): Promise<PreparedDeposit> {
+    const e = await deposits.prepare({ minAmount: '1000', idPrefix: 'refund' });
+    await chain.send(e.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    await operationPending(e, 30_000);
+    return e;
+  }
+
+  /** Sends `value` from `payer` to the execution's deposit address and mines it `CONFIRMATIONS` deep: a transfer the execution cannot take. */
+  async function overpay(e: PreparedDeposit, payer: { key: Hex }, value: bigint): Promise<Hex> {
+    const hash = await chain.sendRaw(await chain.signedTransfer(payer.key, e.address, value));
+    await chain.mine(CONFIRMATIONS);
+    return hash;
+  }
+
+  const balance = (address: string) => chain.client.getBalance({ address: address as Address });
+  const nonceOf = (address: string) => chain.client.getTransactionCount({ address: address as Address, blockTag: 'latest' });
+  const sourceOf = (e: PreparedDeposit) => readModel((_, payments) => payments.source(CHAIN, e.address)) as Promise<RefundSource>;
+
+  /** The checks every case ends with: the row refunded once by one of its variants, the address's nonce the ledger's count, the taken deposit kept. */
+  async function paidOnce(e: PreparedDeposit, row: RefundRow, payerBefore: bigint, payer: string, refundsFromAddress: number) {
+    assert.equal(row.state, 'refunded');
+    assert.equal(row.refundTo, payer.toLowerCase());
+    const mined = row.refundVariants!.find((v) => v.hash === row.refundTxHash);
+    assert.ok(mined, 'the refund transaction is one of the variants the ledger recorded before sending');
+    assert.equal(mined.kind, 'refund');
+    assert.equal(row.refundValue, mined.value);
+    const receipt = await chain.client.getTransactionReceipt({ hash: row.refundTxHash as Hex });
+    assert.equal(receipt.status, 'success');
+    assert.equal(Number(receipt.blockNumber), row.refundBlock);
+    const tx = await chain.client.getTransaction({ hash: row.refundTxHash as Hex });
+    assert.equal(tx.from.toLowerCase(), e.address.toLowerCase());
+    assert.equal(tx.nonce, row.refundNonce);
+    // The destination got the row's amount less the refund's most cost (gas × fee cap), never more.
+    assert.equal((await balance(payer)) - payerBefore, BigInt(mined.value));
+    assert.equal(BigInt(row.amount!) - BigInt(mined.value), BigInt(mined.gas) * BigInt(mined.maxFeePerGas ?? mined.gasPrice!));
+    assert.equal(await nonceOf(e.address), refundsFromAddress);
+    assert.equal((await sourceOf(e)).noncesMined, refundsFromAddress);
+    assert.ok((await balance(e.address)) >= 1000n, 'the taken deposit stays on the address');
+  }
+
+  it('when a second transfer reaches a taken deposit, then the service pays it back to its payer once: the amount less the fee, from the deposit address at nonce 0', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 2n);
+    const before = await balance(payer.address);
+    const due = await rowOf(e, tx);
+    assert.equal(due.sender, payer.address.toLowerCase());
+    const row = await rowMinedInto(e, tx, 'refunded');
+    assert.equal(row.refundNonce, 0);
+    assert.equal(row.refundVariants!.length, 1);
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when the worker is SIGKILLed before it signs (the transfer not deep enough yet), then a new worker pays the row once', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    await rowOf(e, tx);
+    await ProcessStack.kill(stack.worker);
+    await chain.mine(WINDOW + 1);
+    assert.equal((await rowOf(e, tx)).state, 'due');
+    await stack.startWorker();
+    const row = await rowMinedInto(e, tx, 'refunded');
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when the worker is SIGKILLed after signing, before its transaction reached the node, then a new worker sends the very same transaction: one refund', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    refuse = (call) => (call.method === 'eth_sendRawTransaction' ? { code: -32000, message: 'refused by the test' } : undefined);
+    const paying = await rowMinedInto(e, tx, 'paying');
+    const signed = paying.refundVariants![0];
+    await ProcessStack.kill(stack.worker);
+    assert.equal(await chain.client.getTransaction({ hash: signed.hash as Hex }).catch(() => undefined), undefined, 'never sent');
+    refuse = () => undefined;
+    await stack.startWorker();
+    const row = await rowMinedInto(e, tx, 'refunded');
+    assert.equal(row.refundTxHash, signed.hash);
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when the worker is SIGKILLed after broadcasting, its transaction in the pool, then a new worker finds it mined and records it: one refund', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    await chain.mine(WINDOW + 1);
+    const paying = await rowOf(e, tx, (r) => r.state === 'paying' && r.refundVariants![0].sentAtBlock !== undefined);
+    await ProcessStack.kill(stack.worker);
+    assert.ok(await chain.client.getTransaction({ hash: paying.refundVariants![0].hash as Hex }), 'in the pool');
+    await chain.mine(CONFIRMATIONS);
+    await stack.startWorker();
+    const row = await rowMinedInto(e, tx, 'refunded');
+    assert.equal(row.refundTxHash, paying.refundVariants![0].hash);
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when the worker is SIGKILLed after its refund was mined, before it was confirmed, then a new worker records it: no second transaction', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    await chain.mine(WINDOW + 1);
+    const paying = await rowOf(e, tx, (r) => r.state === 'paying' && r.refundVariants![0].sentAtBlock !== undefined);
+    await chain.mine(1);
+    await ProcessStack.kill(stack.worker);
+    assert.equal((await chain.client.getTransactionReceipt({ hash: paying.refundVariants![0].hash as Hex })).status, 'success');
+    assert.equal((await rowOf(e, tx)).state, 'paying');
+    await stack.startWorker();
+    const row = await rowMinedInto(e, tx, 'refunded');
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when the refund is stuck under a base fee above its fee cap, then it is replaced at the same nonce with higher fees and exactly one variant is mined', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    await chain.mine(WINDOW + 1);
+    const paying = await rowOf(e, tx, (r) => r.state === 'paying' && r.refundVariants![0].sentAtBlock !== undefined);
+    const first = paying.refundVariants![0];
+    // Every block from now on has a base fee far above the first offer: it can never be mined.
+    const high = BigInt(first.maxFeePerGas!) * 50n;
+    const row = await mineUntil(async () => {
+      await chain.client.request({ method: 'anvil_setNextBlockBaseFeePerGas', params: [`0x${high.toString(16)}`] } as never);
+      const r = await rowNow(e, tx);
+      return r?.state === 'refunded' && r;
+    });
+    assert.ok(row.refundVariants!.length >= 2, `replaced: ${row.refundVariants!.length} variants`);
+    assert.notEqual(row.refundTxHash, first.hash);
+    assert.ok(
+      row.refundVariants!.every(
+        (v, i) => i === 0 || BigInt(v.maxFeePerGas!) * 1000n >= BigInt(row.refundVariants![i - 1].maxFeePerGas!) * 1100n,
+      ),
+    );
+    assert.ok(BigInt(row.refundValue!) < BigInt(first.value), 'a replacement pays less than the first offer');
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when the node forgets the refund (anvil_dropTransaction), then the same transaction is sent again: one refund', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    await chain.mine(WINDOW + 1);
+    const paying = await rowOf(e, tx, (r) => r.state === 'paying' && r.refundVariants![0].sentAtBlock !== undefined);
+    const hash = paying.refundVariants![0].hash as Hex;
+    await chain.client.request({ method: 'anvil_dropTransaction', params: [hash] } as never);
+    assert.equal(await chain.client.getTransaction({ hash }).catch(() => undefined), undefined, 'dropped');
+    const row = await rowMinedInto(e, tx, 'refunded');
+    assert.equal(row.refundTxHash, hash);
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when a reorganisation removes the mined refund (evm_revert), then the refunder sends the same transaction again: one refund', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    await chain.mine(WINDOW + 1);
+    const paying = await rowOf(e, tx, (r) => r.state === 'paying' && r.refundVariants![0].sentAtBlock !== undefined);
+    const hash = paying.refundVariants![0].hash as Hex;
+    const snapshot = await chain.snapshot();
+    await chain.mine(1);
+    assert.equal((await chain.client.getTransactionReceipt({ hash })).status, 'success');
+    await chain.revert(snapshot);
+    assert.equal(await chain.client.getTransactionReceipt({ hash }).catch(() => undefined), undefined, 'reorganised away');
+    const row = await rowMinedInto(e, tx, 'refunded');
+    assert.equal(row.refundTxHash, hash);
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
+  it('when two rows of one deposit address are paid while two workers run, then they are paid one after the other at nonces 0 and 1', async () => {
+    const second: ChildService = startChildService(
+      'fault-worker-2',
+      process.execPath,
+      [path.join(projectRoot, 'dist', 'worker', 'main.js')],
+      {
+        readyPattern: /worker polling task queue/,
+        env: stack.env(),
+        echo: false,
+      },
+    );
+    try {
+      await second.ready;
+      const e = await taken();
+      const payers = [await fundedPayer(ETH), await fundedPayer(ETH)];
+      const txs = [await overpay(e, payers[0], ETH / 4n), await overpay(e, payers[1], ETH / 8n)];
+      const befores = await Promise.all(payers.map((p) => balance(p.address)));
+      const rows = await mineUntil(async () => {
+        const found = await Promise.all(txs.map((t) => rowNow(e, t)));
+        return found.every((r) => r?.state === 'refunded') && (found as RefundRow[]);
+      });
+      assert.deepEqual(rows.map((r) => r.refundNonce).sort(), [0, 1]);
+      for (const [i, row] of rows.entries()) {
+        assert.equal(row.refundTo, payers[i].address.toLowerCase());
+        assert.equal((await balance(payers[i].address)) - befores[i], BigInt(row.refundValue!));
+      }
+      assert.equal(await nonceOf(e.address), 2);
+      assert.equal((await sourceOf(e)).noncesMined, 2);
+    } finally {
+      await second.stop(5000);
+    }
+  });
+
+  it('when someone spends from a deposit address by hand, then automatic refunds from it stop: its next row is held as nonce-mismatch and nothing is signed', async () => {
+    const e = await taken();
+    const seed = readDepositSeed(path.join(stack.tmpDir, 'deposit-seed'));
+    const key = depositPrivateKey(seed, CHAIN, executionWorkflowId(e.wallet.id, e.executionId));
+    assert.equal(privateKeyToAccount(key).address.toLowerCase(), e.address.toLowerCase());
+    const payer = await fundedPayer(ETH);
+    // By hand: 100 wei out of the deposit address, at its nonce 0 (its fee from a balance set for it).
+    await chain.client.setBalance({ address: e.address as Address, value: ETH / 100n + 1000n });
+    await chain.sendRaw(await chain.signedTransfer(key, payer.address, 100n));
+    await chain.mine(1);
+    assert.equal(await nonceOf(e.address), 1);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const row = await rowMinedInto(e, tx, 'held');
+    assert.equal(row.holdReason, 'nonce-mismatch');
+    assert.equal(row.refundNonce, undefined);
+    assert.equal(await nonceOf(e.address), 1);
+    assert.equal((await sourceOf(e)).noncesMined, 0);
+  });
+});
