@@ -328,6 +328,37 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     }
   });
 
+  it('when a row is voided while its refund is out (a reorganisation the watcher reported), then the refunder takes the nonce back with a zero-value cancel to the address itself: nothing paid, the nonce counted', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    const before = await balance(payer.address);
+    refuse = (call) => (call.method === 'eth_sendRawTransaction' ? { code: -32000, message: 'refused by the test' } : undefined);
+    const paying = await rowMinedInto(e, tx, 'paying');
+    const refund = paying.refundVariants![0];
+    // From here on only the refund itself is refused: the cancel reaches the node alone.
+    refuse = (call) =>
+      call.method === 'eth_sendRawTransaction' && call.params[0] === refund.raw
+        ? { code: -32000, message: 'refused by the test' }
+        : undefined;
+    assert.deepEqual((await readModel((ledger) => ledger.void([paying.id], 'reorged'))).voided, [paying.id]);
+    const row = await mineUntil(async () => {
+      const r = await rowNow(e, tx);
+      return r?.refundBlock !== undefined && r;
+    });
+    assert.equal(row.state, 'void');
+    const cancel = row.refundVariants!.find((v) => v.kind === 'cancel');
+    assert.ok(cancel, 'a cancel was signed');
+    assert.deepEqual([cancel.to, cancel.value], [e.address.toLowerCase(), '0']);
+    assert.ok(BigInt(cancel.maxFeePerGas!) * 10n >= BigInt(refund.maxFeePerGas!) * 11n, 'the cancel outbids the refund');
+    const receipt = await chain.client.getTransactionReceipt({ hash: cancel.hash as Hex });
+    assert.equal(Number(receipt.blockNumber), row.refundBlock);
+    assert.equal(row.refundTxHash, undefined);
+    assert.equal(await balance(payer.address), before, 'nothing paid for a voided row');
+    assert.equal(await nonceOf(e.address), 1);
+    assert.equal((await sourceOf(e)).noncesMined, 1);
+  });
+
   it('when someone spends from a deposit address by hand, then automatic refunds from it stop: its next row is held as nonce-mismatch and nothing is signed', async () => {
     const e = await taken();
     const seed = readDepositSeed(path.join(stack.tmpDir, 'deposit-seed'));
