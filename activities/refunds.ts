@@ -167,7 +167,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     async refundAddressesToPay() {
       const d = need();
       const chain = `evm:${await rpc().getChainId()}`;
-      const unpayable = await d.payments.holdUnpayable();
+      const unpayable = d.enabled ? await d.payments.holdUnpayable() : 0;
       if (unpayable > 0) d.onRefundEvent?.({ kind: 'held', chain, reason: 'off-chain', rows: unpayable });
       const addresses = await d.payments.addressesToPay(chain, ADDRESSES_PER_SWEEP, d.enabled);
       return { chain, addresses, pollIntervalMs: d.pollIntervalMs };

@@ -128,8 +128,9 @@ export interface RefundStep extends RefundAddress {
 export interface RefundActivities {
   /**
    * The sweep: holds the rows no refunder can pay (`off-chain`), and answers the chain of this
-   * worker's node with the deposit addresses that have a row to work on; none while REFUND_PAYMENTS
-   * is off (rows with a transaction out are still answered: their nonce must be watched).
+   * worker's node with the deposit addresses that have a row to work on. While REFUND_PAYMENTS is
+   * off it holds nothing and answers only the addresses with a transaction out (its nonce must be
+   * watched).
    */
   refundAddressesToPay(): Promise<{ chain?: string; addresses: string[]; pollIntervalMs: number }>;
   /** The address's next row: `watch` when it has a transaction out, `sign` when due; undefined when none is left. */

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { projectRoot } from '../../config/config';
 import { depositCompletedSignal, depositReorgedSignal, executionWorkflowId } from '../../contracts/temporal';
 import {
   cancelBody,
@@ -21,18 +19,7 @@ import {
 } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
 import { changeOwnedBy, postBatch, setFault } from '../support/whitelists';
-import { testSettings } from '../support/settings';
-import { WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from '../../worker/tracing';
-
-const FIXTURES = path.join(projectRoot, 'test', 'fixtures', 'histories');
-const workflowsPath = require.resolve('../../workflows');
-/** As the worker runs them: with the workflow interceptor module every worker bundles (tracing). */
-const replayOptions = (replayName: string) => ({
-  workflowsPath,
-  interceptors: { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] },
-  sinks: workflowSinks(undefined),
-  replayName,
-});
+import { FIXTURES, replayHistories, replayOptions } from '../support/history-replay';
 
 /**
  * Drives one execution down each path of the state machine and one batch to each outcome, so that
@@ -133,36 +120,7 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
   it("when every history on the test task queue (this file's, and whatever ran before) is replayed with the current workflow code, then none fails", async function () {
     this.timeout(120_000);
     const histories = stack.client.workflow.list({ query: `TaskQueue = '${stack.config.temporal.taskQueue}'` }).intoHistories();
-    const seen = new Map<string, number>();
-    const failures: string[] = [];
-    // RECORD_HISTORIES=<tag> (e.g. v2) writes fixtures named <tag>-<type>-<events>.json.
-    const tag = testSettings().RECORD_HISTORIES;
-    const record = Boolean(tag);
-    const recorded = new Set<string>();
-    async function* tee() {
-      for await (const h of histories) {
-        if (record) {
-          // One fixture per workflow type and final history length: a cheap stand-in for "per path taken".
-          const history = h.history as History;
-          const type = history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? 'unknown';
-          const key = `${tag}-${type}-${history.events?.length}`;
-          if (!recorded.has(key)) {
-            recorded.add(key);
-            mkdirSync(FIXTURES, { recursive: true });
-            writeFileSync(
-              path.join(FIXTURES, `${key}.json`),
-              JSON.stringify({ workflowId: h.workflowId, history: JSON.parse(historyToJSON(history)) }),
-            );
-          }
-        }
-        yield h;
-      }
-    }
-    for await (const result of Worker.runReplayHistories(replayOptions('live-histories'), tee())) {
-      const type = result.workflowId.split(':')[0];
-      seen.set(type, (seen.get(type) ?? 0) + 1);
-      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
-    }
+    const { seen, failures } = await replayHistories(histories, 'live-histories');
     assert.deepEqual(failures, []);
     assert.ok((seen.get('exec') ?? 0) >= made.executions, `replayed execution histories: ${JSON.stringify([...seen])}`);
     assert.ok((seen.get('whitelist-batch') ?? 0) >= made.batches, `replayed whitelist batch histories: ${JSON.stringify([...seen])}`);

@@ -17,6 +17,7 @@ import { eventually } from '../support/executions';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
 import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
+import { replayHistories } from '../support/history-replay';
 
 const CHAIN = 'evm:31337';
 const CONFIRMATIONS = 2;
@@ -376,5 +377,13 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal(row.refundNonce, undefined);
     assert.equal(await nonceOf(e.address), 1);
     assert.equal((await sourceOf(e)).noncesMined, 0);
+  });
+
+  it('when the refund workflows of every case above (kills, replacements, a cancel, two workers) are replayed with the current workflow code, then none fails', async () => {
+    const query = `WorkflowType = 'refundAddressWorkflow' OR WorkflowType = 'refundSweepWorkflow'`;
+    const { seen, failures } = await replayHistories(stack.client.workflow.list({ query }).intoHistories(), 'refund-histories');
+    assert.deepEqual(failures, []);
+    assert.ok((seen.get('refund') ?? 0) >= 10, `replayed refund histories: ${JSON.stringify([...seen])}`);
+    assert.ok((seen.get('refund-sweep') ?? 0) >= 1, `replayed sweep histories: ${JSON.stringify([...seen])}`);
   });
 });
