@@ -99,6 +99,9 @@ export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' |
   /** Set once the nonce is mined: its block, and the value the mined variant paid (a replacement pays less than the first). */
   refundBlock?: number;
   refundValue?: string;
+  /** Set once a person approved paying it above the chain's limit: the token id, and when. */
+  approvedBy?: string;
+  approvedAt?: string;
 }
 
 /** The ledger query that lists one execution's rows (an execution record's `refunds.url`). */

@@ -243,6 +243,17 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('deposit_addresses').dropColumn('refund_address').execute();
       },
     },
+    // A person's approval of a refund above the chain's limit: which token approved it, and when.
+    '0012-refund-approvals': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').addColumn('approved_by', 'text').execute();
+        await db.schema.alterTable('refunds').addColumn('approved_at', 'text').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').dropColumn('approved_at').execute();
+        await db.schema.alterTable('refunds').dropColumn('approved_by').execute();
+      },
+    },
   };
 }
 

@@ -277,6 +277,31 @@ export class RefundLedger {
   }
 
   /**
+   * Approves paying a row held `above-limit`: back to `due`, its approval (the token id, when)
+   * recorded, so that the refunder pays it whatever the limit. Once: `approved` when this call
+   * approved it; `same` when it was approved before (by anyone); `conflict` when it is not held
+   * above the limit (and was never approved); `missing` when there is no such row.
+   */
+  async approve(
+    id: string,
+    approvedBy: string,
+    now = new Date(),
+  ): Promise<{ outcome: 'approved' | 'same' | 'conflict'; row: RefundRow } | { outcome: 'missing' }> {
+    const result = await this.database.db
+      .updateTable('refunds')
+      .set({ state: 'due', hold_reason: null, approved_by: approvedBy, approved_at: now.toISOString() })
+      .where('id', '=', id)
+      .where('state', '=', 'held')
+      .where('hold_reason', '=', 'above-limit' satisfies HoldReason)
+      .where('approved_by', 'is', null)
+      .executeTakeFirst();
+    const row = await this.get(id);
+    if (!row) return { outcome: 'missing' };
+    if (Number(result.numUpdatedRows) === 1) return { outcome: 'approved', row };
+    return { outcome: row.approvedBy !== undefined ? 'same' : 'conflict', row };
+  }
+
+  /**
    * Records that a due refund was paid or waived, once: a row still `due` or `held` takes the
    * settlement (one conditional UPDATE, so two operators settling at once cannot both win); a row
    * with a transaction of the service's refunder whose nonce is not mined (`paying`, or held at its
@@ -368,6 +393,8 @@ export function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.refund_variants === null ? {} : { refundVariants: JSON.parse(r.refund_variants) as RefundVariant[] }),
     ...(r.refund_block === null ? {} : { refundBlock: Number(r.refund_block) }),
     ...(r.refund_value === null ? {} : { refundValue: r.refund_value }),
+    ...(r.approved_by === null ? {} : { approvedBy: r.approved_by }),
+    ...(r.approved_at === null ? {} : { approvedAt: r.approved_at }),
   };
 }
 

@@ -102,6 +102,9 @@ export interface RefundsTable {
   refund_variants: string | null;
   refund_block: number | string | null;
   refund_value: string | null;
+  /** The token id that approved paying it above the chain's limit, and when; null unless approved. */
+  approved_by: string | null;
+  approved_at: string | null;
   /** State changes to announce (1: due, 2: voided, 3: due again, …) and how many were handed over: an outbox. */
   events: Generated<number>;
   announced_events: Generated<number>;

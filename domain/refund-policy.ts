@@ -16,6 +16,8 @@ export interface RefundRowFacts {
   /** The transfer's payer (lowercase), when the chain showed it. */
   sender?: string;
   payerKind?: PayerKind;
+  /** Set when a person approved paying it above the chain's limit. */
+  approvedBy?: string;
 }
 
 /** What the refunder knows of the deposit address of a row. */
@@ -41,7 +43,8 @@ export function refundDestination(row: RefundRowFacts, source: RefundSourceFacts
 
 /**
  * Why `row` must wait for a person before anything is signed, read from the ledger alone; undefined
- * when the refunder may go on (fees, depth and the nonce are checked on the chain after this).
+ * when the refunder may go on (fees, depth and the nonce are checked on the chain after this). A
+ * person's approval lifts the limit, nothing else.
  */
 export function holdBeforeSigning(row: RefundRowFacts, source: RefundSourceFacts, limit: NativeLimit): HoldReason | undefined {
   if (row.chain === undefined || row.amount === undefined) return 'off-chain';
@@ -51,6 +54,6 @@ export function holdBeforeSigning(row: RefundRowFacts, source: RefundSourceFacts
   const destination = refundDestination(row, source);
   if ('hold' in destination) return destination.hold;
   const max = limit(row.chain);
-  if (max === undefined || BigInt(row.amount) > max) return 'above-limit';
+  if (row.approvedBy === undefined && (max === undefined || BigInt(row.amount) > max)) return 'above-limit';
   return undefined;
 }

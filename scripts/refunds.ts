@@ -8,6 +8,7 @@ import { REFUND_STATES } from '../contracts/refunds';
 const USAGE = `usage: npm run --silent refunds -- list [--state due|held|paying|refunded|waived|void] [--wallet W [--execution-id E]] [--chain evm:N] [--limit N]
        npm run --silent refunds -- refunded --id ID --tx-hash HASH [--by NAME]
        npm run --silent refunds -- waived --id ID --reason TEXT [--by NAME]
+       npm run --silent refunds -- approve --id ID [--by NAME]
 
 The refunds ledger of the read model this service uses (DATABASE_URL or DATABASE_FILE), for
 operators without curl; the HTTP routes are GET /api/v1/refunds and POST /api/v1/refunds/{id}/…
@@ -16,8 +17,9 @@ refunded  records that row ID was paid back by transaction HASH (0x + 64 hex dig
           stored lowercase); the same again changes nothing; a HASH that already pays back a
           row of another deposit address exits 1
 waived    records that row ID will not be paid back, and why
+approve   lets the service pay row ID, held above-limit (above the chain's REFUND_NATIVE_LIMITS)
 A settlement is recorded once: another one for a settled row exits 1 and changes nothing.
---by names who settled it (default cli:<user>).`;
+--by names who settled or approved it (default cli:<user>).`;
 
 /** Runs one command against `ledger`; answers the lines to print and the exit code. */
 export async function refundsCommand(argv: string[], ledger: RefundLedger): Promise<{ out: string[]; err: string[]; code: number }> {
@@ -61,13 +63,25 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
     } while (after && out.length < limit);
     return { out, err: [], code: 0 };
   }
+  const by = values.by ?? `cli:${os.userInfo().username}`;
+  if (command === 'approve' && values.id) {
+    const approved = await ledger.approve(values.id, by);
+    if (approved.outcome === 'missing') return { out: [], err: [`refunds: no row ${values.id}`], code: 1 };
+    if (approved.outcome === 'conflict')
+      return {
+        out: [JSON.stringify(approved.row)],
+        err: [`refunds: row ${values.id} is ${approved.row.state}, not held above-limit`],
+        code: 1,
+      };
+    return { out: [JSON.stringify(approved.row)], err: [], code: 0 };
+  }
   let settlement: Settlement;
   if (command === 'refunded' && values.id && values['tx-hash']) {
     if (!isRefundTxHash(values['tx-hash'])) return { out: [], err: ['refunds: --tx-hash must be 0x + 64 hex digits'], code: 2 };
     settlement = { state: 'refunded', txHash: values['tx-hash'] };
   } else if (command === 'waived' && values.id && values.reason) settlement = { state: 'waived', reason: values.reason };
   else return usage(2);
-  const result = await ledger.settle(values.id, settlement, values.by ?? `cli:${os.userInfo().username}`);
+  const result = await ledger.settle(values.id, settlement, by);
   switch (result.outcome) {
     case 'missing':
       return { out: [], err: [`refunds: no row ${values.id}`], code: 1 };

@@ -53,6 +53,7 @@ export function buildOpenApiDocument(config: Config): Json {
         DepositRequest: component(executions.depositBodySchema),
         RefundedRequest: component(refunds.refundedBodySchema),
         WaivedRequest: component(refunds.waivedBodySchema),
+        ApproveRequest: component(refunds.approveBodySchema),
         ...refunds.refundSchemas,
         CancelRequest: executions.withAllowedDomains(executions.cancelBodySchema, config.allowedDomains),
         WhitelistChange: component(whitelists.whitelistChangeSchema),

@@ -48,6 +48,14 @@ export const waivedBodySchema = {
   properties: { reason: { type: 'string', minLength: 1, maxLength: 500, description: 'why nothing is paid back' } },
 } as const;
 
+export const approveBodySchema = {
+  $id: 'ApproveRequest',
+  type: 'object',
+  additionalProperties: false,
+  properties: {},
+  description: 'an empty object: the approving token is recorded',
+} as const;
+
 const text = { type: 'string' } as const;
 const isoTime = { type: 'string', format: 'date-time' } as const;
 
@@ -132,6 +140,8 @@ export const refundRowSchema = {
     },
     refundBlock: { type: 'integer', minimum: 0, description: "set once the service's refund nonce is mined: its block" },
     refundValue: { type: 'string', description: 'wei the mined refund paid (the amount less its fee)' },
+    approvedBy: { type: 'string', description: "set once approved above the chain's limit: the approving token's id" },
+    approvedAt: isoTime,
   },
 } as const;
 
@@ -183,7 +193,7 @@ export function refundPaths(): Json {
         security: bearer,
         description: 'Needs the scope `refunds:read`. Read from the read model (a 503 while it is down).',
         parameters: [
-          query('state', 'due, refunded or waived', refundListQuerySchema.properties.state),
+          query('state', REFUND_STATES.join(', '), refundListQuerySchema.properties.state),
           query('wallet', 'only this wallet', refundListQuerySchema.properties.wallet),
           query(
             'executionId',
@@ -211,6 +221,28 @@ export function refundPaths(): Json {
     },
     '/api/v1/refunds/{id}/refunded': { post: settleOperation('markRefunded', 'Record that a due refund was paid', 'RefundedRequest') },
     '/api/v1/refunds/{id}/waived': { post: settleOperation('markWaived', 'Record that a due refund will not be paid', 'WaivedRequest') },
+    '/api/v1/refunds/{id}/approve': {
+      post: {
+        operationId: 'approveRefund',
+        summary: "Approve paying a refund above the chain's limit",
+        tags: ['refunds'],
+        security: bearer,
+        description:
+          "Needs the scope `refunds:approve`. A row held `above-limit` goes back to `due` with `approvedBy` (the token's id) and `approvedAt`, and the service pays it like any other; approving it again answers 200 and writes nothing.",
+        parameters: [idParam, param('requestId')],
+        requestBody: body('ApproveRequest'),
+        responses: {
+          200: answer('approved (or approved before); the row', ref('RefundRowAnswer')),
+          400: execError('path or body invalid'),
+          ...authAnswers('refunds:approve'),
+          404: execError('no such row'),
+          409: execError('the row is not held above-limit (REFUND_NOT_ABOVE_LIMIT)'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perToken),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
   };
 }
 

@@ -8,7 +8,14 @@ import type { RateLimits } from '../http/rate-limit';
 import { validator } from '../http/validate';
 import type { AppDeps } from '../deps';
 import { decodeLedgerPageToken, encodeLedgerPageToken } from '../../db/page-token';
-import { REFUND_PAGE_SIZE, refundIdParamSchema, refundListQuerySchema, refundedBodySchema, waivedBodySchema } from './contract';
+import {
+  REFUND_PAGE_SIZE,
+  approveBodySchema,
+  refundIdParamSchema,
+  refundListQuerySchema,
+  refundedBodySchema,
+  waivedBodySchema,
+} from './contract';
 
 const checkId = validator<string>(refundIdParamSchema, 'id path parameter', '');
 const checkListQuery = validator<{
@@ -21,12 +28,14 @@ const checkListQuery = validator<{
 }>(refundListQuerySchema, 'query string', '');
 const checkRefunded = validator<{ txHash: string }>(refundedBodySchema, 'request body');
 const checkWaived = validator<{ reason: string }>(waivedBodySchema, 'request body');
+const checkApprove = validator<Record<string, never>>(approveBodySchema, 'request body');
 
 const readModel = <R>(fn: () => Promise<R>) => fromReadModel('the refunds ledger', fn);
 
 /**
  * The refunds ledger for operators (docs/api.md "Refunds"): list with `refunds:read`, settle each
- * row once with `refunds:write`. Every route needs a token (counted per token id).
+ * row once with `refunds:write`, approve a row above the chain's limit with `refunds:approve`.
+ * Every route needs a token (counted per token id).
  */
 export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits): void {
   const ledger: RefundLedger = deps.refunds;
@@ -72,4 +81,22 @@ export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits):
     });
   settle('refunded', (body) => ({ state: 'refunded', txHash: checkRefunded(body).txHash }));
   settle('waived', (body) => ({ state: 'waived', reason: checkWaived(body).reason }));
+
+  // A person's approval of a refund above the chain's limit: the service then pays it.
+  router.post('/api/v1/refunds/:id/approve', limits.authFailures, async (ctx) => {
+    const principal = authenticate(ctx, deps.tokens);
+    await limits.token(principal.id);
+    requireScope(principal, 'refunds:approve');
+    const id = checkId(ctx.params.id);
+    checkApprove(await readJsonBody(ctx, deps.config.bodyLimitBytes));
+    const result = await readModel(() => ledger.approve(id, principal.id));
+    if (result.outcome === 'missing') throw notFound(`refund ${id} not found`);
+    if (result.outcome === 'conflict')
+      throw conflict(
+        `refund ${id} is ${result.row.state}${result.row.holdReason ? ` (${result.row.holdReason})` : ''}: only a row held above-limit is approved`,
+        'REFUND_NOT_ABOVE_LIMIT',
+      );
+    ctx.state.outcome = result.outcome;
+    ctx.body = { result: result.row };
+  });
 }

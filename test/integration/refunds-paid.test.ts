@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -18,7 +20,12 @@ import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../su
 import { ProcessStack } from '../support/process-stack';
 import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
 import { replayHistories } from '../support/history-replay';
+import { docSnippets } from '../support/doc-snippets';
+import { request } from '../support/http';
+import { createToken } from '../../tokens/token-store';
+import { childEnv } from '../../config/settings';
 
+const run = promisify(execFile);
 const CHAIN = 'evm:31337';
 const CONFIRMATIONS = 2;
 /** A transfer is paid back once it is deeper than this (anvil's `finalized` block is 64 below the head). */
@@ -377,6 +384,51 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal(row.refundNonce, undefined);
     assert.equal(await nonceOf(e.address), 1);
     assert.equal((await sourceOf(e)).noncesMined, 0);
+  });
+
+  it('when a row is above the chain limit, then it is held above-limit until a person approves it (the approving token recorded), then paid once; a token without refunds:approve is refused', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(3n * ETH);
+    const tx = await overpay(e, payer, 2n * ETH);
+    const held = await rowMinedInto(e, tx, 'held');
+    assert.equal(held.holdReason, 'above-limit');
+    assert.equal(held.refundNonce, undefined);
+    const approve = (token: string) => request(stack.apiUrl, 'POST', `/api/v1/refunds/${held.id}/approve`, { json: {}, token });
+    assert.equal((await approve(stack.token)).status, 403, 'refunds:write is not refunds:approve');
+    const approver = createToken(stack.tokensFile, 'approver', ['refunds:approve']);
+    const answer = await approve(approver);
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual([answer.body.result.state, answer.body.result.approvedBy], ['due', 'approver']);
+    assert.equal((await approve(approver)).status, 200, 'approving again changes nothing');
+    const before = await balance(payer.address);
+    const row = await rowMinedInto(e, tx, 'refunded');
+    assert.equal(row.approvedBy, 'approver');
+    await paidOnce(e, row, before, payer.address, 1);
+    const refunded = await approve(approver);
+    assert.equal(refunded.status, 200, 'approved before: the same answer');
+  });
+
+  it("when the README's walkthrough runs as written against this stack, then its late deposit comes back by itself: the row refunded to the refundAddress, 0.1 ETH less the fee", async () => {
+    const [walkthrough] = docSnippets('../README.md', 'sh', 'Five minutes with it');
+    assert.ok(walkthrough?.includes('refundAddress'), 'README "Five minutes with it" has its shell block, with the refund step');
+    const back = '0x000000000000000000000000000000000000beef';
+    const before = await balance(back);
+    const miner = setInterval(() => void chain.mine(1).catch(() => undefined), 200);
+    let out: string;
+    try {
+      const env = childEnv({ API_TOKENS_FILE: stack.tokensFile, CHAIN_RPC_URL: chain.url });
+      const script = walkthrough.replaceAll('localhost:3000', new URL(stack.apiUrl).host);
+      out = (await run('bash', ['-euo', 'pipefail', '-c', script], { env, cwd: projectRoot, timeout: 150_000 })).stdout;
+    } finally {
+      clearInterval(miner);
+    }
+    const lines = out.trim().split('\n');
+    assert.ok(lines.includes('{"result":{"status":"SIGNING"}}'), out);
+    const [reason, state, refundTo, refundValue, refundTxHash] = lines[lines.length - 1].split(' ');
+    assert.deepEqual([reason, state, refundTo], ['expired', 'refunded', back]);
+    assert.ok(BigInt(refundValue) < 10n ** 17n && BigInt(refundValue) > 10n ** 17n - 10n ** 15n, refundValue);
+    assert.equal((await balance(back)) - before, BigInt(refundValue));
+    assert.equal((await chain.client.getTransactionReceipt({ hash: refundTxHash as Hex })).status, 'success');
   });
 
   it('when the refund workflows of every case above (kills, replacements, a cancel, two workers) are replayed with the current workflow code, then none fails', async () => {
