@@ -240,6 +240,28 @@ export class RefundLedger {
     return restored;
   }
 
+  /** How many rows each state (and hold reason) has, and when the oldest `due` row was recorded: the operator's gauges. */
+  async summary(): Promise<{ counts: Array<{ state: RefundState; holdReason?: HoldReason; rows: number }>; oldestDue?: string }> {
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .select(['state', 'hold_reason', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .groupBy(['state', 'hold_reason'])
+      .execute();
+    const oldest = await this.database.db
+      .selectFrom('refunds')
+      .select((eb) => eb.fn.min('created_at').as('first'))
+      .where('state', '=', 'due')
+      .executeTakeFirst();
+    return {
+      counts: rows.map((r) => ({
+        state: r.state as RefundState,
+        ...(r.hold_reason === null ? {} : { holdReason: r.hold_reason as HoldReason }),
+        rows: Number(r.n),
+      })),
+      ...(oldest?.first ? { oldestDue: oldest.first } : {}),
+    };
+  }
+
   /** One row, or undefined. */
   async get(id: string): Promise<RefundRow | undefined> {
     const row = await this.database.db.selectFrom('refunds').selectAll().where('id', '=', id).executeTakeFirst();

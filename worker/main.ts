@@ -3,7 +3,8 @@ import { loadConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
-import { createWorkerMetrics } from './metrics';
+import { createWorkerMetrics, refundLedgerMetrics } from './metrics';
+import { RefundLedger } from '../db/refund-ledger';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { installRuntime } from './runtime';
 import { startTracing } from '../lib/tracing';
@@ -65,6 +66,8 @@ async function main() {
       },
     );
   let running = await start();
+  let ledger = new RefundLedger(running.database);
+  refundLedgerMetrics(metrics.registry, () => ledger);
   // Ready once new workflows come here: its version is current (WORKER_PROMOTE=current), or an
   // operator will make it so (none). A worker whose version the server refused still serves the
   // workflows pinned to it.
@@ -110,6 +113,7 @@ async function main() {
     await running.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'wedged worker forced to stop'));
     if (stopping) break;
     running = await start();
+    ledger = new RefundLedger(running.database);
     lifecycle.info({ taskQueue: config.temporal.taskQueue, version: running.version }, 'worker recreated after a wedged run');
   }
   await running.done.catch(() => undefined);

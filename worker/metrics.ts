@@ -1,6 +1,7 @@
 import type { LateNodeEvent, NodeRequestEvent } from '../activities';
 import type { ChainEvent } from '../activities/chain';
 import type { RefundEvent } from '../activities/refunds';
+import type { RefundLedger } from '../db/refund-ledger';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { nodeName } from '../domain/node-names';
 
@@ -178,6 +179,36 @@ export function refundMetrics(registry: Registry): (event: RefundEvent) => void 
     else if (event.kind === 'held') held.inc({ chain: event.chain, reason: event.reason }, event.rows);
     else stopped.inc({ chain: event.chain });
   };
+}
+
+/**
+ * The refunds ledger as gauges, read from the read model at each scrape (one grouped query):
+ * rows by state and hold reason, and the age of the oldest `due` row. `ledger()` answers the
+ * current worker's ledger (a recreated worker opens its read model again); a read model that does
+ * not answer leaves the gauges as they were.
+ */
+export function refundLedgerMetrics(registry: Registry, ledger: () => RefundLedger | undefined): void {
+  const rows = new Gauge({
+    name: 'intent_refunds_rows',
+    help: 'Refunds ledger rows by state (due, held, paying, refunded, waived, void) and hold reason (held rows only)',
+    labelNames: ['state', 'hold_reason'] as const,
+    registers: [registry],
+    async collect() {
+      const summary = await ledger()
+        ?.summary()
+        .catch(() => undefined);
+      if (!summary) return;
+      this.reset();
+      for (const c of summary.counts) this.set({ state: c.state, hold_reason: c.holdReason ?? '' }, c.rows);
+      oldestDue.set(summary.oldestDue ? Math.max(0, (Date.now() - Date.parse(summary.oldestDue)) / 1000) : 0);
+    },
+  });
+  const oldestDue = new Gauge({
+    name: 'intent_refunds_oldest_due_seconds',
+    help: 'Age of the oldest due row of the refunds ledger (0 when none): a row the service does not pay grows it',
+    registers: [registry],
+  });
+  void rows;
 }
 
 /** Creates the storage node metrics (nodes named by their place in `nodes`) and Node's process metrics. */

@@ -21,6 +21,8 @@ import { ProcessStack } from '../support/process-stack';
 import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
 import { replayHistories } from '../support/history-replay';
 import { docSnippets } from '../support/doc-snippets';
+import { freePort } from '../support/ports';
+import { metricSum, scrape } from '../support/prometheus';
 import { request } from '../support/http';
 import { createToken } from '../../tokens/token-store';
 import { childEnv } from '../../config/settings';
@@ -48,12 +50,16 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
   let relay: { url: string; close: () => void };
   /** What the relay refuses right now. */
   let refuse: (call: RpcCall) => { code: number; message: string } | undefined = () => undefined;
+  let metricsUrl: string;
 
   before(async function () {
     this.timeout(180_000);
     chain = await TestChain.start();
     relay = await startRpcRelay(chain.url, (call) => refuse(call));
+    const metricsPort = await freePort();
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
     stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
+      WORKER_METRICS_PORT: String(metricsPort),
       CHAIN_RPC_URL: relay.url,
       CHAIN_REORG_WINDOW: String(WINDOW),
       REFUND_PAYMENTS: 'on',
@@ -429,6 +435,23 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.ok(BigInt(refundValue) < 10n ** 17n && BigInt(refundValue) > 10n ** 17n - 10n ** 15n, refundValue);
     assert.equal((await balance(back)) - before, BigInt(refundValue));
     assert.equal((await chain.client.getTransactionReceipt({ hash: refundTxHash as Hex })).status, 'success');
+  });
+
+  it("when the worker's metrics are read after the cases above, then the ledger gauges match the read model and this worker counted its replacements, cancel and stopped address", async () => {
+    const rows = await readModel((ledger) => ledger.summary());
+    const samples = await scrape(metricsUrl);
+    for (const c of rows.counts)
+      assert.equal(
+        metricSum(samples, 'intent_refunds_rows', { state: c.state, hold_reason: c.holdReason ?? '' }),
+        c.rows,
+        JSON.stringify(c),
+      );
+    assert.ok(metricSum(samples, 'intent_refunds_rows', { state: 'refunded' }) >= 9);
+    assert.ok(metricSum(samples, 'intent_refunds_replaced_total', { chain: CHAIN, variant: 'refund' }) >= 1);
+    assert.ok(metricSum(samples, 'intent_refunds_replaced_total', { chain: CHAIN, variant: 'cancel' }) >= 1);
+    assert.ok(metricSum(samples, 'intent_refunds_nonce_mismatch_total', { chain: CHAIN }) >= 1);
+    assert.ok(metricSum(samples, 'intent_refunds_held_total', { chain: CHAIN, reason: 'above-limit' }) >= 1);
+    assert.equal(metricSum(samples, 'intent_refunds_oldest_due_seconds'), 0, 'no row is left due');
   });
 
   it('when the refund workflows of every case above (kills, replacements, a cancel, two workers) are replayed with the current workflow code, then none fails', async () => {
