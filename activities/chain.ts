@@ -671,7 +671,8 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async checkDeposit({ target, deposit }) {
-      return proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain), chainDeps().tokens);
+      const d = chainDeps();
+      return proveOnChain(rpc(), target, deposit, d.confirmations(target.chain), d.tokens, (chain, a) => d.addresses.among(chain, a));
     },
 
     async reportSignals({ chain, delivered, undelivered, sent = [] }) {

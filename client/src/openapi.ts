@@ -635,7 +635,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, or not shown after about half an hour (unproven); never owed: no money arrived */
+            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses: a refund or a cancel; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else */
             refutedClaims?: {
                 txHash: string;
                 transferIndex?: number;
@@ -1221,7 +1221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report (nothing written) */
+            /** @description another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report, or the transfer it names was sent by the service itself from a deposit address (nothing written) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
