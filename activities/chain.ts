@@ -146,6 +146,14 @@ function topLevelTransfers(
 
 type Candidate = Omit<ChainTransfer, 'workflowId'>;
 
+/** What DepositReader.read answers: the blocks' headers, the transfers to deposit addresses, and those of them a deposit address paid. */
+export interface DepositRead {
+  headers: BlockHeader[];
+  transfers: ChainTransfer[];
+  /** Transfers to a deposit address whose payer is a deposit address of the chain: the service's own, never deposits. */
+  serviceTransfers: ChainTransfer[];
+}
+
 /** Topics per `eth_getLogs` request (an OR-list of recipients), and the most addresses filtered by topic at all. */
 const TOPICS_PER_REQUEST = 1_000;
 const MAX_TOPIC_ADDRESSES = 10_000;
@@ -185,14 +193,17 @@ export class DepositReader {
    * Temporal or too slow for its activity: zero transfers are dropped, the transfers an address can
    * never take are summed per block (dustBatches), and the read stops at the end of the first
    * group of blocks that brings `limits.transfers` transfers or passes `limits.deadline` (the
-   * blocks after it are the next round's).
+   * blocks after it are the next round's). A transfer whose payer is one of `chain`'s deposit
+   * addresses is the service's own (a refund or a cancel, signed with a key derived from the seed)
+   * and never a deposit nor money owed: it is left out of `transfers` and answered apart, one
+   * entry each, in `serviceTransfers` (reconcile labels them).
    */
   async read(
     chain: string,
     numbers: readonly number[],
     concurrency: number,
     limits: { transfers: number; deadline: number } = { transfers: Infinity, deadline: Infinity },
-  ): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
+  ): Promise<DepositRead> {
     // Asked before any block needs it, so that a node without traces is told at the watcher's first round.
     if (this.tracesOffered === undefined) {
       const offered = await offersTraces(this.client);
@@ -201,21 +212,19 @@ export class DepositReader {
     }
     const headers: BlockHeader[] = [];
     const transfers: ChainTransfer[] = [];
+    const serviceTransfers: ChainTransfer[] = [];
     for (let i = 0; i < numbers.length; i += concurrency) {
       const part = await this.readBlocks(chain, numbers.slice(i, i + concurrency), concurrency);
       headers.push(...part.headers);
       transfers.push(...part.transfers);
+      serviceTransfers.push(...part.serviceTransfers);
       if (transfers.length >= limits.transfers || Date.now() >= limits.deadline) break;
     }
-    return { headers, transfers };
+    return { headers, transfers, serviceTransfers };
   }
 
   /** read() for one group of blocks. */
-  private async readBlocks(
-    chain: string,
-    numbers: readonly number[],
-    concurrency: number,
-  ): Promise<{ headers: BlockHeader[]; transfers: ChainTransfer[] }> {
+  private async readBlocks(chain: string, numbers: readonly number[], concurrency: number): Promise<DepositRead> {
     const blocks = await mapLimited(numbers, concurrency, (n) =>
       this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }),
     );
@@ -224,15 +233,29 @@ export class DepositReader {
     // Read after the blocks: a reorg in between shows as a log or trace of another block hash, which the round drops and a rewind re-reads.
     candidates.push(...(await this.internalTransfers(blocks, headers, concurrency)));
     if (numbers.length > 0) candidates.push(...(await this.tokenTransfers(chain, headers)));
-    const moving = candidates.filter((c) => c.amount !== '0');
+    const nonzero = candidates.filter((c) => c.amount !== '0');
     const owners =
-      moving.length > 0
+      nonzero.length > 0
         ? await this.addresses.lookup(
             chain,
-            moving.map((c) => c.to),
+            nonzero.map((c) => c.to),
           )
         : new Map<string, DepositAddressOwner>();
-    return { headers, transfers: dustBatches(moving, owners) };
+    // A transfer a deposit address pays is the service's own (a refund, a cancel), never a deposit
+    // nor money owed: its payers are looked up once, among the transfers that pay a deposit address.
+    const payers = nonzero.filter((c) => owners.has(c.to.toLowerCase()) && c.from !== undefined).map((c) => c.from!);
+    const service = payers.length > 0 ? await this.addresses.among(chain, payers) : new Set<string>();
+    const byService = (c: Candidate) => c.from !== undefined && service.has(c.from.toLowerCase());
+    return {
+      headers,
+      transfers: dustBatches(
+        nonzero.filter((c) => !byService(c)),
+        owners,
+      ),
+      serviceTransfers: nonzero
+        .filter((c) => byService(c) && owners.has(c.to.toLowerCase()))
+        .map((c) => ({ ...c, workflowId: owners.get(c.to.toLowerCase())!.workflowId })),
+    };
   }
 
   private noTraces(): void {
@@ -549,10 +572,19 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       }
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
-      const { headers, transfers } = await reader(chain).read(chain, numbers, 20, {
+      const { headers, transfers, serviceTransfers } = await reader(chain).read(chain, numbers, 20, {
         transfers: MAX_TRANSFERS_PER_ROUND,
         deadline: Date.now() + ROUND_READ_BUDGET_MS,
       });
+      for (const t of serviceTransfers.slice(0, 10))
+        Context.current().log.info('transfer from a deposit address to another left out: the service sent it, it is no deposit', {
+          chain,
+          txHash: t.txHash,
+          transferIndex: t.transferIndex,
+          from: t.from,
+          to: t.to,
+          workflowId: t.workflowId,
+        });
       const last = headers[headers.length - 1]?.number;
       d.onChainEvent?.({ kind: 'round', chain, head, to: last, transfers: transfers.length });
       return {
@@ -639,7 +671,8 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     },
 
     async checkDeposit({ target, deposit }) {
-      return proveOnChain(rpc(), target, deposit, chainDeps().confirmations(target.chain), chainDeps().tokens);
+      const d = chainDeps();
+      return proveOnChain(rpc(), target, deposit, d.confirmations(target.chain), d.tokens, (chain, a) => d.addresses.among(chain, a));
     },
 
     async reportSignals({ chain, delivered, undelivered, sent = [] }) {

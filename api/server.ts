@@ -138,10 +138,12 @@ function depositDeps(
 ): DepositDeps {
   const seed = loadDepositSeed(seedFile);
   const rpc = chainClient(rpcUrl);
+  const store = new DepositAddressStore(database);
   let chain: Promise<string> | undefined;
   let traces: boolean | undefined;
   return {
-    prove: (target, reported) => proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain), tokens),
+    prove: (target, reported) =>
+      proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain), tokens, (chain, a) => store.among(chain, a)),
     payerKind: (address) => payerKindOf(rpc, address),
     async traces() {
       // A node's methods do not change while it runs: the first answer is kept.
@@ -149,7 +151,7 @@ function depositDeps(
       return traces;
     },
     seed,
-    store: new DepositAddressStore(database),
+    store,
     chain() {
       chain ??= rpc.getChainId().then((id) => `evm:${id}`);
       // A failed ask is not kept: the next prepare asks again.

@@ -313,9 +313,9 @@ export const SETTINGS = {
   DEPOSIT_SEED_FILE: {
     kind: 'string',
     default: 'data/deposit-seed',
-    readBy: 'api, scripts',
+    readBy: 'api, worker, scripts',
     description:
-      'the 32-byte secret every deposit address (and its private key, for sweeping) is derived from; created 0600 on first use; every API of a deployment must share it, and losing it loses the keys of the deposit addresses',
+      'the 32-byte secret every deposit address and its private key are derived from: the API creates it (0600) on first use and derives addresses from it, the workers read it (never create it) to sign refunds, `npm run seed` backs it up and verifies a backup; every API and worker of a deployment must read the same one, and losing it loses the keys of the deposit addresses (docs/operations.md "The deposit seed: custody, backup and restore")',
   },
   REFUND_PAYMENTS: {
     kind: 'enum',

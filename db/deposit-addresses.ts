@@ -92,6 +92,37 @@ export class DepositAddressStore {
     return rows.map((r) => r.address);
   }
 
+  /**
+   * Those of `addresses` (any case) that are deposit addresses on `chain`, lowercase: the payers of
+   * the service's own transfers (its refunds and cancels), which are never deposits.
+   */
+  async among(chain: string, addresses: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    const wanted = [...new Set(addresses.map((a) => a.toLowerCase()))];
+    for (let i = 0; i < wanted.length; i += 500) {
+      const rows = await this.database.db
+        .selectFrom('deposit_addresses')
+        .select('address')
+        .where('chain', '=', chain)
+        .where('address', 'in', wanted.slice(i, i + 500))
+        .execute();
+      for (const r of rows) found.add(r.address);
+    }
+    return found;
+  }
+
+  /** The `limit` newest registered addresses of every chain, with their executions (`npm run seed -- verify` derives them again). */
+  async newest(limit: number): Promise<Array<{ chain: string; address: string; workflowId: string }>> {
+    const rows = await this.database.db
+      .selectFrom('deposit_addresses')
+      .select(['chain', 'address', 'workflow_id'])
+      .orderBy('created_at', 'desc')
+      .orderBy('address')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ chain: r.chain, address: r.address, workflowId: r.workflow_id }));
+  }
+
   /** The executions of those of `addresses` (any case) that are deposit addresses on `chain`, by lowercase address. */
   async lookup(chain: string, addresses: readonly string[]): Promise<Map<string, DepositAddressOwner>> {
     const found = new Map<string, DepositAddressOwner>();

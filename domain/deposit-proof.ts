@@ -50,7 +50,8 @@ export type DepositDisproof =
   | 'other-address'
   | 'no-value'
   | 'unconfirmed'
-  | 'no-token-transfer';
+  | 'no-token-transfer'
+  | 'service-transfer';
 
 /** A token the deployment accepts deposits in (DEPOSIT_TOKENS): its chain and address. */
 export interface AllowedToken {
@@ -82,6 +83,8 @@ const MESSAGES: Record<DepositDisproof, string> = {
   'no-value': 'the transaction moves no value',
   unconfirmed: 'the transaction is not yet DEPOSIT_CONFIRMATIONS deep; report it again once it is',
   'no-token-transfer': "the transaction's log at transferIndex is no Transfer event of the deposit's token",
+  'service-transfer':
+    "the transfer's payer is one of the service's deposit addresses: the service sent it (a refund or a cancel), it is no deposit",
 };
 
 /** The asset a report claims: what it says, else the target's. */
@@ -146,6 +149,10 @@ function transferAt(
  * since the money did arrive).
  * `retryable` says whether the same report may be believed later (not yet deep enough, or a node
  * that has not seen the transaction yet).
+ * `servicePayers` holds those of the chain's deposit addresses (lowercase) that may be the
+ * transfer's payer (proveOnChain asks the read model for its payer): a transfer one of them paid
+ * was signed with a key derived from the seed, the service's own refund or cancel, and is refused
+ * as `service-transfer`, for good, whatever it moved.
  */
 export function proveDeposit(
   target: DepositTarget,
@@ -154,6 +161,7 @@ export function proveDeposit(
   head: number,
   confirmations: number,
   tokens: readonly AllowedToken[],
+  servicePayers: ReadonlySet<string> = new Set(),
 ): DepositProof {
   const refuse = (reason: DepositDisproof): DepositProof => ({
     ok: false,
@@ -170,6 +178,7 @@ export function proveDeposit(
   const transferIndex = reported.transferIndex ?? 0;
   const moved = transferAt(tx, asset, transferIndex, target.address);
   if ('refusal' in moved) return refuse(moved.refusal);
+  if (moved.payer !== undefined && servicePayers.has(moved.payer.toLowerCase())) return refuse('service-transfer');
   if (head - tx.blockNumber + 1 < confirmations) return refuse('unconfirmed');
   return {
     ok: true,

@@ -4,8 +4,9 @@ import { sameTransfer, type DepositAsset, type ExecutionRecord } from './executi
 /**
  * Reconciliation of one chain's deposits (npm run reconcile): every transfer the chain shows to a
  * deposit address is an execution's deposit (taken) or a refunds ledger row (due, refunded or
- * waived), and every deposit an execution took is on the chain. Pure: scripts/reconcile.ts reads
- * the chain and the read model.
+ * waived), unless a deposit address paid it (the service's own refund or cancel: labelled a
+ * refund); every deposit an execution took is on the chain; every refund the service recorded
+ * paid is on the chain as recorded. Pure: scripts/reconcile.ts reads the chain and the read model.
  */
 
 /** A confirmed transfer to a deposit address (native, top-level or by an internal call, or a token's), as the chain shows it. */
@@ -18,6 +19,49 @@ export interface InboundTransfer {
   blockNumber: number;
   /** `native` or `erc20:<token address>`; unset: native. */
   asset?: string;
+  /** Its payer, lowercase, when the reader knows it. */
+  from?: string;
+}
+
+/** A refund the service paid and recorded (RefundPayments.paidBy, `refunded` with its mined transaction). */
+export interface PaidRefund {
+  id: string;
+  workflowId: string;
+  /** The mined variant (refundTxHash). */
+  txHash: string;
+  /** Where it went (refundTo) and what it paid (refundValue, wei). */
+  to: string;
+  value: string;
+  /** The block the refunder saw it mined in (refundBlock). */
+  block?: number;
+}
+
+/** What the chain holds of a refund's transaction: undefined when it knows none by that hash. */
+export interface RefundOnChain {
+  /** Lowercase; null for a contract creation. */
+  to: string | null;
+  /** Wei, a decimal string. */
+  value: string;
+  /** Null while pending. */
+  blockNumber: number | null;
+  succeeded: boolean;
+}
+
+/** A paid refund the chain contradicts, and how. */
+export interface MissingRefund extends PaidRefund {
+  why: 'not-found' | 'pending' | 'failed' | 'other-recipient' | 'other-value';
+  chainTo?: string | null;
+  chainValue?: string;
+}
+
+/** The service's own transfers and refunds, for reconcile to tell them from money in and check them. */
+export interface ServiceFacts {
+  /** Every deposit address of the chain, lowercase: a transfer one of them paid is the service's own (a refund or a cancel). */
+  depositAddresses?: ReadonlySet<string>;
+  /** The refunds the service recorded paid on the chain. */
+  refundsPaid?: readonly PaidRefund[];
+  /** The chain's word on each of their transactions, by lowercase hash. */
+  refundTxs?: ReadonlyMap<string, RefundOnChain | undefined>;
 }
 
 /** A refunds ledger row, as far as reconciliation needs it. */
@@ -72,6 +116,17 @@ export interface ReconcileReport {
    * chain (from block 0): a row of an earlier block is absent from a partial range.
    */
   ledgerContradicted: LedgerVerdict[];
+  /**
+   * Transfers to a deposit address that a deposit address paid: the service's own (a refund whose
+   * destination is a deposit address, a cancel), labelled refunds: never money in, never owed.
+   */
+  refundTransfers: InboundTransfer[];
+  /**
+   * The refunds the service recorded paid, each checked on the chain: `confirmed`, its mined
+   * transaction succeeded paying refundTo exactly refundValue; `missing`, the chain shows otherwise
+   * (a contradiction, counted against `balanced` over the whole chain, from block 0).
+   */
+  refundsPaid: { confirmed: number; missing: MissingRefund[] };
   balanced: boolean;
 }
 
@@ -80,16 +135,21 @@ const key = (t: { workflowId: string; txHash: string; transferIndex?: number; as
   `${t.workflowId}\n${t.txHash.toLowerCase()}\n${t.transferIndex ?? 0}\n${assetOf(t)}`;
 
 /**
- * Judges every transfer of `transfers` (blocks `range`) against the records and the ledger.
- * `records` holds every execution with a deposit address on this chain, so that a deposit taken
- * in the range and missing from the chain is found too.
+ * Judges every transfer of `inbound` (blocks `range`) against the records and the ledger, and the
+ * service's recorded refunds against the chain (`service`). `records` holds every execution with
+ * a deposit address on this chain, so that a deposit taken in the range and missing from the chain
+ * is found too.
  */
 export function reconcile(
-  transfers: readonly InboundTransfer[],
+  inbound: readonly InboundTransfer[],
   records: ReadonlyMap<string, ExecutionRecord>,
   ledger: readonly LedgerEntry[],
   range: { from: number; to: number },
+  service: ServiceFacts = {},
 ): ReconcileReport {
+  const byService = (t: InboundTransfer) => t.from !== undefined && service.depositAddresses?.has(t.from.toLowerCase()) === true;
+  const transfers = inbound.filter((t) => !byService(t));
+  const refundTransfers = inbound.filter(byService);
   const rows = new Map(ledger.map((r) => [key(r), r]));
   const onChain = new Map(transfers.map((t) => [key(t), t]));
   const byAsset = new Map<string, { in: bigint; taken: bigint; due: bigint; refunded: bigint; waived: bigint; unaccounted: bigint }>();
@@ -159,6 +219,24 @@ export function reconcile(
     waived: sums.waived.toString(),
     unaccounted: sums.unaccounted.toString(),
   });
+  const refundsPaid: ReconcileReport['refundsPaid'] = { confirmed: 0, missing: [] };
+  for (const r of service.refundsPaid ?? []) {
+    const tx = service.refundTxs?.get(r.txHash.toLowerCase());
+    const why: MissingRefund['why'] | undefined = !tx
+      ? 'not-found'
+      : tx.blockNumber === null
+        ? 'pending'
+        : !tx.succeeded
+          ? 'failed'
+          : tx.to?.toLowerCase() !== r.to.toLowerCase()
+            ? 'other-recipient'
+            : tx.value !== r.value
+              ? 'other-value'
+              : undefined;
+    if (why === undefined) refundsPaid.confirmed++;
+    else refundsPaid.missing.push({ ...r, why, ...(tx ? { chainTo: tx.to, chainValue: tx.value } : {}) });
+  }
+  const refundsContradicted = range.from === 0 ? refundsPaid.missing.length : 0;
   return {
     sums: text(sumsOf('native')),
     tokenSums: Object.fromEntries([...byAsset].filter(([asset]) => asset !== 'native').map(([asset, sums]) => [asset, text(sums)])),
@@ -169,6 +247,8 @@ export function reconcile(
     ledger: verdicts,
     ledgerCounts,
     ledgerContradicted,
-    balanced: unaccounted.length === 0 && takenNotOnChain.length === 0 && ledgerContradicted.length === 0,
+    refundTransfers,
+    refundsPaid,
+    balanced: unaccounted.length === 0 && takenNotOnChain.length === 0 && ledgerContradicted.length === 0 && refundsContradicted === 0,
   };
 }

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { TransactionNotFoundError, TransactionReceiptNotFoundError, type PublicClient } from 'viem';
 import { chainClient, DepositReader } from '../activities/chain';
 import { loadConfig } from '../config/config';
 import { confirmationsFor } from '../config/confirmations';
@@ -6,8 +7,9 @@ import { openDatabase } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger, type RefundRow } from '../db/refund-ledger';
+import { RefundPayments } from '../db/refund-payments';
 import type { LedgerPosition } from '../db/page-token';
-import { reconcile, type InboundTransfer } from '../domain/reconcile';
+import { reconcile, type InboundTransfer, type PaidRefund, type RefundOnChain } from '../domain/reconcile';
 
 const USAGE = `usage: npm run --silent reconcile -- --chain evm:<id> [--from-block N] [--to-block M]
 
@@ -17,6 +19,10 @@ and checks each against the read model (DATABASE_URL or DATABASE_FILE): an execu
 a refunds ledger row. Prints one JSON summary line (sums in base units: in, taken, due, refunded,
 waived, unaccounted), then one line per transfer nobody accounts for, per deposit taken that the
 chain does not show, and per deposit the watcher flagged reorged (already alerted on: listed, not a
+difference). A transfer a deposit address paid is the service's own (a refund or a cancel):
+counted as refundTransfers, never money in. Every refund the service recorded paid is looked up by
+its transaction: refundsPaid counts those the chain confirms (mined, succeeded, to the recorded
+destination, the recorded value) and one line lists each it contradicts (from block 0, a
 difference). Exits 0 when balanced, 1 on any difference, 2 on a usage error.`;
 
 async function main(argv: string[]): Promise<number> {
@@ -57,7 +63,7 @@ async function main(argv: string[]): Promise<number> {
     for (let start = from; start <= to; start += 100) {
       const numbers = Array.from({ length: Math.min(100, to - start + 1) }, (_, i) => start + i);
       const read = await reader.read(values.chain, numbers, 10);
-      for (const t of read.transfers)
+      for (const t of [...read.transfers, ...read.serviceTransfers])
         transfers.push({
           workflowId: t.workflowId,
           txHash: t.txHash,
@@ -65,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
           amount: t.amount,
           blockNumber: t.blockNumber,
           asset: t.asset ?? 'native',
+          ...(t.from === undefined ? {} : { from: t.from }),
         });
     }
     const records = await new ExecutionStore(database).getMany(await addresses.workflowIds(values.chain));
@@ -76,7 +83,34 @@ async function main(argv: string[]): Promise<number> {
       rows.push(...page.rows);
       after = page.next;
     } while (after);
-    const report = reconcile(transfers, records, rows, { from, to });
+    const paid: PaidRefund[] = (await new RefundPayments(database).paidBy(values.chain)).flatMap((r) =>
+      r.state === 'refunded' && r.refundTxHash !== undefined && r.refundTo !== undefined && r.refundValue !== undefined
+        ? [
+            {
+              id: r.id,
+              workflowId: r.workflowId,
+              txHash: r.refundTxHash,
+              to: r.refundTo,
+              value: r.refundValue,
+              ...(r.refundBlock === undefined ? {} : { block: r.refundBlock }),
+            },
+          ]
+        : [],
+    );
+    const report = reconcile(
+      transfers,
+      records,
+      rows,
+      { from, to },
+      {
+        depositAddresses: new Set(await addresses.all(values.chain)),
+        refundsPaid: paid,
+        refundTxs: await refundTransactions(
+          rpc,
+          paid.map((p) => p.txHash),
+        ),
+      },
+    );
     console.log(
       JSON.stringify({
         chain: values.chain,
@@ -86,9 +120,13 @@ async function main(argv: string[]): Promise<number> {
         ...report.sums,
         ...(Object.keys(report.tokenSums).length > 0 ? { tokens: report.tokenSums } : {}),
         ledgerRows: report.ledgerCounts,
+        refundTransfers: report.refundTransfers.length,
+        refundsPaid: { confirmed: report.refundsPaid.confirmed, missing: report.refundsPaid.missing.length },
         balanced: report.balanced,
       }),
     );
+    for (const t of report.refundTransfers) console.log(JSON.stringify({ refundTransfer: t }));
+    for (const r of report.refundsPaid.missing) console.log(JSON.stringify({ refundMissing: r }));
     for (const t of report.unaccounted) console.log(JSON.stringify({ unaccountedTransfer: t }));
     for (const t of report.takenNotOnChain) console.log(JSON.stringify({ takenNotOnChain: t }));
     for (const t of report.reorgedAway) console.log(JSON.stringify({ reorgedAway: t }));
@@ -97,6 +135,34 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await database.close();
   }
+}
+
+/** What the chain holds of each of `hashes` (by lowercase hash; undefined: no such transaction), ten at a time. */
+async function refundTransactions(client: PublicClient, hashes: readonly string[]): Promise<Map<string, RefundOnChain | undefined>> {
+  const out = new Map<string, RefundOnChain | undefined>();
+  const one = async (hash: `0x${string}`): Promise<RefundOnChain | undefined> => {
+    try {
+      const tx = await client.getTransaction({ hash });
+      if (tx.blockNumber === null)
+        return { to: tx.to?.toLowerCase() ?? null, value: tx.value.toString(), blockNumber: null, succeeded: false };
+      const receipt = await client.getTransactionReceipt({ hash });
+      return {
+        to: tx.to?.toLowerCase() ?? null,
+        value: tx.value.toString(),
+        blockNumber: Number(receipt.blockNumber),
+        succeeded: receipt.status === 'success',
+      };
+    } catch (err) {
+      if (err instanceof TransactionNotFoundError || err instanceof TransactionReceiptNotFoundError) return undefined;
+      throw err;
+    }
+  };
+  for (let i = 0; i < hashes.length; i += 10) {
+    const part = hashes.slice(i, i + 10).map((h) => h.toLowerCase() as `0x${string}`);
+    const answers = await Promise.all(part.map(one));
+    part.forEach((h, j) => out.set(h, answers[j]));
+  }
+  return out;
 }
 
 class UsageError extends Error {}

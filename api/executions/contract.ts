@@ -303,7 +303,7 @@ export const executionRecordSchema = {
     refutedClaims: {
       type: 'array',
       description:
-        'the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, or not shown after about half an hour (unproven); never owed: no money arrived',
+        'the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses: a refund or a cancel; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else',
       items: {
         type: 'object',
         required: ['txHash', 'reason', 'at'],
@@ -477,7 +477,7 @@ export function executionPaths(): Json {
           403: execError('the token lacks executions:deposit'),
           404: execError('no such execution for this wallet'),
           409: execError(
-            'another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report (nothing written)',
+            'another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report, or the transfer it names was sent by the service itself from a deposit address (nothing written)',
           ),
           413: execError('body over bodyLimitBytes (64 KiB)'),
           ...busy('execution', perToken),

@@ -528,7 +528,10 @@ export class ExecutionService {
       throw badRequest(`asset ${asset} is not a token this service accepts${chain === undefined ? '' : ` on ${chain}`} (DEPOSIT_TOKENS)`);
   }
 
-  /** The deposit the chain shows for a report to an on-chain target; 409 when it shows none (yet), 503 when the chain's node is down. */
+  /**
+   * The deposit the chain shows for a report to an on-chain target; 409 when it shows none (yet) or
+   * shows a transfer a deposit address paid (the service's own), 503 when the chain's node is down.
+   */
   private async proven(target: DepositTarget, reported: Deposit): Promise<{ deposit: Deposit; sender?: string }> {
     if (!this.deposits) throw unavailable('on-chain deposits are not configured on this API (CHAIN_RPC_URL)', READ_MODEL_RETRY_AFTER_S);
     let proof: DepositProof;
@@ -538,6 +541,9 @@ export class ExecutionService {
       throw unavailable("the chain's node is unavailable; try again later", READ_MODEL_RETRY_AFTER_S, err);
     }
     if (!proof.ok && proof.reason === 'token-not-allowed') throw badRequest(`the deposit's ${proof.message}`);
+    // Money the service moved itself is neither a deposit nor owed: nothing is written.
+    if (!proof.ok && proof.reason === 'service-transfer')
+      throw conflict(`this transfer is no deposit: ${proof.message}`, 'DEPOSIT_FROM_SERVICE');
     if (!proof.ok) throw conflict(`the chain does not back this deposit: ${proof.message}`, 'DEPOSIT_NOT_ON_CHAIN');
     return proof.sender === undefined ? { deposit: proof.deposit } : { deposit: proof.deposit, sender: proof.sender };
   }

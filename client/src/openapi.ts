@@ -435,7 +435,7 @@ export interface components {
             /** @enum {string} */
             reportedBy: "api" | "chain-watcher" | "execution";
             /** @enum {string} */
-            state: "due" | "void" | "refunded" | "waived";
+            state: "due" | "held" | "paying" | "refunded" | "waived" | "void";
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -447,10 +447,10 @@ export interface components {
             /** @description how many transfers the row stands for: above 1, a dust batch (txHash is then the block hash) */
             transfers?: number;
             /**
-             * @description why it must not be paid back automatically
+             * @description set while held: why a person must pay it back (or waive it) instead of the service
              * @enum {string}
              */
-            holdReason?: "too-small";
+            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "token" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "fee-cap";
             /**
              * Format: date-time
              * @description set while void: when a reorganisation removed its transfer
@@ -458,6 +458,31 @@ export interface components {
             voidedAt?: string;
             /** @enum {string} */
             voidReason?: "reorged";
+            /** @description set once the service signed its refund: the deposit address's nonce it uses */
+            refundNonce?: number;
+            /** @description where the service's refund goes (lowercase) */
+            refundTo?: string;
+            /** @description every transaction the service signed for its nonce (a replacement at a higher fee, or a cancel), in order; the one mined is the refund */
+            refundVariants?: {
+                /** @enum {string} */
+                kind: "refund" | "cancel";
+                hash: string;
+                raw: string;
+                to: string;
+                /** @description wei */
+                value: string;
+                gas: string;
+                maxFeePerGas?: string;
+                maxPriorityFeePerGas?: string;
+                gasPrice?: string;
+                /** Format: date-time */
+                signedAt: string;
+                sentAtBlock?: number;
+            }[];
+            /** @description set once the service's refund nonce is mined: its block */
+            refundBlock?: number;
+            /** @description wei the mined refund paid (the amount less its fee) */
+            refundValue?: string;
         };
         RefundRowAnswer: {
             result: components["schemas"]["RefundRow"];
@@ -610,7 +635,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, or not shown after about half an hour (unproven); never owed: no money arrived */
+            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses: a refund or a cancel; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else */
             refutedClaims?: {
                 txHash: string;
                 transferIndex?: number;
@@ -1196,7 +1221,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report (nothing written) */
+            /** @description another txHash is stored, or the execution is EXPIRED or CANCELLED (owed back: a refunds ledger row, and refusedDeposits while fewer than 10); or, with a depositTarget, the chain does not back the report, or the transfer it names was sent by the service itself from a deposit address (nothing written) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -1562,7 +1587,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description due, refunded or waived */
-                state?: "due" | "void" | "refunded" | "waived";
+                state?: "due" | "held" | "paying" | "refunded" | "waived" | "void";
                 /** @description only this wallet */
                 wallet?: string;
                 /** @description only this execution id (an execution record's refundsUrl names it with its wallet) */
@@ -1744,7 +1769,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -1881,7 +1906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before (REFUND_SETTLED), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

@@ -6,6 +6,8 @@ import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC } f
 import { MAX_REFUSED_IN_RECORD, applyDeposit, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
 import { preparedRecord } from '../support/records';
 import { refundsOfRecord } from '../../db/refund-ledger';
+import { proveOnChain } from '../../lib/chain-transaction';
+import type { PublicClient } from 'viem';
 
 const TARGET: DepositTarget = { chain: 'evm:31337', asset: 'native', minAmount: '1000', address: '0x' + 'Ab'.repeat(20) };
 const HASH = '0x' + '12'.repeat(32);
@@ -330,5 +332,89 @@ describe('domain/payer-kind: whether a payer is an EOA or a contract, by its cod
     assert.equal(payerKind('0xef0100' + 'ab'.repeat(19)), 'contract', 'one byte short');
     assert.equal(payerKind('0xef0100' + 'ab'.repeat(21)), 'contract', 'one byte long');
     assert.equal(payerKind('0xef0101' + 'ab'.repeat(20)), 'contract', 'another prefix');
+  });
+});
+
+describe("domain/deposit-proof: a transfer a deposit address paid is the service's own, never a deposit", () => {
+  /** Another of the service's deposit addresses (a refund's payer), and anyone's. */
+  const service = '0x' + '5e'.repeat(20);
+  const anyone = '0x' + '0b'.repeat(20);
+  const token = TOKENS[0].address;
+  const servicePayers = new Set([service]);
+  const refused = (proof: ReturnType<typeof proveDeposit>) => (proof.ok ? 'ok' : [proof.reason, proof.retryable]);
+
+  it('when its payer is one of the service addresses (its own value, an internal call, a token Transfer), then it is refused as service-transfer, for good, even before it is deep enough', () => {
+    const token20 = `erc20:${token}` as const;
+    const cases = [
+      proveDeposit(TARGET, { txHash: HASH }, paid({ from: service.toUpperCase().replace('0X', '0x') }), 11, 2, TOKENS, servicePayers),
+      proveDeposit(TARGET, { txHash: HASH }, paid({ from: service }), 10, 2, TOKENS, servicePayers),
+      proveDeposit(
+        TARGET,
+        { txHash: HASH, transferIndex: 1 },
+        paid({ from: anyone, internalTransfers: [{ from: service, to: TARGET.address.toLowerCase(), value: '5000' }] }),
+        11,
+        2,
+        TOKENS,
+        servicePayers,
+      ),
+      proveDeposit(
+        { ...TARGET, asset: token20 },
+        { txHash: HASH },
+        paid({
+          from: anyone,
+          to: token,
+          value: '0',
+          logs: [
+            {
+              address: token,
+              topics: [TRANSFER_TOPIC, addressTopic(service), addressTopic(TARGET.address)],
+              data: '0x' + '7'.padStart(64, '0'),
+            },
+          ],
+        }),
+        11,
+        2,
+        TOKENS,
+        servicePayers,
+      ),
+    ];
+    for (const proof of cases) assert.deepEqual(refused(proof), ['service-transfer', false]);
+    assert.match(cases[0].ok ? '' : cases[0].message, /one of the service's deposit addresses/);
+  });
+
+  it("when its payer is anyone else, or the transfer is refused for another reason first, then the service's addresses change nothing", () => {
+    assert.equal(proveDeposit(TARGET, { txHash: HASH }, paid({ from: anyone }), 11, 2, TOKENS, servicePayers).ok, true);
+    assert.equal(proveDeposit(TARGET, { txHash: HASH }, paid({ from: service }), 11, 2, TOKENS).ok, true, 'no addresses given');
+    assert.deepEqual(
+      refused(proveDeposit(TARGET, { txHash: HASH }, paid({ from: service, succeeded: false }), 11, 2, TOKENS, servicePayers)),
+      ['failed', false],
+    );
+    assert.deepEqual(refused(proveDeposit(TARGET, { txHash: HASH }, paid({ from: service, to: anyone }), 11, 2, TOKENS, servicePayers)), [
+      'other-address',
+      false,
+    ]);
+  });
+
+  it("when proveOnChain reads a transfer, then it asks which of the transfer's payer is a deposit address of the target's chain, and refuses it when it is", async () => {
+    const node = (from: string) =>
+      ({
+        getBlockNumber: async () => 20n,
+        getTransaction: async () => ({ from, to: TARGET.address, value: 5000n, blockNumber: 10n }),
+        getTransactionReceipt: async () => ({ blockNumber: 10n, status: 'success', logs: [] }),
+      }) as unknown as PublicClient;
+    const asked: Array<[string, readonly string[]]> = [];
+    const depositAddresses = async (chain: string, addresses: readonly string[]) => {
+      asked.push([chain, addresses]);
+      return new Set(addresses.filter((a) => a === service));
+    };
+    const fromService = await proveOnChain(node(service), TARGET, { txHash: HASH }, 2, TOKENS, depositAddresses);
+    assert.deepEqual(refused(fromService), ['service-transfer', false]);
+    const fromAnyone = await proveOnChain(node(anyone), TARGET, { txHash: HASH }, 2, TOKENS, depositAddresses);
+    assert.equal(fromAnyone.ok && fromAnyone.sender, anyone);
+    assert.deepEqual(asked, [
+      ['evm:31337', [service]],
+      ['evm:31337', [anyone]],
+    ]);
+    assert.equal((await proveOnChain(node(service), TARGET, { txHash: HASH }, 2, TOKENS)).ok, true, 'no look-up given: not asked');
   });
 });

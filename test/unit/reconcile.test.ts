@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { ExecutionRecord } from '../../domain/execution-state';
 import { preparedRecord } from '../support/records';
-import { reconcile, type InboundTransfer, type LedgerEntry } from '../../domain/reconcile';
+import { reconcile, type InboundTransfer, type LedgerEntry, type PaidRefund, type RefundOnChain } from '../../domain/reconcile';
 
 const record = (workflowId: string, deposit?: ExecutionRecord['deposit']): ExecutionRecord => ({
   ...preparedRecord(workflowId),
@@ -121,5 +121,85 @@ describe('domain/reconcile: every transfer in is taken or owed', () => {
     // Over a partial range a row of an earlier block is absent from what was read: listed, not judged.
     const partial = reconcile([], new Map(), [row(6, 'due')], { from: 50, to: 100 });
     assert.deepEqual([partial.ledgerCounts.absent, partial.ledgerContradicted.length, partial.balanced], [1, 0, true]);
+  });
+});
+
+describe("domain/reconcile: the service's own transfers and the refunds it paid", () => {
+  const A = `0x${'aa'.repeat(20)}`;
+  const P = `0x${'11'.repeat(20)}`;
+  const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+  const paid = (n: number, over: Partial<PaidRefund> = {}): PaidRefund => ({
+    id: `r${n}`,
+    workflowId: `exec:w:${n}`,
+    txHash: tx(0x100 + n),
+    to: P,
+    value: '900',
+    block: 20,
+    ...over,
+  });
+  const onChain = (over: Partial<RefundOnChain> = {}): RefundOnChain => ({
+    to: P,
+    value: '900',
+    blockNumber: 20,
+    succeeded: true,
+    ...over,
+  });
+
+  it('when a deposit address pays another deposit address, then that transfer is labelled a refund: not money in, not unaccounted, and the books balance', () => {
+    const transfers: InboundTransfer[] = [
+      {
+        workflowId: 'exec:w:b',
+        txHash: tx(1),
+        transferIndex: 0,
+        amount: '700',
+        blockNumber: 10,
+        from: A.toUpperCase().replace('0X', '0x'),
+      },
+      { workflowId: 'exec:w:b', txHash: tx(2), transferIndex: 0, amount: '5', blockNumber: 10, from: P },
+    ];
+    const ledger: LedgerEntry[] = [{ workflowId: 'exec:w:b', txHash: tx(2), transferIndex: 0, state: 'due' }];
+    const report = reconcile(transfers, new Map(), ledger, { from: 0, to: 100 }, { depositAddresses: new Set([A]) });
+    assert.deepEqual(report.sums, { in: '5', taken: '0', due: '5', refunded: '0', waived: '0', unaccounted: '0' });
+    assert.deepEqual(
+      report.refundTransfers.map((t) => t.txHash),
+      [tx(1)],
+    );
+    assert.equal(report.transfers, 1);
+    assert.equal(report.balanced, true);
+    const unlabelled = reconcile(transfers, new Map(), ledger, { from: 0, to: 100 });
+    assert.equal(unlabelled.sums.unaccounted, '700', 'without the deposit addresses it would be money nobody accounts for');
+    assert.equal(unlabelled.balanced, false);
+  });
+
+  it('when the refunds the service recorded paid are on the chain as recorded, then each is confirmed; each the chain contradicts is missing with why, and unbalances the books read from block 0', () => {
+    const refundsPaid = [paid(1), paid(2, { to: P.toUpperCase().replace('0X', '0x') }), paid(3), paid(4), paid(5), paid(6), paid(7)];
+    const refundTxs = new Map<string, RefundOnChain | undefined>([
+      [tx(0x101), onChain()],
+      [tx(0x102), onChain()],
+      [tx(0x103), undefined],
+      [tx(0x104), onChain({ blockNumber: null, succeeded: false })],
+      [tx(0x105), onChain({ succeeded: false })],
+      [tx(0x106), onChain({ to: A })],
+      [tx(0x107), onChain({ value: '901' })],
+    ]);
+    const report = reconcile([], new Map(), [], { from: 0, to: 100 }, { refundsPaid, refundTxs });
+    assert.equal(report.refundsPaid.confirmed, 2);
+    assert.deepEqual(
+      report.refundsPaid.missing.map((m) => [m.id, m.why]),
+      [
+        ['r3', 'not-found'],
+        ['r4', 'pending'],
+        ['r5', 'failed'],
+        ['r6', 'other-recipient'],
+        ['r7', 'other-value'],
+      ],
+    );
+    assert.equal(report.refundsPaid.missing[4].chainValue, '901');
+    assert.equal(report.balanced, false);
+    const partial = reconcile([], new Map(), [], { from: 50, to: 100 }, { refundsPaid, refundTxs });
+    assert.equal(partial.refundsPaid.missing.length, 5, 'listed from any block');
+    assert.equal(partial.balanced, true, 'a contradiction only over the whole chain');
+    const allThere = reconcile([], new Map(), [], { from: 0, to: 100 }, { refundsPaid: [paid(1), paid(2)], refundTxs });
+    assert.deepEqual([allThere.refundsPaid.confirmed, allThere.balanced], [2, true]);
   });
 });
