@@ -126,11 +126,18 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     };
   };
 
-  /** Whether the row's transfer is on the chain as the ledger says, and deep enough to pay back (finalized, or deeper than the reorg window). */
-  const provenDeep = async (job: RefundJob): Promise<'deep' | 'shallow' | 'differs'> => {
+  /**
+   * Whether the row's transfer is on the chain as the ledger says, and deep enough to pay back
+   * (finalized, or deeper than the reorg window): `shallow` while it may still be (not deep enough,
+   * or not found: a reorganisation the watcher will report), `refuted` when the chain says it is no
+   * such transfer (another amount, a failed transaction, paid by a deposit address).
+   */
+  const provenDeep = async (job: RefundJob): Promise<'deep' | 'shallow' | 'refuted'> => {
     const { row, source } = job;
     const transferIndex = row.transferIndex;
     const { tx, head } = await readChainTransaction(rpc(), row.txHash, transferIndex > 0);
+    const payer = tx?.from?.toLowerCase();
+    const servicePayers = payer === undefined ? new Set<string>() : await need().payments.depositAddressesAmong(source.chain, [payer]);
     const proof = proveDeposit(
       { chain: source.chain, address: source.address, asset: 'native', minAmount: '0' },
       { txHash: row.txHash, chain: source.chain, transferIndex, asset: 'native' },
@@ -138,9 +145,10 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       head,
       1,
       [],
+      servicePayers,
     );
-    if (!proof.ok) return 'shallow';
-    if (proof.deposit.amount !== row.amount) return 'differs';
+    if (!proof.ok) return proof.retryable ? 'shallow' : 'refuted';
+    if (proof.deposit.amount !== row.amount) return 'refuted';
     const block = proof.deposit.blockNumber!;
     const finalized = await rpc()
       .getBlock({ blockTag: 'finalized' })
@@ -200,7 +208,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       }
       if ((await d.signer.address(source.chain, source.workflowId)).toLowerCase() !== source.address) return held(job, 'no-key');
       const depth = await provenDeep(job);
-      if (depth === 'differs') return held(job, 'off-chain');
+      if (depth === 'refuted') return held(job, 'off-chain');
       if (depth === 'shallow') return 'wait';
       // The ledger's count of mined refunds must be the address's nonce: anything else was spent by
       // someone else (by hand, or a ledger restored from an older backup), and signing now could

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from './database';
+import { DepositAddressStore } from './deposit-addresses';
 import { toRow, type HoldReason, type RefundRow, type RefundVariant } from './refund-ledger';
 
 /** A deposit address as the refunder sees it: whose it is, where its refunds go, how many of its nonces are mined. */
@@ -304,6 +305,11 @@ export class RefundPayments {
       .where('address', '=', address.toLowerCase())
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  /** Those of `addresses` (any case) that are deposit addresses on `chain`, lowercase: a transfer they pay is the service's own. */
+  depositAddressesAmong(chain: string, addresses: readonly string[]): Promise<Set<string>> {
+    return new DepositAddressStore(this.database).among(chain, addresses);
   }
 
   /** The rows the refunder paid from `chain` (refunded with a nonce), for reconcile to check on the chain. */
