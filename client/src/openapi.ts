@@ -182,6 +182,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/refunds/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve paying a refund above the chain's limit
+         * @description Needs the scope `refunds:approve`. A row held `above-limit` goes back to `due` with `approvedBy` (the token's id) and `approvedAt`, and the service pays it like any other; approving it again answers 200 and writes nothing.
+         */
+        post: operations["approveRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/chain/whitelists/": {
         parameters: {
             query?: never;
@@ -414,6 +434,8 @@ export interface components {
             /** @description why nothing is paid back */
             reason: string;
         };
+        /** @description an empty object: the approving token is recorded */
+        ApproveRequest: Record<string, unknown>;
         RefundRow: {
             id: string;
             workflowId: string;
@@ -485,6 +507,10 @@ export interface components {
             refundBlock?: number;
             /** @description wei the mined refund paid (the amount less its fee) */
             refundValue?: string;
+            /** @description set once approved above the chain's limit: the approving token's id */
+            approvedBy?: string;
+            /** Format: date-time */
+            approvedAt?: string;
         };
         RefundRowAnswer: {
             result: components["schemas"]["RefundRow"];
@@ -1590,7 +1616,7 @@ export interface operations {
     listRefunds: {
         parameters: {
             query?: {
-                /** @description due, refunded or waived */
+                /** @description due, held, paying, refunded, waived, void */
                 state?: "due" | "held" | "paying" | "refunded" | "waived" | "void";
                 /** @description only this wallet */
                 wallet?: string;
@@ -1911,6 +1937,143 @@ export interface operations {
                 };
             };
             /** @description the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    approveRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the row id from the list */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApproveRequest"];
+            };
+        };
+        responses: {
+            /** @description approved (or approved before); the row */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefundRowAnswer"];
+                };
+            };
+            /** @description path or body invalid */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no, malformed or unknown bearer token */
+            401: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: "Bearer";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the token lacks refunds:approve */
+            403: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such row */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the row is not held above-limit (REFUND_NOT_ABOVE_LIMIT) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
