@@ -8,6 +8,8 @@ export interface DepositAddressRow {
   minAmount: string;
   /** What the address takes: `native` (the default) or `erc20:<token address>`. */
   asset?: string;
+  /** prepare's deposit.refundAddress, any case; stored lowercase (refunds of the address go there). */
+  refundAddress?: string;
 }
 
 /** A deposit address's execution and what completes its deposit. */
@@ -27,11 +29,14 @@ export class DepositAddressStore {
   constructor(private readonly database: Database) {}
 
   /**
-   * Registers an address for an execution; idempotent (the same row again changes nothing).
+   * Registers an address for an execution; idempotent (the same row again changes nothing, and a
+   * row registered before keeps what it was registered with). Answers the refund address the row
+   * holds (lowercase; absent when it holds none): the caller compares it with the one it asked
+   * for, since a retried prepare never changes where refunds go.
    * Throws when the address is already another execution's: derivation makes that impossible
    * short of a seed mix-up, which must not go unnoticed.
    */
-  async register(row: DepositAddressRow, now = new Date()): Promise<void> {
+  async register(row: DepositAddressRow, now = new Date()): Promise<{ refundAddress?: string }> {
     const address = row.address.toLowerCase();
     await this.database.db
       .insertInto('deposit_addresses')
@@ -41,18 +46,30 @@ export class DepositAddressStore {
         workflow_id: row.workflowId,
         min_amount: row.minAmount,
         asset: (row.asset ?? 'native').toLowerCase(),
+        refund_address: row.refundAddress?.toLowerCase() ?? null,
         created_at: now.toISOString(),
       })
       .onConflict((oc) => oc.columns(['chain', 'address']).doNothing())
       .execute();
     const stored = await this.database.db
       .selectFrom('deposit_addresses')
-      .select('workflow_id')
+      .select(['workflow_id', 'refund_address'])
       .where('chain', '=', row.chain)
       .where('address', '=', address)
       .executeTakeFirst();
     if (stored?.workflow_id !== row.workflowId)
       throw new Error(`deposit address ${address} on ${row.chain} belongs to another execution (${stored?.workflow_id ?? 'none'})`);
+    return stored.refund_address === null ? {} : { refundAddress: stored.refund_address };
+  }
+
+  /** Whether `address` (any case) is a deposit address on any chain: never a refund address. */
+  async isDepositAddress(address: string): Promise<boolean> {
+    const row = await this.database.db
+      .selectFrom('deposit_addresses')
+      .select('address')
+      .where('address', '=', address.toLowerCase())
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**

@@ -254,6 +254,16 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('approved_by').execute();
       },
     },
+    // Whether an address is a deposit address on any chain (a prepare's refundAddress never is, nor
+    // a refund's destination): its primary key leads with the chain, so the address alone gets an index.
+    '0013-deposit-addresses-by-address': {
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('deposit_addresses_address').on('deposit_addresses').column('address').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('deposit_addresses_address').execute();
+      },
+    },
   };
 }
 

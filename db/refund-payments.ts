@@ -218,11 +218,12 @@ export class RefundPayments {
   /**
    * Records that the row's nonce was mined by `mined` (one of its variants), once, with the
    * address's count of mined nonces in the same transaction:
-   * - a refund variant that succeeded: `refunded` (refundTxHash, block, value), whatever state the
-   *   row had (a refund mined for a row voided meanwhile is still money paid, and says so);
+   * - a refund variant that succeeded: `refunded` (refundTxHash, block, value; no hold reason left),
+   *   whatever state the row had (a refund mined for a row voided meanwhile is still money paid, and
+   *   says so);
    * - a refund variant that failed (status 0): `held` as `reverted` (the nonce is used);
    * - a cancel: a `void` row stays void; a row restored meanwhile goes back to `due`, its nonce
-   *   forgotten (a new one is signed).
+   *   and hold reason forgotten (a new one is signed).
    * Answers the row after, or undefined when the nonce was recorded mined before.
    */
   async recordMined(job: RefundJob, mined: MinedNonce, now = new Date()): Promise<RefundRow | undefined> {
@@ -243,12 +244,23 @@ export class RefundPayments {
                 refund_value: variant.value,
                 settled_at: now.toISOString(),
                 settled_by: 'refunder',
+                // Held at its fee cap before it mined: paid now, held no more.
+                hold_reason: null,
               }
             : { state: current.state === 'void' ? 'void' : 'held', hold_reason: 'reverted' satisfies HoldReason, refund_block: mined.block }
           : current.state === 'void'
             ? { refund_block: mined.block }
-            : { state: 'due', refund_nonce: null, refund_to: null, refund_variants: null };
-      await trx.updateTable('refunds').set(set).where('id', '=', row.id).where('refund_block', 'is', null).execute();
+            : { state: 'due', refund_nonce: null, refund_to: null, refund_variants: null, hold_reason: null };
+      // Conditional on what was read: a second caller recording the same nonce at once (PostgreSQL
+      // reads without locking) updates nothing here, and counts nothing.
+      const updated = await trx
+        .updateTable('refunds')
+        .set(set)
+        .where('id', '=', row.id)
+        .where('refund_block', 'is', null)
+        .where('refund_nonce', '=', current.refund_nonce)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return undefined;
       await trx
         .updateTable('deposit_addresses')
         .set((eb) => ({ refund_nonces_mined: eb('refund_nonces_mined', '+', 1) }))

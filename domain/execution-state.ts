@@ -76,6 +76,11 @@ export interface DepositTarget {
   minAmount: string;
   /** EIP-55 address, unique to the execution. */
   address: string;
+  /**
+   * prepare's `deposit.refundAddress`, EIP-55: where the service pays back deposits to `address`
+   * it does not take (absent: each transfer's payer).
+   */
+  refundAddress?: string;
 }
 
 /** The wallet-connection proof of a submit (spec 2.1); `timestamp` is Unix seconds. */
@@ -224,7 +229,15 @@ export function initialRecord(input: PreparedExecution): ExecutionRecord {
   const target = input.depositTarget;
   return {
     ...(target
-      ? { depositTarget: { chain: target.chain, asset: target.asset, minAmount: target.minAmount, address: target.address } }
+      ? {
+          depositTarget: {
+            chain: target.chain,
+            asset: target.asset,
+            minAmount: target.minAmount,
+            address: target.address,
+            ...(target.refundAddress === undefined ? {} : { refundAddress: target.refundAddress }),
+          },
+        }
       : {}),
     executionId: input.executionId,
     wallet: input.wallet,

@@ -71,6 +71,12 @@ export const prepareBodySchema = {
           description:
             "base units of asset (wei; a token's smallest unit), a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit)",
         },
+        refundAddress: {
+          type: 'string',
+          pattern: '^0x[0-9a-fA-F]{40}$',
+          description:
+            "where the service pays back deposits to this execution that it does not take (absent: each transfer's payer; a payer with code, or none the chain showed, waits for a person). EIP-55 checked when in mixed case; never a deposit address of this service, this execution's included (400)",
+        },
       },
     },
   },
@@ -253,6 +259,11 @@ export const executionRecordSchema = {
         asset: { type: 'string', pattern: '^(native|erc20:0x[0-9a-f]{40})$', description: '`native` or `erc20:<token address>`' },
         minAmount: { type: 'string', description: 'base units of asset' },
         address: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55, unique to this execution' },
+        refundAddress: {
+          type: 'string',
+          pattern: '^0x[0-9a-fA-F]{40}$',
+          description: "EIP-55: prepare's deposit.refundAddress, where deposits to address that the execution does not take are paid back",
+        },
       },
     },
     deposit: { ...storedDeposit, description: 'set by the deposit the execution took (a report, a signal or the chain watcher)' },
@@ -419,7 +430,7 @@ export function executionPaths(): Json {
         requestBody: body('PrepareRequest'),
         responses: {
           200: answer(
-            'the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started',
+            'the same prepare again (same executionId, intent, signer key, ttl and deposit): the existing record, nothing started',
             ref('ExecutionRecordAnswer'),
             {
               'Idempotent-Replayed': { description: 'always `true` on this answer', schema: { type: 'string', const: 'true' } },
@@ -432,7 +443,9 @@ export function executionPaths(): Json {
           400: execError('path, body or intent invalid (also: not application/json, not JSON)'),
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:prepare'),
-          409: execError('this executionId already exists for the wallet with another intent, signer key or ttl'),
+          409: execError(
+            'this executionId already exists for the wallet with another intent, signer key, ttl or deposit (its refundAddress included)',
+          ),
           413: execError('body over bodyLimitBytes (64 KiB)'),
           ...busy('execution', perToken),
           500: execError('a fault of the service itself; no details'),

@@ -13,6 +13,7 @@ import { intentHash as hashIntent } from '../../domain/canonical';
 import { verifyEd25519, isWeakPublicKey } from './ed25519';
 import { assetAllowed, reportedAsset, type DepositProof } from '../../domain/deposit-proof';
 import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
+import { parseEoa } from '../../domain/eoa';
 import { type ServiceError, badRequest, conflict, signatureRefused, unavailable } from '../../domain/errors';
 import {
   FINAL_STATUSES,
@@ -92,7 +93,7 @@ export interface PrepareRequest {
   intent: Record<string, unknown>;
   signerPublicKey?: string;
   ttlSeconds?: number;
-  deposit?: { chain: string; asset: string; minAmount: string };
+  deposit?: { chain: string; asset: string; minAmount: string; refundAddress?: string };
 }
 
 /** What never changes after prepare, so the submit path can skip a query for it. */
@@ -157,12 +158,23 @@ export class ExecutionService {
   /**
    * The deposit target of a prepare with `deposit`: the watched chain only, the address derived
    * from the seed (the same id gives the same address) and registered in the read model before the
-   * workflow starts, so the watcher can map every transfer to it. The read model or the chain's
-   * node down: 503.
+   * workflow starts, so the watcher can map every transfer to it, with the refund address if one is
+   * named (EIP-55 checked; never a deposit address of this service, of any chain). The read model
+   * or the chain's node down: 503.
    */
-  private async depositTarget(workflowId: string, wanted: NonNullable<PrepareRequest['deposit']>): Promise<DepositTarget> {
+  private async depositTarget(
+    workflowId: string,
+    executionId: string,
+    wanted: NonNullable<PrepareRequest['deposit']>,
+  ): Promise<DepositTarget> {
     const deps = this.deposits;
     if (!deps) throw badRequest('on-chain deposits are not configured on this service (CHAIN_RPC_URL)');
+    let refundAddress: string | undefined;
+    if (wanted.refundAddress !== undefined) {
+      const parsed = parseEoa(wanted.refundAddress);
+      if (!parsed.ok) throw badRequest(`deposit.refundAddress ${parsed.reason}`);
+      refundAddress = parsed.address;
+    }
     let chain: string;
     try {
       chain = await deps.chain();
@@ -180,8 +192,19 @@ export class ExecutionService {
       asset = tokenAsset(token.address) as DepositAsset;
     }
     const address = depositAddress(deps.seed, chain, workflowId);
-    await this.readModel(() => deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount, asset }));
-    return { chain, asset, minAmount: wanted.minAmount, address };
+    if (refundAddress !== undefined) {
+      // Refunds are paid from deposit addresses: one paid to a deposit address would be taken for a deposit.
+      if (refundAddress.toLowerCase() === address.toLowerCase())
+        throw badRequest("deposit.refundAddress is this execution's own deposit address");
+      if (await this.readModel(() => deps.store.isDepositAddress(refundAddress)))
+        throw badRequest('deposit.refundAddress is a deposit address of this service');
+    }
+    const stored = await this.readModel(() =>
+      deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount, asset, ...(refundAddress ? { refundAddress } : {}) }),
+    );
+    // The address was registered before (a retried prepare): where its refunds go never changes.
+    if (stored.refundAddress !== refundAddress?.toLowerCase()) throw alreadyExists(executionId);
+    return { chain, asset, minAmount: wanted.minAmount, address, ...(refundAddress ? { refundAddress } : {}) };
   }
 
   private call<R>(fn: () => Promise<R>): Promise<R> {
@@ -194,8 +217,9 @@ export class ExecutionService {
   }
 
   /**
-   * Starts the execution's workflow. A retry of the same prepare (same id, intentHash, signer key
-   * and ttl) answers the existing record with `replayed: true`; other content under the id is 409.
+   * Starts the execution's workflow. A retry of the same prepare (same id, intentHash, signer key,
+   * ttl and deposit) answers the existing record with `replayed: true`; other content under the id
+   * is 409.
    */
   async prepare(wallet: string, body: PrepareRequest): Promise<{ record: ExecutionRecord; replayed: boolean }> {
     const executionId = body.executionId ?? randomUUID();
@@ -222,7 +246,7 @@ export class ExecutionService {
       webhooks: this.config.webhooks.length > 0,
     };
     const workflowId = executionWorkflowId(wallet, executionId);
-    if (body.deposit) input.depositTarget = await this.depositTarget(workflowId, body.deposit);
+    if (body.deposit) input.depositTarget = await this.depositTarget(workflowId, executionId, body.deposit);
     // An id is never used twice, not even after Temporal's retention dropped its run: the read
     // model keeps every record, so one run can never be read, signed or announced as another
     // (decision 0062). While Temporal still holds the run, its REJECT_DUPLICATE says the same.
@@ -266,12 +290,9 @@ export class ExecutionService {
       existing.depositTarget?.chain === input.depositTarget?.chain &&
       existing.depositTarget?.minAmount === input.depositTarget?.minAmount &&
       existing.depositTarget?.asset === input.depositTarget?.asset &&
+      existing.depositTarget?.refundAddress?.toLowerCase() === input.depositTarget?.refundAddress?.toLowerCase() &&
       Date.parse(existing.expiresAt) - Date.parse(existing.createdAt) === ttlSeconds * 1000;
-    if (!same)
-      throw conflict(
-        `execution ${input.executionId} already exists with other content (intent, signer key, ttl or deposit)`,
-        'ALREADY_EXISTS',
-      );
+    if (!same) throw alreadyExists(input.executionId);
     return existing;
   }
 
@@ -595,6 +616,10 @@ export class ExecutionService {
     return facts;
   }
 }
+
+/** A prepare under an executionId taken by another prepare (another intent, signer key, ttl or deposit). */
+const alreadyExists = (executionId: string) =>
+  conflict(`execution ${executionId} already exists with other content (intent, signer key, ttl or deposit)`, 'ALREADY_EXISTS');
 
 /** How the API answers a submit the execution refuses, by the workflow's failure type. */
 const SUBMIT_REFUSALS: Record<string, () => ServiceError> = {

@@ -394,6 +394,8 @@ export interface components {
                 asset: string;
                 /** @description base units of asset (wei; a token's smallest unit), a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit) */
                 minAmount: string;
+                /** @description where the service pays back deposits to this execution that it does not take (absent: each transfer's payer; a payer with code, or none the chain showed, waits for a person). EIP-55 checked when in mixed case; never a deposit address of this service, this execution's included (400) */
+                refundAddress?: string;
             };
         };
         SubmitRequest: {
@@ -570,6 +572,8 @@ export interface components {
                 minAmount: string;
                 /** @description EIP-55, unique to this execution */
                 address: string;
+                /** @description EIP-55: prepare's deposit.refundAddress, where deposits to address that the execution does not take are paid back */
+                refundAddress?: string;
             };
             /** @description set by the deposit the execution took (a report, a signal or the chain watcher) */
             deposit?: {
@@ -937,7 +941,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the same prepare again (same executionId, intent, signer key and ttl): the existing record, nothing started */
+            /** @description the same prepare again (same executionId, intent, signer key, ttl and deposit): the existing record, nothing started */
             200: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -996,7 +1000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description this executionId already exists for the wallet with another intent, signer key or ttl */
+            /** @description this executionId already exists for the wallet with another intent, signer key, ttl or deposit (its refundAddress included) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

@@ -429,7 +429,8 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
       clearInterval(miner);
     }
     const lines = out.trim().split('\n');
-    assert.ok(lines.includes('{"result":{"status":"SIGNING"}}'), out);
+    // curl prints the submit's answer without a newline: the next output follows on its line.
+    assert.ok(out.includes('{"result":{"status":"SIGNING"}}'), out);
     const [reason, state, refundTo, refundValue, refundTxHash] = lines[lines.length - 1].split(' ');
     assert.deepEqual([reason, state, refundTo], ['expired', 'refunded', back]);
     assert.ok(BigInt(refundValue) < 10n ** 17n && BigInt(refundValue) > 10n ** 17n - 10n ** 15n, refundValue);

@@ -8,7 +8,7 @@ import { docSection } from '../../scripts/lib/doc-section';
 import { renderPrepareReference, renderRecordReference } from '../../scripts/lib/record-reference';
 import { executionRecordSchema } from '../../api/executions/contract';
 import { SETTINGS } from '../../config/settings';
-import { LEDGER_ONLY_REASONS } from '../../contracts/refunds';
+import { HOLD_REASONS, LEDGER_ONLY_REASONS, REFUND_STATES } from '../../contracts/refunds';
 import { ROUTES } from '../../contracts/storage-node-protocol';
 import { LOCAL_CHAIN_PORT } from '../../scripts/lib/anvil';
 import { LOCAL_NODE_PORTS } from '../../scripts/lib/storage-nodes';
@@ -258,6 +258,13 @@ describe('docs: the lists a page repeats from the code are the code', () => {
     const reasons = [...listed.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]).sort();
     const record = executionRecordSchema.properties.refusedDeposits.items.properties.reason.enum;
     assert.deepEqual(reasons, [...record, ...LEDGER_ONLY_REASONS].sort());
+  });
+
+  it('when docs/api.md "Refunds" lists the states of a ledger row and the reasons a row is held, then they are the ledger\'s, each once, in its order', () => {
+    const text = section(read('docs/api.md'), 'Refunds');
+    const listed = (pattern: RegExp) => [...text.matchAll(pattern)].map((m) => m[1]);
+    assert.deepEqual(listed(/^- `([a-z-]+)`: /gm), [...REFUND_STATES]);
+    assert.deepEqual(listed(/^ {2}- `([a-z-]+)`: /gm), [...HOLD_REASONS]);
   });
 
   it('when a page shows `npm run X`, then package.json has the script X', () => {
