@@ -431,7 +431,9 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     const lines = out.trim().split('\n');
     // curl prints the submit's answer without a newline: the next output follows on its line.
     assert.ok(out.includes('{"result":{"status":"SIGNING"}}'), out);
-    const [reason, state, refundTo, refundValue, refundTxHash] = lines[lines.length - 1].split(' ');
+    const refundLine = lines.find((l) => l.startsWith('expired '));
+    assert.ok(refundLine, out);
+    const [reason, state, refundTo, refundValue, refundTxHash] = refundLine.split(' ');
     assert.deepEqual([reason, state, refundTo], ['expired', 'refunded', back]);
     assert.ok(BigInt(refundValue) < 10n ** 17n && BigInt(refundValue) > 10n ** 17n - 10n ** 15n, refundValue);
     assert.equal((await balance(back)) - before, BigInt(refundValue));
@@ -453,6 +455,53 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.ok(metricSum(samples, 'intent_refunds_nonce_mismatch_total', { chain: CHAIN }) >= 1);
     assert.ok(metricSum(samples, 'intent_refunds_held_total', { chain: CHAIN, reason: 'above-limit' }) >= 1);
     assert.equal(metricSum(samples, 'intent_refunds_oldest_due_seconds'), 0, 'no row is left due');
+  });
+
+  it('when npm run reconcile reads the chain after the cases above, then it is balanced and confirms every refund the service paid; a refund recorded with another value is named and exits 1', async () => {
+    const reconcile = () =>
+      run(process.execPath, [path.join(projectRoot, 'dist', 'scripts', 'reconcile.js'), '--chain', CHAIN], {
+        env: stack.env(),
+        encoding: 'utf8',
+      }).then(
+        ({ stdout }) => ({
+          code: 0,
+          lines: stdout
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as Record<string, any>),
+        }),
+        (err: { code: number; stdout: string }) => ({
+          code: err.code,
+          lines: err.stdout
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Record<string, any>),
+        }),
+      );
+    const paid = (await readModel((_, payments) => payments.paidBy(CHAIN))).filter((r) => r.state === 'refunded');
+    assert.ok(paid.length >= 9, `refunds the service paid: ${paid.length}`);
+    await deposits.watcherPast((await chain.head()) + CONFIRMATIONS + 1);
+    const balanced = await reconcile();
+    const [summary] = balanced.lines;
+    assert.equal(balanced.code, 0, JSON.stringify(balanced.lines));
+    assert.equal(summary.balanced, true);
+    assert.deepEqual(summary.refundsPaid, { confirmed: paid.length, missing: 0 });
+    const victim = paid[0];
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      await database.db.updateTable('refunds').set({ refund_value: '1' }).where('id', '=', victim.id).execute();
+      const contradicted = await reconcile();
+      assert.equal(contradicted.code, 1);
+      assert.deepEqual(contradicted.lines[0].refundsPaid, { confirmed: paid.length - 1, missing: 1 });
+      assert.deepEqual(
+        contradicted.lines.filter((l) => l.refundMissing).map((l) => [l.refundMissing.id, l.refundMissing.why]),
+        [[victim.id, 'other-value']],
+      );
+    } finally {
+      await database.db.updateTable('refunds').set({ refund_value: victim.refundValue! }).where('id', '=', victim.id).execute();
+      await database.close();
+    }
   });
 
   it('when the refund workflows of every case above (kills, replacements, a cancel, two workers) are replayed with the current workflow code, then none fails', async () => {
