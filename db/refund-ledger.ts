@@ -208,7 +208,8 @@ export class RefundLedger {
   /**
    * Puts `void` rows whose transfer the chain holds again, confirmed, back where they were (a
    * refund.due announced again): `refunded` when a refund was mined for it while void, `paying`
-   * while its transaction's nonce is not mined, `held` with its hold reason, else `due`. Only the
+   * while its transaction's nonce is not mined, `held` with its hold reason, else `due` (a cancel
+   * mined while it was void is forgotten: a new refund is signed at a new nonce). Only the
    * chain watcher calls it, after the transfer's confirmations. Answers the ids restored.
    */
   async restore(ids: readonly string[]): Promise<string[]> {
@@ -229,9 +230,17 @@ export class RefundLedger {
             : r.hold_reason !== null
               ? 'held'
               : 'due';
+      // A cancel took the nonce back while it was void: nothing was paid, so it is owed afresh (a new nonce).
+      const cancelled = state === 'due' && r.refund_nonce !== null;
       const result = await this.database.db
         .updateTable('refunds')
-        .set((eb) => ({ state, voided_at: null, void_reason: null, events: eb('events', '+', 1) }))
+        .set((eb) => ({
+          state,
+          voided_at: null,
+          void_reason: null,
+          events: eb('events', '+', 1),
+          ...(cancelled ? { refund_nonce: null, refund_to: null, refund_variants: null, refund_block: null } : {}),
+        }))
         .where('id', '=', r.id)
         .where('state', '=', 'void')
         .executeTakeFirst();

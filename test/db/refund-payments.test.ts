@@ -256,7 +256,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal((await ledger.settle(row.id, { state: 'waived', reason: 'reverted, paid by hand' }, 'ops')).outcome, 'settled');
     });
 
-    it('when a cancel is mined for a row voided while paying, then it stays void with its block, and the nonce counts as mined', async () => {
+    it('when a cancel is mined for a row voided while paying, then it stays void with its block, and the nonce counts as mined; restored later, it is due at a new nonce', async () => {
       await register(1);
       const row = await due(1, 1);
       const v1 = variant('refund', 1);
@@ -272,6 +272,13 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal(after.refundNonce, 0);
       assert.equal(await noncesMined(1), 1);
       assert.deepEqual(await payments.addressesToPay(CHAIN, 10), [], 'nothing left to watch or pay');
+      // Its transfer read again: owed afresh, its cancelled nonce forgotten, and the next start takes the next nonce.
+      assert.deepEqual(await ledger.restore([row.id]), [row.id]);
+      const back = await ledger.get(row.id);
+      assert.deepEqual([back?.state, back?.refundNonce, back?.refundVariants, back?.refundBlock], ['due', undefined, undefined, undefined]);
+      assert.deepEqual(await payments.addressesToPay(CHAIN, 10), [addressOf(1)]);
+      assert.equal(await payments.startPaying(await jobOf(1, back!), 0, REFUND_TO, variant('refund', 3)), false, 'nonce 0 is used');
+      assert.equal(await payments.startPaying(await jobOf(1, back!), 1, REFUND_TO, variant('refund', 3)), true);
     });
 
     it('when a cancel is mined for a row restored to paying meanwhile, then it is due again with its nonce forgotten, and the next start takes the next nonce', async () => {

@@ -342,7 +342,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     }
   });
 
-  it('when a row is voided while its refund is out (a reorganisation the watcher reported), then the refunder takes the nonce back with a zero-value cancel to the address itself: nothing paid, the nonce counted', async () => {
+  it('when a row is voided while its refund is out (a reorganisation the watcher reported), then the refunder takes the nonce back with a zero-value cancel to the address itself: nothing paid, the nonce counted; restored, it is paid at the next nonce', async () => {
     const e = await taken();
     const payer = await fundedPayer(ETH);
     const tx = await overpay(e, payer, ETH / 4n);
@@ -371,6 +371,12 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal(await balance(payer.address), before, 'nothing paid for a voided row');
     assert.equal(await nonceOf(e.address), 1);
     assert.equal((await sourceOf(e)).noncesMined, 1);
+    // The transfer is on the chain after all (the watcher restores a row whose transfer it reads again):
+    // owed afresh, and paid at the next nonce.
+    assert.deepEqual(await readModel((ledger) => ledger.restore([paying.id])), [paying.id]);
+    const paid = await rowMinedInto(e, tx, 'refunded');
+    assert.equal(paid.refundNonce, 1);
+    await paidOnce(e, paid, before, payer.address, 2);
   });
 
   it('when someone spends from a deposit address by hand, then automatic refunds from it stop: its next row is held as nonce-mismatch and nothing is signed', async () => {
