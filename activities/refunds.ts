@@ -222,7 +222,8 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         await stopAddress(job, `latest ${latest}, pending ${pending}`);
         return 'held';
       }
-      const amount = BigInt(row.amount!);
+      // The row's own money left on the address: its amount less what a cancel of it cost.
+      const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
       const estimate = await rpc().estimateGas({ account: address, to: to as Hex, value: amount / 2n });
       const gas = gasLimit(estimate);
       const fees = await marketFees();
@@ -289,7 +290,12 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         if (!receipt) continue;
         const block = Number(receipt.blockNumber);
         if (head - block + 1 < confirmations) return 'pending';
-        const after = await d.payments.recordMined(job, { hash: v.hash, block, succeeded: receipt.status === 'success' });
+        const after = await d.payments.recordMined(job, {
+          hash: v.hash,
+          block,
+          succeeded: receipt.status === 'success',
+          fee: (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
+        });
         if (after) {
           log().info('refund nonce mined', { id: row.id, hash: v.hash, kind: v.kind, block, state: after.state });
           if (after.state === 'refunded') d.onRefundEvent?.({ kind: 'paid', chain: source.chain, whileVoid: row.state === 'void' });
@@ -322,7 +328,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const kind: RefundVariant['kind'] = row.state === 'void' ? 'cancel' : 'refund';
       const last = variants[variants.length - 1];
       const fees = replacementFees(feesOf(last), await marketFees());
-      const amount = BigInt(row.amount!);
+      const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
       const gas = kind === 'cancel' ? 21_000n : BigInt(last.gas);
       if (!withinFeeCap(amount, gas, fees)) {
         if (row.state === 'paying' && (await d.payments.holdInFlight(row.id, 'fee-cap'))) {

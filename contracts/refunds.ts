@@ -99,6 +99,8 @@ export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' |
   /** Set once the nonce is mined: its block, and the value the mined variant paid (a replacement pays less than the first). */
   refundBlock?: number;
   refundValue?: string;
+  /** Wei the service's transactions that paid nobody (a cancel, a refund mined with status 0) cost, out of the amount: a later refund pays that much less. */
+  feesSpent?: string;
   /** Set once a person approved paying it above the chain's limit: the token id, and when. */
   approvedBy?: string;
   approvedAt?: string;

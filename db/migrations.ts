@@ -264,6 +264,16 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropIndex('deposit_addresses_address').execute();
       },
     },
+    // What the refunder's transactions that paid nobody (a cancel, a refund mined with status 0)
+    // cost a row: a later refund of it pays that much less, so the address's other money stays.
+    '0014-refund-fees-spent': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').addColumn('fees_spent', 'text').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').dropColumn('fees_spent').execute();
+      },
+    },
   };
 }
 

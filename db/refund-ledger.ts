@@ -424,6 +424,7 @@ export function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.refund_variants === null ? {} : { refundVariants: JSON.parse(r.refund_variants) as RefundVariant[] }),
     ...(r.refund_block === null ? {} : { refundBlock: Number(r.refund_block) }),
     ...(r.refund_value === null ? {} : { refundValue: r.refund_value }),
+    ...(r.fees_spent === null ? {} : { feesSpent: r.fees_spent }),
     ...(r.approved_by === null ? {} : { approvedBy: r.approved_by }),
     ...(r.approved_at === null ? {} : { approvedAt: r.approved_at }),
   };

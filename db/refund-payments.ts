@@ -26,6 +26,8 @@ export interface MinedNonce {
   hash: string;
   block: number;
   succeeded: boolean;
+  /** What it cost (gas used × effective gas price, wei): kept on the row when it paid nobody (a cancel, status 0). */
+  fee?: string;
 }
 
 /**
@@ -234,6 +236,9 @@ export class RefundPayments {
       const current = await trx.selectFrom('refunds').selectAll().where('id', '=', row.id).executeTakeFirst();
       if (!current || current.refund_block !== null || current.refund_nonce === null) return undefined;
       const paid = variant.kind === 'refund' && mined.succeeded;
+      // What a transaction that paid nobody cost comes out of the row's own amount (a later refund pays that much less).
+      const spent =
+        paid || mined.fee === undefined ? {} : { fees_spent: (BigInt(current.fees_spent ?? '0') + BigInt(mined.fee)).toString() };
       const set =
         variant.kind === 'refund'
           ? paid
@@ -247,10 +252,15 @@ export class RefundPayments {
                 // Held at its fee cap before it mined: paid now, held no more.
                 hold_reason: null,
               }
-            : { state: current.state === 'void' ? 'void' : 'held', hold_reason: 'reverted' satisfies HoldReason, refund_block: mined.block }
+            : {
+                state: current.state === 'void' ? 'void' : 'held',
+                hold_reason: 'reverted' satisfies HoldReason,
+                refund_block: mined.block,
+                ...spent,
+              }
           : current.state === 'void'
-            ? { refund_block: mined.block }
-            : { state: 'due', refund_nonce: null, refund_to: null, refund_variants: null, hold_reason: null };
+            ? { refund_block: mined.block, ...spent }
+            : { state: 'due', refund_nonce: null, refund_to: null, refund_variants: null, hold_reason: null, ...spent };
       // Conditional on what was read: a second caller recording the same nonce at once (PostgreSQL
       // reads without locking) updates nothing here, and counts nothing.
       const updated = await trx

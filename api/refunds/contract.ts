@@ -140,6 +140,11 @@ export const refundRowSchema = {
     },
     refundBlock: { type: 'integer', minimum: 0, description: "set once the service's refund nonce is mined: its block" },
     refundValue: { type: 'string', description: 'wei the mined refund paid (the amount less its fee)' },
+    feesSpent: {
+      type: 'string',
+      description:
+        "wei the service's transactions that paid nobody (a cancel, a refund mined with status 0) cost, out of the amount: a later refund pays that much less",
+    },
     approvedBy: { type: 'string', description: "set once approved above the chain's limit: the approving token's id" },
     approvedAt: isoTime,
   },

@@ -507,6 +507,8 @@ export interface components {
             refundBlock?: number;
             /** @description wei the mined refund paid (the amount less its fee) */
             refundValue?: string;
+            /** @description wei the service's transactions that paid nobody (a cancel, a refund mined with status 0) cost, out of the amount: a later refund pays that much less */
+            feesSpent?: string;
             /** @description set once approved above the chain's limit: the approving token's id */
             approvedBy?: string;
             /** Format: date-time */

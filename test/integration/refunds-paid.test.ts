@@ -168,7 +168,10 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal(tx.nonce, row.refundNonce);
     // The destination got the row's amount less the refund's most cost (gas × fee cap), never more.
     assert.equal((await balance(payer)) - payerBefore, BigInt(mined.value));
-    assert.equal(BigInt(row.amount!) - BigInt(mined.value), BigInt(mined.gas) * BigInt(mined.maxFeePerGas ?? mined.gasPrice!));
+    assert.equal(
+      BigInt(row.amount!) - BigInt(row.feesSpent ?? '0') - BigInt(mined.value),
+      BigInt(mined.gas) * BigInt(mined.maxFeePerGas ?? mined.gasPrice!),
+    );
     assert.equal(await nonceOf(e.address), refundsFromAddress);
     assert.equal((await sourceOf(e)).noncesMined, refundsFromAddress);
     assert.ok((await balance(e.address)) >= 1000n, 'the taken deposit stays on the address');
@@ -286,6 +289,8 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     const hash = paying.refundVariants![0].hash as Hex;
     await chain.client.request({ method: 'anvil_dropTransaction', params: [hash] } as never);
     assert.equal(await chain.client.getTransaction({ hash }).catch(() => undefined), undefined, 'dropped');
+    // Back in the pool before any block is mined: sent again, not replaced (a replacement waits REPLACE_AFTER blocks).
+    await eventually(() => chain.client.getTransaction({ hash }).catch(() => undefined), 30_000, 100);
     const row = await rowMinedInto(e, tx, 'refunded');
     assert.equal(row.refundTxHash, hash);
     await paidOnce(e, row, before, payer.address, 1);
@@ -304,6 +309,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal((await chain.client.getTransactionReceipt({ hash })).status, 'success');
     await chain.revert(snapshot);
     assert.equal(await chain.client.getTransactionReceipt({ hash }).catch(() => undefined), undefined, 'reorganised away');
+    await eventually(() => chain.client.getTransaction({ hash }).catch(() => undefined), 30_000, 100);
     const row = await rowMinedInto(e, tx, 'refunded');
     assert.equal(row.refundTxHash, hash);
     await paidOnce(e, row, before, payer.address, 1);
@@ -376,6 +382,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.deepEqual(await readModel((ledger) => ledger.restore([paying.id])), [paying.id]);
     const paid = await rowMinedInto(e, tx, 'refunded');
     assert.equal(paid.refundNonce, 1);
+    assert.equal(paid.feesSpent, (receipt.gasUsed * receipt.effectiveGasPrice).toString(), "the cancel's fee came out of the row");
     await paidOnce(e, paid, before, payer.address, 2);
   });
 
