@@ -142,14 +142,15 @@ export class RefundLedger {
     return new Map(rows.map((r) => [r.workflow_id, Number(r.n)]));
   }
 
-  /** The rows of one execution, oldest first. */
-  async ofExecution(workflowId: string): Promise<RefundRow[]> {
+  /** The rows of one execution, oldest first (the first `limit`, when given). */
+  async ofExecution(workflowId: string, limit?: number): Promise<RefundRow[]> {
     const rows = await this.database.db
       .selectFrom('refunds')
       .selectAll()
       .where('workflow_id', '=', workflowId)
       .orderBy('created_at')
       .orderBy('id')
+      .$if(limit !== undefined, (q) => q.limit(limit!))
       .execute();
     return rows.map(toRow);
   }

@@ -3,6 +3,7 @@
  * (ajv, strict), the answers they send, and their OpenAPI operations (api/operations/openapi.ts
  * assembles the document from them).
  */
+import { HOLD_REASONS, REFUND_STATES } from '../../contracts/refunds';
 import { EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
 import { EXECUTION_STATUSES } from '../../domain/execution-state';
 import { BASE_UNITS_PATTERN } from '../../domain/wei';
@@ -339,6 +340,29 @@ export const executionRecordSchema = {
           description: "this execution's rows in the refunds ledger (its own deposit after a cancel included)",
         },
         url: { type: 'string', description: 'GET it with a refunds:read token to list them: /api/v1/refunds?wallet=…&executionId=…' },
+        rows: {
+          type: 'array',
+          maxItems: 10,
+          description:
+            'on GET of one execution: its first 10 rows, oldest first, as the depositor sees them: each transfer not taken, what became of it (state; holdReason while a person must decide) and the refund transaction once paid',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'txHash', 'transferIndex', 'reason', 'state'],
+            properties: {
+              id: { type: 'string' },
+              txHash: { type: 'string' },
+              transferIndex: { type: 'integer', minimum: 0 },
+              asset: { type: 'string' },
+              amount: { type: 'string', description: 'base units' },
+              reason: { type: 'string' },
+              state: { type: 'string', enum: [...REFUND_STATES] },
+              holdReason: { type: 'string', enum: [...HOLD_REASONS] },
+              refundTxHash: { type: 'string' },
+              refundValue: { type: 'string', description: 'wei the refund paid (the amount less its fee)' },
+            },
+          },
+        },
       },
     },
   },

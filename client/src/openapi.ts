@@ -682,6 +682,23 @@ export interface components {
                 total: number;
                 /** @description GET it with a refunds:read token to list them: /api/v1/refunds?wallet=…&executionId=… */
                 url: string;
+                /** @description on GET of one execution: its first 10 rows, oldest first, as the depositor sees them: each transfer not taken, what became of it (state; holdReason while a person must decide) and the refund transaction once paid */
+                rows?: {
+                    id: string;
+                    txHash: string;
+                    transferIndex: number;
+                    asset?: string;
+                    /** @description base units */
+                    amount?: string;
+                    reason: string;
+                    /** @enum {string} */
+                    state: "due" | "held" | "paying" | "refunded" | "waived" | "void";
+                    /** @enum {string} */
+                    holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "token" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "fee-cap";
+                    refundTxHash?: string;
+                    /** @description wei the refund paid (the amount less its fee) */
+                    refundValue?: string;
+                }[];
             };
         };
         ExecutionRecordAnswer: {

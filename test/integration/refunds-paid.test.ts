@@ -188,6 +188,21 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal(row.refundNonce, 0);
     assert.equal(row.refundVariants!.length, 1);
     await paidOnce(e, row, before, payer.address, 1);
+    // The depositor's view: the record lists the row, refunded, with the refund's transaction.
+    const record = await deposits.record(e);
+    assert.deepEqual(record.refunds?.rows, [
+      {
+        id: row.id,
+        txHash: tx.toLowerCase(),
+        transferIndex: 0,
+        asset: 'native',
+        amount: String(ETH / 2n),
+        reason: row.reason,
+        state: 'refunded',
+        refundTxHash: row.refundTxHash,
+        refundValue: row.refundValue,
+      },
+    ]);
   });
 
   it('when the worker is SIGKILLed before it signs (the transfer not deep enough yet), then a new worker pays the row once', async () => {
