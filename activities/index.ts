@@ -1,8 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WebhookEndpoint } from '../config/config';
 import type { Activities, NodeApplyRequest } from '../contracts/activities';
-import { refundDelivery, type WebhookDelivery } from '../contracts/webhooks';
-import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundWebhookWorkflowId } from '../contracts/temporal';
+import { refundDelivery, refundPaidDelivery, type WebhookDelivery } from '../contracts/webhooks';
+import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundPaidWebhookWorkflowId, refundWebhookWorkflowId } from '../contracts/temporal';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
 import { refundId, refundsOfRecord, type RefundDue, type RefundLedger } from '../db/refund-ledger';
@@ -192,23 +192,27 @@ export function createActivities(deps: ActivityDeps): Activities {
       // was voided; one told it was due, then voided and due again before a sweep, hears `due` again.
       const announce = (row: (typeof rows)[number]) =>
         row.state === 'due' ? row.event % 2 === 1 : row.state === 'void' && row.event % 2 === 0 && row.announcedEvents > 0;
-      for (const row of rows) {
-        // A row settled before its sweep owes nothing any more: marked, not announced.
-        if (!announce(row)) continue;
+      /** Hands one delivery to its workflow; one started by an earlier sweep that failed before marking it is announced all the same. */
+      const hand = async (workflowId: string, delivery: WebhookDelivery) => {
         try {
           await client.workflow.start(REFUND_WEBHOOK_WORKFLOW_TYPE, {
-            workflowId: refundWebhookWorkflowId(row.id, row.event),
+            workflowId,
             taskQueue: info.taskQueue,
-            args: [refundDelivery(row, row.event)],
+            args: [delivery],
             workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           });
         } catch (err) {
-          // Started by an earlier sweep that failed before marking it: announced once all the same.
           if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
         }
-      }
+      };
+      // A row settled before its sweep owes nothing any more: marked, not announced.
+      for (const row of rows) if (announce(row)) await hand(refundWebhookWorkflowId(row.id, row.event), refundDelivery(row, row.event));
       await deps.refunds.markAnnounced(rows);
-      return { announced: rows.filter(announce).length };
+      // Paid rows: one refund.paid each, whoever recorded the payment.
+      const paid = await deps.refunds.unannouncedPaid(100);
+      for (const row of paid) await hand(refundPaidWebhookWorkflowId(row.id), refundPaidDelivery(row));
+      await deps.refunds.markPaidAnnounced(paid.map((r) => r.id));
+      return { announced: rows.filter(announce).length + paid.length };
     },
 
     /**

@@ -31,6 +31,8 @@ export const REFUND_WEBHOOK_WORKFLOW_TYPE = 'refundWebhookWorkflow';
  */
 export const refundWebhookWorkflowId = (refundId: string, event = 1) =>
   event === 1 ? `refund-due:${refundId}` : `refund-${event % 2 === 0 ? 'voided' : 'due'}:${refundId}:${event}`;
+/** The delivery workflow (and webhook-id) of a refunds ledger row's refund.paid: a row is paid once. */
+export const refundPaidWebhookWorkflowId = (refundId: string) => `refund-paid:${refundId}`;
 /** The scheduled sweep that hands unannounced ledger rows to refundWebhookWorkflow, one schedule per task queue. */
 export const REFUND_ANNOUNCER_WORKFLOW_TYPE = 'refundAnnouncerWorkflow';
 export const refundAnnouncerScheduleId = (taskQueue: string) => `refund-announcer:${taskQueue}`;

@@ -1,6 +1,6 @@
 import type { ExecutionRecord } from '../domain/execution-state';
 import type { RefundRow } from './refunds';
-import { refundWebhookWorkflowId } from './temporal';
+import { refundPaidWebhookWorkflowId, refundWebhookWorkflowId } from './temporal';
 
 /** The body of an execution's status-change webhook. */
 export interface StatusChangedEvent {
@@ -29,11 +29,22 @@ export interface RefundVoidedEvent {
   data: RefundRow;
 }
 
+/**
+ * A row was paid back: `refunded`, with its refund transaction (`refundTxHash`; by the service also
+ * `refundBlock` and `refundValue`), whether the service paid it or a person recorded it.
+ */
+export interface RefundPaidEvent {
+  type: 'refund.paid';
+  /** When it was recorded paid (ISO-8601); equal on every retry. */
+  timestamp: string;
+  data: RefundRow;
+}
+
 /** One delivery of one event, as the workflow asks for it; the same on every retry. */
 export interface WebhookDelivery {
   /** `webhook-id`: the same on every attempt, so a receiver can drop repeats. */
   webhookId: string;
-  event: StatusChangedEvent | RefundDueEvent | RefundVoidedEvent;
+  event: StatusChangedEvent | RefundDueEvent | RefundVoidedEvent | RefundPaidEvent;
 }
 
 /**
@@ -45,4 +56,12 @@ export function refundDelivery(row: RefundRow, event = 1): WebhookDelivery {
   const webhookId = refundWebhookWorkflowId(row.id, event);
   if (event % 2 === 0) return { webhookId, event: { type: 'refund.voided', timestamp: row.voidedAt ?? row.createdAt, data: row } };
   return { webhookId, event: { type: 'refund.due', timestamp: row.createdAt, data: row } };
+}
+
+/** The refund.paid delivery of a row recorded `refunded` (webhook-id `refund-paid:<row id>`: a row is paid once). */
+export function refundPaidDelivery(row: RefundRow): WebhookDelivery {
+  return {
+    webhookId: refundPaidWebhookWorkflowId(row.id),
+    event: { type: 'refund.paid', timestamp: row.settledAt ?? row.createdAt, data: row },
+  };
 }

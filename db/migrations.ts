@@ -274,6 +274,21 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('fees_spent').execute();
       },
     },
+    // The refund.paid outbox: when a refunded row's webhook was handed to its delivery workflow.
+    // Rows refunded before it are marked announced: their settlement was never promised a webhook.
+    '0015-refund-paid-announced': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').addColumn('paid_announced_at', 'text').execute();
+        await db
+          .updateTable('refunds')
+          .set({ paid_announced_at: sql`settled_at` })
+          .where('state', '=', 'refunded')
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').dropColumn('paid_announced_at').execute();
+      },
+    },
   };
 }
 

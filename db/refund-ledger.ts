@@ -171,6 +171,31 @@ export class RefundLedger {
     return rows.map((r) => ({ ...toRow(r), event: r.events, announcedEvents: r.announced_events }));
   }
 
+  /** Refunded rows whose refund.paid webhook was not handed over yet, oldest settlement first. */
+  async unannouncedPaid(limit: number): Promise<RefundRow[]> {
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('state', '=', 'refunded')
+      .where('paid_announced_at', 'is', null)
+      .orderBy('settled_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /** Marks rows' refund.paid as handed over. */
+  async markPaidAnnounced(ids: readonly string[], now = new Date()): Promise<void> {
+    if (ids.length === 0) return;
+    await this.database.db
+      .updateTable('refunds')
+      .set({ paid_announced_at: now.toISOString() })
+      .where('id', 'in', [...ids])
+      .where('paid_announced_at', 'is', null)
+      .execute();
+  }
+
   /** Marks rows' state changes up to `event` as handed over. */
   async markAnnounced(rows: ReadonlyArray<{ id: string; event: number }>, now = new Date()): Promise<void> {
     for (const { id, event } of rows)

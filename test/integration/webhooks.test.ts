@@ -11,6 +11,7 @@ import { openDatabase } from '../../db/database';
 import { RefundLedger } from '../../db/refund-ledger';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { depositHttp, eventually, newWallet, prepare, sampleIntent, settledEventTypes, signedBody, submit } from '../support/executions';
+import { request } from '../support/http';
 import { freePort } from '../support/ports';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 
@@ -131,7 +132,7 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     assert.equal(settled.filter((t) => t === 'EVENT_TYPE_ACTIVITY_TASK_FAILED').length, 0);
   });
 
-  it("when an execution refuses a deposit, then the receiver gets one refund.due event carrying the ledger row, its webhook-id the row's, signed, and the row is marked announced so no later sweep sends it again", async () => {
+  it("when an execution refuses a deposit, then the receiver gets one refund.due event carrying the ledger row, its webhook-id the row's, signed, and the row is marked announced so no later sweep sends it again; recorded paid, one refund.paid follows", async () => {
     if (!receiver || receiver.child.exitCode !== null) await startReceiver();
     const wallet = newWallet();
     const executionId = `refund-hook-${randomUUID()}`;
@@ -169,6 +170,23 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
       await database.close();
     }
     assert.equal(new Set(refundEvents().map((d) => d.id)).size, 1);
+
+    // Recorded paid by hand: one refund.paid with the row as settled.
+    const refundTx = `0x${'5e'.repeat(32)}`;
+    const settled = await request(api.url, 'POST', `/api/v1/refunds/${first.event.data.id}/refunded`, {
+      json: { txHash: refundTx },
+      token: stack.tokens.all,
+    });
+    assert.equal(settled.status, 200, settled.text);
+    const paidEvents = () =>
+      deliveries().filter((d) => d.event.type === 'refund.paid' && d.event.data.executionId === executionId) as unknown as Array<{
+        id: string;
+        event: { timestamp: string; data: { id: string; state: string; refundTxHash: string; settledAt: string } };
+      }>;
+    const [paid] = await eventually(async () => paidEvents().length > 0 && paidEvents(), 45_000, 250);
+    assert.equal(paid.id, `refund-paid:${first.event.data.id}`);
+    assert.deepEqual([paid.event.data.state, paid.event.data.refundTxHash], ['refunded', refundTx]);
+    assert.equal(paid.event.timestamp, paid.event.data.settledAt);
   });
 
   it('when a row that was announced due is voided by a reorganisation and then due again, then the receiver gets refund.voided and refund.due once more, each with the row as it was and its numbered webhook-id', async () => {

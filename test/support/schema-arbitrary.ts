@@ -35,7 +35,10 @@ export function valueOf(schema: Schema, components: Schema): fc.Arbitrary<unknow
     case 'object': {
       const properties: Schema = schema.properties ?? {};
       const names = Object.keys(properties);
-      if (names.length === 0) return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+      if (names.length === 0)
+        return schema.additionalProperties === false
+          ? fc.constant({})
+          : fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
       const record: Record<string, fc.Arbitrary<unknown>> = {};
       for (const name of names) record[name] = valueOf(properties[name], components);
       return fc.record(record, { requiredKeys: schema.required ?? [] });

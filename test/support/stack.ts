@@ -107,7 +107,14 @@ async function startStack(): Promise<Stack> {
     }),
   );
   const tokens: Record<string, string> = {
-    all: createToken(tokensFile, 'all', ['executions:prepare', 'executions:deposit', 'whitelist:*', 'refunds:read', 'refunds:write']),
+    all: createToken(tokensFile, 'all', [
+      'executions:prepare',
+      'executions:deposit',
+      'whitelist:*',
+      'refunds:read',
+      'refunds:write',
+      'refunds:approve',
+    ]),
     prepare: createToken(tokensFile, 'prepare', ['executions:prepare']),
     deposit: createToken(tokensFile, 'deposit', ['executions:deposit']),
     devAdd: createToken(tokensFile, 'dev-add', ['whitelist:developer:add']),
