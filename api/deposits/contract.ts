@@ -5,7 +5,7 @@
 import { EXECUTION_STATUSES } from '../../domain/execution-state';
 import { TX_HASH_PATTERN } from '../../domain/deposit-proof';
 import { HOLD_REASONS, REFUND_STATES } from '../../contracts/refunds';
-import { answer, busy, execError, param, perClient, ref, type Json } from '../http/openapi-parts';
+import { answer, busy, execError, param, perClient, ref, retryAfter, type Json } from '../http/openapi-parts';
 
 /** `evm:<chainId>`, as prepare's deposit.chain. */
 export const depositChainParamSchema = { type: 'string', pattern: '^evm:[1-9][0-9]{0,18}$' } as const;
@@ -100,6 +100,7 @@ export function depositPaths(): Json {
             'the service knows of no transfer of this transaction on this chain (yet: a transfer is seen once its confirmations are reached)',
           ),
           ...busy('execution', perClient),
+          503: answer('the read model is down; the same request may be sent again after Retry-After seconds', ref('Error'), retryAfter),
           500: execError('a fault of the service itself; no details'),
         },
       },

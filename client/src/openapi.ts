@@ -2274,7 +2274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            /** @description the read model is down; the same request may be sent again after Retry-After seconds */
             503: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
