@@ -14,6 +14,7 @@ import { tracingMiddleware } from './http/tracing';
 import { docsRoutes } from './operations/docs-routes';
 import { executionRoutes } from './executions/routes';
 import { refundRoutes } from './refunds/routes';
+import { depositRoutes } from './deposits/routes';
 import { healthRoutes, operatorRoutes, probeTemporal } from './operations/routes';
 import { SharedProbe } from './operations/readiness';
 import { nodeName } from '../domain/node-names';
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps): ServiceApp {
   docsRoutes(router, buildOpenApiDocument(deps.config));
   executionRoutes(router, deps, executions, limits, events);
   refundRoutes(router, deps, limits);
+  depositRoutes(router, deps, limits);
   whitelistRoutes(router, deps, whitelists, limits);
   // Node reads wait as long as a batch waits for its nodes by default (RequestConfig.TimeoutMs).
   whitelistReadRoutes(

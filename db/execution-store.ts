@@ -33,6 +33,9 @@ export class ExecutionStore {
       updated_at: record.updatedAt,
       record: JSON.stringify(record),
       projected_at: now.toISOString(),
+      // The deposit lookup's index (byDepositTx): the deposit the record took, its txHash lowercase.
+      deposit_chain: record.deposit?.chain ?? null,
+      deposit_tx_hash: record.deposit?.txHash.toLowerCase() ?? null,
     };
     const result = await this.database.db
       .insertInto('executions')
@@ -46,6 +49,8 @@ export class ExecutionStore {
             updated_at: eb.ref('excluded.updated_at'),
             record: eb.ref('excluded.record'),
             projected_at: eb.ref('excluded.projected_at'),
+            deposit_chain: eb.ref('excluded.deposit_chain'),
+            deposit_tx_hash: eb.ref('excluded.deposit_tx_hash'),
           }))
           .where('executions.version', '<', version),
       )
@@ -65,6 +70,21 @@ export class ExecutionStore {
       for (const row of rows) found.set(row.workflow_id, JSON.parse(row.record) as ExecutionRecord);
     }
     return found;
+  }
+
+  /**
+   * The executions whose record took a deposit of transaction `txHash` (any case) on `chain`, by
+   * workflow id: one transaction may pay several. Found by the columns upsert writes with each record.
+   */
+  async byDepositTx(chain: string, txHash: string): Promise<Map<string, ExecutionRecord>> {
+    const rows = await this.database.db
+      .selectFrom('executions')
+      .select(['workflow_id', 'record'])
+      .where('deposit_tx_hash', '=', txHash.toLowerCase())
+      .where('deposit_chain', '=', chain)
+      .orderBy('workflow_id')
+      .execute();
+    return new Map(rows.map((r) => [r.workflow_id, JSON.parse(r.record) as ExecutionRecord]));
   }
 
   /** The stored record of one execution, or undefined. */

@@ -289,6 +289,37 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('paid_announced_at').execute();
       },
     },
+    // A depositor who knows only their transaction finds its executions: the deposit each record
+    // took, its chain and lowercase txHash, as columns the execution store writes with every record
+    // (rows written before are filled in from their JSON here); the ledger's rows by transaction.
+    '0016-deposit-lookup': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('executions').addColumn('deposit_chain', 'text').execute();
+        await db.schema.alterTable('executions').addColumn('deposit_tx_hash', 'text').execute();
+        const field = (name: string) =>
+          kind === 'postgres'
+            ? sql`(record::jsonb -> 'deposit' ->> ${sql.lit(name)})`
+            : sql`json_extract(record, ${sql.lit('$.deposit.' + name)})`;
+        await db
+          .updateTable('executions')
+          .set({ deposit_chain: field('chain'), deposit_tx_hash: sql`lower(${field('txHash')})` })
+          .where(field('txHash'), 'is not', null)
+          .execute();
+        await db.schema.createIndex('executions_deposit_tx').on('executions').column('deposit_tx_hash').execute();
+        // Any case of a hash a report stored: the lookup asks for lower(tx_hash).
+        await db.schema
+          .createIndex('refunds_tx')
+          .on('refunds')
+          .expression(sql`lower(tx_hash)`)
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('refunds_tx').execute();
+        await db.schema.dropIndex('executions_deposit_tx').execute();
+        await db.schema.alterTable('executions').dropColumn('deposit_tx_hash').execute();
+        await db.schema.alterTable('executions').dropColumn('deposit_chain').execute();
+      },
+    },
   };
 }
 

@@ -156,6 +156,22 @@ export class RefundLedger {
   }
 
   /**
+   * The rows of the transfers of transaction `txHash` (any case: a report may have stored another)
+   * on `chain`, whichever executions they belong to, by transfer index (then row id).
+   */
+  async ofTransaction(chain: string, txHash: string): Promise<RefundRow[]> {
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where((eb) => eb(eb.fn('lower', ['tx_hash']), '=', txHash.toLowerCase()))
+      .where('chain', '=', chain)
+      .orderBy('transfer_index')
+      .orderBy('id')
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /**
    * Rows with a state change not handed over yet (their refund.due or refund.voided webhook), oldest
    * first, each with its event number: odd is `due`, even `void`.
    */

@@ -18,6 +18,10 @@ export interface ExecutionsTable {
   record: string;
   /** When this row was last written (ISO-8601), for operators. */
   projected_at: string;
+  /** The chain of the deposit the record took (`evm:<chainId>`), or null (none, or none named). */
+  deposit_chain: string | null;
+  /** The txHash of the deposit the record took, lowercase, or null: the deposit lookup's index. */
+  deposit_tx_hash: string | null;
 }
 
 /**

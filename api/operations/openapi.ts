@@ -4,6 +4,7 @@ import { projectRoot, type Config } from '../../config/config';
 import * as executions from '../executions/contract';
 import * as whitelists from '../whitelists/contract';
 import * as refunds from '../refunds/contract';
+import * as deposits from '../deposits/contract';
 import { healthSchema, operationsPaths, readinessSchema } from './contract';
 import { component, ref, requestIdParameter, type Json } from '../http/openapi-parts';
 
@@ -24,11 +25,12 @@ export function buildOpenApiDocument(config: Config): Json {
       description:
         'Execution submission and whitelist management on Temporal. Execution errors are `{ error }`; whitelist errors are `{ error, errorMessage }`.',
     },
-    tags: [{ name: 'executions' }, { name: 'refunds' }, { name: 'whitelists' }, { name: 'operations' }],
+    tags: [{ name: 'executions' }, { name: 'refunds' }, { name: 'deposits' }, { name: 'whitelists' }, { name: 'operations' }],
     paths: {
       ...executions.executionPaths(),
       ...executions.executionExtraPaths(),
       ...refunds.refundPaths(),
+      ...deposits.depositPaths(),
       '/chain/whitelists/': { post: whitelists.whitelistOperation('applyWhitelistBatch') },
       '/chain/whitelists': { post: whitelists.whitelistOperation('applyWhitelistBatchNoSlash') },
       ...whitelists.whitelistReadPaths(),
@@ -55,6 +57,7 @@ export function buildOpenApiDocument(config: Config): Json {
         WaivedRequest: component(refunds.waivedBodySchema),
         ApproveRequest: component(refunds.approveBodySchema),
         ...refunds.refundSchemas,
+        ...deposits.depositSchemas,
         CancelRequest: executions.withAllowedDomains(executions.cancelBodySchema, config.allowedDomains),
         WhitelistChange: component(whitelists.whitelistChangeSchema),
         WhitelistRequest: { ...component(whitelists.whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },

@@ -6,6 +6,7 @@ import { signCancel, signSubmit, type KeyEncoding, type Signer, type SubmitSigni
 import { readEvents } from './sse.js';
 import {
   FINAL_STATUSES,
+  type DepositEntry,
   type DepositRequest,
   type ExecutionList,
   type ExecutionRecord,
@@ -22,6 +23,7 @@ const ROUTES = {
   deposit: '/api/v1/executions/{wallet}/{executionId}/deposit',
   cancel: '/api/v1/executions/{wallet}/{executionId}/cancel',
   events: '/api/v1/executions/{wallet}/{executionId}/events',
+  deposits: '/api/v1/deposits/{chain}/{txHash}',
 } as const satisfies Record<string, keyof paths>;
 
 /** A route with its `{name}` segments filled in, each URL-encoded. */
@@ -128,6 +130,16 @@ export class IntentClient {
   /** The execution's record. */
   async get(wallet: string, executionId: string, options: CallOptions = {}): Promise<ExecutionRecord> {
     return this.record('GET', route(ROUTES.execution, { wallet, executionId }), undefined, true, options);
+  }
+
+  /**
+   * What became of the transfers of transaction `txHash` on `chain` (`evm:<chainId>`): one entry per
+   * transfer the service knows of, `taken` by an execution or `owed` back with its refund's state.
+   * A transaction the service knows nothing of (yet) is an IntentServiceError with status 404.
+   */
+  async depositStatus(chain: string, txHash: string, options: CallOptions = {}): Promise<DepositEntry[]> {
+    const response = await this.call('GET', route(ROUTES.deposits, { chain, txHash }), undefined, true, options);
+    return ((await response.json()) as { result: DepositEntry[] }).result;
   }
 
   /**

@@ -30,6 +30,7 @@ export {
 export {
   FINAL_STATUSES,
   type CancelRequest,
+  type DepositEntry,
   type DepositRequest,
   type ExecutionRecord,
   type ExecutionStatus,

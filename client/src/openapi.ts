@@ -202,6 +202,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/deposits/{chain}/{txHash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What became of the transfers of one transaction: taken by an execution, or owed back
+         * @description For a depositor who knows only their transaction. One entry per transfer of it the service knows of (a transaction may pay several: another transferIndex or asset, possibly another execution): the execution's deposit (`taken`), or a refunds ledger row (`owed`, with the refund's state). Read from the read model (a 503 while it is down), which the workflows update after every change (usually within a second).
+         */
+        get: operations["lookupDeposit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/chain/whitelists/": {
         parameters: {
             query?: never;
@@ -520,6 +540,52 @@ export interface components {
         RefundList: {
             result: components["schemas"]["RefundRow"][];
             nextPageToken?: string;
+        };
+        DepositEntry: {
+            /** @description `evm:<chainId>` */
+            chain: string;
+            /** @description the transaction, lowercase */
+            txHash: string;
+            /** @description the transfer's place in its transaction: 0 for a top-level native transfer, 1, 2, … for value its internal calls moved, a token transfer's place among the receipt's logs */
+            transferIndex: number;
+            /** @description `native` or `erc20:<token address>`, when known */
+            asset?: string;
+            /** @description base units of asset, a decimal string, when known */
+            amount?: string;
+            wallet: string;
+            executionId: string;
+            /**
+             * @description the execution's status in the read model; absent while the read model holds no record of it
+             * @enum {string}
+             */
+            status?: "PREPARED" | "OPERATION_PENDING" | "SIGNING" | "EXPIRED" | "CANCELLED";
+            /**
+             * @description `taken`: the execution's deposit; `owed`: the service did not take it (or took it and owes it back after a cancel or a missed signing deadline), and a refunds ledger row says what became of it (`refund`)
+             * @enum {string}
+             */
+            outcome: "taken" | "owed";
+            /** @description set when owed: the refunds ledger row's id, state and refund */
+            refund?: {
+                id: string;
+                /** @enum {string} */
+                state: "due" | "held" | "paying" | "refunded" | "waived" | "void";
+                /** @description why it is owed: expired, cancelled, other-tx, below-minimum, wrong-chain, wrong-asset, closed, cancelled-after-deposit, unsigned-by-deadline */
+                reason: string;
+                /**
+                 * @description set while held: why a person pays it back
+                 * @enum {string}
+                 */
+                holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "token" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "fee-cap";
+                /** @description set once refunded: the refund transaction */
+                refundTxHash?: string;
+                /** @description where the service's refund goes (lowercase) */
+                refundTo?: string;
+                /** @description wei the mined refund paid (the amount less its fee) */
+                refundValue?: string;
+            };
+        };
+        DepositLookup: {
+            result: components["schemas"]["DepositEntry"][];
         };
         CancelRequest: {
             /** @description the execution's signer key: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
@@ -2139,6 +2205,95 @@ export interface operations {
                 };
             };
             /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    lookupDeposit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description `evm:<chainId>` */
+                chain: string;
+                /** @description the transaction: `0x` + 64 hex digits, any case */
+                txHash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the transfers of the transaction the service knows of */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositLookup"];
+                };
+            };
+            /** @description path invalid: a chain that is not `evm:<chainId>`, a txHash that is not `0x` + 64 hex digits */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the service knows of no transfer of this transaction on this chain (yet: a transfer is seen once its confirmations are reached) */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the read model is down; the same request may be sent again after Retry-After seconds */
             503: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

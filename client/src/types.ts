@@ -17,6 +17,8 @@ export type SubmitRequest = WithAnyDomain<Schemas['SubmitRequest']>;
 export type CancelRequest = WithAnyDomain<Schemas['CancelRequest']>;
 export type SubmitAnswer = Schemas['SubmitAnswer']['result'];
 export type ExecutionList = Schemas['ExecutionList'];
+/** One transfer of a transaction the deposit lookup knows of: taken by an execution, or owed back (`refund`). */
+export type DepositEntry = Schemas['DepositEntry'];
 
 /** The statuses after which an execution no longer changes: `watch` ends at them. */
 export const FINAL_STATUSES: readonly ExecutionStatus[] = SERVICE_FINAL_STATUSES;

@@ -52,7 +52,7 @@ const floorOf = (folder: string): number => FLOORS.findIndex((floor) => floor.in
 export const API_FLOORS: ReadonlyArray<readonly string[]> = [
   ['http', 'temporal'],
   ['deps.ts'],
-  ['executions', 'refunds', 'whitelists'],
+  ['executions', 'refunds', 'deposits', 'whitelists'],
   ['operations'],
   ['app.ts'],
   ['server.ts'],

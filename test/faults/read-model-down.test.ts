@@ -19,7 +19,7 @@ describe('faults: the read model (PostgreSQL) is down when the API starts', func
     await api?.close(1000);
   });
 
-  it('when the API starts with its database unreachable, then it serves executions and batches from Temporal, and answers lists and prepares 503 with Retry-After', async () => {
+  it('when the API starts with its database unreachable, then it serves executions and batches from Temporal, and answers lists, deposit lookups and prepares 503 with Retry-After', async () => {
     const url = `postgres://intent@127.0.0.1:${await freePort()}/gone`;
     api = await startStackApi(stack, {
       config: { ...stack.config, database: { ...stack.config.database, url } },
@@ -33,6 +33,9 @@ describe('faults: the read model (PostgreSQL) is down when the API starts', func
     const list = await request(api.url, 'GET', `/api/v1/executions/${wallet.id}`);
     assert.equal(list.status, 503);
     assert.ok(Number(list.headers.get('retry-after')) >= 1);
+    const lookup = await request(api.url, 'GET', `/api/v1/deposits/evm:31337/0x${'ab'.repeat(32)}`);
+    assert.equal(lookup.status, 503, 'the deposit lookup reads the read model only');
+    assert.ok(Number(lookup.headers.get('retry-after')) >= 1);
     const fresh = await request(api.url, 'POST', `/api/v1/executions/${newWallet().id}`, {
       token: stack.tokens.all,
       json: { executionId: `db-down-${randomUUID()}`, intent: sampleIntent() },

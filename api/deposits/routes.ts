@@ -1,0 +1,123 @@
+import type Router from '@koa/router';
+import { notFound } from '../../domain/errors';
+import type { ExecutionRecord, ExecutionStatus } from '../../domain/execution-state';
+import type { HoldReason, RefundRow, RefundState } from '../../contracts/refunds';
+import { fromReadModel } from '../http/read-model';
+import type { RateLimits } from '../http/rate-limit';
+import { validator } from '../http/validate';
+import type { AppDeps } from '../deps';
+import { depositChainParamSchema, depositTxHashParamSchema } from './contract';
+
+const checkChain = validator<string>(depositChainParamSchema, 'chain path parameter', '');
+const checkTxHash = validator<string>(depositTxHashParamSchema, 'txHash path parameter', '');
+
+/** One transfer of a transaction, as the lookup answers it (api/deposits/contract.ts depositEntrySchema). */
+export interface DepositEntry {
+  chain: string;
+  txHash: string;
+  transferIndex: number;
+  asset?: string;
+  amount?: string;
+  wallet: string;
+  executionId: string;
+  status?: ExecutionStatus;
+  outcome: 'taken' | 'owed';
+  refund?: {
+    id: string;
+    state: RefundState;
+    reason: string;
+    holdReason?: HoldReason;
+    refundTxHash?: string;
+    refundTo?: string;
+    refundValue?: string;
+  };
+}
+
+/**
+ * The entries of transaction `txHash` (lowercase) on `chain`: each ledger row `owed`, each deposit a
+ * record took `taken` unless a row of its execution stands for the same transfer (a deposit owed
+ * back after a cancel or a missed signing deadline is owed, once). `taken` holds the records whose
+ * deposit is that transaction, `records` every record known by workflow id (for the rows' status).
+ * Only these fields of a record: never its intent or signed payload. By transfer index, asset,
+ * wallet and execution id.
+ */
+export function depositEntries(
+  chain: string,
+  txHash: string,
+  rows: readonly RefundRow[],
+  taken: ReadonlyMap<string, ExecutionRecord>,
+  records: ReadonlyMap<string, ExecutionRecord>,
+): DepositEntry[] {
+  const entries: DepositEntry[] = rows.map((row) => {
+    const status = records.get(row.workflowId)?.status;
+    return {
+      chain,
+      txHash,
+      transferIndex: row.transferIndex,
+      ...(row.asset === undefined ? {} : { asset: row.asset }),
+      ...(row.amount === undefined ? {} : { amount: row.amount }),
+      wallet: row.wallet,
+      executionId: row.executionId,
+      ...(status === undefined ? {} : { status }),
+      outcome: 'owed',
+      refund: {
+        id: row.id,
+        state: row.state,
+        reason: row.reason,
+        ...(row.holdReason === undefined ? {} : { holdReason: row.holdReason }),
+        ...(row.refundTxHash === undefined ? {} : { refundTxHash: row.refundTxHash }),
+        ...(row.refundTo === undefined ? {} : { refundTo: row.refundTo }),
+        ...(row.refundValue === undefined ? {} : { refundValue: row.refundValue }),
+      },
+    };
+  });
+  for (const [workflowId, record] of taken) {
+    const deposit = record.deposit;
+    if (!deposit || deposit.chain !== chain || deposit.txHash.toLowerCase() !== txHash) continue;
+    const transferIndex = deposit.transferIndex ?? 0;
+    const asset = deposit.asset ?? record.depositTarget?.asset;
+    const owed = rows.some(
+      (r) =>
+        r.workflowId === workflowId &&
+        r.transferIndex === transferIndex &&
+        (r.asset === undefined || asset === undefined || r.asset.toLowerCase() === asset.toLowerCase()),
+    );
+    if (owed) continue;
+    entries.push({
+      chain,
+      txHash,
+      transferIndex,
+      ...(asset === undefined ? {} : { asset }),
+      ...(deposit.amount === undefined ? {} : { amount: deposit.amount }),
+      wallet: record.wallet,
+      executionId: record.executionId,
+      status: record.status,
+      outcome: 'taken',
+    });
+  }
+  const order = (e: DepositEntry) => [e.transferIndex, e.asset ?? '', e.wallet, e.executionId] as const;
+  return entries.sort((a, b) => {
+    const [x, y] = [order(a), order(b)];
+    for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+    return 0;
+  });
+}
+
+/**
+ * The deposit lookup (docs/api.md "Deposits"): a public read like an execution's record, limited
+ * per client; from the read model only (503 while it is down).
+ */
+export function depositRoutes(router: Router, deps: AppDeps, limits: RateLimits): void {
+  router.get('/api/v1/deposits/:chain/:txHash', limits.publicRoute, async (ctx) => {
+    const chain = checkChain(ctx.params.chain);
+    const txHash = checkTxHash(ctx.params.txHash).toLowerCase();
+    const entries = await fromReadModel('the read model', async () => {
+      const [rows, taken] = await Promise.all([deps.refunds.ofTransaction(chain, txHash), deps.executionStore.byDepositTx(chain, txHash)]);
+      const others = [...new Set(rows.map((r) => r.workflowId))].filter((id) => !taken.has(id));
+      const records = new Map([...taken, ...(await deps.executionStore.getMany(others))]);
+      return depositEntries(chain, txHash, rows, taken, records);
+    });
+    if (entries.length === 0) throw notFound(`no transfer of transaction ${txHash} on ${chain} is known here`);
+    ctx.body = { result: entries };
+  });
+}
