@@ -85,15 +85,17 @@ export async function startDevServer(
     stdio: ['ignore', inherit ? 'inherit' : 'pipe', inherit ? 'inherit' : 'pipe'],
     env: childEnv({ TEMPORAL_VERSION_CHECK_DISABLED: '1' }),
   });
-  // Not shown, but the last lines are kept: a server that exits before it is ready says why.
+  // Not shown, but the last lines are kept: a server that exits before it is ready says why. A
+  // Go panic puts its reason first and a long stack after it, so its first line is kept apart.
   const tail: string[] = [];
+  let panicked: string | undefined;
   const keep = (chunk: Buffer) => {
-    tail.push(
-      ...chunk
-        .toString('utf8')
-        .split('\n')
-        .filter((line) => line.trim() !== ''),
-    );
+    const lines = chunk
+      .toString('utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+    panicked ??= lines.find((line) => line.startsWith('panic:'));
+    tail.push(...lines);
     tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
   };
   child.stdout?.on('data', keep);
@@ -105,7 +107,8 @@ export async function startDevServer(
     await waitForNamespace(address, settings.namespace, options.readyTimeoutMs ?? 60_000, () => child.exitCode !== null);
   } catch (err) {
     await stop(1000);
-    const said = tail.length > 0 ? `; its last output:\n${tail.join('\n')}` : '';
+    const reason = panicked !== undefined && !tail.includes(panicked) ? `; it said: ${panicked}` : '';
+    const said = tail.length > 0 ? `${reason}; its last output:\n${tail.join('\n')}` : reason;
     throw new Error(`${(err as Error).message} (exit code ${String(child.exitCode)})${said}`, { cause: err });
   }
   // From here on its output is dropped as before (the pipes are still drained, so it never blocks).

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -45,5 +45,32 @@ describe('dev server start: a port taken after it was picked', function () {
     } finally {
       await server.stop();
     }
+  });
+
+  it('when the server panics on a port in use and its stack fills the tail it is quoted by, then the error still names the panic and a new port is picked', async () => {
+    // A stand-in for the binary that panics the way the server's fx start does: the reason, then a long stack.
+    const fake = path.join(dir, 'panicking-server.sh');
+    const stack = Array.from({ length: 60 }, (_, i) => `\tgithub.com/example/frame${i}.go:${i}`).join('\n');
+    writeFileSync(
+      fake,
+      `#!/bin/sh\necho 'panic: listen tcp 127.0.0.1:1: bind: address already in use' >&2\nprintf '${stack}\\n' >&2\nexit 2\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    await assert.rejects(startDevServer(fake, settingsFor(await freePort())), (err: Error) => {
+      assert.match(
+        err.message,
+        /\(exit code 2\); it said: panic: listen tcp 127\.0\.0\.1:1: bind: address already in use; its last output:/,
+      );
+      return true;
+    });
+    const tried: number[] = [];
+    const started = startDevServerOnFreePort(fake, settingsFor, async () => {
+      tried.push(await freePort());
+      return tried[tried.length - 1]!;
+    });
+    await assert.rejects(started, /it said: panic/);
+    assert.ok(tried.length > 1, `a port in use is tried again on another: ${tried.length} tries`);
   });
 });
