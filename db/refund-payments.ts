@@ -320,13 +320,8 @@ export class RefundPayments {
   }
 
   /** Whether `address` (any case) is a deposit address on any chain: never a refund's destination. */
-  async isDepositAddress(address: string): Promise<boolean> {
-    const row = await this.database.db
-      .selectFrom('deposit_addresses')
-      .select('address')
-      .where('address', '=', address.toLowerCase())
-      .executeTakeFirst();
-    return row !== undefined;
+  isDepositAddress(address: string): Promise<boolean> {
+    return new DepositAddressStore(this.database).isDepositAddress(address);
   }
 
   /** Those of `addresses` (any case) that are deposit addresses on `chain`, lowercase: a transfer they pay is the service's own. */
