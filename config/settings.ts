@@ -325,12 +325,27 @@ export const SETTINGS = {
     description:
       'whether the workers pay refunds ledger rows back on the chain by themselves (`refund:<chain>:<address>` workflows); `off`: no new refund is signed, one already signed is still watched until its nonce is mined',
   },
-  REFUND_NATIVE_LIMITS: {
+  REFUND_LIMITS: {
     kind: 'string',
-    defaultText: 'per chain: `evm:31337` and `evm:1337` 1 ETH; any other chain: none (every row is held `above-limit`)',
+    defaultText:
+      '`evm:31337` and `evm:1337`: 1 ETH and 1,000 tUSD (`evm:31337:tUSD=1000000000`); any other asset: none (every row is held `above-limit`)',
     readBy: 'worker',
     description:
-      'the most wei a refunds ledger row is paid back without a person, `evm:<chainId>=<wei>` pairs, comma-separated; a row above it is held `above-limit`',
+      'the most a refunds ledger row is paid back without a person, in base units, per asset: `evm:<chainId>=<wei>` for the native coin, `evm:<chainId>:<token address or DEPOSIT_TOKENS symbol>=<amount>` for a token, comma-separated; a row above it is held `above-limit` until approved',
+  },
+  REFUND_MINIMUMS: {
+    kind: 'string',
+    defaultText: '`evm:31337` and `evm:1337`: 0.01 tUSD (`evm:31337:tUSD=10000`); any other asset: none',
+    readBy: 'worker',
+    description:
+      'the least a refunds ledger row is paid back by the service, in base units, per asset (written like REFUND_LIMITS); a row below it is held `too-small`',
+  },
+  REFUND_GAS_KEY_FILE: {
+    kind: 'string',
+    defaultText: "unset (`npm start` on its own anvil: anvil's second dev account, written to `data/gas-account.key`)",
+    readBy: 'worker',
+    description:
+      "the gas account's private key (a file holding `0x` + 64 hex digits, mode 0600): it pays the fee of every token refund by topping the deposit address up first; a worker without one holds token rows `no-gas-key`. A secret like the deposit seed: back it up",
   },
   REFUND_MIN_FEE_MULTIPLE: {
     kind: 'integer',
