@@ -5,7 +5,7 @@ import { parseDecimalInteger } from '../domain/decimal';
  * launchers): one row each, with its type, default
  * and meaning. `readSettings` parses them all once and fails with a ConfigError naming the variable;
  * entry points pass what they read down, so no other module reads the environment. The table in
- * docs/operations.md "Configuration" is rendered from this one (`npm run docs:settings`) and a unit
+ * docs/configuration.md "Settings" is rendered from this one (`npm run docs:settings`) and a unit
  * test fails when they differ.
  */
 
@@ -315,7 +315,7 @@ export const SETTINGS = {
     default: 'data/deposit-seed',
     readBy: 'api, worker, scripts',
     description:
-      'the 32-byte secret every deposit address and its private key are derived from: the API creates it (0600) on first use and derives addresses from it, the workers read it (never create it) to sign refunds, `npm run seed` backs it up and verifies a backup; every API and worker of a deployment must read the same one, and losing it loses the keys of the deposit addresses (docs/operations.md "The deposit seed: custody, backup and restore")',
+      'the 32-byte secret every deposit address and its private key are derived from: the API creates it (0600) on first use and derives addresses from it, the workers read it (never create it) to sign refunds, `npm run seed` backs it up and verifies a backup; every API and worker of a deployment must read the same one, and losing it loses the keys of the deposit addresses (docs/backup.md "The deposit seed: custody, backup and restore")',
   },
   REFUND_PAYMENTS: {
     kind: 'enum',
@@ -692,7 +692,7 @@ function defaultText(row: Row): string {
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
-/** The Markdown table of docs/operations.md "Configuration": the service's settings. */
+/** The Markdown table of docs/configuration.md "Settings": the service's settings. */
 export function renderSettingsTable(): string {
   const lines = ['| variable | `config/service.json` key | type | default | read by | what |', '|---|---|---|---|---|---|'];
   for (const [name, row] of Object.entries(SETTINGS) as [string, Row][]) {
