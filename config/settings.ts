@@ -265,9 +265,9 @@ export const SETTINGS = {
     kind: 'string',
     defaultText:
       'per chain: `evm:1` 64, `evm:11155111` and `evm:17000` 12, `evm:31337` and `evm:1337` 2; any other chain: none (its watcher does not start)',
-    readBy: 'worker',
+    readBy: 'api, worker',
     description:
-      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted`: one number (1–1000) for the chain of CHAIN_RPC_URL, or `evm:<chainId>=N` pairs, comma-separated; a chain neither names takes the default column (read every round: a change applies without restarting the watcher)",
+      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted`: one number (1–1000) for the chain of CHAIN_RPC_URL, or `evm:<chainId>=N` pairs, comma-separated; a chain neither names takes the default column (read every round: a change applies without restarting the watcher); the API refuses a prepare's `deposit` on a chain without a number and proves reported deposits at the same depth, so set it on APIs and workers alike",
   },
   DEPOSIT_TOKENS: {
     kind: 'string',
@@ -353,14 +353,15 @@ export const SETTINGS = {
     kind: 'list',
     default: [],
     file: 'webhooks[].url',
-    readBy: 'worker',
-    description: 'endpoints that receive every execution status change',
+    readBy: 'api, worker',
+    description:
+      'endpoints that receive every execution status change: the API records at prepare whether an execution sends webhooks at all, the workers deliver them, so set it (and WEBHOOK_SECRETS) on both',
   },
   WEBHOOK_SECRETS: {
     kind: 'list',
     default: [],
     file: 'webhooks[].secret',
-    readBy: 'worker',
+    readBy: 'api, worker',
     description: '`whsec_…` secrets, one per WEBHOOK_URLS entry, same order',
   },
   CORS_ORIGINS: {
@@ -562,7 +563,7 @@ export const SETTINGS = {
     values: ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'],
     caseInsensitive: true,
     default: 'WARN',
-    readBy: 'api, worker',
+    readBy: 'worker',
     description: "level of the Temporal SDK's own log lines",
   },
 } as const satisfies Record<string, Row>;
