@@ -97,7 +97,7 @@ async function main() {
         `  Temporal      ${temporalAddress}   namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
         uiUrl ? `  Temporal UI   ${uiUrl}` : '  Temporal UI   (external cluster)',
         workerVersion
-          ? `  worker        version ${workerVersion.deploymentName} ${workerVersion.buildId}${config.workerDeployment?.promote === 'current' ? ', current' : ', to be made current (WORKER_PROMOTE=none)'}   (rollouts: docs/operations.md)`
+          ? `  worker        version ${workerVersion.deploymentName} ${workerVersion.buildId}${config.workerDeployment?.promote === 'current' ? ', current' : ', to be made current (WORKER_PROMOTE=none)'}   (rollouts: docs/production.md)`
           : '  worker        unversioned (WORKER_VERSIONING=off)',
         `  storage nodes ${storageNodes.join(' ')}`,
         `  chain         ${chainUrl}   (deposits: npm run --silent deposit -- --to ADDRESS --amount WEI; seed ${config.depositSeedFile})`,
