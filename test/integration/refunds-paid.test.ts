@@ -16,6 +16,7 @@ import { TestChain } from '../support/chain';
 import { eventually } from '../support/executions';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
+import { runReconcile } from '../support/reconcile-run';
 import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
 import { replayHistories } from '../support/history-replay';
 import { refundReads } from '../support/refund-reads';
@@ -448,27 +449,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
   });
 
   it('when npm run reconcile reads the chain after the cases above, then it is balanced and confirms every refund the service paid; a refund recorded with another value is named and exits 1', async () => {
-    const reconcile = () =>
-      run(process.execPath, [path.join(projectRoot, 'dist', 'scripts', 'reconcile.js'), '--chain', CHAIN], {
-        env: stack.env(),
-        encoding: 'utf8',
-      }).then(
-        ({ stdout }) => ({
-          code: 0,
-          lines: stdout
-            .trim()
-            .split('\n')
-            .map((l) => JSON.parse(l) as Record<string, any>),
-        }),
-        (err: { code: number; stdout: string }) => ({
-          code: err.code,
-          lines: err.stdout
-            .trim()
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as Record<string, any>),
-        }),
-      );
+    const reconcile = () => runReconcile(stack, CHAIN);
     const paid = (await readModel((_, payments) => payments.paidBy(CHAIN))).filter((r) => r.state === 'refunded');
     assert.ok(paid.length >= 9, `refunds the service paid: ${paid.length}`);
     await deposits.watcherPast((await chain.head()) + CONFIRMATIONS + 1);

@@ -19,6 +19,7 @@ import { ProcessStack } from '../support/process-stack';
 import { metricSum, scrape } from '../support/prometheus';
 import { request } from '../support/http';
 import { refundReads } from '../support/refund-reads';
+import { runReconcile } from '../support/reconcile-run';
 import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
 
 const CHAIN = 'evm:31337';
@@ -160,6 +161,14 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
       'one row: the tUSD transfer, never the top-up',
     );
     assert.deepEqual(await readModel((ledger) => ledger.ofTransaction(CHAIN, topUp.txHash!)), []);
+    // Reported as a deposit by hand, the API's proof refuses it for the service's own and writes nothing.
+    const reported = await deposits.api('POST', `/api/v1/executions/${e.wallet.id}/${e.executionId}/deposit`, {
+      txHash: topUp.txHash,
+      asset: 'native',
+    });
+    assert.equal(reported.status, 409, reported.text);
+    assert.match(reported.body.error, /this transfer is no deposit: .*gas account.*gas top-up/);
+    assert.deepEqual(await readModel((ledger) => ledger.ofTransaction(CHAIN, topUp.txHash!)), []);
     assert.equal((await deposits.record(e)).status, 'EXPIRED');
     // The depositor's lookup of their transaction sees it refunded, with the refund's transaction.
     const lookup = await request(stack.apiUrl, 'GET', `/api/v1/deposits/${CHAIN}/${tx}`);
@@ -227,6 +236,18 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
     const topUps = await paidWhole(e, row, back, 7n * USD);
     assert.equal(topUps.length, 1, 'the top-up recorded before the kill, no other');
     assert.equal(topUps[0].txHash, recorded.variants[0].hash);
+  });
+
+  it("when npm run reconcile reads the chain after the cases above, then it is balanced: the top-ups are the service's own transfers, and every token refund is confirmed by its Transfer log", async () => {
+    const paid = (await readModel((_, payments) => payments.paidBy(CHAIN))).filter((r) => r.state === 'refunded');
+    const topUps = await readModel(async (_, __, gas) => (await Promise.all(paid.map((r) => gas.ofRefund(r.id)))).flat());
+    assert.ok(paid.length >= 5 && topUps.length >= paid.length, `${paid.length} refunds, ${topUps.length} top-ups`);
+    await deposits.watcherPast((await chain.head()) + CONFIRMATIONS + 1);
+    const { code, lines } = await runReconcile(stack, CHAIN);
+    assert.equal(code, 0, JSON.stringify(lines));
+    const [summary] = lines;
+    assert.deepEqual(summary.refundsPaid, { confirmed: paid.length, missing: 0 });
+    assert.ok(summary.refundTransfers >= topUps.length, `refundTransfers ${summary.refundTransfers}`);
   });
 
   it('when a token row is above its limit it is held until a person approves it (the token recorded), then paid whole; one below the minimum is held as too small', async () => {
