@@ -6,7 +6,9 @@ import { loadConfig, type Config } from '../config/config';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { openDatabase, openDatabaseAsIs, type DatabaseSettings } from '../db/database';
 import { migrationStatus } from '../db/migrations';
+import { DepositAddressStore } from '../db/deposit-addresses';
 import { ExecutionStore } from '../db/execution-store';
+import type { ExecutionRecord } from '../domain/execution-state';
 import { EXECUTION_WORKFLOW_TYPE, getExecutionQuery } from '../contracts/temporal';
 
 const USAGE = `usage: npm run --silent db -- migrate
@@ -23,8 +25,9 @@ backup   copies a SQLite read model to FILE with SQLite's online backup, consist
          read model is backed up with pg_dump (docs/backup.md)
 repair   re-projects executions from Temporal into the read model: every execution workflow
          Temporal still has (or those of one wallet, or those a visibility query selects) is
-         queried and upserted; a row is only replaced by a newer version, so it is safe to run
-         at any time, beside running workers`;
+         queried and upserted, and its deposit address registered again if it is missing; a
+         row is only replaced by a newer version, so it is safe to run at any time, beside
+         running workers`;
 
 export interface RepairResult {
   seen: number;
@@ -32,14 +35,44 @@ export interface RepairResult {
   failed: Array<{ workflowId: string; reason: string }>;
 }
 
-/** Re-projects the executions a visibility query selects; returns what it did. */
-export async function repairReadModel(client: Client, store: ExecutionStore, query: string): Promise<RepairResult> {
+/**
+ * Writes one execution's record back into the read model, and registers its deposit address
+ * again (a read model restored from a backup lacks the addresses registered after it, and the
+ * chain watcher sees no deposit to an address it does not hold). Whether the record was written.
+ */
+export async function restoreRecord(
+  store: ExecutionStore,
+  addresses: DepositAddressStore | undefined,
+  workflowId: string,
+  record: ExecutionRecord,
+): Promise<boolean> {
+  const written = await store.upsert(workflowId, record);
+  const target = record.depositTarget;
+  if (addresses && target)
+    await addresses.register({
+      chain: target.chain,
+      address: target.address,
+      workflowId,
+      minAmount: target.minAmount,
+      asset: target.asset,
+      ...(target.refundAddress === undefined ? {} : { refundAddress: target.refundAddress }),
+    });
+  return written;
+}
+
+/** Re-projects the executions a visibility query selects (and registers their deposit addresses); returns what it did. */
+export async function repairReadModel(
+  client: Client,
+  store: ExecutionStore,
+  query: string,
+  addresses?: DepositAddressStore,
+): Promise<RepairResult> {
   const result: RepairResult = { seen: 0, written: 0, failed: [] };
   for await (const workflow of client.workflow.list({ query })) {
     result.seen++;
     try {
       const record = await client.workflow.getHandle(workflow.workflowId, workflow.runId).query(getExecutionQuery);
-      if (await store.upsert(workflow.workflowId, record)) result.written++;
+      if (await restoreRecord(store, addresses, workflow.workflowId, record)) result.written++;
     } catch (err) {
       result.failed.push({ workflowId: workflow.workflowId, reason: (err as Error).message });
     }
@@ -136,7 +169,7 @@ async function main(argv: string[]) {
     const connection = await Connection.connect(temporalConnectionOptions(config, config.temporal.address ?? '127.0.0.1:7233'));
     try {
       const client = new Client({ connection, namespace: config.temporal.namespace });
-      const result = await repairReadModel(client, new ExecutionStore(database), repairQuery(values));
+      const result = await repairReadModel(client, new ExecutionStore(database), repairQuery(values), new DepositAddressStore(database));
       console.log(JSON.stringify({ database: database.where, ...result, failed: result.failed.length }));
       for (const f of result.failed) console.error(`${f.workflowId}: ${f.reason}`);
       if (result.failed.length > 0) process.exitCode = 1;

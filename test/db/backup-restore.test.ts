@@ -7,7 +7,9 @@ import { openDatabase, openDatabaseAsIs, type DatabaseSettings } from '../../db/
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { migrationStatus } from '../../db/migrations';
 import { createDepositSeedFile, depositAddress, readDepositSeed } from '../../lib/deposit-seed';
-import { backupReadModel } from '../../scripts/db';
+import { backupReadModel, restoreRecord } from '../../scripts/db';
+import { ExecutionStore } from '../../db/execution-store';
+import { initialRecord } from '../../domain/execution-state';
 import { seedCommand } from '../../scripts/seed';
 import { postgresBinDir, startThrowawayPostgres, type ThrowawayPostgres } from '../support/postgres';
 
@@ -112,6 +114,36 @@ describe('backup and restore (docs/backup.md): the commands the page gives, agai
       assert.ok((await migrationStatus(fresh.db, fresh.kind)).pending.length > 10, 'a database never migrated lacks every migration');
     } finally {
       await fresh.close();
+    }
+  });
+
+  it('when a restored read model lacks an execution and its deposit address (registered after the backup), then the repair of its record registers the address again, and again is harmless', async () => {
+    const restored = { sqliteFile: path.join(tmp, 'restored.sqlite') };
+    const database = await openDatabase(restored);
+    try {
+      const address = '0x' + 'ab'.repeat(20);
+      const workflowId = 'exec:w:after-the-backup';
+      const record = initialRecord({
+        executionId: 'after-the-backup',
+        wallet: 'w',
+        intent: {},
+        intentHash: '0x00',
+        signerPublicKey: '0x' + '11'.repeat(32),
+        createdAt: '2026-01-01T00:00:00.000Z',
+        expiresAt: '2026-01-02T00:00:00.000Z',
+        depositTarget: { chain: CHAIN, asset: 'native', minAmount: '5', address, refundAddress: '0x' + 'cd'.repeat(20) },
+      });
+      const [store, addresses] = [new ExecutionStore(database), new DepositAddressStore(database)];
+      assert.equal(await addresses.isDepositAddress(address), false);
+      assert.equal(await restoreRecord(store, addresses, workflowId, record), true);
+      assert.deepEqual(await addresses.workflowIds(CHAIN), [workflowId]);
+      assert.deepEqual(await addresses.register({ chain: CHAIN, address, workflowId, minAmount: '5' }), {
+        refundAddress: '0x' + 'cd'.repeat(20),
+      });
+      assert.equal(await restoreRecord(store, addresses, workflowId, record), false, 'the record is there already');
+      assert.deepEqual(await addresses.workflowIds(CHAIN), [workflowId]);
+    } finally {
+      await database.close();
     }
   });
 
