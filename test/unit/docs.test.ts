@@ -228,6 +228,22 @@ describe('docs: the pages match what exists', () => {
     });
   });
 
+  it('when a page gives the path of the temporal CLI npm start builds, then it names the version scripts/temporal-cli.sh pins', () => {
+    const pinned = /version="\$\{TEMPORAL_CLI_VERSION:-v([0-9.]+)\}"/.exec(read('scripts/temporal-cli.sh'))?.[1];
+    assert.ok(pinned, 'scripts/temporal-cli.sh pins a version');
+    const named = pages().flatMap((page) =>
+      [...read(page).matchAll(/intent-service\/temporal-([0-9.]+)\/temporal\b/g)].map((m) => `${page}: ${m[1]}`),
+    );
+    assert.ok(
+      named.some((n) => n.startsWith('README.md: ')),
+      'the README gives the path',
+    );
+    assert.deepEqual(
+      named.filter((n) => !n.endsWith(`: ${pinned}`)),
+      [],
+    );
+  });
+
   it('when the README is read, then it is the front page: at most 150 lines', () => {
     assert.ok(read('README.md').split('\n').length <= 150);
   });
