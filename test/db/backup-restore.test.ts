@@ -9,7 +9,7 @@ import { migrationStatus } from '../../db/migrations';
 import { createDepositSeedFile, depositAddress, readDepositSeed } from '../../lib/deposit-seed';
 import { backupReadModel, restoreRecord } from '../../scripts/db';
 import { ExecutionStore } from '../../db/execution-store';
-import { initialRecord } from '../../domain/execution-state';
+import { preparedRecord } from '../support/records';
 import { seedCommand } from '../../scripts/seed';
 import { postgresBinDir, startThrowawayPostgres, type ThrowawayPostgres } from '../support/postgres';
 
@@ -123,15 +123,12 @@ describe('backup and restore (docs/backup.md): the commands the page gives, agai
     try {
       const address = '0x' + 'ab'.repeat(20);
       const workflowId = 'exec:w:after-the-backup';
-      const record = initialRecord({
-        executionId: 'after-the-backup',
-        wallet: 'w',
-        intent: {},
-        intentHash: '0x00',
-        signerPublicKey: '0x' + '11'.repeat(32),
-        createdAt: '2026-01-01T00:00:00.000Z',
-        expiresAt: '2026-01-02T00:00:00.000Z',
-        depositTarget: { chain: CHAIN, asset: 'native', minAmount: '5', address, refundAddress: '0x' + 'cd'.repeat(20) },
+      const record = preparedRecord('after-the-backup', {
+        chain: CHAIN,
+        asset: 'native',
+        minAmount: '5',
+        address,
+        refundAddress: '0x' + 'cd'.repeat(20),
       });
       const [store, addresses] = [new ExecutionStore(database), new DepositAddressStore(database)];
       assert.equal(await addresses.isDepositAddress(address), false);
