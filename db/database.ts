@@ -70,6 +70,11 @@ export async function openDatabase(settings: DatabaseSettings, onRetry?: (err: E
   return database;
 }
 
+/** Opens the read model's database as it is, without migrating it (`npm run db -- status`). */
+export function openDatabaseAsIs(settings: DatabaseSettings): Database {
+  return settings.url ? openPostgres(settings.url) : openSqlite(settings.sqliteFile);
+}
+
 function openSqlite(file: string): Database {
   mkdirSync(path.dirname(file), { recursive: true });
   const sqlite = new SqliteDatabase(file);

@@ -375,6 +375,30 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
   };
 }
 
+/** The migrations this build has and those a database records as applied. */
+export interface MigrationStatus {
+  /** This build's migrations not applied to the database. */
+  readonly pending: string[];
+  /** Migrations the database records that this build does not have (a newer build applied them). */
+  readonly unknown: string[];
+  /** The last migration the database records, if any. */
+  readonly last?: string;
+}
+
+/** Reads which migrations a database has, changing nothing (a database never migrated has none). */
+export async function migrationStatus(db: Kysely<any>, kind: DatabaseKind): Promise<MigrationStatus> {
+  const known = Object.keys(migrations(kind)).sort();
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  const applied = tables.some((t) => t.name === 'kysely_migration')
+    ? ((await db.selectFrom('kysely_migration').select('name').execute()) as Array<{ name: string }>).map((r) => r.name).sort()
+    : [];
+  return {
+    pending: known.filter((m) => !applied.includes(m)),
+    unknown: applied.filter((m) => !known.includes(m)),
+    last: applied[applied.length - 1],
+  };
+}
+
 /** Applies every migration not yet applied; throws with the failing migration's name. */
 export async function migrateToLatest(db: Kysely<any>, kind: DatabaseKind): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(kind) } });

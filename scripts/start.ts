@@ -1,3 +1,4 @@
+import { startBanner } from './lib/start-banner';
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
 import { childEnv, envSettings } from '../config/settings';
@@ -86,33 +87,24 @@ async function main() {
     await api.ready;
 
     const apiUrl = `http://${config.host}:${config.port}`;
-    process.stdout.write(
-      [
-        '',
-        'intent-service is up',
-        `  API           ${apiUrl}   (try: curl ${apiUrl}/healthz)`,
-        config.operator
-          ? `  operator      http://${config.operator.host}:${config.operator.port}/metrics and /readyz`
-          : '  operator      (off)',
-        `  Temporal      ${temporalAddress}   namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
-        uiUrl ? `  Temporal UI   ${uiUrl}` : '  Temporal UI   (external cluster)',
-        workerVersion
-          ? `  worker        version ${workerVersion.deploymentName} ${workerVersion.buildId}${config.workerDeployment?.promote === 'current' ? ', current' : ', to be made current (WORKER_PROMOTE=none)'}   (rollouts: docs/production.md)`
-          : '  worker        unversioned (WORKER_VERSIONING=off)',
-        `  storage nodes ${storageNodes.join(' ')}`,
-        `  chain         ${chainUrl}   (deposits: npm run --silent deposit -- --to ADDRESS --amount WEI; seed ${config.depositSeedFile})`,
-        ...(testToken
-          ? [
-              `  token ${TEST_TOKEN.symbol}    ${testToken.address}   (deposits: npm run --silent deposit -- --to ADDRESS --amount N --token ${TEST_TOKEN.symbol})`,
-            ]
-          : []),
-        ...(gasKeyFile ? [`  gas account   ${ANVIL_GAS_ACCOUNT.address}   (pays token refunds' fees; key ${gasKeyFile})`] : []),
-        `  node keys     ${keysFile}`,
-        `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
-        'Ctrl-C stops everything.',
-        '',
-      ].join('\n'),
-    );
+    const banner = startBanner({
+      apiUrl,
+      operator: config.operator,
+      temporalAddress,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      uiUrl,
+      workerVersion,
+      promote: config.workerDeployment?.promote,
+      storageNodes,
+      chainUrl,
+      depositSeedFile: config.depositSeedFile,
+      testToken: testToken && { symbol: TEST_TOKEN.symbol, address: testToken.address },
+      gasAccount: gasKeyFile === undefined ? undefined : { address: ANVIL_GAS_ACCOUNT.address, keyFile: gasKeyFile },
+      keysFile,
+      tokensFile: config.apiTokensFile,
+    });
+    process.stdout.write(['', ...banner, ''].join('\n'));
   } catch (err) {
     await supervisor.failed(err);
   }

@@ -738,7 +738,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses: a refund or a cancel; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else */
+            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses or its gas account: a refund, a cancel or a gas top-up; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else */
             refutedClaims?: {
                 txHash: string;
                 transferIndex?: number;

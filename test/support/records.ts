@@ -1,4 +1,4 @@
-import { applyCancel, applyDeposit, initialRecord, type ExecutionRecord } from '../../domain/execution-state';
+import { applyCancel, applyDeposit, initialRecord, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
 
 /**
  * `count` execution records of one wallet, built with the real state machine: createdAt shared by
@@ -38,9 +38,10 @@ export function newestFirst(records: ExecutionRecord[]): ExecutionRecord[] {
   });
 }
 
-/** A PREPARED record of execution `executionId` (wallet `w`, an empty intent), for tests of the pure functions. */
-export function preparedRecord(executionId: string): ExecutionRecord {
+/** A PREPARED record of execution `executionId` (wallet `w`, an empty intent, and `depositTarget` if given), for tests of the pure functions. */
+export function preparedRecord(executionId: string, depositTarget?: DepositTarget): ExecutionRecord {
   return initialRecord({
+    ...(depositTarget ? { depositTarget } : {}),
     executionId,
     wallet: 'w',
     intent: {},

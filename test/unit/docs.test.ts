@@ -9,6 +9,7 @@ import { docSection } from '../../scripts/lib/doc-section';
 import { renderComparison, renderSummary } from '../../bench/compare';
 import type { BenchResults } from '../../bench/results';
 import { renderTables } from '../../bench/table';
+import { startBanner } from '../../scripts/lib/start-banner';
 
 /** GitHub's anchor of a heading: lowercase, punctuation dropped, spaces to hyphens. */
 const slug = (heading: string) =>
@@ -189,6 +190,59 @@ describe('docs: the pages match what exists', () => {
     assert.match(read('docs/integrate.md'), new RegExp(`after ${n} such transfers to one address`));
     assert.match(read('docs/operations.md'), new RegExp(`already had ${n} of them signalled`));
     assert.match(read('docs/decisions/0071-chain-watcher.md'), new RegExp(`fewer than ${n} of them`));
+  });
+
+  it('when the README shows the banner npm start prints, then it has each of its lines, in order (… stands for what differs per machine)', () => {
+    const shown = read('README.md').split('```\nintent-service is up\n')[1]?.split('```')[0];
+    assert.ok(shown !== undefined, 'the README shows the banner');
+    const printed = startBanner({
+      apiUrl: 'http://127.0.0.1:3000',
+      operator: { host: '127.0.0.1', port: 9470 },
+      temporalAddress: '127.0.0.1:7233',
+      namespace: 'default',
+      taskQueue: 'intent-service',
+      uiUrl: 'http://127.0.0.1:8233',
+      workerVersion: { deploymentName: 'intent-service', buildId: '1.0.0-0123456789ab' },
+      promote: 'current',
+      storageNodes: ['http://127.0.0.1:4101', 'http://127.0.0.1:4102', 'http://127.0.0.1:4103'],
+      chainUrl: 'http://127.0.0.1:8545',
+      depositSeedFile: '/home/me/intent-service/data/deposit-seed',
+      testToken: { symbol: 'tUSD', address: '0x5FbDB2315678afecb367f032d93F642f64180aa3' },
+      gasAccount: { address: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', keyFile: '/home/me/intent-service/data/gas-account.key' },
+      keysFile: '/home/me/intent-service/data/storage-node-keys',
+      tokensFile: '/home/me/intent-service/data/tokens.json',
+    }).slice(1);
+    const lines = shown.trimEnd().split('\n');
+    assert.equal(
+      lines.length,
+      printed.length,
+      `the README shows ${lines.length} lines after the first, npm start prints ${printed.length}`,
+    );
+    lines.forEach((line, i) => {
+      const pattern = new RegExp(
+        `^${line
+          .split('…')
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      );
+      assert.match(printed[i]!, pattern, `README banner line ${i + 2}`);
+    });
+  });
+
+  it('when a page gives the path of the temporal CLI npm start builds, then it names the version scripts/temporal-cli.sh pins', () => {
+    const pinned = /version="\$\{TEMPORAL_CLI_VERSION:-v([0-9.]+)\}"/.exec(read('scripts/temporal-cli.sh'))?.[1];
+    assert.ok(pinned, 'scripts/temporal-cli.sh pins a version');
+    const named = pages().flatMap((page) =>
+      [...read(page).matchAll(/intent-service\/temporal-([0-9.]+)\/temporal\b/g)].map((m) => `${page}: ${m[1]}`),
+    );
+    assert.ok(
+      named.some((n) => n.startsWith('README.md: ')),
+      'the README gives the path',
+    );
+    assert.deepEqual(
+      named.filter((n) => !n.endsWith(`: ${pinned}`)),
+      [],
+    );
   });
 
   it('when the README is read, then it is the front page: at most 150 lines', () => {
