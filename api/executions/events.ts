@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { unavailable, tooManyRequests } from '../../domain/errors';
 import { FINAL_STATUSES, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
-import { OPEN_REFUND_STATES, type RefundSummary } from './refund-summary';
+import { OPEN_REFUND_STATES } from '../../domain/refund-states';
+import type { RefundSummary } from './refund-summary';
 import { StreamSlots, type SlotCaps, type SlotRefusal } from './stream-slots';
 
 /** One SSE client of one execution: `write` answers false when its socket buffer is full. */

@@ -17,9 +17,6 @@ export interface RefundSummary {
 /** Rows of the refunds ledger a single record's answer lists and its event stream follows (oldest first). */
 export const RECORD_REFUND_ROWS = 10;
 
-/** The states in which a row may still change without a reorganisation: the event stream stays open while one is in them. */
-export const OPEN_REFUND_STATES: readonly RefundState[] = ['due', 'held', 'paying'];
-
 export function refundSummary(row: RefundRow): RefundSummary {
   return {
     id: row.id,
