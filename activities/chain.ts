@@ -241,10 +241,11 @@ export class DepositReader {
             nonzero.map((c) => c.to),
           )
         : new Map<string, DepositAddressOwner>();
-    // A transfer a deposit address pays is the service's own (a refund, a cancel), never a deposit
-    // nor money owed: its payers are looked up once, among the transfers that pay a deposit address.
+    // A transfer a deposit address or a gas account pays is the service's own (a refund, a cancel,
+    // a gas top-up), never a deposit nor money owed: its payers are looked up once, among the
+    // transfers that pay a deposit address.
     const payers = nonzero.filter((c) => owners.has(c.to.toLowerCase()) && c.from !== undefined).map((c) => c.from!);
-    const service = payers.length > 0 ? await this.addresses.among(chain, payers) : new Set<string>();
+    const service = payers.length > 0 ? await this.addresses.servicePayers(chain, payers) : new Set<string>();
     const byService = (c: Candidate) => c.from !== undefined && service.has(c.from.toLowerCase());
     return {
       headers,
@@ -672,7 +673,9 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
 
     async checkDeposit({ target, deposit }) {
       const d = chainDeps();
-      return proveOnChain(rpc(), target, deposit, d.confirmations(target.chain), d.tokens, (chain, a) => d.addresses.among(chain, a));
+      return proveOnChain(rpc(), target, deposit, d.confirmations(target.chain), d.tokens, (chain, a) =>
+        d.addresses.servicePayers(chain, a),
+      );
     },
 
     async reportSignals({ chain, delivered, undelivered, sent = [] }) {

@@ -1,10 +1,21 @@
 import { Context } from '@temporalio/activity';
-import { keccak256, TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionSerializable } from 'viem';
+import {
+  encodeFunctionData,
+  erc20Abi,
+  keccak256,
+  TransactionReceiptNotFoundError,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
+  type TransactionSerializable,
+} from 'viem';
 import type { RefundActivities, RefundAddress, RefundStep } from '../contracts/activities';
 import type { HoldReason, RefundVariant } from '../contracts/refunds';
+import type { GasAccountLedger, TopUp, TopUpVariant } from '../db/gas-account';
 import type { RefundJob, RefundPayments } from '../db/refund-payments';
-import { proveDeposit } from '../domain/deposit-proof';
+import { payerAt, proveDeposit, type AllowedToken } from '../domain/deposit-proof';
 import { evmChainId } from '../domain/deposit-key';
+import type { DepositAsset } from '../domain/execution-state';
 import { payerKind } from '../domain/payer-kind';
 import {
   feeFields,
@@ -16,10 +27,13 @@ import {
   replacementFees,
   tooSmall,
   withinFeeCap,
+  withinTokenFeeCap,
   type RefundFees,
 } from '../domain/refund-fees';
-import { holdBeforeSigning, refundDestination, type NativeLimit } from '../domain/refund-policy';
+import { holdBeforeSigning, isTokenAsset, refundDestination, type RefundRules } from '../domain/refund-policy';
+import { tokenTransfer } from '../domain/transfers';
 import { readChainTransaction } from '../lib/chain-transaction';
+import type { GasAccountSigner } from '../lib/gas-account-key';
 import type { RefundSigner } from '../lib/refund-signer';
 import { chainClient } from './chain';
 
@@ -30,7 +44,11 @@ export type RefundEvent =
   | { kind: 'held'; chain: string; reason: HoldReason; rows: number }
   | { kind: 'paid'; chain: string; whileVoid: boolean }
   /** A refund's nonce was mined another way than a variant of the ledger, or the address's nonce is not the ledger's count: automatic refunds from it stop. */
-  | { kind: 'nonce-mismatch'; chain: string; address: string };
+  | { kind: 'nonce-mismatch'; chain: string; address: string }
+  /** The gas account signed a top-up of a deposit address (a token refund's fee). */
+  | { kind: 'topped-up'; chain: string }
+  /** The gas account's balance, read at every sweep (and when it is too low to top up). */
+  | { kind: 'gas-balance'; chain: string; address: string; wei: bigint };
 
 export interface RefundDeps {
   rpcUrl: string;
@@ -42,7 +60,14 @@ export interface RefundDeps {
   confirmations: (chain: string) => number | undefined;
   /** CHAIN_REORG_WINDOW: a transfer this deep (or finalized) is paid back. */
   windowSize: number;
-  nativeLimit: NativeLimit;
+  /** REFUND_LIMITS and REFUND_MINIMUMS, per asset. */
+  limit: RefundRules['limit'];
+  minimum: RefundRules['minimum'];
+  /** DEPOSIT_TOKENS: a token row's transfer is proven like a deposit in it. */
+  tokens: readonly AllowedToken[];
+  /** REFUND_GAS_KEY_FILE's account; undefined: token rows are held `no-gas-key`. */
+  gasAccount?: GasAccountSigner;
+  gasAccounts: GasAccountLedger;
   minFeeMultiple: number;
   replaceAfterBlocks: number;
   /** How long a refund workflow waits between looks at the chain (CHAIN_POLL_INTERVAL_MS). */
@@ -106,9 +131,10 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     value: bigint,
     gas: bigint,
     fees: RefundFees,
+    data?: Hex,
   ): Promise<RefundVariant> => {
     const chainId = evmChainId(job.source.chain)!;
-    const common = { chainId, nonce, to: to as Hex, value, gas };
+    const common = { chainId, nonce, to: to as Hex, value, gas, ...(data === undefined ? {} : { data }) };
     const tx: TransactionSerializable =
       fees.kind === 'legacy'
         ? { ...common, type: 'legacy', gasPrice: fees.gasPrice }
@@ -119,6 +145,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       hash: keccak256(raw),
       raw,
       to: to.toLowerCase(),
+      ...(data === undefined ? {} : { data }),
       value: value.toString(),
       gas: gas.toString(),
       ...feeFields(fees),
@@ -135,16 +162,17 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
   const provenDeep = async (job: RefundJob): Promise<'deep' | 'shallow' | 'refuted'> => {
     const { row, source } = job;
     const transferIndex = row.transferIndex;
-    const { tx, head } = await readChainTransaction(rpc(), row.txHash, transferIndex > 0);
-    const payer = tx?.from?.toLowerCase();
-    const servicePayers = payer === undefined ? new Set<string>() : await need().payments.depositAddressesAmong(source.chain, [payer]);
+    const asset = (row.asset ?? 'native') as DepositAsset;
+    const { tx, head } = await readChainTransaction(rpc(), row.txHash, asset === 'native' && transferIndex > 0);
+    const payer = tx === undefined ? undefined : payerAt(tx, asset, transferIndex);
+    const servicePayers = payer === undefined ? new Set<string>() : await need().payments.servicePayersAmong(source.chain, [payer]);
     const proof = proveDeposit(
-      { chain: source.chain, address: source.address, asset: 'native', minAmount: '0' },
-      { txHash: row.txHash, chain: source.chain, transferIndex, asset: 'native' },
+      { chain: source.chain, address: source.address, asset, minAmount: '0' },
+      { txHash: row.txHash, chain: source.chain, transferIndex, asset },
       tx,
       head,
       1,
-      [],
+      need().tokens,
       servicePayers,
     );
     if (!proof.ok) return proof.retryable ? 'shallow' : 'refuted';
@@ -171,12 +199,229 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     if (rows > 0) need().onRefundEvent?.({ kind: 'held', chain: job.source.chain, reason: 'nonce-mismatch', rows });
   };
 
+  /** The receipt of `hash`, or undefined while the node has none. */
+  const receiptOf = (hash: string): Promise<TransactionReceipt | undefined> =>
+    rpc()
+      .getTransactionReceipt({ hash: hash as Hex })
+      .catch((err: unknown) => {
+        if (err instanceof TransactionReceiptNotFoundError) return undefined;
+        throw err;
+      });
+
+  /**
+   * Sends each signed transaction to the node; answers the hashes it took or says it has (a
+   * variant counts as sent once the node has it: its wait for a replacement starts).
+   */
+  const sendAll = async (variants: readonly TopUpVariant[], id: string): Promise<Set<string>> => {
+    const sent = new Set<string>();
+    for (const v of variants) {
+      try {
+        await rpc().request({ method: 'eth_sendRawTransaction', params: [v.raw as Hex] });
+        sent.add(v.hash);
+      } catch (err) {
+        const message = (err as Error).message;
+        if (/HttpRequestError|TimeoutError/.test((err as Error).name)) throw err;
+        if (ALREADY_SENT.test(message)) sent.add(v.hash);
+        else log().warn('transaction refused by the node', { id, hash: v.hash, error: message.slice(0, 300) });
+      }
+    }
+    return sent;
+  };
+
+  /** `variants` with the head recorded on those first sent now; undefined when none was. */
+  const markSent = <V extends TopUpVariant>(variants: readonly V[], sent: ReadonlySet<string>, head: number): V[] | undefined =>
+    variants.every((v) => v.sentAtBlock !== undefined || !sent.has(v.hash))
+      ? undefined
+      : variants.map((v) => (v.sentAtBlock === undefined && sent.has(v.hash) ? { ...v, sentAtBlock: head } : v));
+
+  /** The most a signed transaction can cost its sender: value + gas × fee cap. */
+  const mostCost = (v: TopUpVariant) => BigInt(v.value) + maxCost(BigInt(v.gas), feesOf(v));
+
+  /** Signs a gas account's top-up of `to` at `nonce`. */
+  const signTopUp = async (chain: string, nonce: number, to: string, value: bigint, fees: RefundFees): Promise<TopUpVariant> => {
+    const gasAccount = need().gasAccount!;
+    const common = { chainId: evmChainId(chain)!, nonce, to: to as Hex, value, gas: 21_000n };
+    const tx: TransactionSerializable =
+      fees.kind === 'legacy'
+        ? { ...common, type: 'legacy', gasPrice: fees.gasPrice }
+        : { ...common, type: 'eip1559', maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+    const raw = await gasAccount.sign(tx);
+    return {
+      hash: keccak256(raw),
+      raw,
+      to: to.toLowerCase(),
+      value: value.toString(),
+      gas: '21000',
+      ...feeFields(fees),
+      signedAt: new Date().toISOString(),
+    };
+  };
+
+  /** Sends a top-up's variants, recording the head on those first sent. */
+  const sendTopUp = async (topUp: TopUp, head: number) => {
+    const marked = markSent(topUp.variants, await sendAll(topUp.variants, topUp.id), head);
+    if (marked) await need().gasAccounts.updateVariants(topUp.id, topUp.variants, marked);
+  };
+
+  /**
+   * Works the gas account's top-up in flight, whoever's refund it pays: records it once a variant
+   * is mined deep enough (with the account's count), `lost` when a transaction it did not sign took
+   * its nonce, replaced at the same nonce with raised fees after REFUND_REPLACE_AFTER_BLOCKS
+   * (within the token fee cap), else sent again.
+   */
+  const workTopUp = async (topUp: TopUp) => {
+    const d = need();
+    // The nonce first: a variant mined after this read still shows its receipt below.
+    const latest = await rpc().getTransactionCount({ address: topUp.account as Hex, blockTag: 'latest' });
+    const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+    const confirmations = d.confirmations(topUp.chain) ?? d.windowSize;
+    for (const v of topUp.variants) {
+      const receipt = await receiptOf(v.hash);
+      if (!receipt) continue;
+      const block = Number(receipt.blockNumber);
+      if (head - block + 1 < confirmations) return;
+      const fee = (receipt.gasUsed * receipt.effectiveGasPrice).toString();
+      if (await d.gasAccounts.recordMined(topUp, { hash: v.hash, block, fee }))
+        log().info('gas top-up mined', { refund: topUp.refundId, to: topUp.to, nonce: topUp.nonce, hash: v.hash, value: topUp.value, fee });
+      return;
+    }
+    if (latest > topUp.nonce) {
+      if (await d.gasAccounts.recordLost(topUp))
+        log().error('a gas top-up lost its nonce to a transaction the service did not sign: the gas account is used by someone else', {
+          chain: topUp.chain,
+          account: topUp.account,
+          nonce: topUp.nonce,
+        });
+      return;
+    }
+    let current = topUp;
+    const last = topUp.variants[topUp.variants.length - 1];
+    if (last.sentAtBlock !== undefined && head - last.sentAtBlock >= d.replaceAfterBlocks) {
+      const fees = replacementFees(feesOf(last), await marketFees());
+      if (withinTokenFeeCap(maxCost(21_000n, feesOf(topUp.variants[0])), maxCost(21_000n, fees))) {
+        const variant = await signTopUp(topUp.chain, topUp.nonce, topUp.to, BigInt(topUp.value), fees);
+        if (!(await d.gasAccounts.updateVariants(topUp.id, topUp.variants, [...topUp.variants, variant]))) return;
+        current = { ...topUp, variants: [...topUp.variants, variant] };
+        log().info('gas top-up replaced at the same nonce', { refund: topUp.refundId, nonce: topUp.nonce, hash: variant.hash });
+      } else log().warn('gas top-up at its fee cap: waiting for a block that takes it', { refund: topUp.refundId, nonce: topUp.nonce });
+    }
+    await sendTopUp(current, head);
+  };
+
+  /**
+   * Signs, records and sends the gas account's next top-up: `value` wei to `job`'s deposit address,
+   * at the nonce the read model counts, which must be the chain's (latest and pending). A count
+   * behind the chain with nothing pending follows it (someone sent from the account by hand: no
+   * top-up of the service was in flight, so nothing is paid twice); anything pending waits.
+   */
+  const topUp = async (job: RefundJob, account: string, value: bigint) => {
+    const d = need();
+    const chain = job.source.chain;
+    const [latest, pending, balance] = await Promise.all([
+      rpc().getTransactionCount({ address: account as Hex, blockTag: 'latest' }),
+      rpc().getTransactionCount({ address: account as Hex, blockTag: 'pending' }),
+      rpc().getBalance({ address: account as Hex }),
+    ]);
+    const counted = await d.gasAccounts.register(chain, account, latest);
+    if (latest !== counted || pending !== latest) {
+      if (pending === latest && latest > counted && (await d.gasAccounts.resync(chain, account, counted, latest)))
+        log().warn('the gas account sent transactions the service did not sign: its count follows the chain', {
+          chain,
+          account,
+          counted,
+          latest,
+        });
+      else {
+        log().warn(
+          'the gas account has a transaction the service did not sign pending, or its nonce is behind the read model: no top-up now',
+          {
+            chain,
+            account,
+            counted,
+            latest,
+            pending,
+          },
+        );
+        return;
+      }
+    }
+    const fees = await marketFees();
+    if (balance < value + maxCost(21_000n, fees)) {
+      log().error("the gas account is too low to pay a token refund's fee", {
+        chain,
+        account,
+        balance: balance.toString(),
+        value: value.toString(),
+      });
+      d.onRefundEvent?.({ kind: 'gas-balance', chain, address: account, wei: balance });
+      return;
+    }
+    const variant = await signTopUp(chain, latest, job.source.address, value, fees);
+    if (!(await d.gasAccounts.start({ chain, account, nonce: latest, refundId: job.row.id, to: job.source.address, value, variant })))
+      return;
+    log().info('gas top-up signed', {
+      refund: job.row.id,
+      to: job.source.address,
+      nonce: latest,
+      hash: variant.hash,
+      value: value.toString(),
+    });
+    d.onRefundEvent?.({ kind: 'topped-up', chain });
+    const signed = await d.gasAccounts.inFlight(chain, account);
+    if (signed) await sendTopUp(signed, Number(await rpc().getBlockNumber({ cacheTime: 0 })));
+  };
+
+  /**
+   * Whether the gas account's mined top-ups for `job`'s token row cover `cost` (the most its newest
+   * transaction can cost). Until they do, works the gas account's one top-up in flight (whoever's
+   * it is: a top-up is never waited for by one workflow alone), or signs the next one.
+   */
+  const funded = async (job: RefundJob, cost: bigint): Promise<boolean> => {
+    const d = need();
+    if ((await d.gasAccounts.toppedUp(job.row.id)) >= cost) return true;
+    if (!d.gasAccount) {
+      log().error('a token refund waits for its fee: this worker has no gas account (REFUND_GAS_KEY_FILE)', { id: job.row.id });
+      return false;
+    }
+    const account = d.gasAccount.address.toLowerCase();
+    const flying = await d.gasAccounts.inFlight(job.source.chain, account);
+    if (flying) {
+      await workTopUp(flying);
+      return (await d.gasAccounts.toppedUp(job.row.id)) >= cost;
+    }
+    await topUp(job, account, cost - (await d.gasAccounts.toppedUp(job.row.id)));
+    return false;
+  };
+
+  /** Whether a token refund's receipt holds the token's `Transfer` of the row's amount from the deposit address to its destination. */
+  const transferLogged = (receipt: TransactionReceipt, job: RefundJob): boolean =>
+    receipt.logs.some((l) => {
+      const t = tokenTransfer({ address: l.address, topics: l.topics, data: l.data });
+      return (
+        t !== undefined &&
+        `erc20:${t.token}` === job.row.asset?.toLowerCase() &&
+        t.from === job.source.address &&
+        t.to === job.row.refundTo &&
+        t.amount === job.row.amount
+      );
+    });
+
   return {
     async refundAddressesToPay() {
       const d = need();
       const chain = `evm:${await rpc().getChainId()}`;
       const unpayable = d.enabled ? await d.payments.holdUnpayable() : 0;
       if (unpayable > 0) d.onRefundEvent?.({ kind: 'held', chain, reason: 'off-chain', rows: unpayable });
+      if (d.gasAccount) {
+        // Registered before its first top-up, so that the watcher knows its transfers for the service's own.
+        const address = d.gasAccount.address;
+        const [latest, wei] = await Promise.all([
+          rpc().getTransactionCount({ address, blockTag: 'latest' }),
+          rpc().getBalance({ address }),
+        ]);
+        await d.gasAccounts.register(chain, address, latest);
+        d.onRefundEvent?.({ kind: 'gas-balance', chain, address: address.toLowerCase(), wei });
+      }
       const addresses = await d.payments.addressesToPay(chain, ADDRESSES_PER_SWEEP, d.enabled);
       return { chain, addresses, pollIntervalMs: d.pollIntervalMs };
     },
@@ -195,7 +440,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const job = await jobOf(input);
       if (!job || job.row.state !== 'due') return 'gone';
       const { row, source } = job;
-      const policy = holdBeforeSigning(row, source, d.nativeLimit);
+      const policy = holdBeforeSigning(row, source, { limit: d.limit, minimum: d.minimum, gasAccount: d.gasAccount !== undefined });
       if (policy) return held(job, policy);
       const destination = refundDestination(row, source);
       if ('hold' in destination) return held(job, destination.hold);
@@ -222,14 +467,23 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         await stopAddress(job, `latest ${latest}, pending ${pending}`);
         return 'held';
       }
-      // The row's own money left on the address: its amount less what a cancel of it cost.
-      const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
-      const estimate = await rpc().estimateGas({ account: address, to: to as Hex, value: amount / 2n });
-      const gas = gasLimit(estimate);
-      const fees = await marketFees();
-      const value = refundValue(amount, gas, fees);
-      if (value === undefined || tooSmall(amount, gas, fees, d.minFeeMultiple)) return held(job, 'too-small');
-      const variant = await signVariant(job, 'refund', latest, to, value, gas, fees);
+      let variant: RefundVariant;
+      if (isTokenAsset(row.asset)) {
+        // The whole amount goes back; the gas account pays the fee (broadcastRefund tops the address up first).
+        const token = row.asset.slice('erc20:'.length) as Hex;
+        const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, BigInt(row.amount!)] });
+        const gas = gasLimit(await rpc().estimateGas({ account: address, to: token, data }));
+        variant = await signVariant(job, 'refund', latest, token, 0n, gas, await marketFees(), data);
+      } else {
+        // The row's own money left on the address: its amount less what a cancel of it cost.
+        const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
+        const estimate = await rpc().estimateGas({ account: address, to: to as Hex, value: amount / 2n });
+        const gas = gasLimit(estimate);
+        const fees = await marketFees();
+        const value = refundValue(amount, gas, fees);
+        if (value === undefined || tooSmall(amount, gas, fees, d.minFeeMultiple)) return held(job, 'too-small');
+        variant = await signVariant(job, 'refund', latest, to, value, gas, fees);
+      }
       if (!(await d.payments.startPaying(job, latest, to, variant))) return 'gone';
       log().info('refund signed', {
         id: row.id,
@@ -250,23 +504,11 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const variants = job?.row.refundVariants;
       if (!job || !variants || job.row.refundBlock !== undefined) return;
       await checkChain(job.source.chain);
+      // A token refund's fee is the gas account's: its newest transaction goes out once top-ups cover it.
+      if (isTokenAsset(job.row.asset) && !(await funded(job, mostCost(variants[variants.length - 1])))) return;
       const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
-      // A variant counts as sent (its wait for a replacement starts) once the node took it, or says it has it.
-      const sent = new Set<string>();
-      for (const v of variants) {
-        try {
-          await rpc().request({ method: 'eth_sendRawTransaction', params: [v.raw as Hex] });
-          sent.add(v.hash);
-        } catch (err) {
-          const message = (err as Error).message;
-          if (/HttpRequestError|TimeoutError/.test((err as Error).name)) throw err;
-          if (ALREADY_SENT.test(message)) sent.add(v.hash);
-          else log().warn('refund transaction refused by the node', { id: job.row.id, hash: v.hash, error: message.slice(0, 300) });
-        }
-      }
-      if (variants.every((v) => v.sentAtBlock !== undefined || !sent.has(v.hash))) return;
-      const marked = variants.map((v) => (v.sentAtBlock === undefined && sent.has(v.hash) ? { ...v, sentAtBlock: head } : v));
-      await d.payments.updateVariants(job.row.id, variants, marked);
+      const marked = markSent(variants, await sendAll(variants, job.row.id), head);
+      if (marked) await d.payments.updateVariants(job.row.id, variants, marked);
     },
 
     async checkRefund(input) {
@@ -280,27 +522,39 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const latest = await rpc().getTransactionCount({ address: source.address as Hex, blockTag: 'latest' });
       const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
       const confirmations = d.confirmations(source.chain) ?? d.windowSize;
+      const token = isTokenAsset(row.asset);
       for (const v of variants) {
-        const receipt = await rpc()
-          .getTransactionReceipt({ hash: v.hash as Hex })
-          .catch((err: unknown) => {
-            if (err instanceof TransactionReceiptNotFoundError) return undefined;
-            throw err;
-          });
+        const receipt = await receiptOf(v.hash);
         if (!receipt) continue;
         const block = Number(receipt.blockNumber);
         if (head - block + 1 < confirmations) return 'pending';
+        const fee = receipt.gasUsed * receipt.effectiveGasPrice;
+        const succeeded = receipt.status === 'success';
+        // A token refund's fee was the gas account's top-ups: what they left is recorded, the row's amount is untouched.
+        const left = token ? (await d.gasAccounts.toppedUp(row.id)) - fee : 0n;
         const after = await d.payments.recordMined(job, {
           hash: v.hash,
           block,
-          succeeded: receipt.status === 'success',
-          fee: (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
+          succeeded,
+          ...(token
+            ? {
+                gasLeft: (left > 0n ? left : 0n).toString(),
+                ...(v.kind === 'refund' && succeeded && !transferLogged(receipt, job) ? { noTransferLog: true } : {}),
+              }
+            : { fee: fee.toString() }),
         });
         if (after) {
           log().info('refund nonce mined', { id: row.id, hash: v.hash, kind: v.kind, block, state: after.state });
           if (after.state === 'refunded') d.onRefundEvent?.({ kind: 'paid', chain: source.chain, whileVoid: row.state === 'void' });
           if (after.holdReason === 'reverted' && v.kind === 'refund' && receipt.status !== 'success')
             d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'reverted', rows: 1 });
+          if (after.holdReason === 'no-transfer-log') {
+            log().error("a token refund was mined without the token's Transfer of its amount to its destination: held for a person", {
+              id: row.id,
+              hash: v.hash,
+            });
+            d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'no-transfer-log', rows: 1 });
+          }
           if (row.state === 'void' && after.state === 'refunded')
             log().error('a refund was mined for a row voided while it was paid: its transfer was reorganised away', { id: row.id });
         }
@@ -326,21 +580,28 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const nonce = job.row.refundNonce;
       await checkChain(source.chain);
       const kind: RefundVariant['kind'] = row.state === 'void' ? 'cancel' : 'refund';
+      const token = isTokenAsset(row.asset);
       const last = variants[variants.length - 1];
+      // The refund variant a new one repeats (a cancel may be the newest, on a row restored after it was voided).
+      const refund = [...variants].reverse().find((v) => v.kind === 'refund') ?? last;
       const fees = replacementFees(feesOf(last), await marketFees());
       const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
-      const gas = kind === 'cancel' ? 21_000n : BigInt(last.gas);
-      if (!withinFeeCap(amount, gas, fees)) {
+      const gas = kind === 'cancel' ? 21_000n : BigInt(refund.gas);
+      const withinCap = token
+        ? withinTokenFeeCap(maxCost(BigInt(variants[0].gas), feesOf(variants[0])), maxCost(gas, fees))
+        : withinFeeCap(amount, gas, fees);
+      if (!withinCap) {
         if (row.state === 'paying' && (await d.payments.holdInFlight(row.id, 'fee-cap'))) {
           log().warn('refund held at its fee cap: its transactions stay out until one is mined', { id: row.id, nonce });
           d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'fee-cap', rows: 1 });
         }
         return 'capped';
       }
-      const to = kind === 'cancel' ? source.address : row.refundTo!;
-      const value = kind === 'cancel' ? 0n : (refundValue(amount, gas, fees) ?? 0n);
-      if (kind === 'refund' && value === 0n) return 'capped';
-      const variant = await signVariant(job, kind, nonce, to, value, gas, fees);
+      const to = kind === 'cancel' ? source.address : token ? refund.to : row.refundTo!;
+      const value = kind === 'cancel' || token ? 0n : (refundValue(amount, gas, fees) ?? 0n);
+      if (kind === 'refund' && !token && value === 0n) return 'capped';
+      const data = kind === 'refund' && token ? (refund.data as Hex) : undefined;
+      const variant = await signVariant(job, kind, nonce, to, value, gas, fees, data);
       if (!(await d.payments.updateVariants(row.id, variants, [...variants, variant]))) return 'gone';
       log().info('refund replaced at the same nonce', {
         id: row.id,

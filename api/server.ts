@@ -143,7 +143,9 @@ function depositDeps(
   let traces: boolean | undefined;
   return {
     prove: (target, reported) =>
-      proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain), tokens, (chain, a) => store.among(chain, a)),
+      proveOnChain(rpc, target, reported, confirmationsFor(confirmations, target.chain), tokens, (chain, a) =>
+        store.servicePayers(chain, a),
+      ),
     payerKind: (address) => payerKindOf(rpc, address),
     async traces() {
       // A node's methods do not change while it runs: the first answer is kept.

@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import proxyaddr from 'proxy-addr';
 import { ConfigError, SETTINGS, readSettings, type SettingName, type Settings } from './settings';
 import { explicitConfirmations, parseConfirmations, type ConfirmationsRule } from './confirmations';
-import { parseNativeLimits } from './refund-limits';
+import { parseAssetAmounts, type AssetAmounts } from './refund-limits';
 import { tracingConfigOf, type TracingConfig } from './tracing';
 import { parseDepositTokens, type DepositToken } from './deposit-tokens';
 
@@ -106,8 +106,11 @@ export interface Config {
   readonly refunds: {
     /** REFUND_PAYMENTS: whether new refunds are signed. */
     readonly payments: 'on' | 'off';
-    /** REFUND_NATIVE_LIMITS as set, in wei (config/refund-limits.ts adds the defaults). */
-    readonly nativeLimits: Readonly<Record<string, bigint>>;
+    /** REFUND_LIMITS and REFUND_MINIMUMS as set, in base units (config/refund-limits.ts adds the defaults). */
+    readonly limits: AssetAmounts;
+    readonly minimums: AssetAmounts;
+    /** REFUND_GAS_KEY_FILE, absolute; undefined: no gas account (token rows are held `no-gas-key`). */
+    readonly gasKeyFile?: string;
     readonly minFeeMultiple: number;
     readonly replaceAfterBlocks: number;
   };
@@ -383,7 +386,9 @@ export function loadConfig(env: Env = process.env): Config {
       : undefined,
     refunds: {
       payments: e.REFUND_PAYMENTS ?? d('REFUND_PAYMENTS'),
-      nativeLimits: parseNativeLimits(e.REFUND_NATIVE_LIMITS),
+      limits: parseAssetAmounts('REFUND_LIMITS', e.REFUND_LIMITS),
+      minimums: parseAssetAmounts('REFUND_MINIMUMS', e.REFUND_MINIMUMS),
+      ...(e.REFUND_GAS_KEY_FILE ? { gasKeyFile: path.resolve(projectRoot, e.REFUND_GAS_KEY_FILE) } : {}),
       minFeeMultiple: e.REFUND_MIN_FEE_MULTIPLE ?? d('REFUND_MIN_FEE_MULTIPLE'),
       replaceAfterBlocks: e.REFUND_REPLACE_AFTER_BLOCKS ?? d('REFUND_REPLACE_AFTER_BLOCKS'),
     },

@@ -16,7 +16,7 @@ export interface ConfirmationsRule {
 
 /**
  * The numbers for chains whose finality is known, when DEPOSIT_CONFIRMATIONS does not say
- * (docs/operations.md "Deposit confirmations per chain"). Ethereum finalises a block two epochs
+ * (docs/configuration.md "Deposit confirmations per chain"). Ethereum finalises a block two epochs
  * (64 blocks, about 13 minutes) after it; its test networks are given 12; the local dev chains
  * (anvil and Hardhat's 31337, Geth's and Ganache's 1337) are never reorganised by anyone else.
  */

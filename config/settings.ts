@@ -5,7 +5,7 @@ import { parseDecimalInteger } from '../domain/decimal';
  * launchers): one row each, with its type, default
  * and meaning. `readSettings` parses them all once and fails with a ConfigError naming the variable;
  * entry points pass what they read down, so no other module reads the environment. The table in
- * docs/operations.md "Configuration" is rendered from this one (`npm run docs:settings`) and a unit
+ * docs/configuration.md "Settings" is rendered from this one (`npm run docs:settings`) and a unit
  * test fails when they differ.
  */
 
@@ -265,9 +265,9 @@ export const SETTINGS = {
     kind: 'string',
     defaultText:
       'per chain: `evm:1` 64, `evm:11155111` and `evm:17000` 12, `evm:31337` and `evm:1337` 2; any other chain: none (its watcher does not start)',
-    readBy: 'worker',
+    readBy: 'api, worker',
     description:
-      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted`: one number (1–1000) for the chain of CHAIN_RPC_URL, or `evm:<chainId>=N` pairs, comma-separated; a chain neither names takes the default column (read every round: a change applies without restarting the watcher)",
+      "blocks a deposit's block needs, counting itself, before the watcher signals `depositCompleted`: one number (1–1000) for the chain of CHAIN_RPC_URL, or `evm:<chainId>=N` pairs, comma-separated; a chain neither names takes the default column (read every round: a change applies without restarting the watcher); the API refuses a prepare's `deposit` on a chain without a number and proves reported deposits at the same depth, so set it on APIs and workers alike",
   },
   DEPOSIT_TOKENS: {
     kind: 'string',
@@ -315,7 +315,7 @@ export const SETTINGS = {
     default: 'data/deposit-seed',
     readBy: 'api, worker, scripts',
     description:
-      'the 32-byte secret every deposit address and its private key are derived from: the API creates it (0600) on first use and derives addresses from it, the workers read it (never create it) to sign refunds, `npm run seed` backs it up and verifies a backup; every API and worker of a deployment must read the same one, and losing it loses the keys of the deposit addresses (docs/operations.md "The deposit seed: custody, backup and restore")',
+      'the 32-byte secret every deposit address and its private key are derived from: the API creates it (0600) on first use and derives addresses from it, the workers read it (never create it) to sign refunds, `npm run seed` backs it up and verifies a backup; every API and worker of a deployment must read the same one, and losing it loses the keys of the deposit addresses (docs/backup.md "The deposit seed: custody, backup and restore")',
   },
   REFUND_PAYMENTS: {
     kind: 'enum',
@@ -325,12 +325,27 @@ export const SETTINGS = {
     description:
       'whether the workers pay refunds ledger rows back on the chain by themselves (`refund:<chain>:<address>` workflows); `off`: no new refund is signed, one already signed is still watched until its nonce is mined',
   },
-  REFUND_NATIVE_LIMITS: {
+  REFUND_LIMITS: {
     kind: 'string',
-    defaultText: 'per chain: `evm:31337` and `evm:1337` 1 ETH; any other chain: none (every row is held `above-limit`)',
+    defaultText:
+      '`evm:31337` and `evm:1337`: 1 ETH and 1,000 tUSD (`evm:31337:tUSD=1000000000`); any other asset: none (every row is held `above-limit`)',
     readBy: 'worker',
     description:
-      'the most wei a refunds ledger row is paid back without a person, `evm:<chainId>=<wei>` pairs, comma-separated; a row above it is held `above-limit`',
+      'the most a refunds ledger row is paid back without a person, in base units, per asset: `evm:<chainId>=<wei>` for the native coin, `evm:<chainId>:<token address or DEPOSIT_TOKENS symbol>=<amount>` for a token, comma-separated; a row above it is held `above-limit` until approved',
+  },
+  REFUND_MINIMUMS: {
+    kind: 'string',
+    defaultText: '`evm:31337` and `evm:1337`: 0.01 tUSD (`evm:31337:tUSD=10000`); any other asset: none',
+    readBy: 'worker',
+    description:
+      'the least a refunds ledger row is paid back by the service, in base units, per asset (written like REFUND_LIMITS); a row below it is held `too-small`',
+  },
+  REFUND_GAS_KEY_FILE: {
+    kind: 'string',
+    defaultText: "unset (`npm start` on its own anvil: anvil's second dev account, written to `data/gas-account.key`)",
+    readBy: 'worker',
+    description:
+      "the gas account's private key (a file holding `0x` + 64 hex digits, mode 0600): it pays the fee of every token refund by topping the deposit address up first; a worker without one holds token rows `no-gas-key`. A secret like the deposit seed: back it up",
   },
   REFUND_MIN_FEE_MULTIPLE: {
     kind: 'integer',
@@ -353,14 +368,15 @@ export const SETTINGS = {
     kind: 'list',
     default: [],
     file: 'webhooks[].url',
-    readBy: 'worker',
-    description: 'endpoints that receive every execution status change',
+    readBy: 'api, worker',
+    description:
+      'endpoints that receive every execution status change: the API records at prepare whether an execution sends webhooks at all, the workers deliver them, so set it (and WEBHOOK_SECRETS) on both',
   },
   WEBHOOK_SECRETS: {
     kind: 'list',
     default: [],
     file: 'webhooks[].secret',
-    readBy: 'worker',
+    readBy: 'api, worker',
     description: '`whsec_…` secrets, one per WEBHOOK_URLS entry, same order',
   },
   CORS_ORIGINS: {
@@ -562,7 +578,7 @@ export const SETTINGS = {
     values: ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'],
     caseInsensitive: true,
     default: 'WARN',
-    readBy: 'api, worker',
+    readBy: 'worker',
     description: "level of the Temporal SDK's own log lines",
   },
 } as const satisfies Record<string, Row>;
@@ -692,7 +708,7 @@ function defaultText(row: Row): string {
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
-/** The Markdown table of docs/operations.md "Configuration": the service's settings. */
+/** The Markdown table of docs/configuration.md "Settings": the service's settings. */
 export function renderSettingsTable(): string {
   const lines = ['| variable | `config/service.json` key | type | default | read by | what |', '|---|---|---|---|---|---|'];
   for (const [name, row] of Object.entries(SETTINGS) as [string, Row][]) {

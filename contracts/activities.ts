@@ -141,10 +141,16 @@ export interface RefundActivities {
    * signed transaction recorded, nothing broadcast yet); `gone` when the row changed meanwhile.
    */
   signRefund(input: RefundStep): Promise<'paying' | 'held' | 'wait' | 'gone'>;
-  /** Sends every signed variant of the row's nonce to the node again (the node may have forgotten them, or a reorganisation removed them). */
+  /**
+   * Sends every signed variant of the row's nonce to the node again (the node may have forgotten
+   * them, or a reorganisation removed them). A token refund's newest variant is sent only once the
+   * gas account's mined top-ups cover its most cost: until then this step works the gas account's
+   * one top-up in flight (or signs the next one) and sends nothing of the row.
+   */
   broadcastRefund(input: RefundStep): Promise<void>;
   /**
-   * Reads the receipts of every variant: `mined` (recorded: refunded, held as reverted, or a cancel),
+   * Reads the receipts of every variant: `mined` (recorded: refunded, held as reverted or, for a
+   * token refund without its `Transfer` log, `no-transfer-log`, or a cancel),
    * `replace` (not mined REFUND_REPLACE_AFTER_BLOCKS after it was sent), `cancel` (the row was voided
    * while paying), else `pending`.
    */

@@ -47,7 +47,10 @@ export interface RefundVariant {
   hash: string;
   /** The signed transaction (`0x` hex), broadcast again unchanged when the node forgets it or a reorganisation removes it. */
   raw: string;
+  /** The transaction's `to`: the destination of a native refund, the token contract of a token refund. */
   to: string;
+  /** A token refund's call data: `transfer(destination, amount)`. */
+  data?: string;
   /** Wei, decimal strings. */
   value: string;
   gas: string;
@@ -101,6 +104,8 @@ export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' |
   refundValue?: string;
   /** Wei the service's transactions that paid nobody (a cancel, a refund mined with status 0) cost, out of the amount: a later refund pays that much less. */
   feesSpent?: string;
+  /** A token refund's, once mined: wei its gas top-ups left on the deposit address (topped up less the fee it cost). */
+  gasLeft?: string;
   /** Set once a person approved paying it above the chain's limit: the token id, and when. */
   approvedBy?: string;
   approvedAt?: string;

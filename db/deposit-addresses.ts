@@ -110,18 +110,21 @@ export class DepositAddressStore {
   }
 
   /**
-   * Those of `addresses` (any case) that are deposit addresses on `chain`, lowercase: the payers of
-   * the service's own transfers (its refunds and cancels), which are never deposits.
+   * Those of `addresses` (any case) that the service pays from on `chain`, lowercase: its deposit
+   * addresses (their refunds and cancels) and its gas accounts (their top-ups of deposit
+   * addresses, db/gas-account.ts). A transfer they pay is never a deposit nor money owed.
    */
-  async among(chain: string, addresses: readonly string[]): Promise<Set<string>> {
+  async servicePayers(chain: string, addresses: readonly string[]): Promise<Set<string>> {
     const found = new Set<string>();
     const wanted = [...new Set(addresses.map((a) => a.toLowerCase()))];
     for (let i = 0; i < wanted.length; i += 500) {
+      const slice = wanted.slice(i, i + 500);
       const rows = await this.database.db
         .selectFrom('deposit_addresses')
         .select('address')
         .where('chain', '=', chain)
-        .where('address', 'in', wanted.slice(i, i + 500))
+        .where('address', 'in', slice)
+        .union((eb) => eb.selectFrom('gas_accounts').select('address').where('chain', '=', chain).where('address', 'in', slice))
         .execute();
       for (const r of rows) found.add(r.address);
     }

@@ -320,6 +320,58 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('executions').dropColumn('deposit_chain').execute();
       },
     },
+    // Token refunds (docs/decisions/0085-token-refunds-and-the-gas-account.md): the gas account of
+    // each chain, its top-ups of deposit addresses, and what a token refund left of its top-ups.
+    '0017-token-refunds': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('gas_accounts')
+          .addColumn('chain', 'text', (c) => c.notNull())
+          .addColumn('address', 'text', (c) => c.notNull())
+          .addColumn('nonces_mined', 'integer', (c) => c.notNull())
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .addPrimaryKeyConstraint('gas_accounts_pk', ['chain', 'address'])
+          .execute();
+        await db.schema
+          .createTable('gas_topups')
+          .addColumn('id', 'text', (c) => c.primaryKey())
+          .addColumn('chain', 'text', (c) => c.notNull())
+          .addColumn('account', 'text', (c) => c.notNull())
+          .addColumn('nonce', 'integer', (c) => c.notNull())
+          .addColumn('refund_id', 'text', (c) => c.notNull())
+          .addColumn('to_address', 'text', (c) => c.notNull())
+          .addColumn('value', 'text', (c) => c.notNull())
+          .addColumn('variants', 'text', (c) => c.notNull())
+          .addColumn('state', 'text', (c) => c.notNull())
+          .addColumn('block', 'bigint')
+          .addColumn('tx_hash', 'text')
+          .addColumn('fee', 'text')
+          .addColumn('created_at', 'text', (c) => c.notNull())
+          .execute();
+        // One transaction per nonce of a gas account: two workers can never both sign its next one.
+        await db.schema.createIndex('gas_topups_nonce').on('gas_topups').columns(['chain', 'account', 'nonce']).unique().execute();
+        await db.schema.createIndex('gas_topups_refund').on('gas_topups').column('refund_id').execute();
+        await db.schema.alterTable('refunds').addColumn('gas_left', 'text').execute();
+        // Rows held because an older version paid no token refund: this one does.
+        await db
+          .updateTable('refunds')
+          .set({ state: 'due', hold_reason: null })
+          .where('state', '=', 'held')
+          .where('hold_reason', '=', 'token')
+          .execute();
+      },
+      async down(db: Kysely<any>) {
+        await db
+          .updateTable('refunds')
+          .set({ state: 'held', hold_reason: 'token' })
+          .where('state', '=', 'due')
+          .where('asset', 'like', 'erc20:%')
+          .execute();
+        await db.schema.alterTable('refunds').dropColumn('gas_left').execute();
+        await db.schema.dropTable('gas_topups').execute();
+        await db.schema.dropTable('gas_accounts').execute();
+      },
+    },
   };
 }
 

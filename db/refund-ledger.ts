@@ -497,6 +497,7 @@ export function toRow(r: Selectable<RefundsTable>): RefundRow {
     ...(r.refund_block === null ? {} : { refundBlock: Number(r.refund_block) }),
     ...(r.refund_value === null ? {} : { refundValue: r.refund_value }),
     ...(r.fees_spent === null ? {} : { feesSpent: r.fees_spent }),
+    ...(r.gas_left === null ? {} : { gasLeft: r.gas_left }),
     ...(r.approved_by === null ? {} : { approvedBy: r.approved_by }),
     ...(r.approved_at === null ? {} : { approvedAt: r.approved_at }),
   };

@@ -28,6 +28,10 @@ export interface MinedNonce {
   succeeded: boolean;
   /** What it cost (gas used × effective gas price, wei): kept on the row when it paid nobody (a cancel, status 0). */
   fee?: string;
+  /** A token refund's: wei its gas top-ups left on the deposit address (its fee was theirs, not the row's). */
+  gasLeft?: string;
+  /** A token refund that succeeded without the token's `Transfer` of the amount to the destination: held, never re-sent. */
+  noTransferLog?: boolean;
 }
 
 /**
@@ -224,6 +228,7 @@ export class RefundPayments {
    *   whatever state the row had (a refund mined for a row voided meanwhile is still money paid, and
    *   says so);
    * - a refund variant that failed (status 0): `held` as `reverted` (the nonce is used);
+   * - a token refund that succeeded without its `Transfer` log: `held` as `no-transfer-log`;
    * - a cancel: a `void` row stays void; a row restored meanwhile goes back to `due`, its nonce
    *   and hold reason forgotten (a new one is signed).
    * Answers the row after, or undefined when the nonce was recorded mined before.
@@ -235,10 +240,12 @@ export class RefundPayments {
     return this.database.db.transaction().execute(async (trx) => {
       const current = await trx.selectFrom('refunds').selectAll().where('id', '=', row.id).executeTakeFirst();
       if (!current || current.refund_block !== null || current.refund_nonce === null) return undefined;
-      const paid = variant.kind === 'refund' && mined.succeeded;
+      const paid = variant.kind === 'refund' && mined.succeeded && mined.noTransferLog !== true;
       // What a transaction that paid nobody cost comes out of the row's own amount (a later refund pays that much less).
-      const spent =
-        paid || mined.fee === undefined ? {} : { fees_spent: (BigInt(current.fees_spent ?? '0') + BigInt(mined.fee)).toString() };
+      const spent = {
+        ...(paid || mined.fee === undefined ? {} : { fees_spent: (BigInt(current.fees_spent ?? '0') + BigInt(mined.fee)).toString() }),
+        ...(mined.gasLeft === undefined ? {} : { gas_left: mined.gasLeft }),
+      };
       const set =
         variant.kind === 'refund'
           ? paid
@@ -246,7 +253,9 @@ export class RefundPayments {
                 state: 'refunded',
                 refund_tx_hash: mined.hash.toLowerCase(),
                 refund_block: mined.block,
-                refund_value: variant.value,
+                // A token refund moves the whole amount by its call; a native one its value.
+                refund_value: variant.data === undefined ? variant.value : current.amount,
+                ...spent,
                 settled_at: now.toISOString(),
                 settled_by: 'refunder',
                 // Held at its fee cap before it mined: paid now, held no more.
@@ -254,7 +263,7 @@ export class RefundPayments {
               }
             : {
                 state: current.state === 'void' ? 'void' : 'held',
-                hold_reason: 'reverted' satisfies HoldReason,
+                hold_reason: (mined.succeeded ? 'no-transfer-log' : 'reverted') satisfies HoldReason,
                 refund_block: mined.block,
                 ...spent,
               }
@@ -324,9 +333,9 @@ export class RefundPayments {
     return new DepositAddressStore(this.database).isDepositAddress(address);
   }
 
-  /** Those of `addresses` (any case) that are deposit addresses on `chain`, lowercase: a transfer they pay is the service's own. */
-  depositAddressesAmong(chain: string, addresses: readonly string[]): Promise<Set<string>> {
-    return new DepositAddressStore(this.database).among(chain, addresses);
+  /** Those of `addresses` (any case) the service pays from on `chain` (deposit addresses, gas accounts), lowercase: a transfer they pay is the service's own. */
+  servicePayersAmong(chain: string, addresses: readonly string[]): Promise<Set<string>> {
+    return new DepositAddressStore(this.database).servicePayers(chain, addresses);
   }
 
   /** The rows the refunder paid from `chain` (refunded with a nonce), for reconcile to check on the chain. */

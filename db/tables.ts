@@ -113,6 +113,8 @@ export interface RefundsTable {
   /** The token id that approved paying it above the chain's limit, and when; null unless approved. */
   approved_by: string | null;
   approved_at: string | null;
+  /** A token refund's: wei its gas top-ups left on the deposit address once it was mined (topped up less its fee); null otherwise. */
+  gas_left: string | null;
   /** State changes to announce (1: due, 2: voided, 3: due again, …) and how many were handed over: an outbox. */
   events: Generated<number>;
   announced_events: Generated<number>;
@@ -128,12 +130,48 @@ export interface ChainSignalsTable {
   transfer: string;
 }
 
+/** One row per gas account and chain (db/gas-account.ts): the transactions of it the service saw mined. */
+export interface GasAccountsTable {
+  chain: string;
+  /** Lowercase. */
+  address: string;
+  /** The nonce its next top-up must find. */
+  nonces_mined: number;
+  created_at: string;
+}
+
+/** One top-up of a deposit address by a gas account, paying a token refund's fee (db/gas-account.ts). */
+export interface GasTopupsTable {
+  id: string;
+  chain: string;
+  /** The gas account (lowercase). */
+  account: string;
+  nonce: number;
+  /** The refunds ledger row whose fee it pays. */
+  refund_id: string;
+  /** The deposit address (lowercase). */
+  to_address: string;
+  /** Wei. */
+  value: string;
+  /** Every signed variant at its nonce (JSON, contracts/refunds.ts RefundVariant), written before any is broadcast. */
+  variants: string;
+  /** `sending`, `mined` (one of its variants, tx_hash), `lost` (its nonce taken by a transaction it did not sign). */
+  state: string;
+  block: number | string | null;
+  tx_hash: string | null;
+  /** Wei the mined variant cost (gas used × effective gas price). */
+  fee: string | null;
+  created_at: string;
+}
+
 export interface ReadModelTables {
   executions: ExecutionsTable;
   deposit_addresses: DepositAddressesTable;
   refunds: RefundsTable;
   chain_checkpoints: ChainCheckpointsTable;
   chain_signals: ChainSignalsTable;
+  gas_accounts: GasAccountsTable;
+  gas_topups: GasTopupsTable;
 }
 
 export type { Generated };

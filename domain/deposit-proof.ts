@@ -84,7 +84,7 @@ const MESSAGES: Record<DepositDisproof, string> = {
   unconfirmed: 'the transaction is not yet DEPOSIT_CONFIRMATIONS deep; report it again once it is',
   'no-token-transfer': "the transaction's log at transferIndex is no Transfer event of the deposit's token",
   'service-transfer':
-    "the transfer's payer is one of the service's deposit addresses: the service sent it (a refund or a cancel), it is no deposit",
+    "the transfer's payer is one of the service's deposit addresses or its gas account: the service sent it (a refund, a cancel or a gas top-up), it is no deposit",
 };
 
 /** The asset a report claims: what it says, else the target's. */
@@ -149,10 +149,10 @@ function transferAt(
  * since the money did arrive).
  * `retryable` says whether the same report may be believed later (not yet deep enough, or a node
  * that has not seen the transaction yet).
- * `servicePayers` holds those of the chain's deposit addresses (lowercase) that may be the
- * transfer's payer (proveOnChain asks the read model for its payer): a transfer one of them paid
- * was signed with a key derived from the seed, the service's own refund or cancel, and is refused
- * as `service-transfer`, for good, whatever it moved.
+ * `servicePayers` holds those of the chain's deposit addresses and gas accounts (lowercase) that
+ * may be the transfer's payer (proveOnChain asks the read model for its payer): a transfer one of
+ * them paid was signed by the service, its own refund, cancel or gas top-up, and is refused as
+ * `service-transfer`, for good, whatever it moved.
  */
 export function proveDeposit(
   target: DepositTarget,

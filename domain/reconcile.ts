@@ -29,9 +29,11 @@ export interface PaidRefund {
   workflowId: string;
   /** The mined variant (refundTxHash). */
   txHash: string;
-  /** Where it went (refundTo) and what it paid (refundValue, wei). */
+  /** Where it went (refundTo) and what it paid (refundValue, in the asset's base units). */
   to: string;
   value: string;
+  /** `erc20:<token address>` for a token refund (checked by its Transfer log); unset: native. */
+  asset?: string;
   /** The block the refunder saw it mined in (refundBlock). */
   block?: number;
 }
@@ -45,6 +47,8 @@ export interface RefundOnChain {
   /** Null while pending. */
   blockNumber: number | null;
   succeeded: boolean;
+  /** The standard ERC-20 Transfer logs of its receipt (token and addresses lowercase). */
+  tokenTransfers?: ReadonlyArray<{ token: string; from: string; to: string; amount: string }>;
 }
 
 /** A paid refund the chain contradicts, and how. */
@@ -56,7 +60,7 @@ export interface MissingRefund extends PaidRefund {
 
 /** The service's own transfers and refunds, for reconcile to tell them from money in and check them. */
 export interface ServiceFacts {
-  /** Every deposit address of the chain, lowercase: a transfer one of them paid is the service's own (a refund or a cancel). */
+  /** Every deposit address and gas account of the chain, lowercase: a transfer one of them paid is the service's own (a refund, a cancel, a gas top-up). */
   depositAddresses?: ReadonlySet<string>;
   /** The refunds the service recorded paid on the chain. */
   refundsPaid?: readonly PaidRefund[];
@@ -222,17 +226,25 @@ export function reconcile(
   const refundsPaid: ReconcileReport['refundsPaid'] = { confirmed: 0, missing: [] };
   for (const r of service.refundsPaid ?? []) {
     const tx = service.refundTxs?.get(r.txHash.toLowerCase());
+    // A token refund pays by its Transfer log: a log of the token to the destination must move the value.
+    const token = r.asset?.startsWith('erc20:') ? r.asset.slice('erc20:'.length).toLowerCase() : undefined;
+    const logs = (tx?.tokenTransfers ?? []).filter((t) => t.token === token);
+    const paidTo = token === undefined ? [tx?.to?.toLowerCase()] : logs.map((t) => t.to);
     const why: MissingRefund['why'] | undefined = !tx
       ? 'not-found'
       : tx.blockNumber === null
         ? 'pending'
         : !tx.succeeded
           ? 'failed'
-          : tx.to?.toLowerCase() !== r.to.toLowerCase()
+          : !paidTo.includes(r.to.toLowerCase())
             ? 'other-recipient'
-            : tx.value !== r.value
-              ? 'other-value'
-              : undefined;
+            : token === undefined
+              ? tx.value !== r.value
+                ? 'other-value'
+                : undefined
+              : logs.some((t) => t.to === r.to.toLowerCase() && t.amount === r.value)
+                ? undefined
+                : 'other-value';
     if (why === undefined) refundsPaid.confirmed++;
     else refundsPaid.missing.push({ ...r, why, ...(tx ? { chainTo: tx.to, chainValue: tx.value } : {}) });
   }

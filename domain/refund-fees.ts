@@ -99,3 +99,15 @@ export function feesOf(v: { maxFeePerGas?: string; maxPriorityFeePerGas?: string
 export function gasLimit(estimate: bigint): bigint {
   return estimate <= 21_000n ? 21_000n : (estimate * 5n + 3n) / 4n;
 }
+
+/**
+ * How far a token refund's fees may rise over its first transaction's (its most cost, gas × fee
+ * cap): the gas account pays them, not the row, so the cap is a multiple of where it started
+ * (four times: about twelve replacements at +12.5 %), then the row is held `fee-cap`.
+ */
+export const TOKEN_FEE_CAP_MULTIPLE = 4n;
+
+/** Whether a token refund's next transaction, of most cost `next`, stays within its cap over its first one's `first`. */
+export function withinTokenFeeCap(first: bigint, next: bigint): boolean {
+  return next <= TOKEN_FEE_CAP_MULTIPLE * first;
+}

@@ -26,8 +26,20 @@ export interface RefundSourceFacts {
   refundAddress?: string;
 }
 
-/** The deployment's rule: the most a row of `chain` may be paid back without a person (REFUND_NATIVE_LIMITS); undefined: no limit set, every row held. */
-export type NativeLimit = (chain: string) => bigint | undefined;
+/**
+ * The deployment's rules per asset (base units), from REFUND_LIMITS and REFUND_MINIMUMS: `limit`
+ * the most a row may be paid back without a person (undefined: none set, every row held),
+ * `minimum` the least the service pays back (undefined: none). `gasAccount`: whether the worker
+ * has a gas account to pay token refunds' fees with.
+ */
+export interface RefundRules {
+  limit: (chain: string, asset: string) => bigint | undefined;
+  minimum: (chain: string, asset: string) => bigint | undefined;
+  gasAccount: boolean;
+}
+
+/** Whether `asset` is a token (`erc20:<address>`): its refund is a `transfer` call, its fee paid by the gas account. */
+export const isTokenAsset = (asset: string | undefined): asset is `erc20:${string}` => asset?.startsWith('erc20:') === true;
 
 /**
  * Where a refund of `row` goes: the execution's refundAddress, else the transfer's payer when the
@@ -46,14 +58,19 @@ export function refundDestination(row: RefundRowFacts, source: RefundSourceFacts
  * when the refunder may go on (fees, depth and the nonce are checked on the chain after this). A
  * person's approval lifts the limit, nothing else.
  */
-export function holdBeforeSigning(row: RefundRowFacts, source: RefundSourceFacts, limit: NativeLimit): HoldReason | undefined {
+export function holdBeforeSigning(row: RefundRowFacts, source: RefundSourceFacts, rules: RefundRules): HoldReason | undefined {
   if (row.chain === undefined || row.amount === undefined) return 'off-chain';
-  if ((row.asset ?? 'native') !== 'native') return 'token';
+  const asset = row.asset ?? 'native';
+  if (asset !== 'native' && !isTokenAsset(asset)) return 'off-chain';
   // A dust batch sums transfers of many payers: no one destination is owed all of it.
   if (row.transfers > 1) return 'too-small';
   const destination = refundDestination(row, source);
   if ('hold' in destination) return destination.hold;
-  const max = limit(row.chain);
-  if (row.approvedBy === undefined && (max === undefined || BigInt(row.amount) > max)) return 'above-limit';
+  const amount = BigInt(row.amount);
+  const min = rules.minimum(row.chain, asset);
+  if (min !== undefined && amount < min) return 'too-small';
+  const max = rules.limit(row.chain, asset);
+  if (row.approvedBy === undefined && (max === undefined || amount > max)) return 'above-limit';
+  if (isTokenAsset(asset) && !rules.gasAccount) return 'no-gas-key';
   return undefined;
 }

@@ -23,15 +23,19 @@ export const OPEN_REFUND_STATES: readonly RefundState[] = ['due', 'held', 'payin
  * - `no-destination`: neither a refundAddress nor a payer the chain showed;
  * - `contract-payer`: no refundAddress, and the payer has code (a relayer or a contract wallet may
  *   never hand the money to a person);
- * - `too-small`: a dust batch, or an amount below REFUND_MIN_FEE_MULTIPLE times its fee;
- * - `above-limit`: above the chain's REFUND_NATIVE_LIMITS (a chain without one holds every row);
+ * - `too-small`: a dust batch, an amount below its asset's REFUND_MINIMUMS, or a native amount
+ *   below REFUND_MIN_FEE_MULTIPLE times its fee;
+ * - `above-limit`: above its asset's REFUND_LIMITS (an asset without one holds every row);
  * - `off-chain`: no chain, no amount, or no deposit address the service holds the key of;
- * - `token`: a token transfer (this version pays native refunds only);
+ * - `no-gas-key`: a token refund, and the worker has no gas account (REFUND_GAS_KEY_FILE) to pay
+ *   its fee;
  * - `refund-address-refused`: the refundAddress became an address the service pays from;
  * - `no-key`: the worker's deposit seed does not derive the deposit address;
  * - `nonce-mismatch`: the address's nonce is not the number of refunds mined from it (a spend by
  *   hand, a restored backup): automatic refunds from that address stop;
  * - `reverted`: the refund was mined with status 0 (its nonce is used; never re-sent);
+ * - `no-transfer-log`: a token refund was mined without the token's `Transfer` log of the amount
+ *   to its destination (its nonce is used; never re-sent: a person reads the token);
  * - `fee-cap`: not mined with fees up to the row's fee cap.
  */
 export const HOLD_REASONS = [
@@ -40,11 +44,12 @@ export const HOLD_REASONS = [
   'too-small',
   'above-limit',
   'off-chain',
-  'token',
+  'no-gas-key',
   'refund-address-refused',
   'no-key',
   'nonce-mismatch',
   'reverted',
+  'no-transfer-log',
   'fee-cap',
 ] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];

@@ -106,9 +106,9 @@ export async function readChainTransaction(
  * report, the worker's of a signal), in native value or a token of `tokens` (DEPOSIT_TOKENS): a
  * report of any other token is refused before the node is asked. A chain with no number of confirmations is watched by no
  * worker: nothing on it is believed, and the caller hears why (throws).
- * `depositAddresses` answers which of some addresses are deposit addresses of a chain
- * (DepositAddressStore.among): the transfer's payer is looked up there, and a transfer a deposit
- * address paid (the service's own refund or cancel) is refused as `service-transfer`.
+ * `servicePayers` answers which of some addresses the service pays from on a chain
+ * (DepositAddressStore.servicePayers): the transfer's payer is looked up there, and a transfer one
+ * of them paid (the service's own refund, cancel or gas top-up) is refused as `service-transfer`.
  */
 export async function proveOnChain(
   client: PublicClient,
@@ -116,7 +116,7 @@ export async function proveOnChain(
   reported: Deposit,
   confirmations: number | undefined,
   tokens: readonly AllowedToken[],
-  depositAddresses?: (chain: string, addresses: readonly string[]) => Promise<ReadonlySet<string>>,
+  servicePayers?: (chain: string, addresses: readonly string[]) => Promise<ReadonlySet<string>>,
 ): Promise<DepositProof> {
   if (confirmations === undefined) throw new Error(`no DEPOSIT_CONFIRMATIONS for ${target.chain}`);
   // Refused without reading the chain: the proof of any transaction says the same.
@@ -125,8 +125,8 @@ export async function proveOnChain(
   const traces = reportedAsset(target, reported) === 'native' && (reported.transferIndex ?? 0) > 0;
   const { tx, head } = await readChainTransaction(client, reported.txHash, traces);
   const payer = tx === undefined ? undefined : payerAt(tx, reportedAsset(target, reported), reported.transferIndex ?? 0);
-  const servicePayers = payer === undefined || !depositAddresses ? new Set<string>() : await depositAddresses(target.chain, [payer]);
-  return proveDeposit(target, reported, tx, head, confirmations, tokens, servicePayers);
+  const service = payer === undefined || !servicePayers ? new Set<string>() : await servicePayers(target.chain, [payer]);
+  return proveDeposit(target, reported, tx, head, confirmations, tokens, service);
 }
 
 /**

@@ -5,10 +5,12 @@ import { loadConfig } from '../config/config';
 import { confirmationsFor } from '../config/confirmations';
 import { openDatabase } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
+import { GasAccountLedger } from '../db/gas-account';
 import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger, type RefundRow } from '../db/refund-ledger';
 import { RefundPayments } from '../db/refund-payments';
 import type { LedgerPosition } from '../db/page-token';
+import { tokenTransfer } from '../domain/transfers';
 import { reconcile, type InboundTransfer, type PaidRefund, type RefundOnChain } from '../domain/reconcile';
 
 const USAGE = `usage: npm run --silent reconcile -- --chain evm:<id> [--from-block N] [--to-block M]
@@ -19,11 +21,11 @@ and checks each against the read model (DATABASE_URL or DATABASE_FILE): an execu
 a refunds ledger row. Prints one JSON summary line (sums in base units: in, taken, due, refunded,
 waived, unaccounted), then one line per transfer nobody accounts for, per deposit taken that the
 chain does not show, and per deposit the watcher flagged reorged (already alerted on: listed, not a
-difference). A transfer a deposit address paid is the service's own (a refund or a cancel):
-counted as refundTransfers, never money in. Every refund the service recorded paid is looked up by
-its transaction: refundsPaid counts those the chain confirms (mined, succeeded, to the recorded
-destination, the recorded value) and one line lists each it contradicts (from block 0, a
-difference). Exits 0 when balanced, 1 on any difference, 2 on a usage error.`;
+difference). A transfer a deposit address or the gas account paid is the service's own (a refund,
+a cancel, a gas top-up): counted as refundTransfers, never money in. Every refund the service
+recorded paid is looked up by its transaction: refundsPaid counts those the chain confirms (mined,
+succeeded, to the recorded destination, the recorded value; a token refund by its Transfer log)
+and one line lists each it contradicts (from block 0, a difference). Exits 0 when balanced, 1 on any difference, 2 on a usage error.`;
 
 async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -92,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
               txHash: r.refundTxHash,
               to: r.refundTo,
               value: r.refundValue,
+              ...(r.asset !== undefined && r.asset !== 'native' ? { asset: r.asset } : {}),
               ...(r.refundBlock === undefined ? {} : { block: r.refundBlock }),
             },
           ]
@@ -103,7 +106,10 @@ async function main(argv: string[]): Promise<number> {
       rows,
       { from, to },
       {
-        depositAddresses: new Set(await addresses.all(values.chain)),
+        depositAddresses: new Set([
+          ...(await addresses.all(values.chain)),
+          ...(await new GasAccountLedger(database).accounts()).filter((a) => a.chain === values.chain).map((a) => a.address),
+        ]),
         refundsPaid: paid,
         refundTxs: await refundTransactions(
           rpc,
@@ -151,6 +157,7 @@ async function refundTransactions(client: PublicClient, hashes: readonly string[
         value: tx.value.toString(),
         blockNumber: Number(receipt.blockNumber),
         succeeded: receipt.status === 'success',
+        tokenTransfers: receipt.logs.flatMap((l) => tokenTransfer({ address: l.address, topics: l.topics, data: l.data }) ?? []),
       };
     } catch (err) {
       if (err instanceof TransactionNotFoundError || err instanceof TransactionReceiptNotFoundError) return undefined;

@@ -17,7 +17,7 @@ refunded  records that row ID was paid back by transaction HASH (0x + 64 hex dig
           stored lowercase); the same again changes nothing; a HASH that already pays back a
           row of another deposit address exits 1
 waived    records that row ID will not be paid back, and why
-approve   lets the service pay row ID, held above-limit (above the chain's REFUND_NATIVE_LIMITS)
+approve   lets the service pay row ID, held above-limit (above its asset's REFUND_LIMITS)
 A settlement is recorded once: another one for a settled row exits 1 and changes nothing.
 --by names who settled or approved it (default cli:<user>).`;
 

@@ -11,13 +11,13 @@ import { renderPrepareReference, renderRecordReference } from './lib/record-refe
 export const TOOL_SETTINGS = [SCRIPT_SETTINGS, TEST_SETTINGS, BENCH_SETTINGS] as const;
 
 /**
- * `npm run docs:settings`: renders config/settings.ts into docs/operations.md "Configuration" and
+ * `npm run docs:settings`: renders config/settings.ts into docs/configuration.md "Settings" and
  * the tools' tables into docs/development.md "Tool settings", the execution record's fields into
  * docs/api.md "The execution record".
  */
 function main(): void {
   const targets: Array<[string, string, string]> = [
-    ['operations.md', 'settings-table', renderSettingsTable()],
+    ['configuration.md', 'settings-table', renderSettingsTable()],
     ['development.md', 'tool-settings-table', renderToolSettingsTable(TOOL_SETTINGS)],
     ['api.md', 'record-fields', renderRecordReference()],
     ['api.md', 'prepare-fields', renderPrepareReference()],

@@ -3,7 +3,8 @@ import { loadConfig, projectRoot } from '../config/config';
 import { childEnv, envSettings } from '../config/settings';
 import { createNodeKeysFile } from '../lib/node-keys-file';
 import { LOCAL_NODE_PORTS, startStorageNode } from './lib/storage-nodes';
-import { LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
+import { ANVIL_GAS_ACCOUNT, LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
+import { writeGasAccountKeyOnce } from '../lib/gas-account-key';
 import { ensureLocalTestToken, testTokenFile, TEST_TOKEN, withAllowedToken } from './lib/test-token';
 import { Supervisor } from './lib/supervisor';
 import { temporalBinary } from './lib/temporal-binary';
@@ -49,6 +50,7 @@ async function main() {
 
     let chainUrl = config.chain?.rpcUrl;
     let testToken: { address: string; allow: string } | undefined;
+    let gasKeyFile: string | undefined;
     if (!chainUrl) {
       const stateFile = path.join(projectRoot, 'data', 'anvil-state.json');
       supervisor.say(`starting a local anvil chain on 127.0.0.1:${LOCAL_CHAIN_PORT} (state ${stateFile})`);
@@ -57,6 +59,11 @@ async function main() {
       chainUrl = anvil.url;
       // Our chain: its test token, deployed once (the chain keeps its state) and allowed.
       testToken = await ensureLocalTestToken(chainUrl, testTokenFile(path.join(projectRoot, 'data')));
+      // Our chain: token refunds' fees are paid by anvil's second dev account, unless told otherwise.
+      if (config.refunds.gasKeyFile === undefined) {
+        gasKeyFile = path.join(projectRoot, 'data', 'gas-account.key');
+        writeGasAccountKeyOnce(gasKeyFile, ANVIL_GAS_ACCOUNT.privateKey);
+      }
     }
 
     const env = childEnv(
@@ -66,6 +73,7 @@ async function main() {
         STORAGE_NODE_KEYS_FILE: keysFile,
         CHAIN_RPC_URL: chainUrl,
         ...(testToken ? { DEPOSIT_TOKENS: withAllowedToken(envSettings().DEPOSIT_TOKENS, testToken.allow) } : {}),
+        ...(gasKeyFile ? { REFUND_GAS_KEY_FILE: gasKeyFile } : {}),
       },
       SERVICE_PROCESS_ENV,
     );
@@ -89,7 +97,7 @@ async function main() {
         `  Temporal      ${temporalAddress}   namespace ${config.temporal.namespace}, task queue ${config.temporal.taskQueue}`,
         uiUrl ? `  Temporal UI   ${uiUrl}` : '  Temporal UI   (external cluster)',
         workerVersion
-          ? `  worker        version ${workerVersion.deploymentName} ${workerVersion.buildId}${config.workerDeployment?.promote === 'current' ? ', current' : ', to be made current (WORKER_PROMOTE=none)'}   (rollouts: docs/operations.md)`
+          ? `  worker        version ${workerVersion.deploymentName} ${workerVersion.buildId}${config.workerDeployment?.promote === 'current' ? ', current' : ', to be made current (WORKER_PROMOTE=none)'}   (rollouts: docs/production.md)`
           : '  worker        unversioned (WORKER_VERSIONING=off)',
         `  storage nodes ${storageNodes.join(' ')}`,
         `  chain         ${chainUrl}   (deposits: npm run --silent deposit -- --to ADDRESS --amount WEI; seed ${config.depositSeedFile})`,
@@ -98,6 +106,7 @@ async function main() {
               `  token ${TEST_TOKEN.symbol}    ${testToken.address}   (deposits: npm run --silent deposit -- --to ADDRESS --amount N --token ${TEST_TOKEN.symbol})`,
             ]
           : []),
+        ...(gasKeyFile ? [`  gas account   ${ANVIL_GAS_ACCOUNT.address}   (pays token refunds' fees; key ${gasKeyFile})`] : []),
         `  node keys     ${keysFile}`,
         `  tokens        ${config.apiTokensFile}   (npm run --silent token -- create --id NAME --scope SCOPE)`,
         'Ctrl-C stops everything.',

@@ -12,7 +12,9 @@ import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
 import { ensureRefundAnnouncer, ensureRefundSweep } from './refund-schedules';
 import { RefundPayments } from '../db/refund-payments';
 import { SeedFileSigner } from '../lib/refund-signer';
-import { nativeLimitFor } from '../config/refund-limits';
+import { amountFor, DEFAULT_REFUND_LIMITS, DEFAULT_REFUND_MINIMUMS } from '../config/refund-limits';
+import { GasAccountLedger } from '../db/gas-account';
+import { readGasAccountKey } from '../lib/gas-account-key';
 import type { RefundEvent } from '../activities/refunds';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
@@ -79,6 +81,7 @@ export async function startWorker(
 ): Promise<RunningWorker> {
   // Before anything is opened: a worker without the storage nodes' keys cannot do its job.
   const nodeTransport = loadNodeTransport(config);
+  const tokens = config.chain?.tokens ?? [];
   // A read model that does not answer only delays its writes (projectExecution retries); the
   // worker starts anyway, since executions and batches do not need it.
   const database = await openDatabase(
@@ -156,7 +159,11 @@ export async function startWorker(
         enabled: config.refunds.payments === 'on',
         confirmations: confirmationsOf(config.chain),
         windowSize: config.chain.windowSize,
-        nativeLimit: (chain) => nativeLimitFor(config.refunds.nativeLimits, chain),
+        limit: (chain: string, asset: string) => amountFor(config.refunds.limits, DEFAULT_REFUND_LIMITS, tokens, chain, asset),
+        minimum: (chain: string, asset: string) => amountFor(config.refunds.minimums, DEFAULT_REFUND_MINIMUMS, tokens, chain, asset),
+        tokens,
+        ...(config.refunds.gasKeyFile === undefined ? {} : { gasAccount: readGasAccountKey(config.refunds.gasKeyFile) }),
+        gasAccounts: new GasAccountLedger(database),
         minFeeMultiple: config.refunds.minFeeMultiple,
         replaceAfterBlocks: config.refunds.replaceAfterBlocks,
         pollIntervalMs: config.chain.pollIntervalMs,

@@ -172,11 +172,26 @@ export function refundMetrics(registry: Registry): (event: RefundEvent) => void 
     labelNames: ['chain'] as const,
     registers: [registry],
   });
+  const toppedUp = new Counter({
+    name: 'intent_refunds_gas_topups_total',
+    help: "Top-ups the gas account signed: a token refund's fee sent to its deposit address first",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const gasBalance = new Gauge({
+    name: 'intent_refunds_gas_account_balance_wei',
+    help: "The gas account's balance in wei, read at every refund sweep (alert when it cannot pay a few token refunds' fees)",
+    labelNames: ['chain', 'address'] as const,
+    registers: [registry],
+  });
   return (event: RefundEvent) => {
     if (event.kind === 'signed') signed.inc({ chain: event.chain });
     else if (event.kind === 'replaced') replaced.inc({ chain: event.chain, variant: event.variant });
     else if (event.kind === 'paid') paid.inc({ chain: event.chain, while_void: String(event.whileVoid) });
     else if (event.kind === 'held') held.inc({ chain: event.chain, reason: event.reason }, event.rows);
+    else if (event.kind === 'topped-up') toppedUp.inc({ chain: event.chain });
+    // A gauge of wei: a float keeps 15 significant digits, enough to alert on.
+    else if (event.kind === 'gas-balance') gasBalance.set({ chain: event.chain, address: event.address }, Number(event.wei));
     else stopped.inc({ chain: event.chain });
   };
 }

@@ -315,7 +315,7 @@ export const executionRecordSchema = {
     refutedClaims: {
       type: 'array',
       description:
-        'the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses: a refund or a cancel; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else',
+        'the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses or its gas account: a refund, a cancel or a gas top-up; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else',
       items: {
         type: 'object',
         required: ['txHash', 'reason', 'at'],

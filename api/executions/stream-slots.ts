@@ -1,6 +1,6 @@
 import { clientNetworks } from '../http/client-key';
 
-/** The caps on open event streams of one API process (config `sse`, docs/operations.md "Configuration"). */
+/** The caps on open event streams of one API process (config `sse`, docs/configuration.md "Settings"). */
 export interface SlotCaps {
   /** Streams of the whole process. */
   maxStreams: number;

@@ -7,7 +7,7 @@ import { SIGNATURE_REFUSED, ServiceError, tooManyRequests } from '../../domain/e
 import { clientKey } from './client-key';
 
 /**
- * Request limits (docs/operations.md "Rate limits"), each answered 429 with `Retry-After`:
+ * Request limits (docs/configuration.md "Rate limits"), each answered 429 with `Retry-After`:
  * - per client (its IPv4 address or IPv6 /64) on the routes without a token: reads never spend a
  *   wallet's budget, so nobody can lock a wallet out by reading it;
  * - per wallet on its signed actions (submit, cancel), counted only once the signature verified,

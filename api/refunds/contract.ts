@@ -127,7 +127,8 @@ export const refundRowSchema = {
           kind: { type: 'string', enum: ['refund', 'cancel'] },
           hash: text,
           raw: text,
-          to: text,
+          to: { type: 'string', description: "the transaction's to: the destination, or a token refund's token contract" },
+          data: { type: 'string', description: "a token refund's call data: transfer(destination, amount)" },
           value: { type: 'string', description: 'wei' },
           gas: text,
           maxFeePerGas: text,
@@ -139,7 +140,14 @@ export const refundRowSchema = {
       },
     },
     refundBlock: { type: 'integer', minimum: 0, description: "set once the service's refund nonce is mined: its block" },
-    refundValue: { type: 'string', description: 'wei the mined refund paid (the amount less its fee)' },
+    refundValue: {
+      type: 'string',
+      description: "base units the mined refund paid: a native refund's amount less its fee (wei), a token refund's whole amount",
+    },
+    gasLeft: {
+      type: 'string',
+      description: "a token refund's, once mined: wei the gas account's top-ups left on the deposit address (topped up less the fee)",
+    },
     feesSpent: {
       type: 'string',
       description:

@@ -494,7 +494,7 @@ export interface components {
              * @description set while held: why a person must pay it back (or waive it) instead of the service
              * @enum {string}
              */
-            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "token" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "fee-cap";
+            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
             /**
              * Format: date-time
              * @description set while void: when a reorganisation removed its transfer
@@ -512,7 +512,10 @@ export interface components {
                 kind: "refund" | "cancel";
                 hash: string;
                 raw: string;
+                /** @description the transaction's to: the destination, or a token refund's token contract */
                 to: string;
+                /** @description a token refund's call data: transfer(destination, amount) */
+                data?: string;
                 /** @description wei */
                 value: string;
                 gas: string;
@@ -525,8 +528,10 @@ export interface components {
             }[];
             /** @description set once the service's refund nonce is mined: its block */
             refundBlock?: number;
-            /** @description wei the mined refund paid (the amount less its fee) */
+            /** @description base units the mined refund paid: a native refund's amount less its fee (wei), a token refund's whole amount */
             refundValue?: string;
+            /** @description a token refund's, once mined: wei the gas account's top-ups left on the deposit address (topped up less the fee) */
+            gasLeft?: string;
             /** @description wei the service's transactions that paid nobody (a cancel, a refund mined with status 0) cost, out of the amount: a later refund pays that much less */
             feesSpent?: string;
             /** @description set once approved above the chain's limit: the approving token's id */
@@ -575,7 +580,7 @@ export interface components {
                  * @description set while held: why a person pays it back
                  * @enum {string}
                  */
-                holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "token" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "fee-cap";
+                holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
                 /** @description set once refunded: the refund transaction */
                 refundTxHash?: string;
                 /** @description where the service's refund goes (lowercase) */
@@ -733,7 +738,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
-            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses: a refund or a cancel; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else */
+            /** @description the first 10 deposit claims (signals) the chain refuted: no such transaction, reverted, not to this address, no value, another token, a transfer the service sent itself (paid by one of its deposit addresses or its gas account: a refund, a cancel or a gas top-up; `service-transfer`), or not shown after about half an hour (unproven); never owed: no money arrived from anyone else */
             refutedClaims?: {
                 txHash: string;
                 transferIndex?: number;
@@ -774,7 +779,7 @@ export interface components {
              * @description set while held: why a person must act
              * @enum {string}
              */
-            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "token" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "fee-cap";
+            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
             /** @description set once refunded: the refund transaction */
             refundTxHash?: string;
             /** @description set once the service's refund is mined: the value it paid (a native refund: the amount less its fee) */

@@ -7,6 +7,15 @@ export const ANVIL_DEV_ACCOUNT = {
   privateKey: '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80',
 } as const;
 
+/**
+ * Anvil's second funded dev account (of its public test mnemonic): the gas account of `npm
+ * start`'s chain and of the tests (it pays token refunds' fees); nothing else sends from it.
+ */
+export const ANVIL_GAS_ACCOUNT = {
+  address: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+  privateKey: '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d',
+} as const;
+
 /** The anvil binary of the npm package's platform package (`@foundry-rs/anvil-<os>-<arch>`), without its node wrapper. */
 export function anvilBinary(): string {
   const os = { linux: 'linux', darwin: 'darwin', win32: 'win32' }[process.platform as string];

@@ -256,6 +256,33 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal((await ledger.settle(row.id, { state: 'waived', reason: 'reverted, paid by hand' }, 'ops')).outcome, 'settled');
     });
 
+    it('when a token refund is mined without its Transfer log, then the row is held no-transfer-log (never sent again) with what its top-ups left; one with the log is refunded with the whole amount', async () => {
+      await register(1);
+      const TOKEN = '0x' + '70'.repeat(20);
+      const token = { asset: `erc20:${TOKEN}`, amount: '5000000' };
+      const silent = await due(1, 1, token);
+      const call = { ...variant('refund', 1, '0'), to: TOKEN, data: '0xa9059cbb' + '00'.repeat(64), gas: '65000' };
+      assert.equal(await payments.startPaying(await jobOf(1, silent), 0, REFUND_TO, call), true);
+      const held = await payments.recordMined(await jobOf(1, silent), {
+        hash: call.hash,
+        block: 60,
+        succeeded: true,
+        noTransferLog: true,
+        gasLeft: '7',
+      });
+      assert.deepEqual([held?.state, held?.holdReason, held?.refundBlock, held?.gasLeft], ['held', 'no-transfer-log', 60, '7']);
+      assert.equal(held?.refundTxHash, undefined);
+      assert.equal(held?.feesSpent, undefined, "a token refund's fee is never out of its amount");
+      assert.equal(await noncesMined(1), 1);
+      assert.equal((await payments.next(CHAIN, addressOf(1)))?.row.id, undefined, 'nothing left to send');
+
+      const paid = await due(1, 2, token);
+      const call2 = { ...call, hash: '0x' + '2'.padStart(64, '0') };
+      assert.equal(await payments.startPaying(await jobOf(1, paid), 1, REFUND_TO, call2), true);
+      const after = await payments.recordMined(await jobOf(1, paid), { hash: call2.hash, block: 61, succeeded: true, gasLeft: '9' });
+      assert.deepEqual([after?.state, after?.refundValue, after?.gasLeft, after?.holdReason], ['refunded', '5000000', '9', undefined]);
+    });
+
     it('when a cancel is mined for a row voided while paying, then it stays void with its block, and the nonce counts as mined; restored later, it is due at a new nonce', async () => {
       await register(1);
       const row = await due(1, 1);

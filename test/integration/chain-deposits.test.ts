@@ -29,6 +29,7 @@ import { eventually, newWallet, sampleIntent, settledEventTypes } from '../suppo
 import { freePort } from '../support/ports';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
+import { runReconcile } from '../support/reconcile-run';
 import { metricSum, scrape } from '../support/prometheus';
 
 const run = promisify(execFile);
@@ -638,28 +639,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   });
 
   it('when npm run reconcile reads the chain after every test above (deposits, dust, 40 transfers after a deposit, transfers to closed executions, reorgs), then every transfer in is taken or owed: balanced; with one ledger row gone, it names that transfer and exits 1', async () => {
-    const reconcile = () =>
-      run(process.execPath, [path.join(projectRoot, 'dist', 'scripts', 'reconcile.js'), '--chain', CHAIN], {
-        env: stack.env(),
-        encoding: 'utf8',
-      }).then(
-        ({ stdout }) => ({
-          code: 0,
-          lines: stdout
-            .trim()
-            .split('\n')
-            .map((l) => JSON.parse(l)),
-        }),
-        (err: { code: number; stdout: string; stderr: string }) => ({
-          code: err.code,
-          lines: err.stdout.trim()
-            ? err.stdout
-                .trim()
-                .split('\n')
-                .map((l) => JSON.parse(l))
-            : [{ stderr: err.stderr }],
-        }),
-      );
+    const reconcile = () => runReconcile(stack, CHAIN);
     // Let the watcher take (or owe) everything confirmed so far.
     await watcherPast((await chain.head()) + CONFIRMATIONS + 1);
     await eventually(async () => (await reconcile()).code === 0, 30_000);

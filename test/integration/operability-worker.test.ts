@@ -31,7 +31,7 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     this.timeout(120_000);
     stack = await getStack();
     nodes = [stack.nodes[0].url, `http://127.0.0.1:${await freePort()}`];
-    // HOST=0.0.0.0 as docs/operations.md's production setup has it: the metrics must stay on loopback.
+    // HOST=0.0.0.0 as docs/production.md's production setup has it: the metrics must stay on loopback.
     const env = stackEnv(stack, {
       TEMPORAL_TASK_QUEUE: taskQueue,
       WORKER_METRICS_PORT: '0',

@@ -2,14 +2,12 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { RefundRow } from '../../contracts/refunds';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { openDatabase } from '../../db/database';
-import { RefundLedger } from '../../db/refund-ledger';
-import { RefundPayments, type RefundSource } from '../../db/refund-payments';
+import type { RefundSource } from '../../db/refund-payments';
 import { depositPrivateKey } from '../../domain/deposit-key';
 import { readDepositSeed } from '../../lib/deposit-seed';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
@@ -18,8 +16,10 @@ import { TestChain } from '../support/chain';
 import { eventually } from '../support/executions';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
+import { runReconcile } from '../support/reconcile-run';
 import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
 import { replayHistories } from '../support/history-replay';
+import { refundReads } from '../support/refund-reads';
 import { docSnippets } from '../support/doc-snippets';
 import { freePort } from '../support/ports';
 import { metricSum, scrape } from '../support/prometheus';
@@ -81,47 +81,10 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     CHAIN,
   );
 
-  /** Runs `read` against the stack's read model. */
-  async function readModel<T>(read: (ledger: RefundLedger, payments: RefundPayments) => Promise<T>): Promise<T> {
-    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
-    try {
-      return await read(new RefundLedger(database), new RefundPayments(database));
-    } finally {
-      await database.close();
-    }
-  }
-
-  /** The row of the transfer `txHash` to `e`, or undefined while the ledger has none. */
-  const rowNow = async (e: PreparedDeposit, txHash: string): Promise<RefundRow | undefined> => {
-    const rows = await readModel((ledger) => ledger.ofExecution(executionWorkflowId(e.wallet.id, e.executionId)));
-    return rows.find((r) => r.txHash === txHash.toLowerCase());
-  };
-
-  /** The row of the transfer `txHash` to `e`, once the ledger has it (and `until` holds). */
-  const rowOf = (e: PreparedDeposit, txHash: string, until: (r: RefundRow) => boolean = () => true) =>
-    eventually(async () => {
-      const row = await rowNow(e, txHash);
-      return row !== undefined && until(row) && row;
-    }, 60_000);
-
-  /** The row once it is in `state`, mining a block at a time meanwhile. */
-  const rowMinedInto = (e: PreparedDeposit, txHash: string, state: RefundRow['state']) =>
-    mineUntil(async () => {
-      const row = await rowNow(e, txHash);
-      return row?.state === state && row;
-    });
-
-  /** Mines one block at a time (a short pause between) until `done` answers something. */
-  async function mineUntil<T>(done: () => Promise<T | false | undefined>, timeoutMs = 90_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = await done();
-      if (found) return found;
-      if (Date.now() > deadline) throw new Error('not reached while mining');
-      await chain.mine(1);
-      await sleep(150);
-    }
-  }
+  const { readModel, rowNow, rowOf, rowMinedInto, mineUntil } = refundReads(
+    () => stack,
+    () => chain,
+  );
 
   /** A fresh EOA holding `value` wei, and its key. */
   async function fundedPayer(value: bigint): Promise<{ key: Hex; address: Address }> {
@@ -486,27 +449,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
   });
 
   it('when npm run reconcile reads the chain after the cases above, then it is balanced and confirms every refund the service paid; a refund recorded with another value is named and exits 1', async () => {
-    const reconcile = () =>
-      run(process.execPath, [path.join(projectRoot, 'dist', 'scripts', 'reconcile.js'), '--chain', CHAIN], {
-        env: stack.env(),
-        encoding: 'utf8',
-      }).then(
-        ({ stdout }) => ({
-          code: 0,
-          lines: stdout
-            .trim()
-            .split('\n')
-            .map((l) => JSON.parse(l) as Record<string, any>),
-        }),
-        (err: { code: number; stdout: string }) => ({
-          code: err.code,
-          lines: err.stdout
-            .trim()
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as Record<string, any>),
-        }),
-      );
+    const reconcile = () => runReconcile(stack, CHAIN);
     const paid = (await readModel((_, payments) => payments.paidBy(CHAIN))).filter((r) => r.state === 'refunded');
     assert.ok(paid.length >= 9, `refunds the service paid: ${paid.length}`);
     await deposits.watcherPast((await chain.head()) + CONFIRMATIONS + 1);

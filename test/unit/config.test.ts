@@ -61,8 +61,8 @@ describe('config: rate limits and trusted proxies', () => {
 describe('config: one table of settings (config/settings.ts)', () => {
   const root = path.resolve(__dirname, '..', '..', '..');
 
-  it('when docs/operations.md is read, then its Configuration table is the one rendered from the table (npm run docs:settings)', () => {
-    const text = readFileSync(path.join(root, 'docs', 'operations.md'), 'utf8');
+  it('when docs/configuration.md is read, then its Settings table is the one rendered from the table (npm run docs:settings)', () => {
+    const text = readFileSync(path.join(root, 'docs', 'configuration.md'), 'utf8');
     assert.equal(docSection(text, 'settings-table'), renderSettingsTable().trim(), 'run `npm run docs:settings`');
   });
 

@@ -379,7 +379,7 @@ describe("domain/deposit-proof: a transfer a deposit address paid is the service
       ),
     ];
     for (const proof of cases) assert.deepEqual(refused(proof), ['service-transfer', false]);
-    assert.match(cases[0].ok ? '' : cases[0].message, /one of the service's deposit addresses/);
+    assert.match(cases[0].ok ? '' : cases[0].message, /one of the service's deposit addresses or its gas account/);
   });
 
   it("when its payer is anyone else, or the transfer is refused for another reason first, then the service's addresses change nothing", () => {

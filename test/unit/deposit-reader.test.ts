@@ -104,8 +104,8 @@ describe('activities/chain DepositReader: the transfers a round reads', () => {
   });
 
   it('when the deposit addresses of a round are asked which of them pay, then one bulk look-up answers, by chain and in any case', async () => {
-    assert.deepEqual([...(await store.among(CHAIN, [A.toUpperCase().replace('0X', '0x'), P, F, B]))].sort(), [A, B]);
-    assert.deepEqual([...(await store.among('evm:1', [A, F]))], [F]);
-    assert.equal((await store.among(CHAIN, [])).size, 0);
+    assert.deepEqual([...(await store.servicePayers(CHAIN, [A.toUpperCase().replace('0X', '0x'), P, F, B]))].sort(), [A, B]);
+    assert.deepEqual([...(await store.servicePayers('evm:1', [A, F]))], [F]);
+    assert.equal((await store.servicePayers(CHAIN, [])).size, 0);
   });
 });

@@ -129,7 +129,17 @@ describe('docs: the examples and statuses the pages give are the contract (the O
     });
   }
 
-  for (const page of ['docs/api.md', 'docs/integrate.md', 'docs/operations.md', 'docs/troubleshooting.md', 'README.md']) {
+  for (const page of [
+    'docs/api.md',
+    'docs/integrate.md',
+    'docs/operations.md',
+    'docs/configuration.md',
+    'docs/production.md',
+    'docs/runbooks.md',
+    'docs/backup.md',
+    'docs/troubleshooting.md',
+    'README.md',
+  ]) {
     it(`when ${page} gives the statuses of a route in a table row, then the OpenAPI document lists each of them for that route`, () => {
       const rows = tableStatuses(read(page));
       const wrong: string[] = [];

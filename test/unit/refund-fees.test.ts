@@ -13,7 +13,7 @@ import {
   withinFeeCap,
   type RefundFees,
 } from '../../domain/refund-fees';
-import { holdBeforeSigning, refundDestination, type RefundRowFacts } from '../../domain/refund-policy';
+import { holdBeforeSigning, refundDestination, type RefundRowFacts, type RefundRules } from '../../domain/refund-policy';
 
 const wei = fc.bigInt({ min: 0n, max: 10n ** 15n });
 const eip1559 = fc
@@ -98,7 +98,12 @@ describe('domain/refund-policy: which rows the service pays back by itself, and 
     payerKind: 'eoa',
     ...over,
   });
-  const limit = (chain: string) => (chain === 'evm:31337' ? 10n ** 18n : undefined);
+  const TOKEN = 'erc20:0x' + 'cc'.repeat(20);
+  const rules = (gasAccount = true): RefundRules => ({
+    limit: (chain, asset) => (chain !== 'evm:31337' ? undefined : asset === 'native' ? 10n ** 18n : asset === TOKEN ? 1000n : undefined),
+    minimum: (_, asset) => (asset === TOKEN ? 10n : undefined),
+    gasAccount,
+  });
 
   it('when the execution named a refundAddress, then the refund goes there whoever paid; else to an EOA payer; a contract payer or none waits for a person', () => {
     assert.deepEqual(refundDestination(row(), { refundAddress: chosen }), { to: chosen });
@@ -108,7 +113,7 @@ describe('domain/refund-policy: which rows the service pays back by itself, and 
     assert.deepEqual(refundDestination(row({ sender: undefined }), {}), { hold: 'no-destination' });
   });
 
-  it('when a row has no chain or amount, is a token, a dust batch, above the chain limit or of a chain without one, then it is held with that reason; else it may be paid', () => {
+  it("when a row has no chain or amount, is a dust batch, above its asset's limit or of an asset without one, below its minimum, or a token without a gas account, then it is held with that reason; else it may be paid", () => {
     const cases: Array<[Partial<RefundRowFacts>, string | undefined]> = [
       [{}, undefined],
       [{ amount: String(10n ** 18n) }, undefined],
@@ -116,11 +121,21 @@ describe('domain/refund-policy: which rows the service pays back by itself, and 
       [{ chain: 'evm:1' }, 'above-limit'],
       [{ chain: undefined }, 'off-chain'],
       [{ amount: undefined }, 'off-chain'],
-      [{ asset: 'erc20:0x' + 'cc'.repeat(20) }, 'token'],
+      [{ asset: TOKEN, amount: '1000' }, undefined],
+      [{ asset: TOKEN, amount: '10' }, undefined],
+      [{ asset: TOKEN, amount: '1001' }, 'above-limit'],
+      [{ asset: TOKEN, amount: '1001', approvedBy: 'ops' }, undefined],
+      [{ asset: TOKEN, amount: '9' }, 'too-small'],
+      [{ asset: 'erc20:0x' + 'dd'.repeat(20), amount: '5' }, 'above-limit'],
+      [{ asset: 'other:x' }, 'off-chain'],
       [{ transfers: 3 }, 'too-small'],
       [{ payerKind: 'contract' }, 'contract-payer'],
       [{ sender: undefined }, 'no-destination'],
     ];
-    for (const [over, reason] of cases) assert.equal(holdBeforeSigning(row(over), {}, limit), reason, JSON.stringify(over));
+    for (const [over, reason] of cases) assert.equal(holdBeforeSigning(row(over), {}, rules()), reason, JSON.stringify(over));
+    // Without a gas account a token row that may otherwise be paid waits for one; a native row does not.
+    assert.equal(holdBeforeSigning(row({ asset: TOKEN, amount: '100' }), {}, rules(false)), 'no-gas-key');
+    assert.equal(holdBeforeSigning(row({ asset: TOKEN, amount: '9' }), {}, rules(false)), 'too-small');
+    assert.equal(holdBeforeSigning(row(), {}, rules(false)), undefined);
   });
 });
