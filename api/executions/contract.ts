@@ -379,7 +379,8 @@ export const executionRefundSchema = {
     refundTxHash: { type: 'string', description: 'set once refunded: the refund transaction' },
     refundValue: {
       type: 'string',
-      description: "set once the service's refund is mined: the value it paid (a native refund: the amount less its fee)",
+      description:
+        "set once the service's refund is mined: the base units it paid, a native refund's amount less its fee (wei), a token refund's whole amount",
     },
   },
 } as const;

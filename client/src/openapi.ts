@@ -585,7 +585,7 @@ export interface components {
                 refundTxHash?: string;
                 /** @description where the service's refund goes (lowercase) */
                 refundTo?: string;
-                /** @description wei the mined refund paid (the amount less its fee) */
+                /** @description base units the mined refund paid: a native refund's amount less its fee (wei), a token refund's whole amount */
                 refundValue?: string;
             };
         };
@@ -782,7 +782,7 @@ export interface components {
             holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
             /** @description set once refunded: the refund transaction */
             refundTxHash?: string;
-            /** @description set once the service's refund is mined: the value it paid (a native refund: the amount less its fee) */
+            /** @description set once the service's refund is mined: the base units it paid, a native refund's amount less its fee (wei), a token refund's whole amount */
             refundValue?: string;
         };
         ExecutionRecordAnswer: {
