@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Hex } from 'viem';
+import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { IntentClient, type WatchEvent } from '@intent-service/client';
 import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { loadConfig } from '../../config/config';
-import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
+import { ANVIL_DEV_ACCOUNT, ANVIL_GAS_ACCOUNT } from '../../scripts/lib/anvil';
 import { TestChain } from '../support/chain';
 import { eventually, signedBody } from '../support/executions';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
@@ -18,32 +21,43 @@ const CONFIRMATIONS = 2;
 /** A transfer is paid back once it is deeper than this. */
 const WINDOW = 6;
 const ETH = 10n ** 18n;
+const USD = 10n ** 6n;
 
 /**
  * What a depositor sees of one execution's transfers, end to end: the deposit lookup (no token),
  * the record's refund rows and the execution's event stream (on the wire and through the SDK),
- * for a transfer taken, one the service pays back and one held for a person. A real anvil chain
- * (automine off: the test mines every block), a real Temporal dev server, the worker (refunds on)
- * and the API as real processes.
+ * for a transfer taken, one the service pays back (native, and a token with the gas account's
+ * top-up) and one held for a person. A real anvil chain (automine off: the test mines every block),
+ * a real Temporal dev server, the worker (refunds on) and the API as real processes.
  */
-describe("the depositor's view: a transfer taken, one refunded, one held, on a real anvil chain", function () {
+describe("the depositor's view: a transfer taken, one refunded (native and tUSD), one held, on a real anvil chain", function () {
   this.timeout(240_000);
   let chain: TestChain;
   let stack: ProcessStack;
+  let tusd: Address;
+  let tmp: string;
   const check = answerChecker(buildOpenApiDocument(loadConfig({})) as Parameters<typeof answerChecker>[0]);
 
   before(async function () {
     this.timeout(180_000);
     chain = await TestChain.start();
+    tusd = await chain.deployToken('Test USD', 'tUSD');
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'intent-service-gas-key-'));
+    const gasKeyFile = path.join(tmp, 'gas-account.key');
+    writeFileSync(gasKeyFile, `${ANVIL_GAS_ACCOUNT.privateKey}\n`, { mode: 0o600 });
+    // tUSD's dev-chain limits apply by its symbol: paid up to 1,000 without approval.
     stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
+      DEPOSIT_TOKENS: `${CHAIN}:${tusd}=tUSD:6`,
       CHAIN_REORG_WINDOW: String(WINDOW),
       REFUND_PAYMENTS: 'on',
+      REFUND_GAS_KEY_FILE: gasKeyFile,
       SSE_POLL_MS: '100',
     });
   });
   after(async () => {
     await stack?.stop();
     await chain?.stop();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
   const { operationPending, ...deposits } = depositHelpers(
@@ -216,5 +230,41 @@ describe("the depositor's view: a transfer taken, one refunded, one held, on a r
       JSON.parse(raw.find((x) => x.event === 'refund' && JSON.parse(x.data).id === held.refund.id)!.data).holdReason,
       'too-small',
     );
+  });
+
+  it("when tUSD reaches the same deposit address, then the lookup answers it owed and refunded whole (refundValue its amount, the fee the gas account's), and the stream carries it refunded beside the held row", async () => {
+    const tx = await chain.sendToken(tusd, e.address, 5n * USD);
+    await chain.mine(CONFIRMATIONS);
+    const owed = await entryOnce(tx, (x) => x.refund !== undefined);
+    assert.deepEqual([owed.outcome, owed.asset, owed.amount], ['owed', `erc20:${tusd.toLowerCase()}`, String(5n * USD)]);
+    const paid = await entryOnce(tx, (x) => x.refund.state === 'refunded', true);
+    assert.equal(paid.refund.refundValue, String(5n * USD), 'a token refund pays the whole amount');
+    assert.equal(paid.refund.refundTo, ANVIL_DEV_ACCOUNT.address.toLowerCase());
+    const receipt = await chain.client.getTransactionReceipt({ hash: paid.refund.refundTxHash as Hex });
+    assert.equal(receipt.status, 'success');
+    const [transfer] = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
+    assert.deepEqual(
+      [transfer?.address.toLowerCase(), transfer?.args.from.toLowerCase(), transfer?.args.to.toLowerCase(), transfer?.args.value],
+      [tusd.toLowerCase(), e.address.toLowerCase(), ANVIL_DEV_ACCOUNT.address.toLowerCase(), 5n * USD],
+    );
+
+    const stop = new AbortController();
+    const rows = new Map<string, any>();
+    const wire = readEventStream(streamUrl(), {
+      signal: stop.signal,
+      onEvent: (x) => x.event === 'refund' && rows.set(JSON.parse(x.data).id, JSON.parse(x.data)),
+    });
+    await eventually(async () => rows.get(paid.refund.id)?.state === 'refunded', 10_000, 50);
+    stop.abort();
+    await wire;
+    assert.deepEqual(
+      [...rows.values()].map((r) => [r.asset, r.state, r.holdReason]),
+      [
+        ['native', 'refunded', undefined],
+        ['native', 'held', 'too-small'],
+        [`erc20:${tusd.toLowerCase()}`, 'refunded', undefined],
+      ],
+    );
+    assert.equal(rows.get(paid.refund.id).refundTxHash, paid.refund.refundTxHash);
   });
 });
