@@ -6,6 +6,7 @@ import type { AppDeps } from './deps';
 import { errorMiddleware } from './http/errors';
 import { ExecutionEventHub } from './executions/events';
 import { ExecutionService } from './executions/service';
+import { RECORD_REFUND_ROWS, refundSummary } from './executions/refund-summary';
 import { createApiMetrics, type ApiMetrics } from './operations/metrics';
 import { buildOpenApiDocument } from './operations/openapi';
 import { createRateLimits } from './http/rate-limit';
@@ -45,7 +46,16 @@ export function createApp(deps: AppDeps): ServiceApp {
   app.silent = true;
   const router = new Router();
   const executions = new ExecutionService(deps.client, deps.config, deps.executionStore, deps.refunds, Date.now, deps.deposits);
-  const events = new ExecutionEventHub((ids) => deps.executionStore.getMany(ids), deps.config.ssePollMs, deps.config.sse, deps.logger);
+  const events = new ExecutionEventHub(
+    (ids) => deps.executionStore.getMany(ids),
+    deps.config.ssePollMs,
+    deps.config.sse,
+    deps.logger,
+    async (ids) => {
+      const rows = await deps.refunds.firstOfExecutions(ids, RECORD_REFUND_ROWS);
+      return new Map([...rows].map(([id, list]) => [id, list.map(refundSummary)]));
+    },
+  );
   const whitelists = new WhitelistService(deps.client, deps.config, deps.storageNodes, deps.logger);
   const metrics = createApiMetrics();
   const limits = createRateLimits(deps.config, deps.limiterStore);

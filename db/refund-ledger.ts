@@ -156,6 +156,36 @@ export class RefundLedger {
   }
 
   /**
+   * The first `limit` rows of each execution (oldest first, as `ofExecution`), in one read per 500
+   * executions; executions without rows are absent.
+   */
+  async firstOfExecutions(workflowIds: readonly string[], limit: number): Promise<Map<string, RefundRow[]>> {
+    const found = new Map<string, RefundRow[]>();
+    for (let i = 0; i < workflowIds.length; i += 500) {
+      const rows = await this.database.db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('refunds')
+            .selectAll()
+            .select(sql<number>`row_number() over (partition by workflow_id order by created_at, id)`.as('place'))
+            .where('workflow_id', 'in', workflowIds.slice(i, i + 500))
+            .as('r'),
+        )
+        .selectAll()
+        .where('place', '<=', limit)
+        .orderBy('workflow_id')
+        .orderBy('place')
+        .execute();
+      for (const { place: _place, ...row } of rows) {
+        const list = found.get(row.workflow_id) ?? [];
+        list.push(toRow(row));
+        found.set(row.workflow_id, list);
+      }
+    }
+    return found;
+  }
+
+  /**
    * The rows of the transfers of transaction `txHash` (any case: a report may have stored another)
    * on `chain`, whichever executions they belong to, by transfer index (then row id).
    */

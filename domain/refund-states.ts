@@ -14,6 +14,9 @@
 export const REFUND_STATES = ['due', 'held', 'paying', 'refunded', 'waived', 'void'] as const;
 export type RefundState = (typeof REFUND_STATES)[number];
 
+/** The states a row leaves without a reorganisation: an execution's event stream stays open while one of its rows is in them. */
+export const OPEN_REFUND_STATES: readonly RefundState[] = ['due', 'held', 'paying'];
+
 /**
  * Why a row waits for a person instead of being paid back automatically (`held`), named once for
  * the ledger, the API, the SDK and the docs:

@@ -59,7 +59,10 @@ export const depositEntrySchema = {
         holdReason: { type: 'string', enum: [...HOLD_REASONS], description: 'set while held: why a person pays it back' },
         refundTxHash: { type: 'string', description: 'set once refunded: the refund transaction' },
         refundTo: { type: 'string', pattern: '^0x[0-9a-f]{40}$', description: "where the service's refund goes (lowercase)" },
-        refundValue: { type: 'string', description: 'wei the mined refund paid (the amount less its fee)' },
+        refundValue: {
+          type: 'string',
+          description: "base units the mined refund paid: a native refund's amount less its fee (wei), a token refund's whole amount",
+        },
       },
     },
   },

@@ -345,25 +345,42 @@ export const executionRecordSchema = {
           maxItems: 10,
           description:
             'on GET of one execution: its first 10 rows, oldest first, as the depositor sees them: each transfer not taken, what became of it (state; holdReason while a person must decide) and the refund transaction once paid',
-          items: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['id', 'txHash', 'transferIndex', 'reason', 'state'],
-            properties: {
-              id: { type: 'string' },
-              txHash: { type: 'string' },
-              transferIndex: { type: 'integer', minimum: 0 },
-              asset: { type: 'string' },
-              amount: { type: 'string', description: 'base units' },
-              reason: { type: 'string' },
-              state: { type: 'string', enum: [...REFUND_STATES] },
-              holdReason: { type: 'string', enum: [...HOLD_REASONS] },
-              refundTxHash: { type: 'string' },
-              refundValue: { type: 'string', description: 'wei the refund paid (the amount less its fee)' },
-            },
-          },
+          items: ref('ExecutionRefund'),
         },
       },
+    },
+  },
+} as const;
+
+/**
+ * One refunds ledger row as the depositor sees it: in the record's `refunds.rows` and as the data
+ * of the event stream's `refund` events.
+ */
+export const executionRefundSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'txHash', 'transferIndex', 'reason', 'state'],
+  description:
+    'a transfer the execution did not take (or its own deposit, owed back after a cancel or a missed signing deadline) and what became of it: no operator fields',
+  properties: {
+    id: { type: 'string', description: 'the refunds ledger row' },
+    txHash: { type: 'string', description: "the transfer's transaction" },
+    transferIndex: { type: 'integer', minimum: 0 },
+    asset: { type: 'string', description: '`native` or `erc20:<token address>`' },
+    amount: { type: 'string', description: 'base units' },
+    reason: { type: 'string', description: 'why it is owed back' },
+    state: {
+      type: 'string',
+      enum: [...REFUND_STATES],
+      description:
+        '`due` (the service pays it), `held` (a person decides: holdReason), `paying` (its refund is sent), `refunded`, `waived`, `void`',
+    },
+    holdReason: { type: 'string', enum: [...HOLD_REASONS], description: 'set while held: why a person must act' },
+    refundTxHash: { type: 'string', description: 'set once refunded: the refund transaction' },
+    refundValue: {
+      type: 'string',
+      description:
+        "set once the service's refund is mined: the base units it paid, a native refund's amount less its fee (wei), a token refund's whole amount",
     },
   },
 } as const;
@@ -573,11 +590,11 @@ export function executionExtraPaths(): Json {
     '/api/v1/executions/{wallet}/{executionId}/events': {
       get: {
         operationId: 'executionEvents',
-        summary: 'Server-Sent Events: the record now, then at every change, until a final status',
+        summary: 'Server-Sent Events: the record and its refunds now, then at every change, until nothing more can change',
         tags: ['executions'],
         security: [],
         description:
-          "Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record's version is answered 204, which stops an EventSource.",
+          "Two kinds of event: `event: status` with `data: <execution record JSON>` (ExecutionRecord, without its refunds summary), and `event: refund` with `data: <one of its refunds ledger rows JSON>` (ExecutionRefund: state, holdReason while held, refundTxHash once refunded) for each of the record's first 10 rows that is new or changed. The first events are the current record and its rows; then at every change, in each write the statuses that came and went, the refunds, then the current record. The last event of each write carries the stream's position as its id: `<record version>`, or `<record version>.<16 hex digits naming the rows>` once there are rows. The stream ends after SIGNING, EXPIRED or CANCELLED once none of the rows is due, held or paying. A reconnect whose `Last-Event-ID` is the position of such an end is answered 204, which stops an EventSource; one with an older position gets the current record if it has another version, and every row again if the rows changed since.",
         parameters: [
           param('wallet'),
           param('executionId'),
@@ -585,7 +602,8 @@ export function executionExtraPaths(): Json {
             name: 'Last-Event-ID',
             in: 'header',
             required: false,
-            description: 'the id of the last event received (EventSource sends it on reconnect): that record is not sent again',
+            description:
+              'the id of the last event received (EventSource sends it on reconnect): what it names (the record, the rows) is not sent again',
             schema: { type: 'string' },
           },
           param('requestId'),
@@ -596,7 +614,10 @@ export function executionExtraPaths(): Json {
             headers: requestIdHeader,
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
-          204: { description: 'the final record was already received (Last-Event-ID): nothing more will come', headers: requestIdHeader },
+          204: {
+            description: 'the final record and its settled refunds were already received (Last-Event-ID): nothing more will come',
+            headers: requestIdHeader,
+          },
           400: execError('path invalid'),
           404: execError('no such execution for this wallet'),
           ...busy('execution', perClient),

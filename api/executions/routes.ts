@@ -4,11 +4,11 @@ import type { Context } from 'koa';
 import { isCurvePoint, isWeakPublicKey } from './ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
-import { EXECUTION_STATUSES, recordVersion, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
+import { EXECUTION_STATUSES, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { isBaseUnits } from '../../domain/wei';
 import { authenticate, requireScope } from '../http/auth';
-import { isFinal, sseEvent, type ExecutionEventHub } from './events';
+import { eventsSince, isClosed, seenAll, seenBy, type ExecutionEventHub } from './events';
 import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest, WalletBudget } from './service';
 import { credentialVerified, type RateLimits } from '../http/rate-limit';
 import { readJsonBody } from '../http/body';
@@ -155,7 +155,8 @@ export function executionRoutes(
   router.get('/api/v1/executions/:wallet/:executionId/events', limits.publicRoute, async (ctx) => {
     const wallet = checkWallet(ctx.params.wallet);
     const executionId = checkExecutionId(ctx.params.executionId);
-    ctx.state.workflowId = executionWorkflowId(wallet, executionId);
+    const workflowId = executionWorkflowId(wallet, executionId);
+    ctx.state.workflowId = workflowId;
     const release = events.admit(limits.clientIp(ctx));
     let record: ExecutionRecord;
     try {
@@ -166,10 +167,12 @@ export function executionRoutes(
       release();
       throw err;
     }
-    const lastEventId = ctx.get('Last-Event-ID');
-    const alreadySeen = lastEventId === String(recordVersion(record));
-    // An EventSource reconnecting after the final record: 204 tells it to stop (HTML spec, "fail the connection").
-    if (alreadySeen && isFinal(record)) {
+    // The refund rows the stream follows; a read model that is down leaves them to the hub's next read.
+    const read = await events.refundsOf(workflowId).catch(() => undefined);
+    const seen = seenBy(ctx.get('Last-Event-ID'), record, read?.refunds);
+    const first = eventsSince(seen, record, read?.refunds);
+    // An EventSource reconnecting after everything there will be: 204 tells it to stop (HTML spec, "fail the connection").
+    if (first === '' && isClosed(record, read?.refunds)) {
       release();
       ctx.status = 204;
       return;
@@ -182,9 +185,8 @@ export function executionRoutes(
     ctx.set('Cache-Control', 'no-cache, no-transform');
     ctx.set('X-Accel-Buffering', 'no');
     ctx.body = stream;
-    stream.write('retry: 3000\n\n');
-    if (!alreadySeen) stream.write(sseEvent(record));
-    if (isFinal(record)) {
+    stream.write('retry: 3000\n\n' + first);
+    if (isClosed(record, read?.refunds)) {
       release();
       stream.end();
       return;
@@ -192,7 +194,7 @@ export function executionRoutes(
     const keepalive = setInterval(() => stream.write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
     // The stream ends after its lifetime; EventSource reconnects and resumes from Last-Event-ID.
     const lifetime = setTimeout(() => stream.end(), events.maxLifetimeMs);
-    const unsubscribe = events.subscribe(record, {
+    const unsubscribe = events.subscribe(record, seenAll(record, read?.refunds), read, {
       write: (text) => {
         stream.write(text);
         return stream.writableLength <= SSE_MAX_BUFFERED_BYTES;

@@ -34,7 +34,8 @@ import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-me
 import type { ExecutionStore } from '../../db/execution-store';
 import type { RefundLedger } from '../../db/refund-ledger';
 import { allowedToken, tokenAsset } from '../../config/deposit-tokens';
-import { refundsUrl, type HoldReason, type RefundRow, type RefundState } from '../../contracts/refunds';
+import { refundsUrl } from '../../contracts/refunds';
+import { RECORD_REFUND_ROWS, refundSummary, type RefundSummary } from './refund-summary';
 import { depositAddress } from '../../lib/deposit-seed';
 import type { DepositDeps } from '../deps';
 import { decodePageToken, encodePageToken } from '../../db/page-token';
@@ -81,23 +82,6 @@ export interface ListRequest {
  * (every deposit it did not take, the ones past the record's first refusals included) and the
  * ledger query that lists them. Absent from a GET when the read model cannot be read.
  */
-/** What the record's answer shows of one of its refunds ledger rows: the depositor's view, no operator fields. */
-export interface RefundSummary {
-  id: string;
-  txHash: string;
-  transferIndex: number;
-  asset?: string;
-  amount?: string;
-  reason: string;
-  state: RefundState;
-  holdReason?: HoldReason;
-  refundTxHash?: string;
-  refundValue?: string;
-}
-
-/** Rows of the refunds ledger a single record's answer lists (oldest first); `total` and `url` say how many there are and where the rest are. */
-export const RECORD_REFUND_ROWS = 10;
-
 export type ExecutionAnswer = ExecutionRecord & { refunds?: { total: number; url: string; rows?: RefundSummary[] } };
 
 export interface ExecutionList {
@@ -657,20 +641,4 @@ const SUBMIT_CHECK_FAILURES = {
 /** Temporal has no such workflow (never started, or removed after the namespace's retention). */
 function isNotFound(err: unknown): boolean {
   return err instanceof WorkflowNotFoundError || (isGrpcServiceError(err) && err.code === 5);
-}
-
-/** A ledger row as a record's answer shows it. */
-function refundSummary(row: RefundRow): RefundSummary {
-  return {
-    id: row.id,
-    txHash: row.txHash,
-    transferIndex: row.transferIndex,
-    ...(row.asset === undefined ? {} : { asset: row.asset }),
-    ...(row.amount === undefined ? {} : { amount: row.amount }),
-    reason: row.reason,
-    state: row.state,
-    ...(row.holdReason === undefined ? {} : { holdReason: row.holdReason }),
-    ...(row.refundTxHash === undefined ? {} : { refundTxHash: row.refundTxHash }),
-    ...(row.refundValue === undefined ? {} : { refundValue: row.refundValue }),
-  };
 }

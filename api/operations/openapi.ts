@@ -62,6 +62,7 @@ export function buildOpenApiDocument(config: Config): Json {
         WhitelistChange: component(whitelists.whitelistChangeSchema),
         WhitelistRequest: { ...component(whitelists.whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },
         ExecutionRecord: executions.executionRecordSchema,
+        ExecutionRefund: executions.executionRefundSchema,
         ExecutionRecordAnswer: executions.recordAnswerSchema,
         SubmitAnswer: executions.submitAnswerSchema,
         ExecutionList: executions.listAnswerSchema,

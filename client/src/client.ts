@@ -6,10 +6,12 @@ import { signCancel, signSubmit, type KeyEncoding, type Signer, type SubmitSigni
 import { readEvents } from './sse.js';
 import {
   FINAL_STATUSES,
+  OPEN_REFUND_STATES,
   type DepositEntry,
   type DepositRequest,
   type ExecutionList,
   type ExecutionRecord,
+  type ExecutionRefund,
   type ExecutionStatus,
   type PrepareRequest,
   type SubmitAnswer,
@@ -70,12 +72,15 @@ export interface ExecutionPage {
   cursor?: string;
 }
 
-/** One status event of `watch`: the record as it stood (`id` is its version, absent for a status that came and went). */
-export interface WatchEvent {
-  status: ExecutionStatus;
-  record: ExecutionRecord;
-  id?: string;
-}
+/**
+ * One event of `watch`: a status (the record as it stood) or a refund (one of the execution's
+ * refunds ledger rows, new or changed: its state, holdReason while held, refundTxHash once
+ * refunded). `id` is set on the last event of each write the service made: the stream's position,
+ * to resume from with `lastEventId`.
+ */
+export type WatchEvent =
+  | { event: 'status'; status: ExecutionStatus; record: ExecutionRecord; id?: string }
+  | { event: 'refund'; refund: ExecutionRefund; id?: string };
 
 export interface WatchOptions extends CallOptions {
   /** The id of the last event already seen: the stream starts after it. */
@@ -175,26 +180,38 @@ export class IntentClient {
   }
 
   /**
-   * The execution's status events (Server-Sent Events): the record now, then at every change,
-   * ending after a final status (SIGNING, EXPIRED, CANCELLED). A stream that ends or breaks before
-   * is reopened with Last-Event-ID; `deadlineMs` bounds each stretch without an open stream.
+   * The execution's events (Server-Sent Events): the record and its refunds now, then every
+   * change of either, ending after a final status (SIGNING, EXPIRED, CANCELLED) once none of its
+   * refunds is due, held or paying. A stream that ends or breaks before is reopened with
+   * Last-Event-ID; `deadlineMs` bounds each stretch without an open stream.
    */
   async *watch(wallet: string, executionId: string, options: WatchOptions = {}): AsyncGenerator<WatchEvent> {
     let lastEventId = options.lastEventId;
+    /** Whether the newest record is final, and the state of each refund seen: the stream's end. */
+    let final = false;
+    const refunds = new Map<string, ExecutionRefund['state']>();
     const url = route(ROUTES.events, { wallet, executionId });
     for (;;) {
       const headers: Record<string, string> = { accept: 'text/event-stream' };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
       const response = await send(this.fetchFn, this.baseUrl + url, { headers }, { retry: true, deadline, signal: options.signal });
-      if (response.status === 204 || !response.body) return; // the final record was the last one seen
+      if (response.status === 204 || !response.body) return; // the final record and settled refunds were the last seen
       try {
         for await (const message of readEvents(response.body)) {
-          if (message.event !== 'status') continue;
-          const record = JSON.parse(message.data) as ExecutionRecord;
-          if (message.id !== undefined) lastEventId = message.id;
-          yield { status: record.status, record, ...(message.id === undefined ? {} : { id: message.id }) };
-          if (message.id !== undefined && FINAL_STATUSES.includes(record.status)) return;
+          const id = message.id === undefined ? {} : { id: message.id };
+          if (message.event === 'status') {
+            const record = JSON.parse(message.data) as ExecutionRecord;
+            if (message.id !== undefined) final = FINAL_STATUSES.includes(record.status);
+            yield { event: 'status', status: record.status, record, ...id };
+          } else if (message.event === 'refund') {
+            const refund = JSON.parse(message.data) as ExecutionRefund;
+            refunds.set(refund.id, refund.state);
+            yield { event: 'refund', refund, ...id };
+          } else continue;
+          if (message.id === undefined) continue;
+          lastEventId = message.id;
+          if (final && [...refunds.values()].every((state) => !OPEN_REFUND_STATES.includes(state))) return;
         }
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;

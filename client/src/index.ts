@@ -29,10 +29,12 @@ export {
 } from './signing.js';
 export {
   FINAL_STATUSES,
+  OPEN_REFUND_STATES,
   type CancelRequest,
   type DepositEntry,
   type DepositRequest,
   type ExecutionRecord,
+  type ExecutionRefund,
   type ExecutionStatus,
   type PrepareRequest,
   type SubmitAnswer,

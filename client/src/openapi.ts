@@ -110,8 +110,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Server-Sent Events: the record now, then at every change, until a final status
-         * @description Every event is `event: status`, `id: <record version>`, `data: <execution record JSON>`. The first is the current record; the stream ends after SIGNING, EXPIRED or CANCELLED. A reconnect whose `Last-Event-ID` is the final record's version is answered 204, which stops an EventSource.
+         * Server-Sent Events: the record and its refunds now, then at every change, until nothing more can change
+         * @description Two kinds of event: `event: status` with `data: <execution record JSON>` (ExecutionRecord, without its refunds summary), and `event: refund` with `data: <one of its refunds ledger rows JSON>` (ExecutionRefund: state, holdReason while held, refundTxHash once refunded) for each of the record's first 10 rows that is new or changed. The first events are the current record and its rows; then at every change, in each write the statuses that came and went, the refunds, then the current record. The last event of each write carries the stream's position as its id: `<record version>`, or `<record version>.<16 hex digits naming the rows>` once there are rows. The stream ends after SIGNING, EXPIRED or CANCELLED once none of the rows is due, held or paying. A reconnect whose `Last-Event-ID` is the position of such an end is answered 204, which stops an EventSource; one with an older position gets the current record if it has another version, and every row again if the rows changed since.
          */
         get: operations["executionEvents"];
         put?: never;
@@ -585,7 +585,7 @@ export interface components {
                 refundTxHash?: string;
                 /** @description where the service's refund goes (lowercase) */
                 refundTo?: string;
-                /** @description wei the mined refund paid (the amount less its fee) */
+                /** @description base units the mined refund paid: a native refund's amount less its fee (wei), a token refund's whole amount */
                 refundValue?: string;
             };
         };
@@ -754,23 +754,36 @@ export interface components {
                 /** @description GET it with a refunds:read token to list them: /api/v1/refunds?wallet=…&executionId=… */
                 url: string;
                 /** @description on GET of one execution: its first 10 rows, oldest first, as the depositor sees them: each transfer not taken, what became of it (state; holdReason while a person must decide) and the refund transaction once paid */
-                rows?: {
-                    id: string;
-                    txHash: string;
-                    transferIndex: number;
-                    asset?: string;
-                    /** @description base units */
-                    amount?: string;
-                    reason: string;
-                    /** @enum {string} */
-                    state: "due" | "held" | "paying" | "refunded" | "waived" | "void";
-                    /** @enum {string} */
-                    holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
-                    refundTxHash?: string;
-                    /** @description wei the refund paid (the amount less its fee) */
-                    refundValue?: string;
-                }[];
+                rows?: components["schemas"]["ExecutionRefund"][];
             };
+        };
+        /** @description a transfer the execution did not take (or its own deposit, owed back after a cancel or a missed signing deadline) and what became of it: no operator fields */
+        ExecutionRefund: {
+            /** @description the refunds ledger row */
+            id: string;
+            /** @description the transfer's transaction */
+            txHash: string;
+            transferIndex: number;
+            /** @description `native` or `erc20:<token address>` */
+            asset?: string;
+            /** @description base units */
+            amount?: string;
+            /** @description why it is owed back */
+            reason: string;
+            /**
+             * @description `due` (the service pays it), `held` (a person decides: holdReason), `paying` (its refund is sent), `refunded`, `waived`, `void`
+             * @enum {string}
+             */
+            state: "due" | "held" | "paying" | "refunded" | "waived" | "void";
+            /**
+             * @description set while held: why a person must act
+             * @enum {string}
+             */
+            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
+            /** @description set once refunded: the refund transaction */
+            refundTxHash?: string;
+            /** @description set once the service's refund is mined: the base units it paid, a native refund's amount less its fee (wei), a token refund's whole amount */
+            refundValue?: string;
         };
         ExecutionRecordAnswer: {
             result: components["schemas"]["ExecutionRecord"];
@@ -1608,7 +1621,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description the id of the last event received (EventSource sends it on reconnect): that record is not sent again */
+                /** @description the id of the last event received (EventSource sends it on reconnect): what it names (the record, the rows) is not sent again */
                 "Last-Event-ID"?: string;
                 /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
                 "X-Request-Id"?: components["parameters"]["requestId"];
@@ -1633,7 +1646,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description the final record was already received (Last-Event-ID): nothing more will come */
+            /** @description the final record and its settled refunds were already received (Last-Event-ID): nothing more will come */
             204: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

@@ -1,4 +1,5 @@
 import { FINAL_STATUSES as SERVICE_FINAL_STATUSES } from '../../domain/execution-state.js';
+import { OPEN_REFUND_STATES as SERVICE_OPEN_REFUND_STATES } from '../../domain/refund-states.js';
 import type { components } from './openapi.js';
 
 // Every shape here is the service's OpenAPI document's (./openapi.ts, generated from it).
@@ -7,6 +8,8 @@ type Schemas = components['schemas'];
 
 export type ExecutionRecord = Schemas['ExecutionRecord'];
 export type ExecutionStatus = ExecutionRecord['status'];
+/** One of an execution's refunds ledger rows as its depositor sees it (the record's `refunds.rows`, `watch`'s refund events). */
+export type ExecutionRefund = Schemas['ExecutionRefund'];
 export type PrepareRequest = Schemas['PrepareRequest'];
 export type DepositRequest = Schemas['DepositRequest'];
 /** The document lists the server's allowed domains as an enum; a client names any. */
@@ -20,5 +23,8 @@ export type ExecutionList = Schemas['ExecutionList'];
 /** One transfer of a transaction the deposit lookup knows of: taken by an execution, or owed back (`refund`). */
 export type DepositEntry = Schemas['DepositEntry'];
 
-/** The statuses after which an execution no longer changes: `watch` ends at them. */
+/** The statuses after which an execution no longer changes: `watch` ends at them once no refund is open. */
 export const FINAL_STATUSES: readonly ExecutionStatus[] = SERVICE_FINAL_STATUSES;
+
+/** The refund states that may still change: `watch` goes on while one of the execution's refunds is in them. */
+export const OPEN_REFUND_STATES: readonly ExecutionRefund['state'][] = SERVICE_OPEN_REFUND_STATES;

@@ -46,6 +46,7 @@ describe('client: @intent-service/client against the real stack', function () {
     const watching = (async () => {
       for await (const event of client.watch(wallet, executionId, { reconnectDelayMs: 100 })) {
         events.push(event);
+        if (event.event !== 'status') continue;
         if (event.status === 'PREPARED') await client.deposit(wallet, executionId, { txHash: `0x${randomUUID().replace(/-/g, '')}` });
         if (event.status === 'OPERATION_PENDING')
           assert.equal((await client.submit(signer, { executionId, intent, domain: 'localhost' })).status, 'SIGNING');
@@ -53,7 +54,7 @@ describe('client: @intent-service/client against the real stack', function () {
     })();
     await watching;
     assert.deepEqual(
-      events.map((e) => e.status),
+      events.map((e) => (e.event === 'status' ? e.status : e.refund.state)),
       ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
     );
     const final = await client.get(wallet, executionId);
@@ -194,10 +195,51 @@ describe('client: retries, deadlines and aborts against a real local HTTP server
     ]);
     const statuses: string[] = [];
     for await (const e of new IntentClient({ baseUrl: s.url }).watch('W', 'ex-1', { reconnectDelayMs: 10 }))
-      statuses.push(`${e.status}@${e.id ?? '-'}`);
+      statuses.push(`${e.event === 'status' ? e.status : e.refund.state}@${e.id ?? '-'}`);
     assert.deepEqual(statuses, ['PREPARED@1', 'OPERATION_PENDING@-', 'SIGNING@3']);
     assert.equal(s.seen.length, 2);
     assert.equal(s.seen[0].headers['last-event-id'], undefined);
     assert.equal(s.seen[1].headers['last-event-id'], '1');
+  });
+
+  it('when the record is final while a refund is open, then watch goes on through the refund events, reconnecting with Last-Event-ID, and ends once the refund is refunded', async () => {
+    const sse = (events: string) => (_req: IncomingMessage, res: ServerResponse) =>
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(events);
+    const refund = (state: string, more: Record<string, string> = {}) =>
+      JSON.stringify({ id: 'r1', txHash: `0x${'1'.repeat(64)}`, transferIndex: 0, reason: 'expired', state, ...more });
+    const refundTxHash = `0x${'2'.repeat(64)}`;
+    const s = await serve([
+      sse(`event: refund\ndata: ${refund('due')}\n\nid: 5.a\nevent: status\ndata: ${JSON.stringify(record('EXPIRED'))}\n\n`),
+      sse(`event: refund\ndata: ${refund('paying')}\n\nid: 5.b\nevent: refund\ndata: ${refund('held', { holdReason: 'fee-cap' })}\n\n`),
+      sse(`id: 5.c\nevent: refund\ndata: ${refund('refunded', { refundTxHash })}\n\n`),
+      (_req, res) => res.writeHead(204).end(),
+    ]);
+    const seen: string[] = [];
+    let paid: WatchEvent | undefined;
+    for await (const e of new IntentClient({ baseUrl: s.url }).watch('W', 'ex-1', { reconnectDelayMs: 10 })) {
+      seen.push(`${e.event}:${e.event === 'status' ? e.status : e.refund.state}@${e.id ?? '-'}`);
+      if (e.event === 'refund' && e.refund.state === 'refunded') paid = e;
+    }
+    assert.deepEqual(seen, ['refund:due@-', 'status:EXPIRED@5.a', 'refund:paying@-', 'refund:held@5.b', 'refund:refunded@5.c']);
+    assert.equal(paid?.event === 'refund' && paid.refund.refundTxHash, refundTxHash);
+    assert.deepEqual(
+      s.seen.map((r) => r.headers['last-event-id']),
+      [undefined, '5.a', '5.b'],
+      'nothing open after the refund: no fourth request',
+    );
+  });
+
+  it('when a reconnect is answered 204, then watch ends', async () => {
+    const s = await serve([
+      (_req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .end(`id: 7.d\nevent: refund\ndata: ${JSON.stringify({ id: 'r', state: 'held' })}\n\n`),
+      (_req, res) => res.writeHead(204).end(),
+    ]);
+    const ids: Array<string | undefined> = [];
+    for await (const e of new IntentClient({ baseUrl: s.url }).watch('W', 'ex-1', { reconnectDelayMs: 10 })) ids.push(e.id);
+    assert.deepEqual(ids, ['7.d']);
+    assert.equal(s.seen[1].headers['last-event-id'], '7.d');
   });
 });

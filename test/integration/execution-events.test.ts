@@ -4,6 +4,7 @@ import { EventSource } from 'eventsource';
 import pino from 'pino';
 import type { RunningApi } from '../../api/server';
 import { cancelBody, cancelHttp, depositHttp, newWallet, prepare } from '../support/executions';
+import { request } from '../support/http';
 import { readEventStream, type SseEvent } from '../support/sse';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 
@@ -33,21 +34,30 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
     return { wallet, executionId, path: `/api/v1/executions/${wallet.id}/${executionId}/events` };
   }
 
-  it('when 100 clients subscribe to one execution across two API processes, then each gets the current record first, then every change once, and the stream closes after CANCELLED; each process reads the execution once per round', async () => {
+  it('when 100 clients subscribe to one execution across two API processes, then each gets the current record first, then every change once: CANCELLED after the deposit, its refund due, then waived, and the stream closes once nothing is owed; each process reads the execution once per round', async () => {
     const { wallet, executionId, path } = await prepared();
-    // Per stream: resolved when it has received its first event, and when it has received OPERATION_PENDING.
+    // Per stream: resolved when it has received its first event, OPERATION_PENDING, and CANCELLED with the deposit's refund row.
     const firstSeen: Promise<void>[] = [];
     const pendingSeen: Promise<void>[] = [];
+    const owedSeen: Promise<string>[] = [];
     const streams = Array.from({ length: 100 }, (_, i) => {
       let resolveFirst!: () => void;
       let resolvePending!: () => void;
+      let resolveOwed!: (rowId: string) => void;
       firstSeen.push(new Promise((r) => (resolveFirst = r)));
       pendingSeen.push(new Promise((r) => (resolvePending = r)));
+      owedSeen.push(new Promise((r) => (resolveOwed = r)));
+      let cancelled = false;
+      let rowId: string | undefined;
       const base = i % 2 === 0 ? stack.api.url : secondApi.url;
       return readEventStream(base + path, {
         onEvent: (e) => {
           resolveFirst();
-          if (JSON.parse(e.data).status === 'OPERATION_PENDING') resolvePending();
+          const data = JSON.parse(e.data);
+          if (e.event === 'status' && data.status === 'OPERATION_PENDING') resolvePending();
+          if (e.event === 'status' && data.status === 'CANCELLED') cancelled = true;
+          if (e.event === 'refund' && data.state === 'due') rowId = data.id;
+          if (cancelled && rowId !== undefined) resolveOwed(rowId);
         },
       });
     });
@@ -62,21 +72,38 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
     // poll intervals here raced with a loaded machine (CI: one stream saw PREPARED, CANCELLED).
     await Promise.all(pendingSeen);
     assert.equal((await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId))).status, 200);
+    // CANCELLED is final, but its deposit is owed back: the streams stay open until the row is settled.
+    const [rowId] = new Set(await Promise.all(owedSeen));
+    assert.deepEqual(watched(stack.api), { executions: 1, subscribers: 50 }, 'open while the refund is due');
+    const waived = await request(stack.api.url, 'POST', `/api/v1/refunds/${rowId}/waived`, {
+      json: { reason: 'the depositor was paid by hand' },
+      token: stack.tokens.all,
+    });
+    assert.equal(waived.status, 200, waived.text);
 
     const results = await Promise.all(streams); // each resolves when the server ends its stream
     for (const { status, headers, events } of results) {
       assert.equal(status, 200);
       assert.match(headers.get('content-type') ?? '', /^text\/event-stream/);
-      assert.ok(events.every((e: SseEvent) => e.event === 'status'));
-      const statuses = events.map((e: SseEvent) => JSON.parse(e.data).status);
+      const statuses = events.filter((e: SseEvent) => e.event === 'status').map((e: SseEvent) => JSON.parse(e.data).status);
       assert.deepEqual(statuses, ['PREPARED', 'OPERATION_PENDING', 'CANCELLED']);
-      const ids = events.map((e: SseEvent) => Number(e.id));
+      const refunds = events.filter((e: SseEvent) => e.event === 'refund').map((e: SseEvent) => JSON.parse(e.data));
       assert.deepEqual(
-        ids,
-        [...ids].sort((a, b) => a - b),
-        'ids (record versions) grow',
+        refunds.map((r) => [r.id, r.reason, r.state]),
+        [
+          [rowId, 'cancelled-after-deposit', 'due'],
+          [rowId, 'cancelled-after-deposit', 'waived'],
+        ],
       );
-      assert.deepEqual(JSON.parse(events[2].data).deposit, { txHash: '0xsse', refundDue: true });
+      const versions = events.filter((e: SseEvent) => e.id !== undefined).map((e: SseEvent) => Number(e.id!.split('.')[0]));
+      assert.deepEqual(
+        versions,
+        [...versions].sort((a, b) => a - b),
+        'ids (record versions, then the rows) grow',
+      );
+      assert.match(events.at(-1)!.id ?? '', /^\d+\.[0-9a-f]{16}$/, 'the last event names the rows');
+      const cancelled = events.find((e: SseEvent) => e.event === 'status' && JSON.parse(e.data).status === 'CANCELLED')!;
+      assert.deepEqual(JSON.parse(cancelled.data).deposit, { txHash: '0xsse', refundDue: true });
     }
     assert.deepEqual(watched(stack.api), { executions: 0, subscribers: 0 }, 'nothing left watched');
     assert.deepEqual(watched(secondApi), { executions: 0, subscribers: 0 });

@@ -89,6 +89,19 @@ describe('rate limits: per client without a token, per wallet once its signature
     assert.equal(other.status, 404, 'another client address is served');
   });
 
+  it("when one IP floods the deposit lookup past its limit, then it gets 429 {error} with Retry-After: the lookup and an execution's GET share the client's one budget", async () => {
+    const url = await apiWith({ perIp: 6 });
+    const lookup = `/api/v1/deposits/evm:31337/0x${'cd'.repeat(32)}`;
+    const flood = await times(8, (i) =>
+      send(url, 'GET', i % 2 === 0 ? lookup : `/api/v1/executions/${newWallet().id}/missing`, { from: '127.0.0.31' }),
+    );
+    assert.deepEqual(statuses(flood), [...Array(6).fill(404), 429, 429]);
+    assert.deepEqual(Object.keys(flood[6].body), ['error']);
+    assert.match(flood[6].body.error, /too many requests/);
+    assert.ok(Number(flood[6].retryAfter) >= 1, `Retry-After ${flood[6].retryAfter}`);
+    assert.equal((await send(url, 'GET', lookup, { from: '127.0.0.32' })).status, 404, 'another client address is served');
+  });
+
   it('when TRUST_PROXY is not set, then a spoofed X-Forwarded-For changes nothing: the socket address is the key', async () => {
     const url = await apiWith({ perIp: 5 });
     const path = `/api/v1/executions/${newWallet().id}/missing`;
