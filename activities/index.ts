@@ -1,8 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WebhookEndpoint } from '../config/config';
 import type { Activities, NodeApplyRequest } from '../contracts/activities';
-import { refundDelivery, refundPaidDelivery, type WebhookDelivery } from '../contracts/webhooks';
-import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundPaidWebhookWorkflowId, refundWebhookWorkflowId } from '../contracts/temporal';
+import { refundDelivery, refundHeldDelivery, refundPaidDelivery, type WebhookDelivery } from '../contracts/webhooks';
+import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundHeldWebhookWorkflowId, refundPaidWebhookWorkflowId, refundWebhookWorkflowId } from '../contracts/temporal';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
 import { refundId, refundsOfRecord, type RefundDue, type RefundLedger } from '../db/refund-ledger';
@@ -212,7 +212,12 @@ export function createActivities(deps: ActivityDeps): Activities {
       const paid = await deps.refunds.unannouncedPaid(100);
       for (const row of paid) await hand(refundPaidWebhookWorkflowId(row.id), refundPaidDelivery(row));
       await deps.refunds.markPaidAnnounced(paid.map((r) => r.id));
-      return { announced: rows.filter(announce).length + paid.length };
+      // Held rows: one refund.held per row and reason, a person now decides.
+      const held = await deps.refunds.unannouncedHeld(100);
+      const now = new Date();
+      for (const row of held) await hand(refundHeldWebhookWorkflowId(row.id, row.holdReason!), refundHeldDelivery(row, now));
+      await deps.refunds.markHeldAnnounced(held);
+      return { announced: rows.filter(announce).length + paid.length + held.length };
     },
 
     /**

@@ -33,6 +33,8 @@ export const refundWebhookWorkflowId = (refundId: string, event = 1) =>
   event === 1 ? `refund-due:${refundId}` : `refund-${event % 2 === 0 ? 'voided' : 'due'}:${refundId}:${event}`;
 /** The delivery workflow (and webhook-id) of a refunds ledger row's refund.paid: a row is paid once. */
 export const refundPaidWebhookWorkflowId = (refundId: string) => `refund-paid:${refundId}`;
+/** The delivery workflow (and webhook-id) of a refunds ledger row's refund.held for one hold reason: once per row and reason. */
+export const refundHeldWebhookWorkflowId = (refundId: string, reason: string) => `refund-held:${refundId}:${reason}`;
 /** The scheduled sweep that hands unannounced ledger rows to refundWebhookWorkflow, one schedule per task queue. */
 export const REFUND_ANNOUNCER_WORKFLOW_TYPE = 'refundAnnouncerWorkflow';
 export const refundAnnouncerScheduleId = (taskQueue: string) => `refund-announcer:${taskQueue}`;

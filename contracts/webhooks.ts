@@ -1,6 +1,6 @@
 import type { ExecutionRecord } from '../domain/execution-state';
 import type { RefundRow } from './refunds';
-import { refundPaidWebhookWorkflowId, refundWebhookWorkflowId } from './temporal';
+import { refundHeldWebhookWorkflowId, refundPaidWebhookWorkflowId, refundWebhookWorkflowId } from './temporal';
 
 /** The body of an execution's status-change webhook. */
 export interface StatusChangedEvent {
@@ -41,10 +41,18 @@ export interface RefundPaidEvent {
 }
 
 /** One delivery of one event, as the workflow asks for it; the same on every retry. */
+export interface RefundHeldEvent {
+  type: 'refund.held';
+  /** When the sweep saw it held (ISO-8601); equal on every retry. */
+  timestamp: string;
+  /** The row, `held`, with its `holdReason`: a person now decides (the service pays nothing more by itself until then). */
+  data: RefundRow;
+}
+
 export interface WebhookDelivery {
   /** `webhook-id`: the same on every attempt, so a receiver can drop repeats. */
   webhookId: string;
-  event: StatusChangedEvent | RefundDueEvent | RefundVoidedEvent | RefundPaidEvent;
+  event: StatusChangedEvent | RefundDueEvent | RefundVoidedEvent | RefundPaidEvent | RefundHeldEvent;
 }
 
 /**
@@ -59,6 +67,14 @@ export function refundDelivery(row: RefundRow, event = 1): WebhookDelivery {
 }
 
 /** The refund.paid delivery of a row recorded `refunded` (webhook-id `refund-paid:<row id>`: a row is paid once). */
+/** The refund.held delivery of a row held for `row.holdReason` (webhook-id `refund-held:<row id>:<reason>`: once per row and reason). */
+export function refundHeldDelivery(row: RefundRow, now: Date): WebhookDelivery {
+  return {
+    webhookId: refundHeldWebhookWorkflowId(row.id, row.holdReason ?? 'held'),
+    event: { type: 'refund.held', timestamp: now.toISOString(), data: row },
+  };
+}
+
 export function refundPaidDelivery(row: RefundRow): WebhookDelivery {
   return {
     webhookId: refundPaidWebhookWorkflowId(row.id),

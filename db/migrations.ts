@@ -372,6 +372,17 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('gas_accounts').execute();
       },
     },
+    // The refund.held outbox: the hold reason last handed to its webhook's delivery workflow. Rows
+    // held before it are marked announced: their hold was never promised a webhook.
+    '0019-refund-held-announced': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').addColumn('held_announced', 'text').execute();
+        await db.updateTable('refunds').set({ held_announced: sql`hold_reason` }).where('state', '=', 'held').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.alterTable('refunds').dropColumn('held_announced').execute();
+      },
+    },
   };
 }
 

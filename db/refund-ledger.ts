@@ -231,6 +231,34 @@ export class RefundLedger {
     return rows.map(toRow);
   }
 
+  /** Held rows whose hold (their reason now) was not handed to a refund.held webhook yet, oldest first. */
+  async unannouncedHeld(limit: number): Promise<RefundRow[]> {
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('state', '=', 'held')
+      .where('hold_reason', 'is not', null)
+      .where((eb) => eb.or([eb('held_announced', 'is', null), eb('held_announced', '<>', eb.ref('hold_reason'))]))
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /** Marks rows' refund.held as handed over, for the reason each was announced with (a row held again for another reason is announced again). */
+  async markHeldAnnounced(rows: ReadonlyArray<Pick<RefundRow, 'id' | 'holdReason'>>): Promise<void> {
+    for (const row of rows) {
+      if (row.holdReason === undefined) continue;
+      await this.database.db
+        .updateTable('refunds')
+        .set({ held_announced: row.holdReason })
+        .where('id', '=', row.id)
+        .where('hold_reason', '=', row.holdReason)
+        .execute();
+    }
+  }
+
   /** Marks rows' refund.paid as handed over. */
   async markPaidAnnounced(ids: readonly string[], now = new Date()): Promise<void> {
     if (ids.length === 0) return;

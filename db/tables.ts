@@ -108,6 +108,8 @@ export interface RefundsTable {
   refund_value: string | null;
   /** When its refund.paid webhook was handed to its delivery workflow; null while refunded and not yet (an outbox). */
   paid_announced_at: string | null;
+  /** The hold reason whose refund.held webhook was handed to its delivery workflow; null: none yet (an outbox). */
+  held_announced: string | null;
   /** Wei its refunder's transactions that paid nobody (a cancel, a status-0 refund) cost, out of its amount; null: none. */
   fees_spent: string | null;
   /** The token id that approved paying it above the chain's limit, and when; null unless approved. */

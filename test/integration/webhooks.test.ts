@@ -189,6 +189,48 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     assert.equal(paid.event.timestamp, paid.event.data.settledAt);
   });
 
+  it('when a row is held for a person, then the receiver gets one refund.held carrying the row and its reason (webhook-id per row and reason); held again for another reason, one more', async () => {
+    if (!receiver || receiver.child.exitCode !== null) await startReceiver();
+    const wallet = newWallet();
+    const executionId = `refund-held-${randomUUID()}`;
+    const viaApi = { ...stack, api } as Stack;
+    assert.equal((await prepare(viaApi, wallet, { executionId })).status, 201);
+    assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xtaken' })).status, 200);
+    assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xheld', amount: '12' })).status, 409);
+    const heldEvents = () =>
+      deliveries().filter((d) => d.event.type === 'refund.held' && d.event.data.executionId === executionId) as unknown as Array<{
+        id: string;
+        event: { data: { id: string; state: string; holdReason: string } };
+      }>;
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      const ledger = new RefundLedger(database);
+      const [row] = await eventually(async () => {
+        const rows = (await ledger.ofExecution(`exec:${wallet.id}:${executionId}`)).filter((r) => r.txHash === '0xheld');
+        return rows.length > 0 && rows;
+      }, 30_000);
+      // What the refunder does when a row is above its limit, then when a spend by hand stops its address.
+      const hold = (reason: string) =>
+        database.db.updateTable('refunds').set({ state: 'held', hold_reason: reason }).where('id', '=', row.id).execute();
+      await hold('above-limit');
+      const [first] = await eventually(async () => heldEvents().length > 0 && heldEvents(), 45_000, 250);
+      assert.equal(first.id, `refund-held:${row.id}:above-limit`);
+      assert.deepEqual([first.event.data.state, first.event.data.holdReason], ['held', 'above-limit']);
+      await hold('nonce-mismatch');
+      const second = await eventually(async () => heldEvents().length > 1 && heldEvents()[1], 45_000, 250);
+      assert.equal(second.id, `refund-held:${row.id}:nonce-mismatch`);
+      assert.equal(second.event.data.holdReason, 'nonce-mismatch');
+      assert.deepEqual(
+        (await ledger.unannouncedHeld(1000)).filter((r) => r.executionId === executionId),
+        [],
+        'marked: no later sweep hands it over again',
+      );
+    } finally {
+      await database.close();
+    }
+    assert.equal(new Set(heldEvents().map((d) => d.id)).size, 2);
+  });
+
   it('when a row that was announced due is voided by a reorganisation and then due again, then the receiver gets refund.voided and refund.due once more, each with the row as it was and its numbered webhook-id', async () => {
     if (!receiver || receiver.child.exitCode !== null) await startReceiver();
     const wallet = newWallet();
