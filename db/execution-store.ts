@@ -170,6 +170,26 @@ export class ExecutionStore {
     await this.database.db.deleteFrom('admissions').where('workflow_id', '=', workflowId).execute();
   }
 
+  /**
+   * OPERATION_PENDING executions without a signing deadline (started on a build before it) whose
+   * record has not changed since `before`, by workflow id: what `npm run drain` cancels.
+   */
+  async unsignedWithoutDeadline(before: string): Promise<Map<string, ExecutionRecord>> {
+    const rows = await this.database.db
+      .selectFrom('executions')
+      .select(['workflow_id', 'record'])
+      .where('status', '=', 'OPERATION_PENDING')
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .execute();
+    const found = new Map<string, ExecutionRecord>();
+    for (const row of rows) {
+      const record = JSON.parse(row.record) as ExecutionRecord;
+      if (record.signingDeadline === undefined) found.set(row.workflow_id, record);
+    }
+    return found;
+  }
+
   /** The stored record of one execution, or undefined. */
   async get(wallet: string, executionId: string): Promise<ExecutionRecord | undefined> {
     const row = await this.database.db

@@ -9,7 +9,14 @@ import { WatcherProgressStore } from '../../db/watcher-progress';
 import { RefundLedger, refundId, type RefundDue } from '../../db/refund-ledger';
 import type { LedgerPosition } from '../../db/page-token';
 import { migrations } from '../../db/migrations';
-import { applyCancel, applyDeposit, initialRecord, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
+import {
+  applyCancel,
+  applyDeposit,
+  initialRecord,
+  recordVersion,
+  withSigningDeadline,
+  type ExecutionRecord,
+} from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { postgresBinDir, startThrowawayPostgres, type ThrowawayPostgres } from '../support/postgres';
 import { newestFirst, walletRecords } from '../support/records';
@@ -167,6 +174,33 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       } finally {
         if (second !== database) await second.close();
       }
+    });
+
+    it('when executions wait for a signature, then the drain finds those without a signing deadline whose record is older than the cutoff', async () => {
+      const base = (id: string, at: string) =>
+        applyDeposit(
+          initialRecord({
+            executionId: id,
+            wallet: 'drain-w',
+            intent: {},
+            intentHash: 'ab'.repeat(32),
+            signerPublicKey: `0x${'cd'.repeat(32)}`,
+            createdAt: at,
+            expiresAt: '2099-01-01T00:00:00.000Z',
+          }),
+          { txHash: `0x${id}` },
+          at,
+        ).record;
+      const old = '2020-01-01T00:00:00.000Z';
+      await store.upsert('exec:drain-w:old', base('old', old));
+      await store.upsert('exec:drain-w:deadline', withSigningDeadline(base('deadline', old), '2020-01-02T00:00:00.000Z'));
+      await store.upsert('exec:drain-w:recent', base('recent', '2030-01-01T00:00:00.000Z'));
+      const found = await store.unsignedWithoutDeadline('2025-01-01T00:00:00.000Z');
+      assert.deepEqual(
+        [...found.keys()].filter((id) => id.startsWith('exec:drain-w:')),
+        ['exec:drain-w:old'],
+      );
+      assert.equal(found.get('exec:drain-w:old')?.status, 'OPERATION_PENDING');
     });
 
     it('when a wallet has 1,000 executions (some created in the same millisecond), then paging newest first returns each exactly once, in order, at any page size', async () => {
