@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../test/support/executions';
-import { request } from '../test/support/http';
+import { request, requestRetrying503 } from '../test/support/http';
 import { ProcessStack } from '../test/support/process-stack';
 
 const USAGE = `npm run bench:capacity [-- --cache N] [--seconds S] [--clients C]
@@ -78,7 +78,8 @@ async function main(): Promise<void> {
     };
     const path = (e: Open) => `/api/v1/executions/${e.wallet.id}/${e.executionId}`;
     const deposit = async (e: Open) => {
-      const answer = await request(stack.apiUrl, 'POST', `${path(e)}/deposit`, {
+      // A 503 other than CAPACITY_FULL (an outcome unknown under load) is sent again, as a client does.
+      const answer = await requestRetrying503(stack.apiUrl, 'POST', `${path(e)}/deposit`, {
         token: stack.token,
         json: { txHash: `0x${randomBytes(32).toString('hex')}` },
       });
@@ -100,20 +101,21 @@ async function main(): Promise<void> {
       }),
     );
     const fillSeconds = (Date.now() - fillStarted) / 1000;
+    const filled = open.length;
     say(`filled: ${open.length} admitted in ${fillSeconds.toFixed(1)} s (${(open.length / fillSeconds).toFixed(1)} prepares/s)`);
     const queue = [...open];
     await Promise.all(
       Array.from({ length: clients }, async () => {
         for (let e = queue.pop(); e; e = queue.pop()) {
-          await request(stack.apiUrl, 'GET', path(e));
+          await requestRetrying503(stack.apiUrl, 'GET', path(e));
           if (open.indexOf(e) % 2 === 0) await deposit(e);
         }
       }),
     );
     await new Promise((r) => setTimeout(r, 5000));
     const held = memoryMb(pid);
-    const perRun = (held.rss - idle.rss) / open.length;
-    say(`worker holding ${open.length} open runs: ${held.rss.toFixed(0)} MB (${(perRun * 1024).toFixed(0)} KB a run)`);
+    const perRun = (held.rss - idle.rss) / filled;
+    say(`worker holding ${filled} open runs: ${held.rss.toFixed(0)} MB (${(perRun * 1024).toFixed(0)} KB a run)`);
 
     // At capacity: sign one, prepare one.
     let signed = 0;
@@ -127,7 +129,7 @@ async function main(): Promise<void> {
           const e = open.shift();
           if (!e) break;
           if (!e.deposited) await deposit(e);
-          const answer = await request(stack.apiUrl, 'POST', `/api/v1/executions/${e.wallet.id}/submit`, {
+          const answer = await requestRetrying503(stack.apiUrl, 'POST', `/api/v1/executions/${e.wallet.id}/submit`, {
             json: signedBody(e.wallet, e.executionId, e.intent),
           });
           if (answer.status !== 200 && answer.status !== 409) throw new Error(`submit: ${answer.status} ${answer.text}`);
@@ -155,7 +157,7 @@ async function main(): Promise<void> {
       memoryGb: Math.round(os.totalmem() / 2 ** 30),
       cache,
       capacity,
-      filled: { admitted: open.length, seconds: fillSeconds, preparesPerSecond: open.length / fillSeconds },
+      filled: { admitted: filled, seconds: fillSeconds, preparesPerSecond: filled / fillSeconds },
       worker: { idleMb: idle.rss, holdingMb: held.rss, kbPerOpenRun: perRun * 1024, peakMb: end.peak },
       atCapacity: { seconds: turnSeconds, signed, admitted, refused, preparesPerSecond: admitted / turnSeconds },
     };
