@@ -4,6 +4,7 @@ import type { ChildService } from '../../scripts/lib/child-service';
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { request, type HttpAnswer } from '../support/http';
 import { ProcessStack } from '../support/process-stack';
+import { metricSum, scrape } from '../support/prometheus';
 
 const OPEN_RUNS = 5;
 const PER_WALLET = 2;
@@ -18,6 +19,8 @@ describe('capacity: admission of new executions across APIs', function () {
   let stack: ProcessStack;
   let second: { api: ChildService; url: string };
   const admitted: Array<{ wallet: TestWallet; executionId: string; intent: unknown }> = [];
+  /** The refusals the APIs answered, by the metric's reason. */
+  const refused = { capacity: 0, wallet: 0 };
 
   before(async () => {
     stack = await new ProcessStack({ env: { CAPACITY_OPEN_RUNS: String(OPEN_RUNS), CAPACITY_PER_WALLET: String(PER_WALLET) } }).start();
@@ -33,6 +36,8 @@ describe('capacity: admission of new executions across APIs', function () {
     const intent = sampleIntent();
     const answer = await request(base, 'POST', `/api/v1/executions/${wallet.id}`, { token: stack.token, json: { executionId, intent } });
     if (answer.status === 201) admitted.push({ wallet, executionId, intent });
+    if (answer.body?.code === 'CAPACITY_FULL') refused.capacity++;
+    if (answer.body?.code === 'WALLET_CAPACITY_FULL') refused.wallet++;
     return answer;
   };
 
@@ -115,6 +120,19 @@ describe('capacity: admission of new executions across APIs', function () {
     await probe.terminate('capacity test');
     const answer = await admittedWithin(15_000);
     assert.equal(answer.status, 201, JSON.stringify(answer.body));
+  });
+
+  it('when prepares were refused, then each API counted its own in intent_execution_prepares_refused_total by reason', async () => {
+    // The ready line of each API names its operator URL (OPERATOR_PORT 0: a free port).
+    const operatorUrls = await Promise.all(
+      [stack.api!, second.api].map(async (api) => (JSON.parse((await api.ready).input) as { operatorUrl: string }).operatorUrl),
+    );
+    const samples = await Promise.all(operatorUrls.map((url) => scrape(`${url}/metrics`)));
+    const counted = (reason: string) =>
+      samples.reduce((n, s) => n + metricSum(s, 'intent_execution_prepares_refused_total', { reason }), 0);
+    assert.ok(refused.capacity > 0 && refused.wallet > 0);
+    assert.equal(counted('capacity'), refused.capacity);
+    assert.equal(counted('wallet'), refused.wallet);
   });
 });
 
