@@ -38,6 +38,8 @@ export interface Config {
   readonly executionTtlSeconds: number;
   readonly executionLingerSeconds: number;
   readonly signingDeadlineSeconds: number;
+  /** Admission (CAPACITY_OPEN_RUNS, CAPACITY_PER_WALLET): the open runs of the service and a wallet's open executions at most; 0 turns one off. */
+  readonly capacity: { readonly openRuns: number; readonly perWallet: number };
   /** Requests per `windowS` per client IP / wallet (routes without a token) / token id; 0 turns one off. */
   readonly rateLimits: {
     readonly windowS: number;
@@ -172,6 +174,8 @@ const fileSchema = {
     executionTtlSeconds: integerSchema('EXECUTION_TTL_S'),
     executionLingerSeconds: integerSchema('EXECUTION_LINGER_S'),
     signingDeadlineSeconds: integerSchema('SIGNING_DEADLINE_S'),
+    capacityOpenRuns: integerSchema('CAPACITY_OPEN_RUNS'),
+    capacityPerWallet: integerSchema('CAPACITY_PER_WALLET'),
     rateLimits: {
       type: 'object',
       additionalProperties: false,
@@ -344,6 +348,10 @@ export function loadConfig(env: Env = process.env): Config {
     executionTtlSeconds: e.EXECUTION_TTL_S ?? parsed.executionTtlSeconds ?? d('EXECUTION_TTL_S'),
     executionLingerSeconds: e.EXECUTION_LINGER_S ?? parsed.executionLingerSeconds ?? d('EXECUTION_LINGER_S'),
     signingDeadlineSeconds: e.SIGNING_DEADLINE_S ?? parsed.signingDeadlineSeconds ?? d('SIGNING_DEADLINE_S'),
+    capacity: {
+      openRuns: e.CAPACITY_OPEN_RUNS ?? parsed.capacityOpenRuns ?? d('CAPACITY_OPEN_RUNS'),
+      perWallet: e.CAPACITY_PER_WALLET ?? parsed.capacityPerWallet ?? d('CAPACITY_PER_WALLET'),
+    },
     rateLimits: {
       windowS: e.RATE_LIMIT_WINDOW_S ?? parsed.rateLimits?.windowS ?? d('RATE_LIMIT_WINDOW_S'),
       perIp: e.RATE_LIMIT_PER_IP ?? parsed.rateLimits?.perIp ?? d('RATE_LIMIT_PER_IP'),

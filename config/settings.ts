@@ -170,19 +170,38 @@ export const SETTINGS = {
   EXECUTION_TTL_S: {
     kind: 'integer',
     min: 1,
-    default: 86400,
+    default: 1800,
     file: 'executionTtlSeconds',
     readBy: 'api',
-    description: "prepare's default `ttlSeconds`: a deposit must come within it",
+    description:
+      "prepare's default `ttlSeconds`: a deposit must come within it (an open execution holds one of CAPACITY_OPEN_RUNS meanwhile: docs/performance.md \"Capacity\")",
   },
   SIGNING_DEADLINE_S: {
     kind: 'integer',
     min: 1,
-    default: 86400,
+    default: 1800,
     file: 'signingDeadlineSeconds',
     readBy: 'api',
     description:
       'how long an execution waits for its signature once its deposit is in (OPERATION_PENDING); then it is EXPIRED and its deposit owed back, so no execution stays open for ever',
+  },
+  CAPACITY_OPEN_RUNS: {
+    kind: 'integer',
+    min: 0,
+    default: 360,
+    file: 'capacityOpenRuns',
+    readBy: 'api',
+    description:
+      "the open workflow runs the service lets its workers hold: open executions (PREPARED, OPERATION_PENDING) and the workers' other running workflows; a prepare beyond it is 503 `CAPACITY_FULL`. Keep it below the smallest worker's WORKER_CACHED_WORKFLOWS (any worker may end up holding every run): a run that must wait for a cache slot is how the Temporal core wedges one (0: off)",
+  },
+  CAPACITY_PER_WALLET: {
+    kind: 'integer',
+    min: 0,
+    default: 50,
+    file: 'capacityPerWallet',
+    readBy: 'api',
+    description:
+      "a wallet's open executions (PREPARED, OPERATION_PENDING) at most; a prepare beyond it is 429 `WALLET_CAPACITY_FULL` (0: off)",
   },
   EXECUTION_LINGER_S: {
     kind: 'integer',

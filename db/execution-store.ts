@@ -1,7 +1,27 @@
+import { sql } from 'kysely';
 import type { ExecutionRecord, ExecutionStatus } from '../domain/execution-state';
 import { recordVersion } from '../domain/execution-state';
 import type { Database } from './database';
 import type { PagePosition } from './page-token';
+
+/** The statuses of an execution whose workflow is open (waiting for a deposit or a signature). */
+const OPEN_STATUSES: readonly ExecutionStatus[] = ['PREPARED', 'OPERATION_PENDING'];
+
+/**
+ * What `admit` lets in: `open`, the open executions of the whole service; `perWallet`, one wallet's;
+ * either undefined for no bound. `graceMs`: how long a place whose execution has no row yet counts.
+ */
+export interface AdmissionLimits {
+  open?: number;
+  perWallet?: number;
+  graceMs: number;
+}
+
+/** `admit`'s answer: admitted, or refused because the service (`capacity`) or the wallet (`wallet`) is full. */
+export type Admission = 'admitted' | 'capacity' | 'wallet';
+
+/** The key of the PostgreSQL transaction lock that serialises admissions across API processes. */
+const ADMISSION_LOCK = 820_082;
 
 export interface ExecutionPage {
   records: ExecutionRecord[];
@@ -85,6 +105,89 @@ export class ExecutionStore {
       .orderBy('workflow_id')
       .execute();
     return new Map(rows.map((r) => [r.workflow_id, JSON.parse(r.record) as ExecutionRecord]));
+  }
+
+  /**
+   * Takes a place for the execution `workflowId` of `wallet` among the open executions, or refuses
+   * it, atomically across every API sharing this read model: one transaction inserts the place, then
+   * counts the open executions (rows PREPARED or OPERATION_PENDING, plus places whose execution has
+   * no row yet, for `graceMs`), and rolls back over a limit. On SQLite the insert takes the
+   * database's write lock first, so the count is serialised; on PostgreSQL a transaction lock does
+   * it. A place already taken (a retried prepare) is admitted again without a count.
+   */
+  async admit(workflowId: string, wallet: string, limits: AdmissionLimits, now = new Date()): Promise<Admission> {
+    if (limits.open === undefined && limits.perWallet === undefined) return 'admitted';
+    const refused = new Error('admission refused');
+    let answer: Admission = 'admitted';
+    try {
+      await this.database.db.transaction().execute(async (trx) => {
+        if (this.database.kind === 'postgres') await sql`select pg_advisory_xact_lock(${ADMISSION_LOCK})`.execute(trx);
+        const inserted = await trx
+          .insertInto('admissions')
+          .values({ workflow_id: workflowId, wallet, admitted_at: now.toISOString() })
+          .onConflict((oc) => oc.column('workflow_id').doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return;
+        // Places whose execution has its row now (counted by status from here on), or past their grace.
+        await trx
+          .deleteFrom('admissions')
+          .where((eb) =>
+            eb.or([
+              eb('admitted_at', '<', new Date(now.getTime() - limits.graceMs).toISOString()),
+              eb.exists(
+                eb
+                  .selectFrom('executions')
+                  .select('executions.workflow_id')
+                  .whereRef('executions.workflow_id', '=', 'admissions.workflow_id'),
+              ),
+            ]),
+          )
+          .execute();
+        const count = async (of?: string) => {
+          let executions = trx
+            .selectFrom('executions')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('status', 'in', [...OPEN_STATUSES]);
+          let places = trx.selectFrom('admissions').select((eb) => eb.fn.countAll<number | string>().as('n'));
+          if (of !== undefined) {
+            executions = executions.where('wallet', '=', of);
+            places = places.where('wallet', '=', of);
+          }
+          return Number((await executions.executeTakeFirstOrThrow()).n) + Number((await places.executeTakeFirstOrThrow()).n);
+        };
+        if (limits.perWallet !== undefined && (await count(wallet)) > limits.perWallet) answer = 'wallet';
+        else if (limits.open !== undefined && (await count()) > limits.open) answer = 'capacity';
+        if (answer !== 'admitted') throw refused;
+      });
+    } catch (err) {
+      if (err !== refused) throw err;
+    }
+    return answer;
+  }
+
+  /** Gives back the place of an execution whose workflow did not start. */
+  async release(workflowId: string): Promise<void> {
+    await this.database.db.deleteFrom('admissions').where('workflow_id', '=', workflowId).execute();
+  }
+
+  /**
+   * OPERATION_PENDING executions without a signing deadline (started on a build before it) whose
+   * record has not changed since `before`, by workflow id: what `npm run drain` cancels.
+   */
+  async unsignedWithoutDeadline(before: string): Promise<Map<string, ExecutionRecord>> {
+    const rows = await this.database.db
+      .selectFrom('executions')
+      .select(['workflow_id', 'record'])
+      .where('status', '=', 'OPERATION_PENDING')
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .execute();
+    const found = new Map<string, ExecutionRecord>();
+    for (const row of rows) {
+      const record = JSON.parse(row.record) as ExecutionRecord;
+      if (record.signingDeadline === undefined) found.set(row.workflow_id, record);
+    }
+    return found;
   }
 
   /** The stored record of one execution, or undefined. */

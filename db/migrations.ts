@@ -372,6 +372,25 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.dropTable('gas_accounts').execute();
       },
     },
+    // Admission (docs/decisions/0082): a prepare reserves its execution's place here, in the same
+    // transaction that counts the open executions, before its workflow starts; the row stops
+    // counting once the execution's own row is in `executions`. Open executions are counted by status.
+    '0018-admissions': {
+      async up(db: Kysely<any>) {
+        await db.schema
+          .createTable('admissions')
+          .addColumn('workflow_id', 'text', (c) => c.primaryKey())
+          .addColumn('wallet', 'text', bytewise)
+          .addColumn('admitted_at', 'text', (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('admissions_wallet').on('admissions').column('wallet').execute();
+        await db.schema.createIndex('executions_status').on('executions').column('status').execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('executions_status').execute();
+        await db.schema.dropTable('admissions').execute();
+      },
+    },
     // The refund.held outbox: the hold reason last handed to its webhook's delivery workflow. Rows
     // held before it are marked announced: their hold was never promised a webhook.
     '0019-refund-held-announced': {

@@ -166,8 +166,19 @@ export interface GasTopupsTable {
   created_at: string;
 }
 
+/**
+ * A prepare's place among the open executions (db/execution-store.ts `admit`), taken before its
+ * workflow starts; it counts until the execution's row is in `executions`, or for a grace period.
+ */
+export interface AdmissionsTable {
+  workflow_id: string;
+  wallet: string;
+  admitted_at: string;
+}
+
 export interface ReadModelTables {
   executions: ExecutionsTable;
+  admissions: AdmissionsTable;
   deposit_addresses: DepositAddressesTable;
   refunds: RefundsTable;
   chain_checkpoints: ChainCheckpointsTable;

@@ -3,9 +3,11 @@ import { runCachePressure } from '../test/stress/cache-pressure';
 import { reportLines, reportTable } from '../test/stress/report';
 
 /**
- * `npm run stress -- [--executions N] [--cache C] [--linger S] [--minutes M] [--rate-factor F] [--pending-share P]`:
- * the long form of test/load/stress.test.ts. One run of a worker with a cache of C, N open
- * executions and M minutes of load at F times the saturating rate; prints the run and a table row.
+ * `npm run stress -- [--executions N] [--cache C] [--linger S] [--minutes M] [--rate-factor F] [--pending-share P]
+ * [--protection on|off] [--prepare-share S]`: the long form of test/load/stress.test.ts. One run of a worker with a
+ * cache of C, N executions meant to be open and M minutes of load at F times the saturating rate, S of it prepares
+ * of new executions; with protection on (the default) the API admits 0.9 × C open runs (CAPACITY_OPEN_RUNS, as
+ * the defaults do), off it admits all of them (the control run). Prints the run and a table row.
  */
 async function main() {
   const { values } = parseArgs({
@@ -16,6 +18,8 @@ async function main() {
       minutes: { type: 'string', default: '2' },
       'rate-factor': { type: 'string', default: '2' },
       'pending-share': { type: 'string', default: '0.5' },
+      protection: { type: 'string', default: 'on' },
+      'prepare-share': { type: 'string', default: '0.1' },
     },
   });
   const number = (name: keyof typeof values) => {
@@ -30,11 +34,19 @@ async function main() {
     seconds: Math.round(number('minutes') * 60),
     rateFactor: number('rate-factor'),
     pendingShare: number('pending-share'),
+    // The defaults' ratio (CAPACITY_OPEN_RUNS 360 of WORKER_CACHED_WORKFLOWS 400); off: the control run.
+    ...(protection(values.protection) ? { capacity: Math.floor(0.9 * Math.round(number('cache'))) } : {}),
+    prepareShare: number('prepare-share'),
     log: (line) => console.log(`[stress] ${line}`),
   });
   console.log(reportLines(report).join('\n'));
   console.log(`\n${reportTable([report])}`);
   process.exitCode = report.stranded > 0 ? 1 : 0;
+}
+
+function protection(value: string | undefined): boolean {
+  if (value !== 'on' && value !== 'off') throw new Error(`--protection must be on or off, not ${value}`);
+  return value === 'on';
 }
 
 main().catch((err) => {

@@ -49,13 +49,12 @@ export interface RunningWorker {
 
 /**
  * Worker tuning, measured with `npm run bench` (docs/performance.md).
- * - maxCachedWorkflows (WORKER_CACHED_WORKFLOWS, default 400): executions stay open for days (they
- *   linger after SIGNING), so the SDK's default sticky cache (sized from the heap limit: over 2,000
- *   on a machine with 24 GB) fills up with workflows that will see no task for days and grows the
- *   worker by about 0.2 MB each. The deposit and the submit of an execution come within minutes of
- *   its prepare, which a few hundred entries cover; an evicted execution replays its short history
- *   (a few ms) if it is ever woken. A full cache has a cost of its own: a task of an uncached
- *   workflow waits for an eviction, which `npm run stress` drives on purpose with a small cache.
+ * - maxCachedWorkflows (WORKER_CACHED_WORKFLOWS, default 400): every open run of the service must
+ *   fit in it, since any one worker may hold all of them: the API admits at most CAPACITY_OPEN_RUNS
+ *   (default 360) open runs (docs/decisions/0082). A task of an uncached run waits for an eviction,
+ *   the path on which the Temporal core can wedge a run (0075); `npm run stress -- --protection off`
+ *   drives it on purpose with a small cache. The SDK's default (sized from the heap limit: over 2,000
+ *   on a machine with 24 GB) would not match the admission's bound.
  */
 const tuning = (config: Config): Partial<WorkerOptions> => ({
   maxCachedWorkflows: config.workerCachedWorkflows,

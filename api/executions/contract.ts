@@ -413,7 +413,18 @@ export const submitAnswerSchema = {
 } as const;
 
 /** Executions' error body. */
-export const errorSchema = { type: 'object', required: ['error'], properties: { error: { type: 'string' } } } as const;
+export const errorSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: { type: 'string' },
+    code: {
+      type: 'string',
+      description:
+        'a stable name for the refusal, e.g. `CAPACITY_FULL` (503: the service holds all the open executions it may), `WALLET_CAPACITY_FULL` (429: this wallet holds its share), `RATE_LIMITED`, `UNAVAILABLE`, `EXPIRED`, `ALREADY_EXISTS`',
+    },
+  },
+} as const;
 
 // ---- operations ----
 

@@ -53,6 +53,7 @@ import {
   type SubmitSignatureResult,
 } from '../../contracts/temporal';
 import { BoundedMap } from '../http/bounded-map';
+import { Capacity } from './capacity';
 import { READ_MODEL_RETRY_AFTER_S, fromReadModel } from '../http/read-model';
 import { withinMs } from '../temporal/call';
 import { mapTemporalError, updateFailureType } from '../temporal/errors';
@@ -139,6 +140,7 @@ export class ExecutionService {
 
   /** The service's client, except that a query of a closed execution is refused by the server (not replayed on a worker). */
   private readonly client: Client;
+  private readonly capacity: Capacity;
 
   constructor(
     client: Client,
@@ -154,6 +156,7 @@ export class ExecutionService {
       interceptors: client.options.interceptors,
       workflow: { queryRejectCondition: 'NOT_OPEN' },
     });
+    this.capacity = new Capacity(this.client, config, store, clock);
   }
 
   /**
@@ -253,6 +256,9 @@ export class ExecutionService {
     // (decision 0062). While Temporal still holds the run, its REJECT_DUPLICATE says the same.
     if (await this.readModel(() => this.store.get(wallet, executionId)))
       return { record: await this.samePrepare(wallet, input, body.ttlSeconds ?? this.config.executionTtlSeconds), replayed: true };
+    // A place among the open executions first (503 or 429 beyond them): the workers never hold more
+    // runs than their cache, the condition under which the Temporal core can wedge one (decision 0082).
+    await this.capacity.admit(wallet, workflowId);
     try {
       await this.call(() =>
         this.client.workflow.start(EXECUTION_WORKFLOW_TYPE, {
@@ -270,6 +276,9 @@ export class ExecutionService {
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError)
         return { record: await this.samePrepare(wallet, input, body.ttlSeconds ?? this.config.executionTtlSeconds), replayed: true };
+      // Most likely not started: the place goes back. A start that took effect all the same is
+      // counted again once its first record is projected.
+      await this.capacity.release(workflowId);
       throw mapTemporalError(err, `execution ${executionId}`);
     }
     this.facts.set(workflowId, { signerPublicKey: input.signerPublicKey, intentHash: input.intentHash });

@@ -25,7 +25,7 @@ export function toServiceError(err: unknown): ServiceError {
 
 /**
  * The one place where errors become HTTP answers. `ctx.state.errorStyle` picks the body:
- * executions `{ error }`, whitelists `{ error, errorMessage }`. A 5xx body never carries internals;
+ * executions `{ error, code }`, whitelists `{ error, errorMessage }`. A 5xx body never carries internals;
  * the full error goes to the log with the request id.
  */
 export function errorMiddleware(logger: Logger) {
@@ -47,7 +47,9 @@ export function errorMiddleware(logger: Logger) {
       if (err.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
       if (err.retryAfterS !== undefined) ctx.set('Retry-After', String(err.retryAfterS));
       ctx.body =
-        ctx.state.errorStyle === 'whitelist' ? { error: STATUS_CODES[err.status] ?? 'Error', errorMessage: message } : { error: message };
+        ctx.state.errorStyle === 'whitelist'
+          ? { error: STATUS_CODES[err.status] ?? 'Error', errorMessage: message }
+          : { error: message, code: err.code };
     }
   };
 }

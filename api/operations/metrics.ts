@@ -5,6 +5,12 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client
 export const UNMATCHED_ROUTE = 'unmatched';
 
 const SUBMIT_ROUTE = '/api/v1/executions/:wallet/submit';
+const PREPARE_ROUTE = '/api/v1/executions/:wallet';
+/** The refusals of admission (api/executions/capacity.ts), by the code the answer carries. */
+const ADMISSION_REFUSALS = new Map([
+  ['CAPACITY_FULL', 'capacity'],
+  ['WALLET_CAPACITY_FULL', 'wallet'],
+]);
 const WHITELIST_ROUTES = new Set(['/chain/whitelists/', '/chain/whitelists']);
 /** Statuses that are outcomes of a batch (decided by the batch or its precheck), not request errors. */
 const BATCH_OUTCOMES = new Set([200, 403, 408, 500]);
@@ -40,6 +46,12 @@ export function createApiMetrics(): ApiMetrics {
     labelNames: ['status', 'result'] as const,
     registers: [registry],
   });
+  const refusedPrepares = new Counter({
+    name: 'intent_execution_prepares_refused_total',
+    help: 'Prepares refused by admission: reason capacity (503, the service holds all the open runs it may) or wallet (429, the wallet holds its share)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
   const batches = new Counter({
     name: 'intent_whitelist_batches_total',
     help: 'Whitelist batches that passed authentication and validation, by outcome (200, 403, 408, 500)',
@@ -61,6 +73,11 @@ export function createApiMetrics(): ApiMetrics {
         stopTimer(labels);
         if (route === SUBMIT_ROUTE)
           submits.inc({ status: labels.status, result: ctx.status === 200 ? String(ctx.state.outcome ?? 'unknown') : 'none' });
+        const refusal =
+          route === PREPARE_ROUTE && ctx.method === 'POST'
+            ? ADMISSION_REFUSALS.get(String((ctx.body as { code?: unknown } | undefined)?.code))
+            : undefined;
+        if (refusal) refusedPrepares.inc({ reason: refusal });
         if (WHITELIST_ROUTES.has(route) && ctx.method === 'POST' && BATCH_OUTCOMES.has(ctx.status)) {
           batches.inc({ outcome: labels.status });
         }

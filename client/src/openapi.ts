@@ -802,6 +802,8 @@ export interface components {
         };
         Error: {
             error: string;
+            /** @description a stable name for the refusal, e.g. `CAPACITY_FULL` (503: the service holds all the open executions it may), `WALLET_CAPACITY_FULL` (429: this wallet holds its share), `RATE_LIMITED`, `UNAVAILABLE`, `EXPIRED`, `ALREADY_EXISTS` */
+            code?: string;
         };
         WhitelistError: {
             error: string;

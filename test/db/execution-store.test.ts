@@ -9,7 +9,14 @@ import { WatcherProgressStore } from '../../db/watcher-progress';
 import { RefundLedger, refundId, type RefundDue } from '../../db/refund-ledger';
 import type { LedgerPosition } from '../../db/page-token';
 import { migrations } from '../../db/migrations';
-import { applyCancel, applyDeposit, recordVersion, type ExecutionRecord } from '../../domain/execution-state';
+import {
+  applyCancel,
+  applyDeposit,
+  initialRecord,
+  recordVersion,
+  withSigningDeadline,
+  type ExecutionRecord,
+} from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { postgresBinDir, startThrowawayPostgres, type ThrowawayPostgres } from '../support/postgres';
 import { newestFirst, walletRecords } from '../support/records';
@@ -111,6 +118,89 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       await Promise.all(writes.map((r) => store.upsert(id, r)));
       const stored = await store.get(prepared.wallet, prepared.executionId);
       assert.equal(stored && recordVersion(stored), recordVersion(versions[2]));
+    });
+
+    it('when 20 prepares race for 7 places, then exactly 7 are admitted; a retried one is admitted again, a projected open record keeps its place, a final one frees it, a place past its grace stops counting', async () => {
+      // Two connections on PostgreSQL, as two APIs have; SQLite's are serialised by its write lock
+      // across processes (test/integration/capacity.test.ts), and two synchronous connections in one process would wait on each other.
+      const second = kind === 'postgres' ? await openDatabase(settings) : database;
+      const stores = [store, new ExecutionStore(second)];
+      try {
+        const counted = async () => {
+          const open = await database.db
+            .selectFrom('executions')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('status', 'in', ['PREPARED', 'OPERATION_PENDING'])
+            .executeTakeFirstOrThrow();
+          const places = await database.db
+            .selectFrom('admissions')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .executeTakeFirstOrThrow();
+          return Number(open.n) + Number(places.n);
+        };
+        const limits = { open: (await counted()) + 7, graceMs: 60_000 };
+        const now = new Date();
+        const ids = Array.from({ length: 20 }, (_, i) => `exec:admit-${i}:x`);
+        const answers = await Promise.all(ids.map((id, i) => stores[i % 2].admit(id, `admit-${i}`, limits, now)));
+        assert.deepEqual([...answers].sort(), [...Array<string>(7).fill('admitted'), ...Array<string>(13).fill('capacity')]);
+        const inside = ids.filter((_, i) => answers[i] === 'admitted');
+        const first = Number(inside[0].split('-')[1].split(':')[0]);
+        assert.equal(await store.admit(inside[0], `admit-${first}`, limits, now), 'admitted', 'a retried prepare keeps its place');
+        const record = initialRecord({
+          executionId: 'x',
+          wallet: `admit-${first}`,
+          intent: {},
+          intentHash: 'ab'.repeat(32),
+          signerPublicKey: `0x${'cd'.repeat(32)}`,
+          createdAt: now.toISOString(),
+          expiresAt: new Date(now.getTime() + 3_600_000).toISOString(),
+        });
+        await store.upsert(inside[0], record);
+        assert.equal(
+          await store.admit('exec:admit-late:x', 'admit-late', limits, now),
+          'capacity',
+          'its PREPARED row counts instead of its place',
+        );
+        await store.upsert(inside[0], applyCancel(record, now.toISOString()));
+        assert.equal(await store.admit('exec:admit-late:x', 'admit-late', limits, now), 'admitted', 'CANCELLED frees it');
+        const later = new Date(now.getTime() + 61_000);
+        assert.equal(
+          await store.admit('exec:admit-later:x', 'admit-later', limits, later),
+          'admitted',
+          'places past their grace no longer count',
+        );
+        assert.equal(await store.admit('exec:admit-w2:x', 'admit-later', { perWallet: 1, graceMs: 60_000 }, later), 'wallet');
+        for (const id of [...inside, 'exec:admit-late:x', 'exec:admit-later:x']) await store.release(id);
+      } finally {
+        if (second !== database) await second.close();
+      }
+    });
+
+    it('when executions wait for a signature, then the drain finds those without a signing deadline whose record is older than the cutoff', async () => {
+      const base = (id: string, at: string) =>
+        applyDeposit(
+          initialRecord({
+            executionId: id,
+            wallet: 'drain-w',
+            intent: {},
+            intentHash: 'ab'.repeat(32),
+            signerPublicKey: `0x${'cd'.repeat(32)}`,
+            createdAt: at,
+            expiresAt: '2099-01-01T00:00:00.000Z',
+          }),
+          { txHash: `0x${id}` },
+          at,
+        ).record;
+      const old = '2020-01-01T00:00:00.000Z';
+      await store.upsert('exec:drain-w:old', base('old', old));
+      await store.upsert('exec:drain-w:deadline', withSigningDeadline(base('deadline', old), '2020-01-02T00:00:00.000Z'));
+      await store.upsert('exec:drain-w:recent', base('recent', '2030-01-01T00:00:00.000Z'));
+      const found = await store.unsignedWithoutDeadline('2025-01-01T00:00:00.000Z');
+      assert.deepEqual(
+        [...found.keys()].filter((id) => id.startsWith('exec:drain-w:')),
+        ['exec:drain-w:old'],
+      );
+      assert.equal(found.get('exec:drain-w:old')?.status, 'OPERATION_PENDING');
     });
 
     it('when a wallet has 1,000 executions (some created in the same millisecond), then paging newest first returns each exactly once, in order, at any page size', async () => {

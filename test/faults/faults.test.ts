@@ -110,7 +110,7 @@ describe('faults: real processes killed and restarted', function () {
       const down = await api('GET', `/api/v1/executions/${prepared.wallet.id}/${prepared.executionId}`);
       assert.equal(down.status, 503);
       assert.equal(down.headers.get('retry-after'), '1');
-      assert.deepEqual(Object.keys(down.body), ['error']);
+      assert.deepEqual(Object.keys(down.body), ['error', 'code']);
       assert.match(down.body.error, /may be retried safely/);
       assert.ok(!/grpc|ECONNREFUSED|127\.0\.0\.1/i.test(down.body.error), down.body.error);
       assert.ok(Date.now() - started < 8_000, `answered in ${Date.now() - started} ms`);

@@ -72,8 +72,9 @@ export function assertDocumented(answer: RawAnswer, expect: Expectation, what: s
     if (body.error !== STATUS_CODES[answer.status]) fail('error is not the status text');
     if (typeof body.errorMessage !== 'string' || body.errorMessage.length === 0) fail('errorMessage is not a string');
   } else {
-    if (!body || Object.keys(body).join() !== 'error' || typeof body.error !== 'string' || body.error.length === 0)
-      fail('an execution error body that is not { error: string }');
+    if (!body || Object.keys(body).join() !== 'error,code' || typeof body.error !== 'string' || body.error.length === 0)
+      fail('an execution error body that is not { error: string, code: string }');
+    else if (typeof body.code !== 'string' || !/^[A-Z_]+$/.test(body.code)) fail('an execution error code that is not an UPPER_SNAKE name');
   }
   if (answer.status === 401 && answer.headers['www-authenticate'] !== 'Bearer') fail('401 without WWW-Authenticate: Bearer');
 }

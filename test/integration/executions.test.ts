@@ -368,7 +368,7 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
         });
         assert.equal(res.status, 400, res.text);
         assert.equal(typeof res.body.error, 'string');
-        assert.deepEqual(Object.keys(res.body), ['error']);
+        assert.deepEqual(Object.keys(res.body), ['error', 'code']);
       });
     }
 

@@ -48,7 +48,7 @@ describe('foundation: the real stack', () => {
   it("when a known path is called with another method, then the answer is 405 in that operation's error style", async () => {
     const submit = await request(stack.api.url, 'PUT', '/api/v1/executions/w/submit');
     assert.equal(submit.status, 405);
-    assert.deepEqual(Object.keys(submit.body), ['error']);
+    assert.deepEqual(Object.keys(submit.body), ['error', 'code']);
     const whitelist = await request(stack.api.url, 'GET', '/chain/whitelists/');
     assert.equal(whitelist.status, 405);
     assert.equal(whitelist.body.error, 'Method Not Allowed');

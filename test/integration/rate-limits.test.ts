@@ -80,7 +80,7 @@ describe('rate limits: per client without a token, per wallet once its signature
     const flood = await times(14, () => send(url, 'GET', path, { from: '127.0.0.1' }));
     assert.deepEqual(statuses(flood), [...Array(10).fill(404), ...Array(4).fill(429)]);
     const limited = flood[13];
-    assert.deepEqual(Object.keys(limited.body), ['error']);
+    assert.deepEqual(Object.keys(limited.body), ['error', 'code']);
     assert.match(limited.body.error, /too many requests/);
     assert.ok(Number(limited.retryAfter) >= 1 && Number(limited.retryAfter) <= 60, `Retry-After ${limited.retryAfter}`);
     // Submit counts against the same address.

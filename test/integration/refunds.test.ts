@@ -116,7 +116,7 @@ describe('refunds: the ledger routes (list with refunds:read, settle once with r
     }
     const other = await api('POST', `/api/v1/refunds/${one.id}/refunded`, writer, { txHash: refundTx('another') });
     assert.equal(other.status, 409, other.text);
-    assert.deepEqual(Object.keys(other.body), ['error']);
+    assert.deepEqual(Object.keys(other.body), ['error', 'code']);
     assert.equal((await api('POST', `/api/v1/refunds/${one.id}/waived`, writer, { reason: 'dust' })).status, 409);
     const waived = await api('POST', `/api/v1/refunds/${two.id}/waived`, writer, { reason: 'below the cost of sending it' });
     assert.equal(waived.status, 200, waived.text);

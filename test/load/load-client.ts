@@ -115,7 +115,9 @@ export async function runOpenLoop<T extends LoadRequest>(
     let unavailable = 0;
     for (;;) {
       const result = await send(agent, url, request, timeoutMs);
-      if (result.status !== 503 || unavailable + 1 >= maxAttempts) return { ...result, ms: sinceStart() - first, unavailable };
+      // A prepare refused for capacity is an answer: the open executions decide when a place frees, not the retry.
+      if (result.status !== 503 || result.body?.code === 'CAPACITY_FULL' || unavailable + 1 >= maxAttempts)
+        return { ...result, ms: sinceStart() - first, unavailable };
       unavailable++;
       await sleep(1000 * Number(result.retryAfter ?? 1));
     }

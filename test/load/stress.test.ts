@@ -5,8 +5,9 @@ import { reportLines } from '../stress/report';
 // A short form of `npm run stress`: a worker whose sticky cache holds 10 workflows, 100 executions
 // open at once (each closes at its final status, EXECUTION_LINGER_S as deployed), and Updates,
 // queries, signals and expiry timers at twice the saturating rate, so that tasks wait for a cache
-// slot and Update tasks time out: the Temporal core's wedge path (decision 0075). Nothing may strand:
-// a run the core wedges is released by the worker recreating itself.
+// slot and Update tasks time out: the Temporal core's wedge path (decision 0075). Admission is off
+// here (the test stack's CAPACITY_OPEN_RUNS is far above the cache): the control run. Nothing may
+// strand: a run the core wedges is released by the worker recreating itself.
 
 describe('stress: a full sticky cache under overload (worker and API as processes)', function () {
   this.timeout(240_000);
@@ -33,5 +34,35 @@ describe('stress: a full sticky cache under overload (worker and API as processe
 
   it('when an action was acknowledged under that load, then the record shows it within 60 s', () => {
     assert.deepEqual(report.invisible, []);
+  });
+});
+
+// The same load with admission on: the cache never has to evict an open run, so no task waits for a
+// slot and the wedge path is closed. The bound leaves three of the ten slots, as the defaults leave
+// forty of 400, for runs that reached their final status (their place is free) and are closing.
+describe('stress: the same overload with admission bounding the open runs below the cache', function () {
+  this.timeout(240_000);
+  let report: CachePressureReport;
+
+  before(async function () {
+    this.timeout(240_000);
+    report = await runCachePressure({ executions: 100, cache: 10, capacity: 7, prepareShare: 0.1, lingerSeconds: 0, seconds: 15 });
+    console.log(reportLines(report).join('\n'));
+  });
+
+  it('when prepares ask for more open executions than the bound, then they are refused 503 CAPACITY_FULL and the cache holds every open run: no forced eviction, no core line, no recreation', () => {
+    assert.ok(report.refused.setup > 0 && report.refused.load > 0, `refused ${JSON.stringify(report.refused)}`);
+    assert.ok(report.worker.cachePeak <= 10, `cache peak ${report.worker.cachePeak}`);
+    const evictions = Object.entries(report.worker.cacheCounters)
+      .filter(([name]) => name.includes('forced_eviction'))
+      .reduce((n, [, v]) => n + v, 0);
+    assert.equal(evictions, 0);
+    assert.equal(report.worker.coreLines.extraBufferedRun + report.worker.coreLines.leftoverBuffered, 0);
+    assert.equal(report.worker.recreated, 0);
+  });
+
+  it('when the service is at its capacity under that load, then nothing strands and no answer is a 500', () => {
+    assert.equal(report.stranded, 0);
+    assert.deepEqual(report.apiErrors, {});
   });
 });

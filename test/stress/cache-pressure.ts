@@ -29,6 +29,13 @@ export interface CachePressureOptions {
    * that close at their final status, they are what keeps the cache full. Default 0.5.
    */
   pendingShare?: number;
+  /**
+   * CAPACITY_OPEN_RUNS: the open runs the API admits (docs/decisions/0082), below `cache` to protect
+   * the worker; undefined: no bound, the worker holds every open execution (the control run).
+   */
+  capacity?: number;
+  /** Share of the open loop's requests that prepare a new execution, so the service stays at its capacity. Default 0. */
+  prepareShare?: number;
   /** Progress lines. */
   log?: (line: string) => void;
 }
@@ -39,6 +46,12 @@ export interface CachePressureReport {
   pending: number;
   cache: number;
   lingerSeconds: number;
+  /** CAPACITY_OPEN_RUNS, or undefined for none. */
+  capacity?: number;
+  /** Prepares answered 503 CAPACITY_FULL: before the load (of the `executions` meant) and during it. */
+  refused: { setup: number; load: number };
+  /** Prepares admitted during the load. */
+  admittedDuringLoad: number;
   /** Closed loop, 50 clients: the rate this machine saturates at, req/s. */
   ceiling: number;
   /** The open loop's rate, req/s. */
@@ -96,6 +109,8 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     expiringShare = 0.2,
     signalShare = 0.2,
     pendingShare = 0.5,
+    capacity,
+    prepareShare = 0,
   } = options;
   const log = options.log ?? (() => undefined);
   const metricsPort = await freePort();
@@ -108,6 +123,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       SDK_LOG_LEVEL: 'WARN',
       // Submit bodies are signed once, before a load that may last longer than the default 300 s.
       ENVELOPE_MAX_AGE_S: '86400',
+      ...(capacity === undefined ? {} : { CAPACITY_OPEN_RUNS: String(capacity) }),
     },
   }).start();
   try {
@@ -123,32 +139,38 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     const auth = { authorization: `Bearer ${stack.token}` };
     const random = seeded(total * 7919 + cache);
     const expiringCount = Math.round(total * expiringShare);
-    const steady = makeExecutions(total - expiringCount, () => Math.max(3600, 4 * seconds));
-    const pending = new Set(steady.slice(0, Math.round(total * pendingShare)));
-
-    const prepareAll = async (list: Execution[]) => {
-      const prepares = list.map<Req>((e) => ({
-        kind: 'prepare',
-        method: 'POST',
-        path: `/api/v1/executions/${e.wallet.id}`,
-        headers: auth,
-        body: { executionId: e.executionId, intent: e.intent, ttlSeconds: e.ttlSeconds },
-        execution: e,
-      }));
-      const done = await runLoad(stack.apiUrl, prepares, CLIENTS);
+    const prepareOf = (e: Execution): Req => ({
+      kind: 'prepare',
+      method: 'POST',
+      path: `/api/v1/executions/${e.wallet.id}`,
+      headers: auth,
+      body: { executionId: e.executionId, intent: e.intent, ttlSeconds: e.ttlSeconds },
+      execution: e,
+    });
+    const refused = { setup: 0, load: 0 };
+    const isRefused = (r: LoadResult) => r.status === 503 && r.body?.code === 'CAPACITY_FULL';
+    /** Prepares `list` and reads each admitted one; answers the admitted ones (all of them without a capacity). */
+    const prepareAll = async (list: Execution[]): Promise<Execution[]> => {
+      const done = await runLoad(stack.apiUrl, list.map(prepareOf), CLIENTS);
       await retry503(stack.apiUrl, done.results);
-      const failed = done.results.filter((r) => ![200, 201, 409].includes(r.status));
+      refused.setup += done.results.filter(isRefused).length;
+      const failed = done.results.filter((r) => ![200, 201, 409].includes(r.status) && !isRefused(r));
       if (failed.length > 0)
         throw new Error(`${failed.length} prepares failed, first: ${failed[0].status} ${JSON.stringify(failed[0].body)}`);
+      const admitted = done.results.filter((r) => !isRefused(r)).map((r) => r.request.execution);
       // A GET waits for each workflow's first task: the cache is full once they have all run.
-      const reads = await runLoad(stack.apiUrl, list.map(getOf), CLIENTS);
+      const reads = await runLoad(stack.apiUrl, admitted.map(getOf), CLIENTS);
       await retry503(stack.apiUrl, reads.results);
+      return admitted;
     };
-    log(`preparing ${steady.length} executions (cache ${cache})`);
-    await prepareAll(steady);
+    const meant = makeExecutions(total - expiringCount, () => Math.max(3600, 4 * seconds));
+    log(`preparing ${meant.length} executions (cache ${cache}, capacity ${capacity ?? 'none'})`);
+    const steady = await prepareAll(meant);
+    const pending = new Set(steady.slice(0, Math.round(steady.length * pendingShare)));
 
-    const mix = (list: Execution[], n: number): Req[] =>
+    const mix = (list: Execution[], n: number, prepares = 0): Req[] =>
       Array.from({ length: n }, () => {
+        if (random() < prepares) return prepareOf(makeExecutions(1, () => Math.max(3600, 4 * seconds))[0]);
         const e = list[Math.floor(random() * list.length)];
         const r = random();
         const deposit: Req = {
@@ -176,8 +198,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     log(`closed loop (${CLIENTS} clients): ${ceiling.toFixed(1)} req/s; open loop at ${rate.toFixed(1)} req/s for ${seconds} s`);
 
     // Prepared last, so that their expiry falls inside the load whatever the setup took.
-    const expiring = makeExecutions(expiringCount, () => Math.max(5, Math.round(seconds * (0.2 + 0.6 * random()))));
-    await prepareAll(expiring);
+    const expiring = await prepareAll(makeExecutions(expiringCount, () => Math.max(5, Math.round(seconds * (0.2 + 0.6 * random())))));
     const all = [...steady, ...expiring];
 
     const signals = { sent: 0, failed: 0 };
@@ -191,12 +212,17 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
         signals.failed++;
       }
     });
-    const load = await runOpenLoop(stack.apiUrl, mix(all, Math.round(rate * seconds)), rate, 10, 60_000);
+    const load = await runOpenLoop(stack.apiUrl, mix(all, Math.round(rate * seconds), prepareShare), rate, 10, 60_000);
+    refused.load = load.results.filter(isRefused).length;
+    const admittedDuringLoad = load.results.filter((r) => r.request.kind === 'prepare' && r.status === 201).length;
     await signalling;
     const results = [...calibration.results, ...load.results];
     log(`load done: ${load.results.length} requests in ${load.seconds.toFixed(1)} s, ${signals.sent} signals`);
 
-    const ids = all.map((e) => e.workflowId);
+    const ids = [
+      ...all,
+      ...load.results.filter((r) => r.request.kind === 'prepare' && r.status === 201).map((r) => r.request.execution),
+    ].map((e) => e.workflowId);
     const wedgedAtLoadEnd = await wedgedWorkflows(stack.client, ids);
     const { invisible, records } = await awaitVisible(stack.apiUrl, acknowledged(results, signalled));
     const wedged = await wedgedWorkflows(stack.client, ids);
@@ -209,6 +235,9 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       pending: pending.size,
       cache,
       lingerSeconds,
+      ...(capacity === undefined ? {} : { capacity }),
+      refused,
+      admittedDuringLoad,
       ceiling,
       rate,
       seconds: load.seconds,

@@ -10,6 +10,7 @@ export function reportLines(r: CachePressureReport): string[] {
   const c = r.worker.cacheCounters;
   return [
     `cache pressure: ${r.executions} executions (${r.pending} of them never signed, so open throughout), cache ${r.cache}, linger ${r.lingerSeconds} s`,
+    `  admission: CAPACITY_OPEN_RUNS ${r.capacity ?? 'none'}; prepares refused CAPACITY_FULL ${r.refused.setup} before the load, ${r.refused.load} during it; ${r.admittedDuringLoad} admitted during it`,
     `  load: ceiling ${r.ceiling.toFixed(1)} req/s (closed loop), open loop at ${r.rate.toFixed(1)} req/s: ${r.requests} requests answered after ${r.seconds.toFixed(1)} s; signals ${r.signals.sent} sent, ${r.signals.failed} refused; expiring executions found EXPIRED: ${r.expired}`,
     ...r.figures.map((l) => `    ${l}`),
     `  API errors logged (its 500s): ${JSON.stringify(r.apiErrors)}`,
@@ -33,6 +34,8 @@ export function reportTable(reports: readonly CachePressureReport[]): string {
   const head = [
     'executions',
     'cache',
+    'capacity',
+    'refused',
     'linger s',
     'rate req/s',
     'load s',
@@ -49,6 +52,8 @@ export function reportTable(reports: readonly CachePressureReport[]): string {
   const rows = reports.map((r) => [
     r.executions,
     r.cache,
+    r.capacity ?? 'none',
+    r.refused.setup + r.refused.load,
     r.lingerSeconds,
     r.rate.toFixed(1),
     r.seconds.toFixed(0),

@@ -104,6 +104,10 @@ export class ProcessStack {
       RATE_LIMIT_PER_TOKEN: '0',
       RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
       SSE_MAX_STREAMS_PER_CLIENT: '100000',
+      // Admission is counted on every prepare but refuses none here: its tests set their own bounds,
+      // and the suite keeps more executions open than a worker's cache (docs/decisions/0082).
+      CAPACITY_OPEN_RUNS: '100000',
+      CAPACITY_PER_WALLET: '100000',
       // any free port: a second worker or API on this machine must not fight over the default one
       WORKER_METRICS_PORT: '0',
       OPERATOR_PORT: '0',
@@ -147,6 +151,18 @@ export class ProcessStack {
       echo: false,
     });
     await this.api.ready;
+  }
+
+  /** Another API of this stack on a port of its own, sharing its read model and task queue; the caller stops it. */
+  async startExtraApi(name: string): Promise<{ api: ChildService; url: string }> {
+    const port = await freePort();
+    const api = startChildService(name, process.execPath, [path.join(projectRoot, 'dist', 'api', 'main.js')], {
+      readyPattern: /"msg":"api listening"/,
+      env: { ...this.env(), PORT: String(port), LOG_LEVEL: 'info' },
+      echo: false,
+    });
+    await api.ready;
+    return { api, url: `http://127.0.0.1:${port}` };
   }
 
   /** SIGKILL: no shutdown hooks run, as when a machine dies. */

@@ -30,6 +30,9 @@ export function stackEnv(stack: Stack, extra: Record<string, string> = {}): Node
     STORAGE_NODES: stack.nodes.map((n) => n.url).join(','),
     STORAGE_NODE_KEYS_FILE: stack.config.storageNodeKeysFile,
     LOG_LEVEL: 'info',
+    // as the shared stack's own API (test/support/stack.ts)
+    CAPACITY_OPEN_RUNS: '100000',
+    CAPACITY_PER_WALLET: '100000',
     ...extra,
   });
 }

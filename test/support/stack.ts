@@ -104,6 +104,10 @@ async function startStack(): Promise<Stack> {
       RATE_LIMIT_PER_TOKEN: '0',
       RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
       SSE_MAX_STREAMS_PER_CLIENT: '100000',
+      // Admission is counted on every prepare but refuses none here: its tests set their own bounds,
+      // and the suite keeps more executions open than a worker's cache (docs/decisions/0082).
+      CAPACITY_OPEN_RUNS: '100000',
+      CAPACITY_PER_WALLET: '100000',
     }),
   );
   const tokens: Record<string, string> = {
