@@ -2,7 +2,12 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WebhookEndpoint } from '../config/config';
 import type { Activities, NodeApplyRequest } from '../contracts/activities';
 import { refundDelivery, refundHeldDelivery, refundPaidDelivery, type WebhookDelivery } from '../contracts/webhooks';
-import { REFUND_WEBHOOK_WORKFLOW_TYPE, refundHeldWebhookWorkflowId, refundPaidWebhookWorkflowId, refundWebhookWorkflowId } from '../contracts/temporal';
+import {
+  REFUND_WEBHOOK_WORKFLOW_TYPE,
+  refundHeldWebhookWorkflowId,
+  refundPaidWebhookWorkflowId,
+  refundWebhookWorkflowId,
+} from '../contracts/temporal';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExecutionStore } from '../db/execution-store';
 import { refundId, refundsOfRecord, type RefundDue, type RefundLedger } from '../db/refund-ledger';

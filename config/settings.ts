@@ -174,7 +174,7 @@ export const SETTINGS = {
     file: 'executionTtlSeconds',
     readBy: 'api',
     description:
-      "prepare's default `ttlSeconds`: a deposit must come within it (an open execution holds one of CAPACITY_OPEN_RUNS meanwhile: docs/performance.md \"Capacity\")",
+      'prepare\'s default `ttlSeconds`: a deposit must come within it (an open execution holds one of CAPACITY_OPEN_RUNS meanwhile: docs/performance.md "Capacity")',
   },
   SIGNING_DEADLINE_S: {
     kind: 'integer',

@@ -396,7 +396,11 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     '0019-refund-held-announced': {
       async up(db: Kysely<any>) {
         await db.schema.alterTable('refunds').addColumn('held_announced', 'text').execute();
-        await db.updateTable('refunds').set({ held_announced: sql`hold_reason` }).where('state', '=', 'held').execute();
+        await db
+          .updateTable('refunds')
+          .set({ held_announced: sql`hold_reason` })
+          .where('state', '=', 'held')
+          .execute();
       },
       async down(db: Kysely<any>) {
         await db.schema.alterTable('refunds').dropColumn('held_announced').execute();
