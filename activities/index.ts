@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { WebhookEndpoint } from '../config/config';
 import type { Activities, NodeApplyRequest } from '../contracts/activities';
@@ -232,13 +233,16 @@ export function createActivities(deps: ActivityDeps): Activities {
      */
     async deliverWebhook(delivery: WebhookDelivery): Promise<{ delivered: number }> {
       const context = Context.current();
+      // Endpoints are kept by a digest of their URL: heartbeat details are stored by Temporal, and a
+      // receiver's URL may hold a secret in its path or query.
       const done = new Set<string>((context.info.heartbeatDetails as string[] | undefined) ?? []);
       const failures: string[] = [];
       for (const endpoint of deps.webhooks?.() ?? []) {
-        if (done.has(endpoint.url)) continue;
+        const key = createHash('sha256').update(endpoint.url).digest('hex').slice(0, 16);
+        if (done.has(key)) continue;
         try {
           await postWebhook(endpoint, delivery, { timeoutMs: deps.webhookTimeoutMs ?? 10_000, signal: context.cancellationSignal });
-          done.add(endpoint.url);
+          done.add(key);
           context.heartbeat([...done]);
         } catch (err) {
           failures.push((err as Error).message);

@@ -49,12 +49,14 @@ export async function postWebhook(
   } catch (err) {
     if (traced) endHttpSpan(traced.span, 'client', err as Error);
     throw new Error(
-      `webhook ${endpoint.url}: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message) : (err as Error).message}`,
+      `webhook ${originOf(endpoint.url)}: ${(err as Error).cause ? String((err as Error & { cause: Error }).cause.message) : (err as Error).message}`,
     );
   }
   await discardAnswer(response);
   if (traced) endHttpSpan(traced.span, 'client', response.status);
-  if (response.status < 200 || response.status > 299) throw new Error(`webhook ${endpoint.url}: answered ${response.status}`);
+  // Named by its origin only: the message goes to Temporal's history and the worker's log, and a
+  // receiver's path or query may hold a secret of its own.
+  if (response.status < 200 || response.status > 299) throw new Error(`webhook ${originOf(endpoint.url)}: answered ${response.status}`);
 }
 
 /**
@@ -77,5 +79,14 @@ async function discardAnswer(response: Response): Promise<void> {
     await reader.cancel();
   } catch {
     // Cut short or timed out: the status is already known.
+  }
+}
+
+/** The origin of a receiver's URL (scheme, host, port), or a placeholder for one that does not parse. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(an endpoint that is no URL)';
   }
 }

@@ -77,7 +77,7 @@ export function createApp(deps: AppDeps): ServiceApp {
     limits,
   );
 
-  if (deps.config.tracing) app.use(tracingMiddleware());
+  if (deps.config.tracing) app.use(tracingMiddleware(deps.config.trustProxy));
   app.use(requestLog(deps.logger));
   app.use(metrics.middleware());
   app.use(errorMiddleware(deps.logger));

@@ -257,7 +257,8 @@ export const SETTINGS = {
     default: [],
     file: 'trustProxy',
     readBy: 'api',
-    description: 'proxies whose `X-Forwarded-For` is believed (IPs, CIDRs, `loopback`, `uniquelocal`); none: the socket peer is the client',
+    description:
+      "proxies whose `X-Forwarded-For` is believed and whose requests' `traceparent` is continued (IPs, CIDRs, `loopback`, `uniquelocal`); none: the socket peer is the client, and a caller's trace is only linked",
   },
   DATABASE_URL: {
     kind: 'string',

@@ -157,11 +157,16 @@ export interface ServerSpan {
  * Starts the SERVER span of an incoming request, continuing the caller's trace from its
  * `traceparent` header. `name` is the method until the route is known (setServerRoute).
  */
-export function startServerSpan(method: string, path: string, headers: IncomingHttpHeaders): ServerSpan {
-  const parent = propagation.extract(ROOT_CONTEXT, headers);
+export function startServerSpan(method: string, path: string, headers: IncomingHttpHeaders, continueCaller = true): ServerSpan {
+  const caller = propagation.extract(ROOT_CONTEXT, headers);
+  const callerSpan = trace.getSpanContext(caller);
+  // A caller the service does not trust starts no trace of ours: it could choose the sampling and
+  // see its ids reach storage nodes and webhook receivers. Its span is kept as a link.
+  const parent = continueCaller ? caller : ROOT_CONTEXT;
+  const links = !continueCaller && callerSpan && trace.isSpanContextValid(callerSpan) ? [{ context: callerSpan }] : [];
   const span = tracer.startSpan(
     method,
-    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' } },
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path, 'url.scheme': 'http' }, links },
     parent,
   );
   return { span, context: trace.setSpan(parent, span) };

@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import proxyaddr from 'proxy-addr';
 import { endHttpSpan, inContext, setServerRoute, startServerSpan } from '../../lib/tracing';
 
 /** `/api/v1/executions/:wallet/submit` → `/api/v1/executions/{wallet}/submit`, the template form of the HTTP conventions. */
@@ -6,13 +7,18 @@ const template = (route: string) => route.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 /**
  * The SERVER span of every request (outermost, so that the request log line and everything the
- * route does run inside it): it continues the caller's `traceparent`, is named by its route once
+ * route does run inside it): it continues the caller's `traceparent` only when the request came
+ * through a proxy of `trustProxy` (TRUST_PROXY: the deployment's own edge); any other caller's
+ * starts a new trace that links to it, so that no client decides what is sampled nor sees its ids
+ * reach the storage nodes and the webhook receivers. It is named by its route once
  * the router matched one (`POST /api/v1/executions/{wallet}/submit`), and carries the wallet, the
  * execution id and the batch id a route learned (`ctx.state`), never a header or a body.
  */
-export function tracingMiddleware() {
+export function tracingMiddleware(trustProxy: readonly string[]) {
+  const trusted = proxyaddr.compile([...trustProxy]);
   return async (ctx: Context, next: Next) => {
-    const { span, context } = startServerSpan(ctx.method, ctx.path, ctx.req.headers);
+    const peer = ctx.req.socket.remoteAddress;
+    const { span, context } = startServerSpan(ctx.method, ctx.path, ctx.req.headers, peer !== undefined && trusted(peer, 0));
     try {
       await inContext(context, next);
     } finally {

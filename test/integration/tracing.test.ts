@@ -64,7 +64,13 @@ describe('integration: tracing (OTLP to a receiver of the test; API, worker, nod
       nodeEnv: otel,
     }).start();
     // A second API of the stack whose JSON log the test reads (the stack's own API is the same build and settings).
-    api = await startServiceProcess('traced-api', 'api/main.js', 'api listening', { ...stack.env(), PORT: '0', LOG_LEVEL: 'info' });
+    // It trusts loopback as its proxy (TRUST_PROXY): a caller's traceparent is continued there, and only there.
+    api = await startServiceProcess('traced-api', 'api/main.js', 'api listening', {
+      ...stack.env(),
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      TRUST_PROXY: 'loopback',
+    });
   });
   after(async () => {
     await api?.stop(2000);
@@ -243,6 +249,33 @@ describe('integration: tracing (OTLP to a receiver of the test; API, worker, nod
     }
     assert.deepEqual(failures, []);
     assert.ok(count >= 2, `replayed ${count} histories`);
+  });
+
+  it("when a caller sends its own traceparent, then an API that does not trust it as its proxy starts a new trace linking to the caller's span; one behind a trusted proxy (TRUST_PROXY) continues it", async () => {
+    const caller = () => ({ trace: randomBytes(16).toString('hex'), span: randomBytes(8).toString('hex') });
+    const send = async (url: string, c: { trace: string; span: string }) => {
+      const res = await fetch(`${url}/healthz`, { headers: { traceparent: `00-${c.trace}-${c.span}-01` } });
+      assert.equal(res.status, 200);
+    };
+    const outsider = caller();
+    await send(stack.apiUrl, outsider);
+    const linked = await eventually(
+      async () => otlp.spans.find((s) => s.kind === 2 && s.links.some((l) => l.spanId === outsider.span)),
+      20_000,
+    );
+    assert.notEqual(linked.traceId, outsider.trace, 'a new trace');
+    assert.equal(linked.parentSpanId, '', 'a root span');
+    assert.deepEqual(linked.links, [{ traceId: outsider.trace, spanId: outsider.span }]);
+    assert.equal(
+      otlp.spans.some((s) => s.traceId === outsider.trace),
+      false,
+      "nothing joins the caller's trace",
+    );
+    const proxied = caller();
+    await send(api.url, proxied);
+    const continued = await eventually(async () => otlp.spans.find((s) => s.kind === 2 && s.traceId === proxied.trace), 20_000);
+    assert.equal(continued.parentSpanId, proxied.span);
+    assert.deepEqual(continued.links, []);
   });
 
   it('when the collector cannot be reached, then the API answers as before and logs that spans were not exported', async () => {

@@ -99,6 +99,9 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
       250,
     );
     assert.match(String(pending.lastFailure?.message), /ECONNREFUSED|fetch failed|webhook/);
+    // The failure, kept in Temporal and logged, names the receiver by its origin: never its path.
+    assert.match(String(pending.lastFailure?.message), new RegExp(`webhook http://127\\.0\\.0\\.1:${port}: `));
+    assert.doesNotMatch(String(pending.lastFailure?.message), /\/hooks/);
     const types = await stack.client.workflow.getHandle(workflowId).fetchHistory();
     const failedEvents = (types.events ?? []).filter((e) => e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes);
     assert.equal(failedEvents.length, 0, 'no history event per failed attempt');
@@ -270,6 +273,50 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
       ],
     );
     assert.equal(eventsOf('refund.voided').length, 1);
+  });
+
+  it("when one of two endpoints is down, then the delivery is retried for it alone, and neither its URL nor the other's path is kept by Temporal (the failure names origins, the heartbeat digests)", async () => {
+    if (!receiver || receiver.child.exitCode !== null) await startReceiver();
+    const deadPort = await freePort();
+    const secretPath = `/in/${randomUUID()}`;
+    const own: Config = {
+      ...config,
+      temporal: { ...config.temporal, taskQueue: `webhooks-two-${randomUUID()}` },
+      webhooks: [
+        { url: `http://127.0.0.1:${port}/hooks${secretPath}`, secret },
+        { url: `http://127.0.0.1:${deadPort}${secretPath}`, secret },
+      ],
+    };
+    const ownWorker = await startWorker(own, stack.temporal.address);
+    const ownApi = await startStackApi(stack, { config: own, logger: pino({ level: 'silent' }) });
+    try {
+      const wallet = newWallet();
+      const executionId = `hook-two-${randomUUID()}`;
+      assert.equal((await prepare({ ...stack, api: ownApi } as Stack, wallet, { executionId })).status, 201);
+      const pending = await eventually(
+        async () => {
+          const d = await stack.client.workflow.getHandle(executionWorkflowId(wallet.id, executionId)).describe();
+          const p = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'deliverWebhook');
+          return p && (p.attempt ?? 0) >= 2 && (p.heartbeatDetails?.payloads?.length ?? 0) > 0 && p;
+        },
+        30_000,
+        250,
+      );
+      const kept = [
+        String(pending.lastFailure?.message),
+        ...(pending.heartbeatDetails?.payloads ?? []).map((payload) => Buffer.from(payload.data ?? []).toString('utf8')),
+      ].join('\n');
+      assert.match(kept, new RegExp(`webhook http://127\\.0\\.0\\.1:${deadPort}: `));
+      assert.doesNotMatch(kept, new RegExp(secretPath));
+      assert.doesNotMatch(kept, /\/hooks/);
+      // The endpoint that is up got it once; the retries go to the other alone.
+      const got = deliveries().filter((d) => d.event.data.executionId === executionId);
+      assert.equal(new Set(got.map((d) => d.id)).size, 1);
+      assert.equal(got.length, 1, 'not sent again to the endpoint that took it');
+    } finally {
+      await ownApi.close(1000);
+      await ownWorker.shutdown();
+    }
   });
 
   it('when a request is not signed with the secret, then the receiver refuses it (it really verifies)', async () => {

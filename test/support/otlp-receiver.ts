@@ -28,6 +28,8 @@ export interface ReceivedSpan {
   resource: Record<string, string | number | boolean>;
   /** OTLP's status code: 0 unset, 1 ok, 2 error. */
   statusCode: number;
+  /** The spans it links to (not its parent): another trace's, for example. */
+  links: Array<{ traceId: string; spanId: string }>;
 }
 
 type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean };
@@ -86,6 +88,10 @@ export class OtlpReceiver {
                 attributes: attributesOf(s.attributes),
                 resource,
                 statusCode: s.status?.code ?? 0,
+                links: ((s.links ?? []) as Array<{ traceId?: string; spanId?: string }>).map((l) => ({
+                  traceId: id(l.traceId),
+                  spanId: id(l.spanId),
+                })),
               });
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
