@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Address, Hex } from 'viem';
@@ -481,5 +482,43 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.deepEqual(failures, []);
     assert.ok((seen.get('refund') ?? 0) >= 10, `replayed refund histories: ${JSON.stringify([...seen])}`);
     assert.ok((seen.get('refund-sweep') ?? 0) >= 1, `replayed sweep histories: ${JSON.stringify([...seen])}`);
+  });
+
+  // Last: it puts an older read model back under the stack.
+  it('when the read model is restored from a backup taken while a row was due, after the service paid it, then nothing is paid twice: the row is owed again but held nonce-mismatch, the address and the payer unchanged', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 4n);
+    assert.equal((await rowOf(e, tx)).state, 'due');
+    // Backed up while the service runs (SQLite's online backup), the row due: not yet deep enough to pay.
+    const backup = path.join(stack.tmpDir, `read-model-backup-${Date.now()}.sqlite`);
+    await run(process.execPath, [path.join(projectRoot, 'dist', 'scripts', 'db.js'), 'backup', backup], { env: stack.env() });
+    const paid = await rowMinedInto(e, tx, 'refunded');
+    const payerAfter = await balance(payer.address);
+    assert.equal(await nonceOf(e.address), 1);
+
+    // The restore runbook without its first step (refunds off): the worst case, the refunder runs on the old ledger at once.
+    await ProcessStack.kill(stack.worker);
+    await ProcessStack.kill(stack.api);
+    const file = path.join(stack.tmpDir, 'read-model.sqlite');
+    for (const suffix of ['-wal', '-shm']) rmSync(file + suffix, { force: true });
+    copyFileSync(backup, file);
+    await stack.startApi();
+    await stack.startWorker();
+    const restored = await rowNow(e, tx);
+    assert.ok(restored && restored.id === paid.id, 'the row is in the restored ledger: nothing owed is lost');
+    const held = await rowMinedInto(e, tx, 'held');
+    assert.equal(held.holdReason, 'nonce-mismatch');
+    assert.equal(held.refundNonce, undefined, 'nothing signed');
+    await chain.mine(REPLACE_AFTER + 2);
+    assert.equal(await nonceOf(e.address), 1, 'no second refund left the address');
+    assert.equal(await balance(payer.address), payerAfter);
+    // The runbook's last step: the refund the chain shows is recorded by hand, once.
+    const settled = await request(stack.apiUrl, 'POST', `/api/v1/refunds/${held.id}/refunded`, {
+      json: { txHash: paid.refundTxHash },
+      token: stack.token,
+    });
+    assert.equal(settled.status, 200, settled.text);
+    assert.equal(settled.body.result.state, 'refunded');
   });
 });
