@@ -96,7 +96,7 @@ describe('rate limits: per client without a token, per wallet once its signature
       send(url, 'GET', i % 2 === 0 ? lookup : `/api/v1/executions/${newWallet().id}/missing`, { from: '127.0.0.31' }),
     );
     assert.deepEqual(statuses(flood), [...Array(6).fill(404), 429, 429]);
-    assert.deepEqual(Object.keys(flood[6].body), ['error']);
+    assert.deepEqual(Object.keys(flood[6].body), ['error', 'code']);
     assert.match(flood[6].body.error, /too many requests/);
     assert.ok(Number(flood[6].retryAfter) >= 1, `Retry-After ${flood[6].retryAfter}`);
     assert.equal((await send(url, 'GET', lookup, { from: '127.0.0.32' })).status, 404, 'another client address is served');
