@@ -82,6 +82,35 @@ export const ADDRESSES_PER_SWEEP = 100;
 const ALREADY_SENT = /already known|already imported|known transaction|nonce too low|replacement transaction underpriced|underpriced/i;
 
 /**
+ * Signs one transaction of `chain` at `fees` with `sign` and answers it as the ledger records it
+ * (hash, raw, lowercase `to`, decimal amounts, fee fields): a refund's variant or a gas top-up.
+ */
+async function signRecorded(
+  chain: string,
+  fields: { nonce: number; to: string; value: bigint; gas: bigint; data?: Hex },
+  fees: RefundFees,
+  sign: (tx: TransactionSerializable) => Promise<Hex>,
+): Promise<Omit<RefundVariant, 'kind'>> {
+  const { nonce, to, value, gas, data } = fields;
+  const common = { chainId: evmChainId(chain)!, nonce, to: to as Hex, value, gas, ...(data === undefined ? {} : { data }) };
+  const tx: TransactionSerializable =
+    fees.kind === 'legacy'
+      ? { ...common, type: 'legacy', gasPrice: fees.gasPrice }
+      : { ...common, type: 'eip1559', maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+  const raw = await sign(tx);
+  return {
+    hash: keccak256(raw),
+    raw,
+    to: to.toLowerCase(),
+    ...(data === undefined ? {} : { data }),
+    value: value.toString(),
+    gas: gas.toString(),
+    ...feeFields(fees),
+    signedAt: new Date().toISOString(),
+  };
+}
+
+/**
  * The refund activities (contracts/activities.ts RefundActivities) over the worker's chain node and
  * the read model; without `deps` (no CHAIN_RPC_URL) every call throws.
  */
@@ -133,24 +162,11 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     fees: RefundFees,
     data?: Hex,
   ): Promise<RefundVariant> => {
-    const chainId = evmChainId(job.source.chain)!;
-    const common = { chainId, nonce, to: to as Hex, value, gas, ...(data === undefined ? {} : { data }) };
-    const tx: TransactionSerializable =
-      fees.kind === 'legacy'
-        ? { ...common, type: 'legacy', gasPrice: fees.gasPrice }
-        : { ...common, type: 'eip1559', maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
-    const raw = await need().signer.sign(job.source.chain, job.source.workflowId, tx);
-    return {
-      kind,
-      hash: keccak256(raw),
-      raw,
-      to: to.toLowerCase(),
-      ...(data === undefined ? {} : { data }),
-      value: value.toString(),
-      gas: gas.toString(),
-      ...feeFields(fees),
-      signedAt: new Date().toISOString(),
-    };
+    const { signer } = need();
+    const signed = await signRecorded(job.source.chain, { nonce, to, value, gas, data }, fees, (tx) =>
+      signer.sign(job.source.chain, job.source.workflowId, tx),
+    );
+    return { kind, ...signed };
   };
 
   /**
@@ -238,23 +254,9 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
   const mostCost = (v: TopUpVariant) => BigInt(v.value) + maxCost(BigInt(v.gas), feesOf(v));
 
   /** Signs a gas account's top-up of `to` at `nonce`. */
-  const signTopUp = async (chain: string, nonce: number, to: string, value: bigint, fees: RefundFees): Promise<TopUpVariant> => {
+  const signTopUp = (chain: string, nonce: number, to: string, value: bigint, fees: RefundFees): Promise<TopUpVariant> => {
     const gasAccount = need().gasAccount!;
-    const common = { chainId: evmChainId(chain)!, nonce, to: to as Hex, value, gas: 21_000n };
-    const tx: TransactionSerializable =
-      fees.kind === 'legacy'
-        ? { ...common, type: 'legacy', gasPrice: fees.gasPrice }
-        : { ...common, type: 'eip1559', maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
-    const raw = await gasAccount.sign(tx);
-    return {
-      hash: keccak256(raw),
-      raw,
-      to: to.toLowerCase(),
-      value: value.toString(),
-      gas: '21000',
-      ...feeFields(fees),
-      signedAt: new Date().toISOString(),
-    };
+    return signRecorded(chain, { nonce, to, value, gas: 21_000n }, fees, (tx) => gasAccount.sign(tx));
   };
 
   /** Sends a top-up's variants, recording the head on those first sent. */
@@ -389,6 +391,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       await workTopUp(flying);
       return (await d.gasAccounts.toppedUp(job.row.id)) >= cost;
     }
+    // Read again after the look for one in flight: a top-up recorded mined in between counts.
     await topUp(job, account, cost - (await d.gasAccounts.toppedUp(job.row.id)));
     return false;
   };
