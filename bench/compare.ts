@@ -69,10 +69,10 @@ export function renderSubmitBound(dev: BenchResults, cluster: BenchResults): str
     `\`@temporalio/client\` runs at ${span(rowsOf.map((r) => r.direct.opsPerSec / r.api.opsPerSec))} times the API's rate (the API's`,
     `${span(rowsOf.map((r) => r.apiCpuMsPerRequest))} ms of CPU per submit comes out of the same two cores); an Update to a workflow`,
     'that does only what a status change makes the server do, upsert the `ExecutionState` search',
-    `attribute and run one activity (the read model's write), runs at ${span(full.map((r) => r.floorParts.activity.opsPerSec / r.direct.opsPerSec))}`,
+    `attribute, runs at ${span(full.map((r) => r.floorParts.searchAttribute.opsPerSec / r.direct.opsPerSec))}`,
     `times the execution's rate; an Update to a workflow that only answers it, at ${span(full.map((r) => r.floor.opsPerSec / r.api.opsPerSec))} times the`,
-    "API's. That difference is the visibility write and the activity task, which the service keeps",
-    '([decision 0073](decisions/0073-a-status-change-keeps-its-activity-task.md)).',
+    "API's. That difference is the visibility write, which operators' listing by status needs; the read model's",
+    "write is the API's, after the Update ([decision 0073](decisions/0073-a-status-change-costs-its-update.md)).",
   ].join(' ');
 }
 

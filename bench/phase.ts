@@ -56,7 +56,11 @@ export async function runPhase(
       api: side(runs.api),
       direct: side(runs.direct),
       floor: side(runs.floor),
-      floorParts: { searchAttribute: side(runs.floorParts.searchAttribute), activity: side(runs.floorParts.activity) },
+      floorParts: {
+        searchAttribute: side(runs.floorParts.searchAttribute),
+        activity: side(runs.floorParts.activity),
+        close: side(runs.floorParts.close),
+      },
       apiCpuMsPerRequest: runs.apiCpuMsPerRequest,
     });
   }

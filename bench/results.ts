@@ -51,7 +51,7 @@ export interface PhaseResult {
     api: Side;
     direct: Side;
     floor?: Side;
-    floorParts?: { searchAttribute: Side; activity: Side };
+    floorParts?: { searchAttribute: Side; activity: Side; close?: Side };
     apiCpuMsPerRequest: number;
   }>;
   /** What one execution from prepare to SIGNING costs the server (its history; absent in older results). */

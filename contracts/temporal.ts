@@ -105,6 +105,8 @@ export interface SubmitSignatureArgs {
 }
 export interface SubmitSignatureResult {
   status: ExecutionStatus;
+  /** The record after the submit, for the caller to write into the read model (callerWritesRecord); absent from runs of older builds. */
+  record?: ExecutionRecord;
 }
 /** The API sends a verified signature; the validator rejects EXPIRED and a different signature. */
 export const submitSignatureUpdate = defineUpdate<SubmitSignatureResult, [SubmitSignatureArgs]>('submitSignature');

@@ -78,6 +78,20 @@ export class ExecutionStore {
     return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
   }
 
+  /** Which of `workflowIds` have a row (ids only: no record is read), in one query per 500. */
+  async withRows(workflowIds: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let i = 0; i < workflowIds.length; i += 500) {
+      const rows = await this.database.db
+        .selectFrom('executions')
+        .select('workflow_id')
+        .where('workflow_id', 'in', workflowIds.slice(i, i + 500))
+        .execute();
+      for (const row of rows) found.add(row.workflow_id);
+    }
+    return found;
+  }
+
   /** The stored records of several executions by workflow id (those it has), in one query per 500. */
   async getMany(workflowIds: readonly string[]): Promise<Map<string, ExecutionRecord>> {
     const found = new Map<string, ExecutionRecord>();
@@ -188,6 +202,22 @@ export class ExecutionStore {
       if (record.signingDeadline === undefined) found.set(row.workflow_id, record);
     }
     return found;
+  }
+
+  /**
+   * The open executions (PREPARED, OPERATION_PENDING) whose row was last written before `before`,
+   * oldest first, at most `limit`: those whose run may have moved on without its caller writing it.
+   */
+  async openWrittenBefore(before: Date, limit: number): Promise<Array<{ workflowId: string; status: ExecutionStatus }>> {
+    const rows = await this.database.db
+      .selectFrom('executions')
+      .select(['workflow_id', 'status'])
+      .where('status', 'in', [...OPEN_STATUSES])
+      .where('projected_at', '<', before.toISOString())
+      .orderBy('projected_at')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ workflowId: r.workflow_id, status: r.status as ExecutionStatus }));
   }
 
   /** The stored record of one execution, or undefined. */

@@ -406,6 +406,16 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
         await db.schema.alterTable('refunds').dropColumn('held_announced').execute();
       },
     },
+    // The open executions by status: counted at every prepare (admissions) and read by the worker's
+    // catch-up of records their caller never wrote, without a scan of every record ever kept.
+    '0020-executions-status': {
+      async up(db: Kysely<any>) {
+        await db.schema.createIndex('executions_status_projected').on('executions').columns(['status', 'projected_at']).execute();
+      },
+      async down(db: Kysely<any>) {
+        await db.schema.dropIndex('executions_status_projected').execute();
+      },
+    },
   };
 }
 

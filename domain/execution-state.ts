@@ -497,6 +497,15 @@ export function refuteClaim(rec: ExecutionRecord, d: Deposit, reason: string, at
  * is equal for equal records. The read model keeps the row of the highest version it was sent,
  * so writes that are retried, replayed or arrive out of order leave the newest record.
  */
+/**
+ * Who writes a record an Update made into the read model: the Update's caller, from the answer
+ * (the API before it answers its client), unless the record owes money back (a refused deposit, a
+ * deposit due back after a cancel), whose refunds ledger rows the worker writes together with the
+ * record. The workflow writes every other change itself (signals, timers, refusals), and a record
+ * a caller never wrote is found by the worker's catch-up (docs/decisions/0073).
+ */
+export const callerWritesRecord = (record: ExecutionRecord): boolean => record.refusedDeposits.length === 0 && !record.deposit?.refundDue;
+
 export function recordVersion(rec: ExecutionRecord): number {
   const reorged = (rec.deposit ? reorgsOf(rec.deposit) : 0) + rec.refusedDeposits.reduce((n, r) => n + reorgsOf(r), 0);
   return rec.history.length + rec.refusedDeposits.length + (rec.refutedClaims?.length ?? 0) + (rec.signedPayload ? 1 : 0) + reorged;

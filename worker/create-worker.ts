@@ -19,6 +19,7 @@ import type { RefundEvent } from '../activities/refunds';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
+import { runCatchUp } from './read-model-catch-up';
 import { bundleInChild, SHARED_WORKFLOW_MODULES } from './workflow-bundle';
 import type { Tracing } from '../lib/tracing';
 import { activityInterceptors, WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from './tracing';
@@ -74,6 +75,8 @@ export async function startWorker(
     onRefundEvent?: (event: RefundEvent) => void;
     /** Told each time the chain watcher could not be started (retried every 5 s). */
     onChainWatcherError?: (err: Error) => void;
+    /** Told of each read-model catch-up pass that wrote records or failed (the worker's catch-up metrics). */
+    onCatchUp?: (outcome: { wrote: number } | { failed: Error }) => void;
     /** The process's tracer provider (lib/tracing.ts); absent: activities make no spans, workflow spans are dropped. */
     tracing?: Tracing;
   } = {},
@@ -179,9 +182,11 @@ export async function startWorker(
     ...overrides,
   });
   const stopPromoting = new AbortController();
+  let catchUp = Promise.resolve();
   const done = worker.run().finally(async () => {
     stopPromoting.abort();
     await promoted.catch(() => undefined);
+    await catchUp;
     await connection.close().catch(() => undefined);
     await database.close().catch(() => undefined);
   });
@@ -203,6 +208,24 @@ export async function startWorker(
   );
   const refundSweep = ensureRefundSweep(connection, config, stopPromoting.signal, (err) =>
     console.error(JSON.stringify({ level: 'error', msg: 'refund payments schedule not created; trying again in 5 s', err: err.message })),
+  );
+  // Records a caller never wrote (an API killed between its Update and its write) reach the read
+  // model from here (decision 0073).
+  catchUp = runCatchUp(
+    connection,
+    config.temporal.namespace,
+    { taskQueue: config.temporal.taskQueue, store: new ExecutionStore(database) },
+    stopPromoting.signal,
+    {
+      wrote: (count) => {
+        hooks.onCatchUp?.({ wrote: count });
+        console.error(JSON.stringify({ level: 'warn', msg: 'read model caught up with records their caller never wrote', count }));
+      },
+      failed: (err) => {
+        hooks.onCatchUp?.({ failed: err });
+        console.error(JSON.stringify({ level: 'error', msg: 'read model catch-up failed; trying again in 5 s', err: err.message }));
+      },
+    },
   );
   return {
     worker,

@@ -61,6 +61,7 @@ async function main() {
         onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
         onChainEvent: metrics.recordChainEvent,
         onRefundEvent: metrics.recordRefundEvent,
+        onCatchUp: metrics.recordCatchUp,
         onChainWatcherError: (err) => logger.error({ err: err.message }, 'chain watcher not started; trying again in 5 s'),
         tracing,
       },

@@ -62,6 +62,8 @@ export interface WorkerMetrics {
   readonly recordRefundEvent: (event: RefundEvent) => void;
   /** Records a run the Temporal core wedged, after which the worker is recreated (worker/core-wedge.ts). */
   readonly recordCoreWedge: () => void;
+  /** Records the read-model catch-up's passes (worker/read-model-catch-up.ts): records written, or a failed pass. */
+  readonly recordCatchUp: (outcome: { wrote: number } | { failed: Error }) => void;
 }
 
 /** The chain watcher's metrics in `registry`; returns the recorder of the chain activities' `onChainEvent` hook. */
@@ -273,8 +275,19 @@ export function createWorkerMetrics(nodes: readonly string[]): WorkerMetrics {
     help: 'Workflow runs the Temporal core reported wedged in this worker; each one recreated the worker (decision 0075)',
     registers: [registry],
   });
+  const caughtUp = new Counter({
+    name: 'intent_read_model_caught_up_total',
+    help: "Execution records the worker's catch-up wrote because their caller never did (an API killed between its Update and its write, another client's Update); a steady rise means APIs die mid-request",
+    registers: [registry],
+  });
+  const catchUpFailures = new Counter({
+    name: 'intent_read_model_catch_up_failures_total',
+    help: 'Catch-up passes that failed (read model or Temporal unreachable); the next pass, 5 s later, tries again',
+    registers: [registry],
+  });
   return {
     registry,
+    recordCatchUp: (outcome) => ('wrote' in outcome ? caughtUp.inc(outcome.wrote) : catchUpFailures.inc()),
     recordNodeRequest,
     recordLateNode,
     recordChainEvent: chainMetrics(registry),

@@ -16,6 +16,7 @@ import {
   applyCancel,
   applyDeposit,
   applySubmit,
+  callerWritesRecord,
   checkCancel,
   checkSubmit,
   expire,
@@ -51,10 +52,10 @@ import { isBaseUnits } from '../domain/wei';
 import { executionWebhooksWorkflow } from './execution-webhooks';
 import { deliverWebhook, statusChangedDelivery } from './webhook-delivery';
 
-// The read model write: retried until the database answers (it never fails the execution), one
-// per change of the record; the read model keeps the newest version. A regular activity, not a local one: a local activity
-// holds the workflow task open while it runs, and with it the answer of the Update that made the
-// change (docs/decisions/0051-read-model-writes-are-activities.md).
+// The read model write of a change nobody else writes (callerWritesRecord): retried until the
+// database answers (it never fails the execution); the read model keeps the newest version. A
+// regular activity, not a local one: a local activity holds the workflow task open while it runs,
+// and with it the answer of the Update that made the change (docs/decisions/0051, 0073).
 const { projectExecution } = proxyActivities<Activities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '5m' },
@@ -90,8 +91,11 @@ const duplicate = (answer: unknown) =>
 /**
  * One execution, from prepare to SIGNING, EXPIRED or CANCELLED. The record lives here and nowhere
  * else; every status change goes through the pure state machine of domain/execution-state and is
- * mirrored into the ExecutionState search attribute, the read model (projectExecution) and, when
- * configured, the webhooks (deliverWebhook, in status order). Signatures arrive already verified
+ * mirrored into the ExecutionState search attribute, the read model and, when configured, the
+ * webhooks (deliverWebhook, in status order). The read model is written by whoever caused the
+ * change: the API writes the record an Update answers (and the first one, at prepare); the
+ * workflow writes (projectExecution) what signals and timers change, records that owe money back,
+ * and every change when it has webhooks to send after them (decision 0073). Signatures arrive already verified
  * by the API (node:crypto cannot run in this sandbox); the workflow only decides what a verified
  * signature does.
  *
@@ -161,7 +165,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     else lingered = true;
   };
 
-  const setRecord = (next: ExecutionRecord) => {
+  /** `byCaller`: made by an Update, whose caller writes the answer into the read model itself (callerWritesRecord). */
+  const setRecord = (next: ExecutionRecord, byCaller = false) => {
     if (next === record) return;
     const changed = next.status !== record.status;
     record = next;
@@ -170,15 +175,24 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
       if (input.webhooks) events.push({ seq: next.history.length, record: next });
       if (FINAL_STATUSES.includes(next.status)) linger();
     }
-    project();
+    if (!byCaller || input.webhooks || !callerWritesRecord(next)) project();
   };
 
   // OPERATION_PENDING waits for its signature until its deadline, then it is EXPIRED and its
-  // deposit owed back: no execution stays open (and in the worker's cache) for ever.
+  // deposit owed back: no execution stays open (and in the worker's cache) for ever. One timer at
+  // a time: the expiry timer, when it fires on an OPERATION_PENDING execution, starts the one for
+  // the rest of the signing deadline; a deadline earlier than the expiry gets its own timer at the
+  // deposit. An execution signed before its expiry (the usual case) starts one timer in all.
   const expireIfUnsigned = () => {
     if (record.status === 'OPERATION_PENDING') setRecord(expireUnsigned(record, now()));
   };
-  const deposit = (d: Deposit) => {
+  const wakeAtSigningDeadline = () => {
+    if (record.status !== 'OPERATION_PENDING' || record.signingDeadline === undefined) return;
+    const ms = Date.parse(record.signingDeadline) - Date.now();
+    if (ms > 0) void sleep(ms).then(expireIfUnsigned);
+    else expireIfUnsigned();
+  };
+  const deposit = (d: Deposit, byCaller = false) => {
     const { record: applied, outcome, overflow: owed } = applyDeposit(record, d, now());
     if (owed) {
       overflow.push(owed);
@@ -186,8 +200,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     }
     const deadlineS = input.signingDeadlineSeconds;
     const armed = deadlineS !== undefined && applied.status === 'OPERATION_PENDING' && record.status === 'PREPARED';
-    setRecord(armed ? withSigningDeadline(applied, new Date(Date.now() + deadlineS * 1000).toISOString()) : applied);
-    if (armed) void sleep(deadlineS * 1000).then(expireIfUnsigned);
+    setRecord(armed ? withSigningDeadline(applied, new Date(Date.now() + deadlineS * 1000).toISOString()) : applied, byCaller);
+    if (armed && Date.now() + deadlineS * 1000 < Date.parse(input.expiresAt)) wakeAtSigningDeadline();
     return outcome;
   };
 
@@ -260,7 +274,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   setHandler(
     recordDepositUpdate,
     (d) => {
-      refuseDeposit(deposit(d));
+      refuseDeposit(deposit(d, true));
       return record;
     },
     {
@@ -278,8 +292,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   setHandler(
     submitSignatureUpdate,
     ({ payload, signingMessage }) => {
-      setRecord(applySubmit(record, payload, signingMessage, now()));
-      return { status: record.status };
+      setRecord(applySubmit(record, payload, signingMessage, now()), true);
+      return { status: record.status, record };
     },
     {
       // Rejections here leave no trace in the history, so a client hammering a conflict, or replaying
@@ -299,7 +313,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
             nonRetryable: true,
           });
         }
-        if (check === 'duplicate') throw duplicate({ status: record.status });
+        if (check === 'duplicate') throw duplicate({ status: record.status, record });
       },
     },
   );
@@ -307,7 +321,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   setHandler(
     cancelExecutionUpdate,
     (args) => {
-      setRecord(applyCancel(record, now()));
+      setRecord(applyCancel(record, now()), true);
       log.info('execution cancelled', { workflowId, requestedBy: args?.requestedBy });
       return record;
     },
@@ -328,15 +342,18 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     },
   );
 
-  // Left PREPARED before expiry by a deposit or a cancel, or EXPIRED when the timer fires. The
-  // timer is not cancelled when the execution moves on: firing, it finds nothing to do.
+  // Left PREPARED before expiry by a deposit or a cancel, or EXPIRED when the timer fires; still
+  // waiting for its signature then, the execution waits on until its signing deadline. The timer is
+  // not cancelled when the execution moves on: firing, it finds nothing to do.
   const msUntilExpiry = Date.parse(input.expiresAt) - Date.now();
-  const expireIfPrepared = () => {
+  const atExpiry = () => {
     if (record.status === 'PREPARED') setRecord(expire(record, now()));
+    else wakeAtSigningDeadline();
   };
-  if (msUntilExpiry > 0) void sleep(msUntilExpiry).then(expireIfPrepared);
-  else expireIfPrepared();
-  project();
+  if (msUntilExpiry > 0) void sleep(msUntilExpiry).then(atExpiry);
+  else atExpiry();
+  // The first record is the API's to write (it prepared it); with webhooks, its own write comes first.
+  if (input.webhooks) project();
 
   // A deposited execution waits for its signature until its signing deadline (OPERATION_PENDING is
   // not final). At a final status the workflow closes once the read model holds its last record (the

@@ -3,6 +3,7 @@ import {
   Client,
   QueryRejectedError,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   isGrpcServiceError,
@@ -19,6 +20,7 @@ import {
   FINAL_STATUSES,
   REFUSED_DEPOSIT_MESSAGES,
   applyDeposit,
+  callerWritesRecord,
   checkCancel,
   checkSubmit,
   initialRecord,
@@ -282,8 +284,9 @@ export class ExecutionService {
       throw mapTemporalError(err, `execution ${executionId}`);
     }
     this.facts.set(workflowId, { signerPublicKey: input.signerPublicKey, intentHash: input.intentHash });
-    // The workflow starts from exactly this record (same pure function, same input).
-    return { record: initialRecord(input), replayed: false };
+    // The workflow starts from exactly this record (same pure function, same input), and leaves
+    // its write to the API (a retry of this prepare writes it again; else the worker's catch-up).
+    return { record: await this.written(workflowId, initialRecord(input)), replayed: false };
   }
 
   /** The existing record when it was prepared with the same content; else 409. */
@@ -303,7 +306,18 @@ export class ExecutionService {
       existing.depositTarget?.refundAddress?.toLowerCase() === input.depositTarget?.refundAddress?.toLowerCase() &&
       Date.parse(existing.expiresAt) - Date.parse(existing.createdAt) === ttlSeconds * 1000;
     if (!same) throw alreadyExists(input.executionId);
-    return existing;
+    return this.written(executionWorkflowId(wallet, input.executionId), existing);
+  }
+
+  /**
+   * Writes a record this API's prepare or Update made (or was answered as already made) into the
+   * read model before the client hears of it, unless the workflow writes it (callerWritesRecord):
+   * a GET after the answer shows it, though the run may have closed already. The read model down is
+   * 503; the change stays made, and a retry is answered as a duplicate and writes it then.
+   */
+  private async written(workflowId: string, record: ExecutionRecord): Promise<ExecutionRecord> {
+    if (callerWritesRecord(record)) await this.readModel(() => this.store.upsert(workflowId, record));
+    return record;
   }
 
   /**
@@ -312,14 +326,30 @@ export class ExecutionService {
    * namespace's retention has removed it. A closed run is never replayed on a worker to answer.
    */
   async get(wallet: string, executionId: string): Promise<ExecutionRecord> {
+    const workflowId = executionWorkflowId(wallet, executionId);
     try {
-      return await this.call(() => this.client.workflow.getHandle(executionWorkflowId(wallet, executionId)).query(getExecutionQuery));
+      return await this.call(() => this.client.workflow.getHandle(workflowId).query(getExecutionQuery));
     } catch (err) {
       if (isNotFound(err) || err instanceof QueryRejectedError) {
         const stored = await this.readModel(() => this.store.get(wallet, executionId));
+        if (stored && FINAL_STATUSES.includes(stored.status)) return stored;
+        // Closed before its caller wrote the final record (the answer and the close are one
+        // workflow task): the run's result is that record, read from its history.
+        const final = err instanceof QueryRejectedError ? await this.closedRecord(workflowId) : undefined;
+        if (final) return this.written(workflowId, final);
         if (stored) return stored;
       }
       throw mapTemporalError(err, `execution ${executionId}`);
+    }
+  }
+
+  /** A closed run's final record (its result); undefined when it ended otherwise (terminated, failed). */
+  private async closedRecord(workflowId: string): Promise<ExecutionRecord | undefined> {
+    try {
+      return await this.call(() => this.client.workflow.getHandle(workflowId).result() as Promise<ExecutionRecord>);
+    } catch (err) {
+      if (err instanceof WorkflowFailedError) return undefined;
+      throw mapTemporalError(err, `execution ${workflowId}`);
     }
   }
 
@@ -380,17 +410,17 @@ export class ExecutionService {
       if (check !== 'ok') throw refused(record.status);
     }
     await budget.spend();
+    const workflowId = executionWorkflowId(wallet, executionId);
     try {
-      return await this.call(() =>
-        this.client.workflow
-          .getHandle(executionWorkflowId(wallet, executionId))
-          .executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'wallet' }] }),
+      const record = await this.call(() =>
+        this.client.workflow.getHandle(workflowId).executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'wallet' }] }),
       );
+      return await this.written(workflowId, record);
     } catch (err) {
       const failure = updateFailureType(err);
       if (failure?.type === ExecutionFailure.duplicate || failure?.type === ExecutionFailure.cancelRefused || isNotFound(err))
         await budget.giveBack();
-      if (failure?.type === ExecutionFailure.duplicate) return failure.detail as ExecutionRecord;
+      if (failure?.type === ExecutionFailure.duplicate) return this.written(workflowId, failure.detail as ExecutionRecord);
       if (failure?.type === ExecutionFailure.cancelRefused) throw refused(String(failure.detail));
       if (isNotFound(err)) {
         // The workflow has closed (or is gone): its record is final, so answer from it.
@@ -494,6 +524,7 @@ export class ExecutionService {
       if (failure?.type !== ExecutionFailure.duplicate) throw mapTemporalError(err, `execution ${executionId}`, SUBMIT_REFUSALS);
       result = failure.detail as SubmitSignatureResult;
     }
+    if (result.record) await this.written(workflowId, result.record);
     this.storedSignatures.set(workflowId, stored);
     return result.status;
   }
@@ -523,7 +554,10 @@ export class ExecutionService {
    */
   async deposit(wallet: string, executionId: string, reported: Deposit): Promise<ExecutionRecord> {
     const workflowId = executionWorkflowId(wallet, executionId);
-    const current = await this.get(wallet, executionId);
+    // The read model's record, written before every answer of this API and by the workflow for what
+    // else changes it: judged on a record behind the workflow's, a deposit can only go to the
+    // workflow, which judges again (a deposit once held or refused stays so). Without a row: the workflow's.
+    const current = (await this.readModel(() => this.store.get(wallet, executionId))) ?? (await this.get(wallet, executionId));
     // A replay of the deposit the record holds is answered from it, before anything asks the chain.
     if (current.deposit && sameTransfer(current.deposit, reported)) return current;
     this.checkAsset(reported, current.depositTarget);
@@ -545,7 +579,7 @@ export class ExecutionService {
       }
       record = failure.detail as ExecutionRecord;
     }
-    return record;
+    return this.written(workflowId, record);
   }
 
   /**

@@ -9,6 +9,33 @@ export interface HistoryCost {
   workflowTasks: number;
   activityTasks: number;
   markers: number;
+  /**
+   * Temporal Cloud's billable actions the history shows (docs.temporal.io "Temporal Cloud Actions"):
+   * the start, each timer started, each search-attribute upsert (those given at start are free),
+   * each activity scheduled and each retry, one per workflow task that recorded local-activity
+   * markers, each Update accepted, each signal, two per child workflow started. Queries and
+   * rejected Updates are billed too but never reach a history: the bench's path sends none.
+   */
+  actions: number;
+}
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>[number];
+
+function billableActions(events: readonly HistoryEvent[]): number {
+  let actions = 0;
+  const markerTasks = new Set<string>();
+  for (const e of events) {
+    if (e.workflowExecutionStartedEventAttributes) actions++;
+    if (e.timerStartedEventAttributes) actions++;
+    if (e.upsertWorkflowSearchAttributesEventAttributes) actions++;
+    if (e.activityTaskScheduledEventAttributes) actions++;
+    if (e.activityTaskStartedEventAttributes) actions += Math.max(0, (e.activityTaskStartedEventAttributes.attempt ?? 1) - 1);
+    if (e.workflowExecutionUpdateAcceptedEventAttributes) actions++;
+    if (e.workflowExecutionSignaledEventAttributes) actions++;
+    if (e.startChildWorkflowExecutionInitiatedEventAttributes) actions += 2;
+    if (e.markerRecordedEventAttributes) markerTasks.add(String(e.markerRecordedEventAttributes.workflowTaskCompletedEventId));
+  }
+  return actions + markerTasks.size;
 }
 
 /** The cost of the history of `workflowId` so far. */
@@ -20,6 +47,7 @@ export async function historyCost(client: Client, workflowId: string): Promise<H
     workflowTasks: events.filter((e) => e.workflowTaskScheduledEventAttributes).length,
     activityTasks: events.filter((e) => e.activityTaskScheduledEventAttributes).length,
     markers: events.filter((e) => e.markerRecordedEventAttributes).length,
+    actions: billableActions(events),
   };
 }
 

@@ -41,7 +41,7 @@ export async function oneLocalActivityWorkflow(): Promise<void> {
 }
 
 /** What the floor's Update does besides answering: nothing, or the parts of a status change's work. */
-export type FloorWork = 'none' | 'search-attribute' | 'search-attribute+activity';
+export type FloorWork = 'none' | 'search-attribute' | 'search-attribute+activity' | 'search-attribute+close';
 
 const { settle: settleTask } = proxyActivities<typeof floorActivities>({ startToCloseTimeout: '10 s' });
 
@@ -50,14 +50,17 @@ const { settle: settleTask } = proxyActivities<typeof floorActivities>({ startTo
  * same arguments) with SIGNING. With `work` 'none' it does nothing else, so that its Update costs
  * the server one workflow task: the least any submit can cost on it. The other kinds add, one at
  * a time, what an execution's status change adds: the ExecutionState search attribute, then an
- * activity (a task of its own, whose completion is another workflow task). It stays open
- * afterwards, as an execution does at SIGNING (a close is work of its own); the bench terminates it.
+ * activity (a task of its own, whose completion is another workflow task), or closes the workflow in
+ * the task that answers, as an execution does at SIGNING. The others stay open afterwards (a close is
+ * work of its own); the bench terminates them.
  */
 export async function emptySubmitWorkflow(work: FloorWork = 'none'): Promise<void> {
+  let answered = false;
   setHandler(submitSignatureUpdate, () => {
     if (work !== 'none') upsertSearchAttributes([{ key: executionStatusKey, value: 'SIGNING' }]);
     if (work === 'search-attribute+activity') void settleTask();
+    answered = true;
     return { status: 'SIGNING' as const };
   });
-  await condition(() => false);
+  await condition(() => work === 'search-attribute+close' && answered && allHandlersFinished());
 }

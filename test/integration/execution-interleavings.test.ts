@@ -13,6 +13,7 @@ import {
   applyCancel,
   applyDeposit,
   applySubmit,
+  callerWritesRecord,
   checkCancel,
   checkSubmit,
   initialRecord,
@@ -26,9 +27,12 @@ import {
   getExecutionQuery,
   recordDepositUpdate,
   submitSignatureUpdate,
+  ExecutionFailure,
   type ExecutionWorkflowInput,
   type SubmitSignatureArgs,
 } from '../../contracts/temporal';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { testSettings } from '../support/settings';
 import { getStack, type Stack } from '../support/stack';
 import { executionInput, submitArgs as signedArgs } from '../support/execution-inputs';
@@ -171,20 +175,37 @@ describe('executionWorkflow replays every interleaving (dev server, each history
         return result as T;
       };
       const handle = await answered(stack.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] }));
+      // This test is the caller the API is: it writes the records its Updates answer (the first one
+      // too, as a prepare does) unless the workflow writes them (callerWritesRecord).
+      const callerWrites = (record: ExecutionRecord | void | undefined) => {
+        if (record && callerWritesRecord(record))
+          projected.set(workflowId, Math.max(projected.get(workflowId) ?? 0, recordVersion(record)));
+      };
+      callerWrites(initialRecord(input));
       /** The ops the run took in: all but those sent after it had closed. */
       const reached: Op[] = [];
       for (const o of ops) {
         await delay(o.pauseMs);
         // A refused Update is an answer of the run; "not found" means it had closed before the op.
         let closed = false;
-        const refused = (err: unknown) => void (closed = err instanceof WorkflowNotFoundError);
+        const refused = (err: unknown) => {
+          closed = err instanceof WorkflowNotFoundError;
+          // A duplicate's answer is the record as it stands: the API writes it as well.
+          const failure = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+          if (failure instanceof ApplicationFailure && failure.type === ExecutionFailure.duplicate) {
+            const detail = failure.details?.[0] as ExecutionRecord | { record?: ExecutionRecord };
+            callerWrites('history' in detail ? detail : detail.record);
+          }
+        };
         if (o.kind === 'deposit-update')
-          await answered(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: txHash(o.tx) }] }).catch(refused));
+          callerWrites(await answered(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: txHash(o.tx) }] }).catch(refused)));
         else if (o.kind === 'deposit-signal')
           await answered(handle.signal(depositCompletedSignal, { txHash: txHash(o.tx) }).catch(refused));
         else if (o.kind === 'submit')
-          await answered(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(o.signature)] }).catch(refused));
-        else await answered(handle.executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'test' }] }).catch(refused));
+          callerWrites(
+            (await answered(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(o.signature)] }).catch(refused)))?.record,
+          );
+        else callerWrites(await answered(handle.executeUpdate(cancelExecutionUpdate, { args: [{ requestedBy: 'test' }] }).catch(refused)));
         if (!closed) reached.push(o);
       }
       const want = shape(expected(input, reached));
@@ -192,7 +213,7 @@ describe('executionWorkflow replays every interleaving (dev server, each history
       const record = open ? await answered(handle.query(getExecutionQuery)) : await answered(handle.result());
       assert.deepEqual(shape(record), want, where);
       if (['SIGNING', 'CANCELLED'].includes(record.status)) {
-        // The workflow closes at its final status, and only after its projections.
+        // The workflow closes at its final status, after its own writes; with its caller's, the read model holds the final record.
         const result = await answered(handle.result());
         assert.deepEqual(shape(result), want, where);
         assert.equal(projected.get(workflowId), recordVersion(result), `the read model holds the final record; ${where}`);

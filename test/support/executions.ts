@@ -111,9 +111,13 @@ export async function settledEventTypes(stack: Pick<Stack, 'client'>, workflowId
       const count = (t: string) => types.filter((x) => x === `EVENT_TYPE_${t}`).length;
       const last = types[types.length - 1];
       // A closed execution (it closes at its final status) adds nothing more either.
+      // Open: no workflow task and no activity still to finish (an Update's events follow the
+      // task that completed it).
       const idle =
         last === 'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED' ||
-        (count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') && last === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED');
+        (count('ACTIVITY_TASK_SCHEDULED') === count('ACTIVITY_TASK_COMPLETED') &&
+          count('WORKFLOW_TASK_SCHEDULED') ===
+            count('WORKFLOW_TASK_COMPLETED') + count('WORKFLOW_TASK_FAILED') + count('WORKFLOW_TASK_TIMED_OUT'));
       return idle && types;
     },
     15_000,

@@ -68,18 +68,18 @@ describe('workflow: an execution closes when it finishes (time-skipping test ser
     const { workflowId, input } = executionInput(await env.currentTimeMs(), { ttlMs: HOUR, lingerSeconds: 0, webhooks });
     const handle = await env.client.workflow.start(EXECUTION_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
     await handle.signal(depositCompletedSignal, { txHash: '0x1' });
-    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(`0x${'a'.repeat(128)}`)] }), {
-      status: 'SIGNING',
-    });
-    return { handle, workflowId, input };
+    const answer = await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs(`0x${'a'.repeat(128)}`)] });
+    assert.equal(answer.status, 'SIGNING');
+    return { handle, workflowId, input, answer };
   }
 
-  it('when an execution reaches SIGNING with lingerSeconds 0, then its workflow completes with the final record, which the read model holds', async () => {
-    const { handle, input } = await signed(false);
+  it('when an execution reaches SIGNING with lingerSeconds 0, then its workflow completes with the final record, the record its submit answered for the caller to write; the workflow wrote the change the signal made', async () => {
+    const { handle, input, answer } = await signed(false);
     const result = await handle.result();
     assert.equal(result.status, 'SIGNING');
     assert.equal((await handle.describe()).status.name, 'COMPLETED');
-    assert.deepEqual(await store.get(input.wallet, input.executionId), result);
+    assert.deepEqual(answer.record, result);
+    assert.equal((await store.get(input.wallet, input.executionId))?.status, 'OPERATION_PENDING');
   });
 
   it('when the webhook receiver answers, then the execution delivers every status change itself, in order, and starts no other workflow', async () => {

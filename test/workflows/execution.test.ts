@@ -13,6 +13,7 @@ import {
   submitSignatureUpdate,
   cancelExecutionUpdate,
   type SubmitSignatureArgs,
+  type SubmitSignatureResult,
 } from '../../contracts/temporal';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -27,6 +28,12 @@ import { eventTypes, timeSkippingEnv, updateEvents, workflowWorker } from './env
 import { executionInput, submitArgs as fixedSubmitArgs } from '../support/execution-inputs';
 
 const HOUR = 3_600_000;
+
+/** A submit's answer: the status, and the record for the caller to write into the read model. */
+function submitAnswered(answer: SubmitSignatureResult, status: string): void {
+  assert.equal(answer.status, status);
+  assert.equal(answer.record?.status, status);
+}
 const DAY = 24 * HOUR;
 
 // The execution workflow alone, on Temporal's time-skipping test server: every transition of the
@@ -98,7 +105,7 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     const { handle } = await start();
     await handle.signal(depositCompletedSignal, { txHash: '0x1' });
     assert.equal((await handle.query(getExecutionQuery)).status, 'OPERATION_PENDING');
-    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
+    submitAnswered(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), 'SIGNING');
     const record = await handle.query(getExecutionQuery);
     assert.deepEqual(
       record.history.map((h) => h.status),
@@ -123,7 +130,7 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
 
   it('when the submit comes first, then it stays PREPARED with the payload, and the deposit moves it through OPERATION_PENDING to SIGNING', async () => {
     const { handle } = await start();
-    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'PREPARED' });
+    submitAnswered(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), 'PREPARED');
     const record = await handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x2', amount: '5' }] });
     assert.equal(record.status, 'SIGNING');
     assert.deepEqual(
@@ -140,7 +147,7 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     const before = await eventTypes(env, workflowId);
     const submitAgain = await rejection(handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }));
     assert.equal(submitAgain.type, ExecutionFailure.duplicate);
-    assert.deepEqual(submitAgain.details, [{ status: 'SIGNING' }]);
+    submitAnswered(submitAgain.details?.[0] as SubmitSignatureResult, 'SIGNING');
     const depositAgain = await rejection(handle.executeUpdate(recordDepositUpdate, { args: [{ txHash: '0x3' }] }));
     assert.equal(depositAgain.type, ExecutionFailure.duplicate);
     assert.equal((depositAgain.details?.[0] as { status: string }).status, 'SIGNING');
@@ -200,7 +207,7 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     await handle.signal(depositCompletedSignal, { txHash: '0x7' });
     await env.sleep(3 * DAY);
     assert.equal((await handle.query(getExecutionQuery)).status, 'OPERATION_PENDING');
-    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
+    submitAnswered(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), 'SIGNING');
   });
 
   it('when the deposit is in and no signature comes before the signing deadline, then it is EXPIRED (in skipped time), closes, and owes its deposit back (unsigned-by-deadline)', async () => {
@@ -227,10 +234,25 @@ describe('workflow: executionWorkflow (time-skipping test server)', function () 
     assert.equal((await store.getMany([workflowId])).get(workflowId)?.status, 'EXPIRED');
   });
 
+  it('when the signing deadline comes before expiresAt, then the deposit starts a timer of its own and the execution is EXPIRED at the deadline; a deadline after expiresAt is one timer more only once expiresAt has passed unsigned', async () => {
+    const early = await start({ ttlMs: 3 * DAY, lingerSeconds: 0, signingDeadlineSeconds: 3600 });
+    await early.handle.signal(depositCompletedSignal, { txHash: '0xd3' });
+    await env.sleep(2 * HOUR);
+    assert.equal((await early.handle.query(getExecutionQuery)).status, 'EXPIRED');
+    const timers = async (workflowId: string) => (await eventTypes(env, workflowId)).filter((t) => t === 'TIMER_STARTED').length;
+    assert.equal(await timers(early.workflowId), 2, 'the expiry timer and the deadline timer');
+    const late = await start({ ttlMs: HOUR, lingerSeconds: 0, signingDeadlineSeconds: 2 * 3600 });
+    await late.handle.signal(depositCompletedSignal, { txHash: '0xd4' });
+    // The Update's workflow task comes after the signal's: every command so far is in the history.
+    submitAnswered(await late.handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), 'SIGNING');
+    await env.sleep(3 * HOUR);
+    assert.equal(await timers(late.workflowId), 1, 'signed before expiresAt: one timer in all');
+  });
+
   it('when the signature comes before the signing deadline, then it is SIGNING and the deadline does nothing', async () => {
     const { handle } = await start({ ttlMs: HOUR, signingDeadlineSeconds: 3600 });
     await handle.signal(depositCompletedSignal, { txHash: '0xd2' });
-    assert.deepEqual(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), { status: 'SIGNING' });
+    submitAnswered(await handle.executeUpdate(submitSignatureUpdate, { args: [submitArgs()] }), 'SIGNING');
     await env.sleep(2 * HOUR);
     assert.equal((await handle.query(getExecutionQuery)).status, 'SIGNING');
   });

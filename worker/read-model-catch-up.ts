@@ -1,0 +1,121 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { callerWritesRecord, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';
+import { EXECUTION_WORKFLOW_TYPE, executionStatusKey, getExecutionQuery } from '../contracts/temporal';
+import type { ExecutionStore } from '../db/execution-store';
+
+// The read model's backstop for records their caller never wrote. The API writes the record each
+// of its Updates answers before it answers its client (callerWritesRecord); an API killed between
+// the Update and that write, or another client's Update (an operator's `temporal workflow update`),
+// leaves the read model behind the run. Every pass compares the read model's open executions with
+// Temporal's: the ExecutionState search attribute the run upserts at every status change, read from
+// visibility (no workflow task, no billable action), and fetches a record only where they differ:
+// a closed run's result from its history, an open run's by query. Each worker runs it on its own
+// task queue; the writes are idempotent (the newer version wins), so several workers agree.
+
+/** How often a worker compares the read model with Temporal; a record nobody wrote is in the read model about this long later. */
+export const CATCH_UP_INTERVAL_MS = 5_000;
+/** A row or run younger than this is not judged: its caller may be writing it right now. */
+const SETTLE_MS = 5_000;
+/** Rows judged per pass: every open execution, under any sane CAPACITY_OPEN_RUNS. */
+const ROWS_PER_PASS = 2_000;
+
+/** An open run of the task queue as visibility lists it. */
+export interface RunningExecution {
+  /** The ExecutionState search attribute (the run's status at its last change). */
+  state?: string;
+  startedAt: Date;
+}
+
+export interface CatchUpPlan {
+  /** Open runs whose record the read model lacks or shows at another status: asked for their record. */
+  query: string[];
+  /** Rows open in the read model whose run visibility does not list as running: closed, or too new to be listed. */
+  describe: string[];
+}
+
+/**
+ * Which executions a pass fetches, from the read model's open rows written before the pass's
+ * cutoff, the task queue's running executions, and which of those have a row at all.
+ */
+export function catchUpPlan(
+  openRows: ReadonlyArray<{ workflowId: string; status: ExecutionStatus }>,
+  running: ReadonlyMap<string, RunningExecution>,
+  hasRow: (workflowId: string) => boolean,
+  cutoff: Date,
+): CatchUpPlan {
+  const query = new Set<string>();
+  const describe: string[] = [];
+  for (const row of openRows) {
+    const run = running.get(row.workflowId);
+    if (run === undefined) describe.push(row.workflowId);
+    else if (run.state !== undefined && run.state !== row.status) query.add(row.workflowId);
+  }
+  for (const [workflowId, run] of running) if (run.startedAt < cutoff && !hasRow(workflowId)) query.add(workflowId);
+  return { query: [...query], describe };
+}
+
+export interface CatchUpDeps {
+  client: Client;
+  taskQueue: string;
+  store: ExecutionStore;
+}
+
+/** One pass; answers the records it wrote. */
+export async function catchUpOnce(deps: CatchUpDeps, now = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - SETTLE_MS);
+  const openRows = await deps.store.openWrittenBefore(cutoff, ROWS_PER_PASS);
+  const running = new Map<string, RunningExecution>();
+  const listed = deps.client.workflow.list({
+    query: `TaskQueue = '${deps.taskQueue}' AND WorkflowType = '${EXECUTION_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`,
+  });
+  for await (const run of listed) {
+    running.set(run.workflowId, { state: run.typedSearchAttributes.get(executionStatusKey), startedAt: run.startTime });
+  }
+  const stored = await deps.store.withRows([...running.keys()]);
+  const plan = catchUpPlan(openRows, running, (id) => stored.has(id), cutoff);
+
+  const fresh: Array<[string, ExecutionRecord]> = [];
+  for (const workflowId of plan.query) {
+    const record = await deps.client.workflow.getHandle(workflowId).query(getExecutionQuery);
+    fresh.push([workflowId, record]);
+  }
+  for (const workflowId of plan.describe) {
+    const handle = deps.client.workflow.getHandle(workflowId);
+    const description = await handle.describe();
+    if (description.status.name === 'RUNNING') {
+      const state = description.typedSearchAttributes.get(executionStatusKey);
+      const row = openRows.find((r) => r.workflowId === workflowId);
+      if (state !== undefined && state !== row?.status) fresh.push([workflowId, await handle.query(getExecutionQuery)]);
+    } else if (description.status.name === 'COMPLETED') {
+      fresh.push([workflowId, await handle.result()]);
+    }
+    // Terminated, failed or timed out: no record to take; the row keeps the last one written.
+  }
+  let wrote = 0;
+  // A record that owes money back is the workflow's own write (its ledger rows with it).
+  for (const [workflowId, record] of fresh) if (callerWritesRecord(record) && (await deps.store.upsert(workflowId, record))) wrote++;
+  return wrote;
+}
+
+/** Runs a pass every CATCH_UP_INTERVAL_MS until `signal` aborts; a failed pass is reported and the next one tries again. */
+export async function runCatchUp(
+  connection: NativeConnection,
+  namespace: string,
+  deps: Omit<CatchUpDeps, 'client'>,
+  signal: AbortSignal,
+  report: { wrote: (count: number) => void; failed: (err: Error) => void },
+): Promise<void> {
+  const client = new Client({ connection, namespace });
+  while (!signal.aborted) {
+    await delay(CATCH_UP_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
+    if (signal.aborted) return;
+    try {
+      const wrote = await catchUpOnce({ ...deps, client });
+      if (wrote > 0) report.wrote(wrote);
+    } catch (err) {
+      if (!signal.aborted) report.failed(err as Error);
+    }
+  }
+}
