@@ -10,6 +10,7 @@ import { renderComparison, renderSummary } from '../../bench/compare';
 import type { BenchResults } from '../../bench/results';
 import { renderTables } from '../../bench/table';
 import { startBanner } from '../../scripts/lib/start-banner';
+import * as registeredWorkflows from '../../workflows';
 
 /** GitHub's anchor of a heading: lowercase, punctuation dropped, spaces to hyphens. */
 const slug = (heading: string) =>
@@ -247,5 +248,23 @@ describe('docs: the pages match what exists', () => {
 
   it('when the README is read, then it is the front page: at most 150 lines', () => {
     assert.ok(read('README.md').split('\n').length <= 150);
+  });
+
+  it("when docs/architecture.md names a path of the repository, then it exists; its workflows are exactly those the worker registers, and its processes' entry points exist", () => {
+    const page = read('docs/architecture.md');
+    const paths = [
+      ...page.matchAll(/`((?:api|worker|storage-node|scripts|db|domain|lib|config|contracts|tokens|workflows|activities)\/[\w./-]*)`/g),
+    ].map((m) => m[1]!);
+    assert.ok(paths.length >= 15, `paths named: ${paths.length}`);
+    assert.deepEqual(
+      paths.filter((p) => !existsSync(path.join(projectRoot, p))),
+      [],
+    );
+    const table = page.split('## Workflows')[1]!.split('\n## ')[0]!;
+    const listed = [...table.matchAll(/^\| `(\w+Workflow)` \|/gm)].map((m) => m[1]!).sort();
+    const registered = Object.keys(registeredWorkflows).sort();
+    assert.deepEqual(listed, registered);
+    const processes = page.split('## Processes')[1]!.split('\n## ')[0]!;
+    for (const entry of ['api/main.ts', 'worker/main.ts', 'storage-node/main.ts']) assert.ok(processes.includes(`\`${entry}\``), entry);
   });
 });
