@@ -48,7 +48,7 @@ export const refundAddressWorkflowId = (chain: string, address: string) => `refu
 export const chainWatcherWorkflowId = (chain: string) => `chain-watcher:${chain}`;
 
 export const executionWalletKey = defineSearchAttributeKey('ExecutionWallet', SearchAttributeType.KEYWORD);
-// DESIGN.md names this attribute ExecutionStatus, but Temporal reserves that name for its own
+// The execution's status could not be published as ExecutionStatus: Temporal reserves that name for its own
 // Running/Completed/... status (the server answers "ExecutionStatus attribute can't be set"), so the
 // execution's status is published as ExecutionState.
 export const executionStatusKey = defineSearchAttributeKey('ExecutionState', SearchAttributeType.KEYWORD);

@@ -126,7 +126,7 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
     });
   });
 
-  describe('transitions (DESIGN.md table)', () => {
+  describe('transitions (docs/architecture.md "Executions")', () => {
     it('when a deposit arrives before any signature, then PREPARED → OPERATION_PENDING, and a valid submit then gives SIGNING', async () => {
       const { wallet, intent, executionId } = await prepared();
       const dep = await depositHttp(stack, wallet.id, executionId, { txHash: '0xabc', chain: 'solana', amount: '12550' });

@@ -65,7 +65,7 @@ const deposit = { txHash: '0xtx1', chain: 'solana', amount: '10' };
 const isConflict = (e: unknown) => e instanceof ServiceError && e.status === 409;
 
 describe('domain/execution-state', () => {
-  describe('transition table of DESIGN.md', () => {
+  describe('transition table of docs/architecture.md', () => {
     it('when an execution is prepared, then it is PREPARED with intent, signer key and expiry stored', () => {
       const rec = prepared();
       assert.deepEqual(rec, {
