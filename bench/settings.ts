@@ -1,4 +1,5 @@
-import { envSettingsOf, type SettingsTable } from '../config/settings';
+import { envSettingsOf } from '../config/read-settings';
+import { type SettingsTable } from '../config/setting-row';
 
 /** The bench's own settings: one row each, parsed like the service's (config/settings.ts). */
 export const BENCH_SETTINGS = {

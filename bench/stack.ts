@@ -12,7 +12,7 @@ import { createNodeKeysFile, readNodeKeysFile } from '../lib/node-keys-file';
 import type { NodeKeys } from '../lib/node-request-auth';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
-import { childEnv } from '../config/settings';
+import { childEnv } from '../config/child-env';
 
 /**
  * The whole service as separate processes, as `npm start` runs it: a Temporal dev server (the

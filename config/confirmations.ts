@@ -1,5 +1,5 @@
 import { parseDecimalInteger } from '../domain/decimal';
-import { ConfigError } from './settings';
+import { ConfigError } from './config-error';
 
 /**
  * How many blocks a deposit's block needs, counting itself, before the chain watcher signals it:

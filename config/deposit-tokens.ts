@@ -1,4 +1,4 @@
-import { ConfigError } from './settings';
+import { ConfigError } from './config-error';
 import { parseDecimalInteger } from '../domain/decimal';
 
 /** An ERC-20 token the deployment accepts deposits in (DEPOSIT_TOKENS). */

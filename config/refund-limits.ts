@@ -1,4 +1,4 @@
-import { ConfigError } from './settings';
+import { ConfigError } from './config-error';
 import type { DepositToken } from './deposit-tokens';
 
 /**

@@ -1,5 +1,6 @@
 import type { TracingConfig } from '../lib/tracing';
-import { ConfigError, type Settings } from './settings';
+import { ConfigError } from './config-error';
+import type { Settings } from './settings';
 
 export type { TracingConfig };
 

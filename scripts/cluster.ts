@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
-import { childEnv, envSettings } from '../config/settings';
+import { childEnv } from '../config/child-env';
+import { envSettings } from '../config/read-settings';
 import { PostgresMissingError, postgresBinDir } from './lib/cluster/postgres';
 import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib/cluster/settings';
 import { clusterBinDir, startTemporalCluster } from './lib/cluster/temporal-cluster';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createPublicClient, createWalletClient, defineChain, http, isAddress, publicActions } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { envSettings } from '../config/settings';
+import { envSettings } from '../config/read-settings';
 import { WEI } from '../domain/wei';
 import { ANVIL_DEV_ACCOUNT } from './lib/anvil';
 import { deployForwarder, forwarderAbi, testTokenAbi, testTokenFile } from './lib/test-token';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { projectRoot } from '../config/config';
-import { renderSettingsTable, renderToolSettingsTable } from '../config/settings';
+import { renderSettingsTable, renderToolSettingsTable } from '../config/settings-docs';
 import { BENCH_SETTINGS } from '../bench/settings';
 import { TEST_SETTINGS } from '../test/support/settings';
 import { writeDocSection } from './lib/doc-section';

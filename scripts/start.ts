@@ -1,7 +1,8 @@
 import { startBanner } from './lib/start-banner';
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
-import { childEnv, envSettings } from '../config/settings';
+import { childEnv } from '../config/child-env';
+import { envSettings } from '../config/read-settings';
 import { createNodeKeysFile } from '../lib/node-keys-file';
 import { LOCAL_NODE_PORTS, startStorageNode } from './lib/storage-nodes';
 import { ANVIL_GAS_ACCOUNT, LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseStorageNodeArgs, USAGE, type StorageNodeConfig } from './config';
 import { readNodeKeysFile } from '../lib/node-keys-file';
 import { startTracing, type Tracing } from '../lib/tracing';
-import { envSettings } from '../config/settings';
+import { envSettings } from '../config/read-settings';
 import { tracingConfigOf } from '../config/tracing';
 import { createStorageNodeServer, type StorageNodeOptions, type StorageNodeServer } from './server';
 

@@ -1,5 +1,5 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { envSettings } from '../../config/settings';
+import { envSettings } from '../../config/read-settings';
 import { benchSettings } from '../settings';
 import * as activities from './activities';
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 export interface ChildService {
   readonly name: string;

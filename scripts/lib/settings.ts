@@ -1,4 +1,5 @@
-import { envSettingsOf, type SettingsTable } from '../../config/settings';
+import { envSettingsOf } from '../../config/read-settings';
+import { type SettingsTable } from '../../config/setting-row';
 
 /** The scripts' own settings (builds of the Temporal binaries, `npm run cluster`'s PostgreSQL, screenshots): one row each, parsed like the service's (config/settings.ts). */
 export const SCRIPT_SETTINGS = {

@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { waitForTemporal } from './temporal-ready';
 import { projectRoot } from '../../config/config';
 import { spawnChild, stopChildProcess } from './child-service';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 /** The settings of temporal-dev.yaml. */
 export interface DevServerSettings {

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { projectRoot } from '../../config/config';
 import { getStack, type Stack } from '../support/stack';
 
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 const run = promisify(execFile);
 

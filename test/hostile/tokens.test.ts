@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../config/config';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 import { TokenStore, createToken, listTokens, revokeToken } from '../../tokens/token-store';
 import { request, type HttpAnswer } from '../support/http';
 import { getStack, type Stack } from '../support/stack';

@@ -13,7 +13,7 @@ import type { Address } from 'viem';
 import { chainWatcherWorkflowId, executionWorkflowId } from '../../contracts/temporal';
 import { ExecutionService } from '../../api/executions/service';
 import { loadConfig, projectRoot } from '../../config/config';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 import { openDatabase, type Database } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { RefundLedger, type RefundRow } from '../../db/refund-ledger';

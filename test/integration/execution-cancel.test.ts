@@ -20,7 +20,7 @@ import {
   submit,
 } from '../support/executions';
 import { getStack, type Stack } from '../support/stack';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 const run = promisify(execFile);
 

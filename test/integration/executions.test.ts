@@ -19,7 +19,7 @@ import {
   submit,
   type TestWallet,
 } from '../support/executions';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTTP)', () => {
   let stack: Stack;

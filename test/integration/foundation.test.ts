@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { getStack, type Stack } from '../support/stack';
 import { request } from '../support/http';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 describe('foundation: the real stack', () => {
   let stack: Stack;

@@ -10,7 +10,7 @@ import { RefundLedger } from '../../db/refund-ledger';
 import { eventually, newWallet, sampleIntent, settledEventTypes, signedBody } from '../support/executions';
 import { request, requestRetrying503, type HttpAnswer } from '../support/http';
 import { getStack, startStackApi, type Stack } from '../support/stack';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 /** Sends `count` requests, `concurrency` at a time, and tallies the answers by status. */
 async function flood(

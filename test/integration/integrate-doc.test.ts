@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { projectRoot } from '../../config/config';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 import { IntentClient } from '@intent-service/client';
 import { docSnippets } from '../support/doc-snippets';
 import { getExecution, newWallet, prepare, sampleIntent, signedBody, submit } from '../support/executions';

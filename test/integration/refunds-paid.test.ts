@@ -26,7 +26,7 @@ import { freePort } from '../support/ports';
 import { metricSum, scrape } from '../support/prometheus';
 import { request } from '../support/http';
 import { createToken } from '../../tokens/token-store';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 const run = promisify(execFile);
 const CHAIN = 'evm:31337';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../../config/config';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 import { openDatabase } from '../../db/database';
 import { RefundLedger } from '../../db/refund-ledger';
 import { createToken } from '../../tokens/token-store';

@@ -11,7 +11,7 @@ import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/sto
 import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { testCluster } from './temporal-target';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 /**
  * `npm run cluster`'s topology as processes a test can kill: on the run's test cluster (Temporal

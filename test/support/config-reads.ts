@@ -131,21 +131,68 @@ export function importClosure(program: ts.Program, entry: string): ts.SourceFile
   return [...seen.values()];
 }
 
-/** The `Config` path a property of `Config` (or of an object type written inside it) is declared at. */
-function configPathOf(symbol: ts.Symbol | undefined, configFile: string): string | undefined {
-  const declaration = symbol?.declarations?.[0];
-  if (!declaration || path.resolve(declaration.getSourceFile().fileName) !== configFile) return undefined;
-  const names: string[] = [];
-  let node: ts.Node = declaration;
-  while (ts.isPropertySignature(node)) {
-    names.unshift(node.name.getText());
-    const owner = node.parent;
-    if (ts.isInterfaceDeclaration(owner)) return owner.name.text === 'Config' ? names.join('.') : undefined;
-    if (!ts.isTypeLiteralNode(owner)) return undefined;
-    node = owner.parent;
-    while (ts.isUnionTypeNode(node) || ts.isParenthesizedTypeNode(node)) node = node.parent;
-  }
-  return undefined;
+/**
+ * The `Config` type as the checker sees it (config/config.ts derives it from the settings table):
+ * every field's path, and the object types written for it (the root, `temporal`, `chain`, …) with
+ * their paths. A named interface (`TracingConfig`), an array or a record is a field, not an object
+ * of paths, as it was when the type was written out by hand.
+ */
+interface ConfigShape {
+  readonly declared: Set<string>;
+  readonly objects: Map<ts.Type, string>;
+}
+
+const shapes = new WeakMap<ts.Program, ConfigShape>();
+
+function configShape(program: ts.Program): ConfigShape {
+  const known = shapes.get(program);
+  if (known) return known;
+  const checker = program.getTypeChecker();
+  const configFile = path.join(projectRoot, 'config', 'config.ts');
+  const source = program.getSourceFile(configFile)!;
+  const alias = source.statements.find((s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === 'Config');
+  if (!alias) throw new Error(`${configFile} declares no type Config`);
+  const derivation = path.join(projectRoot, 'config', 'derive-config.ts');
+  const isObjectOfPaths = (type: ts.Type) => {
+    if (!(type.flags & ts.TypeFlags.Object) && !type.isIntersection()) return false;
+    if (checker.isArrayType(type) || checker.isTupleType(type) || type.getCallSignatures().length > 0) return false;
+    const aliasFile = type.aliasSymbol?.declarations?.[0]?.getSourceFile().fileName;
+    if (aliasFile !== undefined && path.resolve(aliasFile) !== derivation) return false;
+    const declaration = type.getSymbol()?.declarations?.[0];
+    return !(declaration && (ts.isInterfaceDeclaration(declaration) || ts.isClassDeclaration(declaration)));
+  };
+  const shape: ConfigShape = { declared: new Set(), objects: new Map() };
+  const walk = (type: ts.Type, at: string) => {
+    shape.objects.set(type, at);
+    for (const property of type.getProperties()) {
+      const here = at === '' ? property.name : `${at}.${property.name}`;
+      shape.declared.add(here);
+      const field = checker.getNonNullableType(checker.getTypeOfSymbol(property));
+      if (isObjectOfPaths(field)) walk(field, here);
+    }
+  };
+  walk(checker.getTypeAtLocation(alias.name), '');
+  shapes.set(program, shape);
+  return shape;
+}
+
+/** The `Config` path of an object type: its own, or that of the object a mapped view of it is made from (`Pick<Config, …>`, `Partial<Config['sse']>`). */
+function objectPathOf(program: ts.Program, type: ts.Type): string | undefined {
+  const { objects } = configShape(program);
+  const checker = program.getTypeChecker();
+  const own = checker.getNonNullableType(type);
+  const direct = objects.get(own);
+  if (direct !== undefined) return direct;
+  const viewed = own.aliasTypeArguments?.[0];
+  return viewed === undefined ? undefined : objects.get(checker.getNonNullableType(viewed));
+}
+
+/** The `Config` path of the property `name` of a value of type `owner`, if `owner` is a Config object. */
+function configPathOf(program: ts.Program, owner: ts.Type, name: string): string | undefined {
+  const at = objectPathOf(program, owner);
+  if (at === undefined) return undefined;
+  const field = at === '' ? name : `${at}.${name}`;
+  return configShape(program).declared.has(field) ? field : undefined;
 }
 
 /** The `Config` paths some files read: `whole` objects handed on (everything under them is read), `exact` fields. */
@@ -165,14 +212,13 @@ export function configPathsRead(program: ts.Program, files: readonly ts.SourceFi
   const checker = program.getTypeChecker();
   const configFile = path.join(projectRoot, 'config', 'config.ts');
   const reads: ConfigReads = { exact: new Set(), whole: new Set() };
-  const fieldsOf = (type: ts.Type) => type.getProperties().map((p) => configPathOf(p, configFile));
   /** The fields of `value`'s (Config) type that `wanted` names; undefined when `wanted` is the Config type itself. */
   const handedOn = (value: ts.Expression, wanted: ts.Type | undefined): string[] | undefined => {
     if (!wanted) return undefined;
     const own = checker.getNonNullableType(checker.getTypeAtLocation(value));
     const target = checker.getNonNullableType(wanted);
-    if (target.getProperties().some((p) => configPathOf(p, configFile) !== undefined)) return [];
-    const named = target.getProperties().map((p) => configPathOf(own.getProperty(p.name), configFile));
+    if (objectPathOf(program, target) !== undefined) return [];
+    const named = target.getProperties().map((p) => configPathOf(program, own, p.name));
     return named.filter((n): n is string => n !== undefined);
   };
   const use = (node: ts.Expression, at: string) => {
@@ -200,23 +246,23 @@ export function configPathsRead(program: ts.Program, files: readonly ts.SourceFi
   };
   const visit = (node: ts.Node) => {
     if (ts.isPropertyAccessExpression(node)) {
-      const at = configPathOf(checker.getSymbolAtLocation(node.name), configFile);
+      const at = configPathOf(program, checker.getTypeAtLocation(node.expression), node.name.text);
       const outer = node.parent;
       const deeper =
         ts.isPropertyAccessExpression(outer) &&
         outer.expression === node &&
-        configPathOf(checker.getSymbolAtLocation(outer.name), configFile) !== undefined;
+        configPathOf(program, checker.getTypeAtLocation(node), outer.name.text) !== undefined;
       if (at && !deeper) use(node, at);
     } else if (ts.isBindingElement(node) && ts.isObjectBindingPattern(node.parent)) {
       const name = (node.propertyName ?? node.name).getText();
-      const at = configPathOf(checker.getTypeAtLocation(node.parent).getProperty(name), configFile);
+      const at = configPathOf(program, checker.getTypeAtLocation(node.parent), name);
       if (at) reads.exact.add(at);
     } else if ((ts.isCallExpression(node) || ts.isNewExpression(node)) && node.arguments) {
       // The Config itself handed to a parameter of another type: the fields that type names.
       for (const arg of node.arguments) {
         if (ts.isPropertyAccessExpression(arg)) continue;
         const own = checker.getNonNullableType(checker.getTypeAtLocation(arg));
-        if (!fieldsOf(own).some((f) => f !== undefined && !f.includes('.'))) continue;
+        if (objectPathOf(program, own) !== '') continue;
         for (const field of handedOn(arg, checker.getContextualType(arg)) ?? []) reads.exact.add(field);
       }
     }
@@ -226,24 +272,9 @@ export function configPathsRead(program: ts.Program, files: readonly ts.SourceFi
   return reads;
 }
 
-/** Every path of a field the `Config` interface declares (`chain`, `chain.rpcUrl`, …). */
+/** Every path of a field the `Config` type has (`chain`, `chain.rpcUrl`, …). */
 export function declaredConfigPaths(program: ts.Program): Set<string> {
-  const source = program.getSourceFile(path.join(projectRoot, 'config', 'config.ts'))!;
-  const out = new Set<string>();
-  const walk = (members: ts.NodeArray<ts.TypeElement>, at: string[]) => {
-    for (const member of members) {
-      if (!ts.isPropertySignature(member)) continue;
-      const here = [...at, member.name.getText(source)];
-      out.add(here.join('.'));
-      let type = member.type;
-      while (type && (ts.isUnionTypeNode(type) || ts.isParenthesizedTypeNode(type)))
-        type = ts.isParenthesizedTypeNode(type) ? type.type : type.types.find(ts.isTypeLiteralNode);
-      if (type && ts.isTypeLiteralNode(type)) walk(type.members, here);
-    }
-  };
-  for (const statement of source.statements)
-    if (ts.isInterfaceDeclaration(statement) && statement.name.text === 'Config') walk(statement.members, []);
-  return out;
+  return new Set(configShape(program).declared);
 }
 
 /** A filled path cut to the `Config` field it is under (`tracing.headers.a` is `tracing`). */

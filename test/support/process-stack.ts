@@ -18,7 +18,7 @@ import type { RunningTemporalCluster } from '../../scripts/lib/cluster/temporal-
 import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 /**
  * A stack of real processes for fault tests, separate from the shared test stack so that killing

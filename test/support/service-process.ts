@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { projectRoot } from '../../config/config';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import type { Stack } from './stack';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 /** A `node dist/…/main.js` child process, its parsed JSON log lines, and the URL it logged. */
 export interface ServiceProcess extends ChildService {

@@ -15,7 +15,7 @@ import { readDevServerSettings, startDevServerOnFreePort } from '../../scripts/l
 import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 /**
  * The real stack every integration test talks to, started once per mocha run: a Temporal dev

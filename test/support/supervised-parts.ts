@@ -6,7 +6,7 @@
  */
 import { Supervisor } from '../../scripts/lib/supervisor';
 import { startChildService } from '../../scripts/lib/child-service';
-import { childEnv } from '../../config/settings';
+import { childEnv } from '../../config/child-env';
 
 const server = `
 const http = require('node:http');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { allowedToken, parseDepositTokens } from '../../config/deposit-tokens';
-import { ConfigError } from '../../config/settings';
+import { ConfigError } from '../../config/config-error';
 
 const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import type { PostgresEndpoint } from './postgres';
-import { childEnv } from '../../../config/settings';
+import { childEnv } from '../../../config/child-env';
 
 /** The schema directories embedded in the sql tool (v1.29.1: temporal 1.18, visibility 1.9). */
 const SCHEMAS = { temporal: 'postgresql/v12/temporal', visibility: 'postgresql/v12/visibility' } as const;

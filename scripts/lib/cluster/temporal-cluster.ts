@@ -8,7 +8,7 @@ import { databaseUrl, startPostgres, type PostgresEndpoint, type RunningPostgres
 import { createDatabase, setupTemporalSchemas } from './schema';
 import { clusterTemplateEnv, startTemporalServer } from './temporal-server';
 import type { ClusterSettings } from './settings';
-import { childEnv } from '../../../config/settings';
+import { childEnv } from '../../../config/child-env';
 
 /** The Temporal half of the cluster: PostgreSQL, the server, its namespace, and the Web UI. */
 export interface RunningTemporalCluster {

@@ -4,7 +4,7 @@ import { projectRoot } from '../../../config/config';
 import { startChildService, type ChildService } from '../child-service';
 import type { PostgresEndpoint } from './postgres';
 import type { ClusterSettings } from './settings';
-import { childEnv } from '../../../config/settings';
+import { childEnv } from '../../../config/child-env';
 
 /** The environment temporal-cluster/server/production.yaml and ui/production.yaml are rendered with. */
 export function clusterTemplateEnv(s: ClusterSettings, pg: PostgresEndpoint): Record<string, string> {
