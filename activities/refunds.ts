@@ -1,26 +1,15 @@
 import { Context } from '@temporalio/activity';
-import {
-  encodeFunctionData,
-  erc20Abi,
-  keccak256,
-  TransactionReceiptNotFoundError,
-  type Hex,
-  type PublicClient,
-  type TransactionReceipt,
-  type TransactionSerializable,
-} from 'viem';
+import { encodeFunctionData, erc20Abi, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { RefundActivities, RefundAddress, RefundStep } from '../contracts/activities';
 import type { HoldReason, RefundVariant } from '../contracts/refunds';
-import type { GasAccountLedger, TopUp, TopUpVariant } from '../db/gas-account';
+import type { GasAccountLedger } from '../db/gas-account';
 import type { RefundJob, RefundPayments } from '../db/refund-payments';
 import { payerAt, proveDeposit, type AllowedToken } from '../domain/deposit-proof';
 import { evmChainId } from '../domain/deposit-key';
 import type { DepositAsset } from '../domain/execution-state';
 import { payerKind } from '../domain/payer-kind';
 import {
-  feeFields,
   feesOf,
-  firstFees,
   gasLimit,
   maxCost,
   refundValue,
@@ -32,10 +21,12 @@ import {
 } from '../domain/refund-fees';
 import { holdBeforeSigning, isTokenAsset, refundDestination, type RefundRules } from '../domain/refund-policy';
 import { tokenTransfer } from '../domain/transfers';
+import { chainClient } from '../lib/chain-client';
 import { readChainTransaction } from '../lib/chain-transaction';
 import type { GasAccountSigner } from '../lib/gas-account-key';
 import type { RefundSigner } from '../lib/refund-signer';
-import { chainClient } from './chain';
+import { createGasTopUps } from './gas-top-ups';
+import { markSent, marketFees, mostCost, receiptOf, sendAll, signRecorded } from './signed-transactions';
 
 /** What the refunder tells the worker, for its metrics (activities/ keeps none). */
 export type RefundEvent =
@@ -78,41 +69,11 @@ export interface RefundDeps {
 /** Deposit addresses one sweep hands to refund workflows, at most. */
 export const ADDRESSES_PER_SWEEP = 100;
 
-/** The errors of eth_sendRawTransaction that say the node has the transaction, or its nonce is used: nothing to send again. */
-const ALREADY_SENT = /already known|already imported|known transaction|nonce too low|replacement transaction underpriced|underpriced/i;
-
-/**
- * Signs one transaction of `chain` at `fees` with `sign` and answers it as the ledger records it
- * (hash, raw, lowercase `to`, decimal amounts, fee fields): a refund's variant or a gas top-up.
- */
-async function signRecorded(
-  chain: string,
-  fields: { nonce: number; to: string; value: bigint; gas: bigint; data?: Hex },
-  fees: RefundFees,
-  sign: (tx: TransactionSerializable) => Promise<Hex>,
-): Promise<Omit<RefundVariant, 'kind'>> {
-  const { nonce, to, value, gas, data } = fields;
-  const common = { chainId: evmChainId(chain)!, nonce, to: to as Hex, value, gas, ...(data === undefined ? {} : { data }) };
-  const tx: TransactionSerializable =
-    fees.kind === 'legacy'
-      ? { ...common, type: 'legacy', gasPrice: fees.gasPrice }
-      : { ...common, type: 'eip1559', maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
-  const raw = await sign(tx);
-  return {
-    hash: keccak256(raw),
-    raw,
-    to: to.toLowerCase(),
-    ...(data === undefined ? {} : { data }),
-    value: value.toString(),
-    gas: gas.toString(),
-    ...feeFields(fees),
-    signedAt: new Date().toISOString(),
-  };
-}
-
 /**
  * The refund activities (contracts/activities.ts RefundActivities) over the worker's chain node and
- * the read model; without `deps` (no CHAIN_RPC_URL) every call throws.
+ * the read model; without `deps` (no CHAIN_RPC_URL) every call throws. A token refund's fee comes
+ * from the gas account (activities/gas-top-ups.ts); every transaction is signed and sent by
+ * activities/signed-transactions.ts.
  */
 export function createRefundActivities(deps: RefundDeps | undefined): RefundActivities {
   let client: PublicClient | undefined;
@@ -122,6 +83,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
   };
   const rpc = () => (client ??= chainClient(need().rpcUrl));
   const log = () => Context.current().log;
+  const topUps = createGasTopUps(need, rpc);
 
   /** Throws when the node serves another chain than `chain`: nothing is signed or sent for the wrong one. */
   const checkChain = async (chain: string) => {
@@ -140,15 +102,6 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     log().warn('refund held for a person', { id: job.row.id, chain: job.source.chain, address: job.source.address, reason });
     need().onRefundEvent?.({ kind: 'held', chain: job.source.chain, reason, rows: 1 });
     return 'held';
-  };
-
-  /** The chain's fees now, from eth_feeHistory (legacy: eth_gasPrice). */
-  const marketFees = async (): Promise<RefundFees> => {
-    const [history, gasPrice] = await Promise.all([
-      rpc().getFeeHistory({ blockCount: 5, rewardPercentiles: [50], blockTag: 'latest' }),
-      rpc().getGasPrice(),
-    ]);
-    return firstFees(history, gasPrice);
   };
 
   /** Signs one transaction of `job`'s address at `nonce`. */
@@ -213,187 +166,6 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     });
     need().onRefundEvent?.({ kind: 'nonce-mismatch', chain: job.source.chain, address: job.source.address });
     if (rows > 0) need().onRefundEvent?.({ kind: 'held', chain: job.source.chain, reason: 'nonce-mismatch', rows });
-  };
-
-  /** The receipt of `hash`, or undefined while the node has none. */
-  const receiptOf = (hash: string): Promise<TransactionReceipt | undefined> =>
-    rpc()
-      .getTransactionReceipt({ hash: hash as Hex })
-      .catch((err: unknown) => {
-        if (err instanceof TransactionReceiptNotFoundError) return undefined;
-        throw err;
-      });
-
-  /**
-   * Sends each signed transaction to the node; answers the hashes it took or says it has (a
-   * variant counts as sent once the node has it: its wait for a replacement starts).
-   */
-  const sendAll = async (variants: readonly TopUpVariant[], id: string): Promise<Set<string>> => {
-    const sent = new Set<string>();
-    for (const v of variants) {
-      try {
-        await rpc().request({ method: 'eth_sendRawTransaction', params: [v.raw as Hex] });
-        sent.add(v.hash);
-      } catch (err) {
-        const message = (err as Error).message;
-        if (/HttpRequestError|TimeoutError/.test((err as Error).name)) throw err;
-        if (ALREADY_SENT.test(message)) sent.add(v.hash);
-        else log().warn('transaction refused by the node', { id, hash: v.hash, error: message.slice(0, 300) });
-      }
-    }
-    return sent;
-  };
-
-  /** `variants` with the head recorded on those first sent now; undefined when none was. */
-  const markSent = <V extends TopUpVariant>(variants: readonly V[], sent: ReadonlySet<string>, head: number): V[] | undefined =>
-    variants.every((v) => v.sentAtBlock !== undefined || !sent.has(v.hash))
-      ? undefined
-      : variants.map((v) => (v.sentAtBlock === undefined && sent.has(v.hash) ? { ...v, sentAtBlock: head } : v));
-
-  /** The most a signed transaction can cost its sender: value + gas × fee cap. */
-  const mostCost = (v: TopUpVariant) => BigInt(v.value) + maxCost(BigInt(v.gas), feesOf(v));
-
-  /** Signs a gas account's top-up of `to` at `nonce`. */
-  const signTopUp = (chain: string, nonce: number, to: string, value: bigint, fees: RefundFees): Promise<TopUpVariant> => {
-    const gasAccount = need().gasAccount!;
-    return signRecorded(chain, { nonce, to, value, gas: 21_000n }, fees, (tx) => gasAccount.sign(tx));
-  };
-
-  /** Sends a top-up's variants, recording the head on those first sent. */
-  const sendTopUp = async (topUp: TopUp, head: number) => {
-    const marked = markSent(topUp.variants, await sendAll(topUp.variants, topUp.id), head);
-    if (marked) await need().gasAccounts.updateVariants(topUp.id, topUp.variants, marked);
-  };
-
-  /**
-   * Works the gas account's top-up in flight, whoever's refund it pays: records it once a variant
-   * is mined deep enough (with the account's count), `lost` when a transaction it did not sign took
-   * its nonce, replaced at the same nonce with raised fees after REFUND_REPLACE_AFTER_BLOCKS
-   * (within the token fee cap), else sent again.
-   */
-  const workTopUp = async (topUp: TopUp) => {
-    const d = need();
-    // The nonce first: a variant mined after this read still shows its receipt below.
-    const latest = await rpc().getTransactionCount({ address: topUp.account as Hex, blockTag: 'latest' });
-    const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
-    const confirmations = d.confirmations(topUp.chain) ?? d.windowSize;
-    for (const v of topUp.variants) {
-      const receipt = await receiptOf(v.hash);
-      if (!receipt) continue;
-      const block = Number(receipt.blockNumber);
-      if (head - block + 1 < confirmations) return;
-      const fee = (receipt.gasUsed * receipt.effectiveGasPrice).toString();
-      if (await d.gasAccounts.recordMined(topUp, { hash: v.hash, block, fee }))
-        log().info('gas top-up mined', { refund: topUp.refundId, to: topUp.to, nonce: topUp.nonce, hash: v.hash, value: topUp.value, fee });
-      return;
-    }
-    if (latest > topUp.nonce) {
-      if (await d.gasAccounts.recordLost(topUp))
-        log().error('a gas top-up lost its nonce to a transaction the service did not sign: the gas account is used by someone else', {
-          chain: topUp.chain,
-          account: topUp.account,
-          nonce: topUp.nonce,
-        });
-      return;
-    }
-    let current = topUp;
-    const last = topUp.variants[topUp.variants.length - 1];
-    if (last.sentAtBlock !== undefined && head - last.sentAtBlock >= d.replaceAfterBlocks) {
-      const fees = replacementFees(feesOf(last), await marketFees());
-      if (withinTokenFeeCap(maxCost(21_000n, feesOf(topUp.variants[0])), maxCost(21_000n, fees))) {
-        const variant = await signTopUp(topUp.chain, topUp.nonce, topUp.to, BigInt(topUp.value), fees);
-        if (!(await d.gasAccounts.updateVariants(topUp.id, topUp.variants, [...topUp.variants, variant]))) return;
-        current = { ...topUp, variants: [...topUp.variants, variant] };
-        log().info('gas top-up replaced at the same nonce', { refund: topUp.refundId, nonce: topUp.nonce, hash: variant.hash });
-      } else log().warn('gas top-up at its fee cap: waiting for a block that takes it', { refund: topUp.refundId, nonce: topUp.nonce });
-    }
-    await sendTopUp(current, head);
-  };
-
-  /**
-   * Signs, records and sends the gas account's next top-up: `value` wei to `job`'s deposit address,
-   * at the nonce the read model counts, which must be the chain's (latest and pending). A count
-   * behind the chain with nothing pending follows it (someone sent from the account by hand: no
-   * top-up of the service was in flight, so nothing is paid twice); anything pending waits.
-   */
-  const topUp = async (job: RefundJob, account: string, value: bigint) => {
-    const d = need();
-    const chain = job.source.chain;
-    const [latest, pending, balance] = await Promise.all([
-      rpc().getTransactionCount({ address: account as Hex, blockTag: 'latest' }),
-      rpc().getTransactionCount({ address: account as Hex, blockTag: 'pending' }),
-      rpc().getBalance({ address: account as Hex }),
-    ]);
-    const counted = await d.gasAccounts.register(chain, account, latest);
-    if (latest !== counted || pending !== latest) {
-      if (pending === latest && latest > counted && (await d.gasAccounts.resync(chain, account, counted, latest)))
-        log().warn('the gas account sent transactions the service did not sign: its count follows the chain', {
-          chain,
-          account,
-          counted,
-          latest,
-        });
-      else {
-        log().warn(
-          'the gas account has a transaction the service did not sign pending, or its nonce is behind the read model: no top-up now',
-          {
-            chain,
-            account,
-            counted,
-            latest,
-            pending,
-          },
-        );
-        return;
-      }
-    }
-    const fees = await marketFees();
-    if (balance < value + maxCost(21_000n, fees)) {
-      log().error("the gas account is too low to pay a token refund's fee", {
-        chain,
-        account,
-        balance: balance.toString(),
-        value: value.toString(),
-      });
-      d.onRefundEvent?.({ kind: 'gas-balance', chain, address: account, wei: balance });
-      return;
-    }
-    const variant = await signTopUp(chain, latest, job.source.address, value, fees);
-    if (!(await d.gasAccounts.start({ chain, account, nonce: latest, refundId: job.row.id, to: job.source.address, value, variant })))
-      return;
-    log().info('gas top-up signed', {
-      refund: job.row.id,
-      to: job.source.address,
-      nonce: latest,
-      hash: variant.hash,
-      value: value.toString(),
-    });
-    d.onRefundEvent?.({ kind: 'topped-up', chain });
-    const signed = await d.gasAccounts.inFlight(chain, account);
-    if (signed) await sendTopUp(signed, Number(await rpc().getBlockNumber({ cacheTime: 0 })));
-  };
-
-  /**
-   * Whether the gas account's mined top-ups for `job`'s token row cover `cost` (the most its newest
-   * transaction can cost). Until they do, works the gas account's one top-up in flight (whoever's
-   * it is: a top-up is never waited for by one workflow alone), or signs the next one.
-   */
-  const funded = async (job: RefundJob, cost: bigint): Promise<boolean> => {
-    const d = need();
-    if ((await d.gasAccounts.toppedUp(job.row.id)) >= cost) return true;
-    if (!d.gasAccount) {
-      log().error('a token refund waits for its fee: this worker has no gas account (REFUND_GAS_KEY_FILE)', { id: job.row.id });
-      return false;
-    }
-    const account = d.gasAccount.address.toLowerCase();
-    const flying = await d.gasAccounts.inFlight(job.source.chain, account);
-    if (flying) {
-      await workTopUp(flying);
-      return (await d.gasAccounts.toppedUp(job.row.id)) >= cost;
-    }
-    // Read again after the look for one in flight: a top-up recorded mined in between counts.
-    await topUp(job, account, cost - (await d.gasAccounts.toppedUp(job.row.id)));
-    return false;
   };
 
   /** Whether a token refund's receipt holds the token's `Transfer` of the row's amount from the deposit address to its destination. */
@@ -476,13 +248,13 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         const token = row.asset.slice('erc20:'.length) as Hex;
         const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, BigInt(row.amount!)] });
         const gas = gasLimit(await rpc().estimateGas({ account: address, to: token, data }));
-        variant = await signVariant(job, 'refund', latest, token, 0n, gas, await marketFees(), data);
+        variant = await signVariant(job, 'refund', latest, token, 0n, gas, await marketFees(rpc()), data);
       } else {
         // The row's own money left on the address: its amount less what a cancel of it cost.
         const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
         const estimate = await rpc().estimateGas({ account: address, to: to as Hex, value: amount / 2n });
         const gas = gasLimit(estimate);
-        const fees = await marketFees();
+        const fees = await marketFees(rpc());
         const value = refundValue(amount, gas, fees);
         if (value === undefined || tooSmall(amount, gas, fees, d.minFeeMultiple)) return held(job, 'too-small');
         variant = await signVariant(job, 'refund', latest, to, value, gas, fees);
@@ -508,9 +280,9 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       if (!job || !variants || job.row.refundBlock !== undefined) return;
       await checkChain(job.source.chain);
       // A token refund's fee is the gas account's: its newest transaction goes out once top-ups cover it.
-      if (isTokenAsset(job.row.asset) && !(await funded(job, mostCost(variants[variants.length - 1])))) return;
+      if (isTokenAsset(job.row.asset) && !(await topUps.funded(job, mostCost(variants[variants.length - 1])))) return;
       const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
-      const marked = markSent(variants, await sendAll(variants, job.row.id), head);
+      const marked = markSent(variants, await sendAll(rpc(), variants, job.row.id), head);
       if (marked) await d.payments.updateVariants(job.row.id, variants, marked);
     },
 
@@ -527,7 +299,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const confirmations = d.confirmations(source.chain) ?? d.windowSize;
       const token = isTokenAsset(row.asset);
       for (const v of variants) {
-        const receipt = await receiptOf(v.hash);
+        const receipt = await receiptOf(rpc(), v.hash);
         if (!receipt) continue;
         const block = Number(receipt.blockNumber);
         if (head - block + 1 < confirmations) return 'pending';
@@ -587,7 +359,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const last = variants[variants.length - 1];
       // The refund variant a new one repeats (a cancel may be the newest, on a row restored after it was voided).
       const refund = [...variants].reverse().find((v) => v.kind === 'refund') ?? last;
-      const fees = replacementFees(feesOf(last), await marketFees());
+      const fees = replacementFees(feesOf(last), await marketFees(rpc()));
       const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
       const gas = kind === 'cancel' ? 21_000n : BigInt(refund.gas);
       const withinCap = token

@@ -8,7 +8,7 @@ import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger } from '../db/refund-ledger';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { loadDepositSeed } from '../lib/deposit-seed';
-import { chainClient } from '../activities/chain';
+import { chainClient } from '../lib/chain-client';
 import type { DepositDeps } from './deps';
 import { confirmationsFor, type ConfirmationsRule } from '../config/confirmations';
 import type { DepositToken } from '../config/deposit-tokens';

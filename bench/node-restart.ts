@@ -14,7 +14,8 @@ import { getJson } from '../activities/http-post';
 import { projectRoot } from '../config/config';
 import { toChecksumAddress } from '../domain/eoa';
 import { createNodeKeysFile, readNodeKeysFile } from '../lib/node-keys-file';
-import { DATABASE_FILE, NodeStore } from '../storage-node/node-store';
+import { DATABASE_FILE } from '../storage-node/node-files';
+import { NodeStore } from '../storage-node/node-store';
 import { LISTENING_LINE } from '../contracts/storage-node-protocol';
 
 const BATCH = 100;

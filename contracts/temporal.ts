@@ -20,6 +20,15 @@ export const WHITELIST_BATCH_WORKFLOW_TYPE = 'whitelistBatchWorkflow';
 
 /** Workflow id of an execution: one per (wallet, executionId), so another wallet's id never matches. */
 export const executionWorkflowId = (wallet: string, executionId: string) => `exec:${wallet}:${executionId}`;
+/**
+ * The wallet and execution id of an execution's workflow id (executionWorkflowId read back), or
+ * undefined for any other workflow's id. A wallet never holds a colon (contracts/ids.ts WALLET_PATTERN), so the
+ * first colon after `exec:` ends it and the execution id is everything after.
+ */
+export function parseExecutionWorkflowId(workflowId: string): { wallet: string; executionId: string } | undefined {
+  const match = /^exec:([^:]*):(.*)$/s.exec(workflowId);
+  return match ? { wallet: match[1], executionId: match[2] } : undefined;
+}
 export const whitelistBatchWorkflowId = (batchId: string) => `whitelist-batch:${batchId}`;
 /** Workflow id of the webhooks a finished execution handed over (its receiver was slow or down). */
 export const executionWebhooksWorkflowId = (executionWorkflowId: string) => `webhooks:${executionWorkflowId}`;

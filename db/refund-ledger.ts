@@ -1,69 +1,12 @@
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { sql, type ExpressionBuilder, type Kysely, type Selectable } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from './database';
-import type { ReadModelTables as Tables, RefundsTable } from './tables';
-import type { HoldReason, RefundDue, RefundRow, RefundState, RefundVariant, Settlement, VoidReason } from '../contracts/refunds';
+import type { HoldReason, RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
 import type { LedgerPosition } from './page-token';
-import type { Deposit, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
-import type { PayerKind } from '../domain/payer-kind';
 import { isBaseUnits } from '../domain/wei';
-import { TX_HASH } from '../domain/deposit-proof';
+import { readRefundRow, refundId, toRow } from './refund-rows';
+import { approveRefund, settleRefund, type SettleOutcome } from './refund-settlement';
 
 export type { HoldReason, RefundDue, RefundRow, RefundState, RefundVariant, Settlement, VoidReason } from '../contracts/refunds';
-
-/**
- * A settle call's result: `settled` now, or `same` (this very settlement was recorded before:
- * nothing written); `conflict` (settled otherwise before); `tx-used` (the refund transaction
- * already settles `otherId`, a row of another deposit address: nothing written).
- */
-export type SettleOutcome =
-  | { outcome: 'settled' | 'same'; row: RefundRow }
-  | { outcome: 'conflict'; row: RefundRow }
-  | { outcome: 'tx-used'; row: RefundRow; otherId: string }
-  /** The service's refunder has a transaction out for it: nothing written until its nonce is mined. */
-  | { outcome: 'paying'; row: RefundRow }
-  | { outcome: 'missing' };
-
-/** A refund transaction's hash as a settlement carries it: an EVM transaction hash (the only chains there are). */
-export const isRefundTxHash = (txHash: string): boolean => TX_HASH.test(txHash);
-
-/**
- * The row id of a transfer refused by an execution: the same transfer reported again is the same
- * row. A token's transfer adds its asset (a native transfer and a token log of one transaction may
- * share an index); a native one keeps the id it always had.
- */
-export function refundId(due: Pick<RefundDue, 'workflowId' | 'chain' | 'txHash' | 'transferIndex' | 'asset'>): string {
-  const parts = [due.workflowId, due.chain ?? '', due.txHash.toLowerCase(), String(due.transferIndex ?? 0)];
-  if (due.asset !== undefined && due.asset !== 'native') parts.push(due.asset.toLowerCase());
-  const key = parts.join('\n');
-  return bytesToHex(sha256(utf8ToBytes(key))).slice(0, 32);
-}
-
-/**
- * The ledger rows an execution's record owes: each refused deposit it holds, `overflow` (refusals
- * past what a record keeps), and its own deposit when a cancel made it `refundDue`.
- */
-export function refundsOfRecord(workflowId: string, record: ExecutionRecord, overflow: readonly RefusedDeposit[]): RefundDue[] {
-  const row = (d: Deposit, reason: string): RefundDue => ({
-    workflowId,
-    wallet: record.wallet,
-    executionId: record.executionId,
-    ...(d.chain === undefined ? {} : { chain: d.chain }),
-    txHash: d.txHash,
-    ...(d.transferIndex === undefined ? {} : { transferIndex: d.transferIndex }),
-    // A record written before amounts were checked at every entry point may hold another spelling
-    // (a trusted report's "0099.5"): its row is still owed, its amount unknown, never that text.
-    ...(isBaseUnits(d.amount) ? { amount: d.amount } : {}),
-    asset: d.asset ?? record.depositTarget?.asset ?? 'native',
-    reason,
-    reportedBy: 'execution',
-  });
-  const rows = [...record.refusedDeposits, ...overflow].map((r) => row(r, r.reason));
-  if (record.deposit?.refundDue)
-    rows.push(row(record.deposit, record.status === 'EXPIRED' ? 'unsigned-by-deadline' : 'cancelled-after-deposit'));
-  return rows;
-}
 
 /**
  * The refunds ledger in the read model's `refunds` table: one row per deposit the service did not
@@ -373,8 +316,7 @@ export class RefundLedger {
 
   /** One row, or undefined. */
   async get(id: string): Promise<RefundRow | undefined> {
-    const row = await this.database.db.selectFrom('refunds').selectAll().where('id', '=', id).executeTakeFirst();
-    return row && toRow(row);
+    return readRefundRow(this.database, id);
   }
 
   /** One page of rows, newest first, filtered by state, wallet and chain. */
@@ -407,151 +349,17 @@ export class RefundLedger {
     return rows.length > options.pageSize && last ? { rows: page, next: { createdAt: last.createdAt, id: last.id } } : { rows: page };
   }
 
-  /**
-   * Approves paying a row held `above-limit`: back to `due`, its approval (the token id, when)
-   * recorded, so that the refunder pays it whatever the limit. Once: `approved` when this call
-   * approved it; `same` when it was approved before (by anyone); `conflict` when it is not held
-   * above the limit (and was never approved); `missing` when there is no such row.
-   */
-  async approve(
+  /** Approves paying a row held `above-limit`, once (db/refund-settlement.ts approveRefund). */
+  approve(
     id: string,
     approvedBy: string,
     now = new Date(),
   ): Promise<{ outcome: 'approved' | 'same' | 'conflict'; row: RefundRow } | { outcome: 'missing' }> {
-    const result = await this.database.db
-      .updateTable('refunds')
-      .set({ state: 'due', hold_reason: null, approved_by: approvedBy, approved_at: now.toISOString() })
-      .where('id', '=', id)
-      .where('state', '=', 'held')
-      .where('hold_reason', '=', 'above-limit' satisfies HoldReason)
-      .where('approved_by', 'is', null)
-      .executeTakeFirst();
-    const row = await this.get(id);
-    if (!row) return { outcome: 'missing' };
-    if (Number(result.numUpdatedRows) === 1) return { outcome: 'approved', row };
-    return { outcome: row.approvedBy !== undefined ? 'same' : 'conflict', row };
+    return approveRefund(this.database, id, approvedBy, now);
   }
 
-  /**
-   * Records that a due refund was paid or waived, once: a row still `due` or `held` takes the
-   * settlement (one conditional UPDATE, so two operators settling at once cannot both win); a row
-   * with a transaction of the service's refunder whose nonce is not mined (`paying`, or held at its
-   * fee cap) takes none (`paying`); a row already settled
-   * the same way answers `same` (a txHash in any case: it is stored lowercase); settled another
-   * way, `conflict`. One refund transaction pays back to one deposit address: a txHash that
-   * already settles a row of another one (rows of an execution without a deposit address are their
-   * own group) is `tx-used`, checked in the same UPDATE (NOT EXISTS), under a per-hash lock on
-   * PostgreSQL so that two such settlements at once cannot both pass.
-   * A txHash that is not `0x` + 64 hex digits throws: the API and the CLI refuse it first.
-   */
-  async settle(id: string, settlement: Settlement, settledBy: string, now = new Date()): Promise<SettleOutcome> {
-    if (settlement.state === 'refunded' && !isRefundTxHash(settlement.txHash))
-      throw new TypeError(`refund txHash ${JSON.stringify(settlement.txHash.slice(0, 100))} is not 0x + 64 hex digits`);
-    const txHash = settlement.state === 'refunded' ? settlement.txHash.toLowerCase() : undefined;
-    const update = (db: Kysely<Tables>) =>
-      db
-        .updateTable('refunds')
-        .set({
-          state: settlement.state,
-          settled_at: now.toISOString(),
-          settled_by: settledBy,
-          refund_tx_hash: txHash ?? null,
-          waived_reason: settlement.state === 'waived' ? settlement.reason : null,
-        })
-        .where('id', '=', id)
-        .where('state', 'in', ['due', 'held'])
-        // A nonce signed and not mined: a refund may still be mined.
-        .where((eb) => eb.or([eb('refund_nonce', 'is', null), eb('refund_block', 'is not', null)]))
-        .$if(txHash !== undefined, (q) => q.where((eb) => eb.not(eb.exists(otherGroupSettledBy(eb, txHash!)))))
-        .executeTakeFirst();
-    const result =
-      txHash !== undefined && this.database.kind === 'postgres'
-        ? await this.database.db.transaction().execute(async (trx) => {
-            await sql`select pg_advisory_xact_lock(hashtext(${'refund-tx:' + txHash}))`.execute(trx);
-            return update(trx);
-          })
-        : await update(this.database.db);
-    const row = await this.get(id);
-    if (!row) return { outcome: 'missing' };
-    if (Number(result.numUpdatedRows) === 1) return { outcome: 'settled', row };
-    if (row.refundNonce !== undefined && row.refundBlock === undefined) return { outcome: 'paying', row };
-    if ((row.state === 'due' || row.state === 'held') && txHash !== undefined) {
-      const other = await this.database.db
-        .selectFrom('refunds')
-        .select('id')
-        .where((eb) => eb(eb.fn('lower', ['refund_tx_hash']), '=', txHash))
-        .where('id', '<>', id)
-        .orderBy('id')
-        .executeTakeFirst();
-      if (other) return { outcome: 'tx-used', row, otherId: other.id };
-    }
-    const same =
-      row.state === settlement.state &&
-      (settlement.state === 'refunded'
-        ? row.refundTxHash?.toLowerCase() === settlement.txHash.toLowerCase()
-        : row.waivedReason === settlement.reason);
-    return { outcome: same ? 'same' : 'conflict', row };
+  /** Records that a due refund was paid or waived, once (db/refund-settlement.ts settleRefund). */
+  settle(id: string, settlement: Settlement, settledBy: string, now = new Date()): Promise<SettleOutcome> {
+    return settleRefund(this.database, id, settlement, settledBy, now);
   }
-}
-
-export function toRow(r: Selectable<RefundsTable>): RefundRow {
-  return {
-    id: r.id,
-    workflowId: r.workflow_id,
-    wallet: r.wallet,
-    executionId: r.execution_id,
-    ...(r.chain === null ? {} : { chain: r.chain }),
-    txHash: r.tx_hash,
-    transferIndex: r.transfer_index,
-    ...(r.amount === null ? {} : { amount: r.amount }),
-    ...(r.asset === null ? {} : { asset: r.asset }),
-    ...(r.sender === null ? {} : { sender: r.sender }),
-    ...(r.payer_kind === null ? {} : { payerKind: r.payer_kind as PayerKind }),
-    reason: r.reason,
-    reportedBy: r.reported_by as RefundDue['reportedBy'],
-    state: r.state as RefundState,
-    createdAt: r.created_at,
-    ...(r.settled_at === null ? {} : { settledAt: r.settled_at }),
-    ...(r.settled_by === null ? {} : { settledBy: r.settled_by }),
-    ...(r.refund_tx_hash === null ? {} : { refundTxHash: r.refund_tx_hash }),
-    ...(r.waived_reason === null ? {} : { waivedReason: r.waived_reason }),
-    transfers: r.transfers,
-    ...(r.hold_reason === null ? {} : { holdReason: r.hold_reason as HoldReason }),
-    ...(r.voided_at === null ? {} : { voidedAt: r.voided_at }),
-    ...(r.void_reason === null ? {} : { voidReason: r.void_reason as VoidReason }),
-    ...(r.refund_nonce === null ? {} : { refundNonce: r.refund_nonce }),
-    ...(r.refund_to === null ? {} : { refundTo: r.refund_to }),
-    ...(r.refund_variants === null ? {} : { refundVariants: JSON.parse(r.refund_variants) as RefundVariant[] }),
-    ...(r.refund_block === null ? {} : { refundBlock: Number(r.refund_block) }),
-    ...(r.refund_value === null ? {} : { refundValue: r.refund_value }),
-    ...(r.fees_spent === null ? {} : { feesSpent: r.fees_spent }),
-    ...(r.gas_left === null ? {} : { gasLeft: r.gas_left }),
-    ...(r.approved_by === null ? {} : { approvedBy: r.approved_by }),
-    ...(r.approved_at === null ? {} : { approvedAt: r.approved_at }),
-  };
-}
-
-/**
- * The rows outside the group of the row being updated (`refunds`, the UPDATE's table) that
- * `txHash` settles: a group is a deposit address (deposit_addresses, by workflow_id), or for an
- * execution without one its workflow_id.
- */
-function otherGroupSettledBy(eb: ExpressionBuilder<Tables, 'refunds'>, txHash: string) {
-  return eb
-    .selectFrom('refunds as o')
-    .select(sql<number>`1`.as('one'))
-    .where((o) => o(o.fn('lower', ['o.refund_tx_hash']), '=', txHash))
-    .whereRef('o.workflow_id', '<>', 'refunds.workflow_id')
-    .where((o) =>
-      o.not(
-        o.exists(
-          o
-            .selectFrom('deposit_addresses as a')
-            .innerJoin('deposit_addresses as b', (j) => j.onRef('a.chain', '=', 'b.chain').onRef('a.address', '=', 'b.address'))
-            .select(sql<number>`1`.as('one'))
-            .whereRef('a.workflow_id', '=', 'o.workflow_id')
-            .whereRef('b.workflow_id', '=', 'refunds.workflow_id'),
-        ),
-      ),
-    );
 }

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Database } from './database';
 import { DepositAddressStore } from './deposit-addresses';
-import { toRow, type HoldReason, type RefundRow, type RefundVariant } from './refund-ledger';
+import type { HoldReason, RefundRow, RefundVariant } from './refund-ledger';
+import { toRow } from './refund-rows';
 
 /** A deposit address as the refunder sees it: whose it is, where its refunds go, how many of its nonces are mined. */
 export interface RefundSource {

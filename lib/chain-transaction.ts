@@ -11,6 +11,7 @@ import {
 import { payerKind, type PayerKind } from '../domain/payer-kind';
 import { internalValueTransfers, type CallFrame } from '../domain/transfers';
 import type { Deposit, DepositAsset, DepositTarget } from '../domain/execution-state';
+import { chainClient } from './chain-client';
 
 /**
  * The call trace of one transaction (`debug_traceTransaction` with the `callTracer`), flattened to
@@ -148,4 +149,31 @@ export async function payerOf(
 /** Whether `address` is an EOA or a contract, by its code at the latest block (domain/payer-kind.ts). */
 export async function payerKindOf(client: PublicClient, address: string): Promise<PayerKind> {
   return payerKind(await client.getCode({ address: address as `0x${string}` }));
+}
+
+/**
+ * The payer of a transfer on the chain behind `rpcUrl` and whether it has code, for a refunds
+ * ledger row (where a refund goes back to): undefined for a row of another chain, or a transfer
+ * the node does not know.
+ */
+export function payerLookup(
+  rpcUrl: string,
+): (
+  chain: string,
+  txHash: string,
+  transferIndex: number,
+  asset: DepositAsset,
+) => Promise<{ sender: string; payerKind: PayerKind } | undefined> {
+  let client: PublicClient | undefined;
+  let chainId: Promise<number> | undefined;
+  return async (chain, txHash, transferIndex, asset) => {
+    client ??= chainClient(rpcUrl);
+    chainId ??= client.getChainId().catch((err: unknown) => {
+      chainId = undefined;
+      throw err;
+    });
+    if (chain !== `evm:${await chainId}`) return undefined;
+    const sender = await payerOf(client, txHash, transferIndex, asset);
+    return sender === undefined ? undefined : { sender, payerKind: await payerKindOf(client, sender) };
+  };
 }

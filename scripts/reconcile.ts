@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type PublicClient } from 'viem';
-import { chainClient, DepositReader } from '../activities/chain';
+import { chainClient } from '../lib/chain-client';
+import { DepositReader } from '../lib/chain-reader';
 import { loadConfig } from '../config/config';
 import { confirmationsFor } from '../config/confirmations';
 import { openDatabase } from '../db/database';

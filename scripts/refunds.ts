@@ -2,7 +2,8 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config';
 import { openDatabase } from '../db/database';
-import { RefundLedger, isRefundTxHash, type RefundState, type Settlement } from '../db/refund-ledger';
+import { RefundLedger, type RefundState, type Settlement } from '../db/refund-ledger';
+import { isRefundTxHash } from '../db/refund-settlement';
 import { REFUND_STATES } from '../contracts/refunds';
 
 const USAGE = `usage: npm run --silent refunds -- list [--state due|held|paying|refunded|waived|void] [--wallet W [--execution-id E]] [--chain evm:N] [--limit N]

@@ -12,7 +12,8 @@
  * the log can forget them (NodeStore.forgetThrough).
  */
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { DATABASE_FILE, DELIVERY_LOG_FILE, DeliveryWriter, openNodeFile } from './node-store';
+import { DeliveryWriter } from './delivery-writer';
+import { DATABASE_FILE, DELIVERY_LOG_FILE, openNodeFile } from './node-files';
 
 /** Incomplete PASSIVE rounds in a row after which the next checkpoint waits for the writers. */
 const FULL_AFTER = 5;

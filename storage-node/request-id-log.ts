@@ -1,6 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { ReplayCache, type ReplayMemory } from '../lib/node-request-auth';
-import { DELIVERY_LOG_FILE, openNodeFile } from './node-store';
+import { DELIVERY_LOG_FILE, openNodeFile } from './node-files';
 
 // One row per accepted request id until its timestamp leaves the tolerance. In the delivery log's
 // file, on a connection of its own that does not fsync (synchronous=NORMAL): an id is on disk

@@ -1,6 +1,6 @@
 import { Client, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import { chainClient } from '../activities/chain';
+import { chainClient } from '../lib/chain-client';
 import { ConfigError, type Config } from '../config/config';
 import { confirmationsFor, noConfirmationsMessage } from '../config/confirmations';
 import { CHAIN_WATCHER_WORKFLOW_TYPE, chainWatcherWorkflowId, type ChainWatcherInput } from '../contracts/temporal';

@@ -43,7 +43,7 @@ export interface LimiterStore {
   pool?: Pool;
 }
 
-/** Created by the read model's migrations (db/migrations.ts). */
+/** Created by the read model's migrations (db/migrations/, 0002-rate-limits). */
 const TABLE = 'rate_limits';
 
 function limiter(points: number, windowS: number, keyPrefix: string, store: LimiterStore): RateLimiterAbstract | undefined {

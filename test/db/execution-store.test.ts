@@ -6,7 +6,8 @@ import { openDatabase, type Database } from '../../db/database';
 import { ExecutionStore } from '../../db/execution-store';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { WatcherProgressStore } from '../../db/watcher-progress';
-import { RefundLedger, refundId, type RefundDue } from '../../db/refund-ledger';
+import { RefundLedger, type RefundDue } from '../../db/refund-ledger';
+import { refundId } from '../../db/refund-rows';
 import type { LedgerPosition } from '../../db/page-token';
 import { migrations } from '../../db/migrations';
 import {

@@ -22,7 +22,7 @@ import { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
 import { loadDepositSeed } from '../../lib/deposit-seed';
 import { startChildService } from '../../scripts/lib/child-service';
-import { DUST_TRANSFERS_PER_ADDRESS } from '../../activities/chain';
+import { DUST_TRANSFERS_PER_ADDRESS } from '../../domain/owed-transfers';
 import { TestChain } from '../support/chain';
 import { docSnippets } from '../support/doc-snippets';
 import { eventually, newWallet, sampleIntent, settledEventTypes } from '../support/executions';

@@ -5,7 +5,8 @@ import { toChecksumAddress } from '../../domain/eoa';
 import SqliteDatabase from 'better-sqlite3';
 import { startCheckpointThread, type CheckpointThread } from '../../storage-node/checkpoint-thread';
 import { DEFAULT_KEPT_CHANGES } from '../../storage-node/entry-order';
-import { DELIVERY_LOG_FILE, NodeStore } from '../../storage-node/node-store';
+import { DELIVERY_LOG_FILE } from '../../storage-node/node-files';
+import { NodeStore } from '../../storage-node/node-store';
 import type { WhitelistChange } from '../../contracts/storage-node-protocol';
 import { tempDataDir } from './node-process';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ExecutionWorkflowInput, SubmitSignatureArgs } from '../../contracts/temporal';
+import { executionWorkflowId, type ExecutionWorkflowInput, type SubmitSignatureArgs } from '../../contracts/temporal';
 
 /**
  * A fresh workflow id (`exec:wallet:<uuid>`) and the execution workflow's input, created at `nowMs`:
@@ -9,9 +9,10 @@ export function executionInput(
   nowMs: number,
   options: { ttlMs: number; lingerSeconds: number; webhooks?: boolean },
 ): { workflowId: string; input: ExecutionWorkflowInput } {
-  const workflowId = `exec:wallet:${randomUUID()}`;
+  const executionId = randomUUID();
+  const workflowId = executionWorkflowId('wallet', executionId);
   const input: ExecutionWorkflowInput = {
-    executionId: workflowId.split(':')[2],
+    executionId,
     wallet: 'wallet',
     intent: { a: 1 },
     intentHash: 'f'.repeat(64),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { isResultCap } from '../../activities/chain';
+import { isResultCap } from '../../lib/chain-reader';
 
-describe('activities/chain isResultCap: which node refusals a narrower log query answers', () => {
+describe('lib/chain-reader isResultCap: which node refusals a narrower log query answers', () => {
   it('when a node refuses eth_getLogs for its size, in the words providers use, then it is a result cap; anything else is not', () => {
     const coded = Object.assign(new Error('whatever the text'), { code: -32005 });
     for (const err of [

@@ -5,7 +5,7 @@ import { payerKind } from '../../domain/payer-kind';
 import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC } from '../../domain/transfers';
 import { MAX_REFUSED_IN_RECORD, applyDeposit, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
 import { preparedRecord } from '../support/records';
-import { refundsOfRecord } from '../../db/refund-ledger';
+import { refundsOfRecord } from '../../db/refund-rows';
 import { proveOnChain } from '../../lib/chain-transaction';
 import type { PublicClient } from 'viem';
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { PublicClient } from 'viem';
-import { DepositReader } from '../../activities/chain';
+import { DepositReader } from '../../lib/chain-reader';
 import { openDatabase, type Database } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { addressTopic, TRANSFER_TOPIC } from '../../domain/transfers';
@@ -70,7 +70,7 @@ function fakeNode(): PublicClient {
   } as unknown as PublicClient;
 }
 
-describe('activities/chain DepositReader: the transfers a round reads', () => {
+describe('lib/chain-reader DepositReader: the transfers a round reads', () => {
   let dir: string;
   let database: Database;
   let store: DepositAddressStore;

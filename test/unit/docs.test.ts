@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DUST_TRANSFERS_PER_ADDRESS } from '../../activities/chain';
+import { createActivities } from '../../activities';
+import { DUST_TRANSFERS_PER_ADDRESS } from '../../domain/owed-transfers';
 import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { loadConfig, projectRoot } from '../../config/config';
 import { FLOORS } from '../../scripts/lib/floors';
@@ -160,7 +161,8 @@ describe('docs: the pages match what exists', () => {
   });
 
   it('when the worker registers an activity, then docs/api.md names it among the Temporal names', () => {
-    const registered = [...read('activities/index.ts').matchAll(/^ {4}async ([a-zA-Z]+)\(/gm)].map((m) => m[1]);
+    // What createActivities answers is what the worker registers (building it touches none of its dependencies).
+    const registered = Object.keys(createActivities({ tokens: {} as never, nodeRequestTimeoutMs: 0, nodeTransport: {} as never }));
     assert.ok(registered.length >= 4, 'the scan found the activities');
     const api = read('docs/api.md');
     assert.deepEqual(
