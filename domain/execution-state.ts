@@ -1,5 +1,4 @@
 import { atLeast, WEI } from './wei';
-import { conflict } from './errors';
 
 // The execution state machine of DESIGN.md "Executions", as pure functions: each takes a record
 // and returns a new one (inputs are never mutated), so the workflow can hold one record value and
@@ -179,19 +178,10 @@ export type DepositOutcome =
   | 'refused-wrong-chain'
   | 'refused-wrong-asset';
 
-/**
- * The answer to a refused deposit, by outcome: the same words whether the open execution refused it
- * (its Update) or the API did after the execution closed (from its final record). Either way the
- * deposit is kept for a refund.
- */
-export const REFUSED_DEPOSIT_MESSAGES: Partial<Record<DepositOutcome, string>> = {
-  'refused-cancelled': 'execution is CANCELLED; the deposit was recorded for refund',
-  'refused-expired': 'execution is EXPIRED; the deposit was recorded for refund',
-  'refused-below-minimum': "the deposit is less than the deposit target's minAmount; it was recorded for refund",
-  'refused-wrong-chain': "the deposit is on another chain than the deposit target's; it was recorded for refund",
-  'refused-wrong-asset': "the deposit is in another asset than the deposit target's; it was recorded for refund",
-  'refused-other-tx': 'execution already has a deposit with another txHash; this one was recorded for refund',
-};
+/** The reason of a refused deposit's outcome (`refused-expired`: `expired`); undefined when it was taken or is a duplicate. */
+export function depositRefusalReason(outcome: DepositOutcome): RefusedDeposit['reason'] | undefined {
+  return outcome === 'applied' || outcome === 'duplicate' ? undefined : (outcome.slice('refused-'.length) as RefusedDeposit['reason']);
+}
 
 /**
  * Why a deposit reported after the execution's workflow closed is owed back, judged on its final
@@ -202,7 +192,7 @@ export const REFUSED_DEPOSIT_MESSAGES: Partial<Record<DepositOutcome, string>> =
 export function closedDepositRefusal(rec: ExecutionRecord, deposit: Deposit, at: string): RefusedDeposit['reason'] | 'closed' | undefined {
   const { outcome } = applyDeposit(rec, deposit, at);
   if (outcome === 'duplicate') return undefined;
-  return outcome === 'applied' ? 'closed' : (outcome.slice('refused-'.length) as RefusedDeposit['reason']);
+  return depositRefusalReason(outcome) ?? 'closed';
 }
 
 /** Whether a submit of a given signature may be applied (see checkSubmit). */
@@ -340,8 +330,9 @@ export function applyDeposit(
 /**
  * Whether a submit carrying `signature` (canonical `0x` lowercase hex) may be applied:
  * `expired` (EXPIRED, even for a stored signature), `cancelled` (CANCELLED, likewise), `duplicate` (this signature is already
- * stored: a safe retry), `other-signature` (another one is stored), else `ok`. The workflow
- * calls it in its update validator, so that applySubmit's throw never runs in a handler.
+ * stored: a safe retry), `other-signature` (another one is stored), else `ok`. The workflow's
+ * Update validator and the API judge a submit by it; how each refusal is answered is
+ * contracts/execution-commands.ts (SUBMIT_REFUSALS).
  */
 export function checkSubmit(rec: ExecutionRecord, signature: string): SubmitCheck {
   if (rec.status === 'EXPIRED') return 'expired';
@@ -354,14 +345,13 @@ export function checkSubmit(rec: ExecutionRecord, signature: string): SubmitChec
  * Applies a verified submit at time `at`: stores `payload` and the `signingMessage` that was
  * verified. PREPARED stays PREPARED; OPERATION_PENDING moves to SIGNING. A duplicate returns
  * `rec` itself.
- * @throws ServiceError 409 when checkSubmit says `expired`, `cancelled` or `other-signature`.
+ * @throws Error when checkSubmit refuses the submit: its callers judge first (the workflow's
+ * validator), so reaching this is a bug, never an answer to a client.
  */
 export function applySubmit(rec: ExecutionRecord, payload: SignedPayload, signingMessage: string, at: string): ExecutionRecord {
   const check = checkSubmit(rec, payload.signature);
   if (check === 'duplicate') return rec;
-  if (check === 'expired') throw conflict('execution has expired', 'EXECUTION_EXPIRED');
-  if (check === 'cancelled') throw conflict('execution is cancelled', 'EXECUTION_CANCELLED');
-  if (check === 'other-signature') throw conflict('execution already holds a different signature', 'SIGNATURE_CONFLICT');
+  if (check !== 'ok') throw new Error(`applySubmit: checkSubmit refuses this submit (${check}); judge it before applying it`);
   const stored: ExecutionRecord = {
     ...rec,
     signedPayload: { ...payload, connectEnvelope: { ...payload.connectEnvelope } },
@@ -394,7 +384,8 @@ export function expireUnsigned(rec: ExecutionRecord, at: string): ExecutionRecor
 
 /**
  * Whether a cancel may be applied: `duplicate` when already CANCELLED (nothing to do), `signing`
- * or `expired` when the execution is past the point of cancelling, else `ok`.
+ * or `expired` when the execution is past the point of cancelling, else `ok`. How each refusal is
+ * answered is contracts/execution-commands.ts (CANCEL_REFUSALS).
  */
 export function checkCancel(rec: ExecutionRecord): CancelCheck {
   if (rec.status === 'CANCELLED') return 'duplicate';
@@ -406,12 +397,12 @@ export function checkCancel(rec: ExecutionRecord): CancelCheck {
 /**
  * Cancels at time `at`: PREPARED or OPERATION_PENDING become CANCELLED; a stored deposit is
  * marked `refundDue: true`. Already CANCELLED returns `rec` itself.
- * @throws ServiceError 409 from SIGNING or EXPIRED.
+ * @throws Error from SIGNING or EXPIRED (checkCancel refuses): as applySubmit, a bug of the caller.
  */
 export function applyCancel(rec: ExecutionRecord, at: string): ExecutionRecord {
   const check = checkCancel(rec);
   if (check === 'duplicate') return rec;
-  if (check !== 'ok') throw conflict(`execution is ${rec.status} and can no longer be cancelled`, 'CANCEL_REFUSED');
+  if (check !== 'ok') throw new Error(`applyCancel: checkCancel refuses this cancel (${check}); judge it before applying it`);
   const next: ExecutionRecord = { ...rec, ...moveTo(rec, ['CANCELLED'], at) };
   if (rec.deposit) next.deposit = { ...rec.deposit, refundDue: true };
   return next;

@@ -19,9 +19,9 @@ import {
   callerWritesRecord,
   checkCancel,
   checkSubmit,
+  depositRefusalReason,
   expire,
   FINAL_STATUSES,
-  REFUSED_DEPOSIT_MESSAGES,
   initialRecord,
   markReincluded,
   markReorged,
@@ -47,6 +47,7 @@ import {
   submitSignatureUpdate,
   type ExecutionWorkflowInput,
 } from '../contracts/temporal';
+import { CANCEL_REFUSALS, DEPOSIT_REFUSALS, SUBMIT_REFUSALS, refusalOf, type Refusals } from '../contracts/execution-commands';
 import type { DepositProof } from '../domain/deposit-proof';
 import { isBaseUnits } from '../domain/wei';
 import { executionWebhooksWorkflow } from './execution-webhooks';
@@ -87,6 +88,21 @@ const duplicate = (answer: unknown) =>
     nonRetryable: true,
     details: [answer],
   });
+
+/**
+ * Throws the failure of a command's refusal (contracts/execution-commands.ts) when `outcome`, its
+ * check's outcome, is one; `ok` and `duplicate` pass.
+ */
+function refuse(refusals: Refusals, outcome: string): void {
+  const refusal = refusalOf(refusals, outcome);
+  if (refusal === undefined) return;
+  throw ApplicationFailure.create({
+    type: refusal.failure,
+    message: refusal.message,
+    nonRetryable: true,
+    ...(refusal.detail === undefined ? {} : { details: [refusal.detail] }),
+  });
+}
 
 /**
  * One execution, from prepare to SIGNING, EXPIRED or CANCELLED. The record lives here and nowhere
@@ -267,8 +283,8 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   });
 
   const refuseDeposit = (outcome: DepositOutcome): void => {
-    const message = REFUSED_DEPOSIT_MESSAGES[outcome];
-    if (message !== undefined) throw ApplicationFailure.create({ type: ExecutionFailure.depositRefused, message, nonRetryable: true });
+    const reason = depositRefusalReason(outcome);
+    if (reason !== undefined) refuse(DEPOSIT_REFUSALS, reason);
   };
 
   setHandler(
@@ -300,19 +316,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
       // an accepted submit, costs nothing durable.
       validator: ({ payload }) => {
         const check = checkSubmit(record, payload.signature);
-        if (check === 'expired') {
-          throw ApplicationFailure.create({ type: ExecutionFailure.expired, message: 'execution is EXPIRED', nonRetryable: true });
-        }
-        if (check === 'cancelled') {
-          throw ApplicationFailure.create({ type: ExecutionFailure.cancelled, message: 'execution is CANCELLED', nonRetryable: true });
-        }
-        if (check === 'other-signature') {
-          throw ApplicationFailure.create({
-            type: ExecutionFailure.signatureConflict,
-            message: 'execution already holds a different signature',
-            nonRetryable: true,
-          });
-        }
+        refuse(SUBMIT_REFUSALS, check);
         if (check === 'duplicate') throw duplicate({ status: record.status, record });
       },
     },
@@ -330,14 +334,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
       validator: (_args) => {
         const check = checkCancel(record);
         if (check === 'duplicate') throw duplicate(record);
-        if (check !== 'ok') {
-          throw ApplicationFailure.create({
-            type: ExecutionFailure.cancelRefused,
-            message: `execution is ${record.status} and can no longer be cancelled`,
-            nonRetryable: true,
-            details: [record.status],
-          });
-        }
+        refuse(CANCEL_REFUSALS, check);
       },
     },
   );

@@ -4,12 +4,12 @@ import type { Context } from 'koa';
 import { isCurvePoint, isWeakPublicKey } from './ed25519';
 import { decodeKey } from '../../domain/encoding';
 import { badRequest } from '../../domain/errors';
-import { EXECUTION_STATUSES, type Deposit, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
+import { EXECUTION_STATUSES, type ExecutionRecord, type ExecutionStatus } from '../../domain/execution-state';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { isBaseUnits } from '../../domain/wei';
 import { authenticate, requireScope } from '../http/auth';
 import { eventsSince, isClosed, seenAll, seenBy, type ExecutionEventHub } from './events';
-import type { CancelRequest, ExecutionService, PrepareRequest, SubmitRequest, WalletBudget } from './service';
+import type { ExecutionService, WalletBudget } from './service';
 import { credentialVerified, type RateLimits } from '../http/rate-limit';
 import { readJsonBody } from '../http/body';
 import {
@@ -22,7 +22,12 @@ import {
   prepareBodySchema,
   submitBodySchema,
   walletParamSchema,
-} from './contract';
+  type CancelRequest,
+  type DepositRequest,
+  type ListQuery,
+  type PrepareRequest,
+  type SubmitRequest,
+} from './request-schemas';
 import { jsonDepth, validator } from '../http/validate';
 import type { AppDeps } from '../deps';
 
@@ -30,9 +35,9 @@ const checkWallet = validator<string>(walletParamSchema, 'wallet path parameter'
 const checkExecutionId = validator<string>(executionIdParamSchema, 'executionId path parameter', '');
 const checkPrepare = validator<PrepareRequest>(prepareBodySchema, 'request body');
 const checkSubmit = validator<SubmitRequest>(submitBodySchema, 'request body');
-const checkDeposit = validator<Deposit>(depositBodySchema, 'request body');
+const checkDeposit = validator<DepositRequest>(depositBodySchema, 'request body');
 const checkCancel = validator<CancelRequest>(cancelBodySchema, 'request body');
-const checkListQuery = validator<{ status?: string; pageSize?: string; pageToken?: string }>(listQuerySchema, 'query string', '');
+const checkListQuery = validator<ListQuery>(listQuerySchema, 'query string', '');
 
 /** The list route's query: statuses known, page size in range. */
 function listRequest(query: unknown) {

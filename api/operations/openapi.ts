@@ -28,7 +28,6 @@ export function buildOpenApiDocument(config: Config): Json {
     tags: [{ name: 'executions' }, { name: 'refunds' }, { name: 'deposits' }, { name: 'whitelists' }, { name: 'operations' }],
     paths: {
       ...executions.executionPaths(),
-      ...executions.executionExtraPaths(),
       ...refunds.refundPaths(),
       ...deposits.depositPaths(),
       '/chain/whitelists/': { post: whitelists.whitelistOperation('applyWhitelistBatch') },
