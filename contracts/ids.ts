@@ -12,6 +12,19 @@ export const WALLET_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
 export const EXECUTION_ID_PATTERN = '^(?!(submit|\\.|\\.\\.)$)[A-Za-z0-9._-]{1,128}$';
 
 /**
+ * The fixed words of the execution routes, where an id could stand: `/api/v1/executions/{wallet}/submit`
+ * and `/api/v1/executions/{wallet}/{executionId}/deposit`, `/cancel`, `/events`. A new execution
+ * is never named so, so a path under `/api/v1/executions/{wallet}/` reads one way only.
+ */
+export const EXECUTION_ROUTE_WORDS = ['submit', 'events', 'deposit', 'cancel'] as const;
+
+/**
+ * The id a prepare may give a new execution: as EXECUTION_ID_PATTERN, and no route word. Ids taken
+ * before these words were reserved stay readable: the routes and page tokens take EXECUTION_ID_PATTERN.
+ */
+export const NEW_EXECUTION_ID_PATTERN = `^(?!(${EXECUTION_ROUTE_WORDS.join('|')}|\\.|\\.\\.)$)[A-Za-z0-9._-]{1,128}$`;
+
+/**
  * An ed25519 key: `0x` + 64 hex digits (any case) or base58 (Bitcoin alphabet, 32 to 44 characters).
  * What a pattern cannot say is in the description, and answered 400 with its own message.
  */

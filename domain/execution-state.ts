@@ -1,6 +1,6 @@
 import { atLeast, WEI } from './wei';
 
-// The execution state machine of DESIGN.md "Executions", as pure functions: each takes a record
+// The execution state machine (docs/architecture.md "Executions"), as pure functions: each takes a record
 // and returns a new one (inputs are never mutated), so the workflow can hold one record value and
 // replace it, and tests can drive every transition without Temporal.
 //

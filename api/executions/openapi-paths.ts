@@ -92,7 +92,9 @@ export function executionPaths(): Json {
             ...answer('prepared; the record', ref('ExecutionRecordAnswer')),
             links: executionLinks,
           },
-          400: execError('path, body or intent invalid (also: not application/json, not JSON)'),
+          400: execError(
+            'path, body or intent invalid (also: not application/json, not JSON; an executionId that is a word of the execution routes: submit, events, deposit, cancel)',
+          ),
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:prepare'),
           409: execError(

@@ -2,7 +2,7 @@
  * What the execution routes accept: the schemas they validate with (ajv, strict), which are also
  * the OpenAPI document's (api/operations/openapi.ts), and the request types derived from them.
  */
-import { EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
+import { EXECUTION_ID_PATTERN, NEW_EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
 import type { DepositAsset } from '../../domain/execution-state';
 import { BASE_UNITS_PATTERN } from '../../domain/wei';
 import type { FromSchema } from '../http/schema-type';
@@ -25,8 +25,9 @@ export const prepareBodySchema = {
   properties: {
     executionId: {
       type: 'string',
-      pattern: EXECUTION_ID_PATTERN,
-      description: 'absent: the service generates one; never reused for this wallet',
+      pattern: NEW_EXECUTION_ID_PATTERN,
+      description:
+        'absent: the service generates one; never reused for this wallet; never a word of the execution routes (submit, events, deposit, cancel)',
     },
     intent: { type: 'object', description: 'any JSON object, nested at most 32 levels' },
     signerPublicKey: publicKeySchema('the key that must sign the submit (default: the wallet read as a base58 key)'),

@@ -398,7 +398,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         PrepareRequest: {
-            /** @description absent: the service generates one; never reused for this wallet */
+            /** @description absent: the service generates one; never reused for this wallet; never a word of the execution routes (submit, events, deposit, cancel) */
             executionId?: string;
             /** @description any JSON object, nested at most 32 levels */
             intent: Record<string, unknown>;
@@ -1070,7 +1070,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExecutionRecordAnswer"];
                 };
             };
-            /** @description path, body or intent invalid (also: not application/json, not JSON) */
+            /** @description path, body or intent invalid (also: not application/json, not JSON; an executionId that is a word of the execution routes: submit, events, deposit, cancel) */
             400: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

@@ -124,6 +124,17 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
         assert.equal(typeof res.body.error, 'string');
       }
     });
+
+    it('when a prepare names its execution after a word of the execution routes (submit, events, deposit, cancel), then it is 400 saying the word is reserved, and nothing is started', async () => {
+      const wallet = newWallet();
+      for (const executionId of ['submit', 'events', 'deposit', 'cancel']) {
+        const res = await prepare(stack, wallet, { executionId });
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.code, 'BAD_REQUEST');
+        assert.match(res.body.error, new RegExp(`executionId "${executionId}" is reserved: .*words of the execution routes`));
+        assert.equal((await getExecution(stack, wallet.id, executionId)).status, executionId === 'submit' ? 400 : 404);
+      }
+    });
   });
 
   describe('transitions (docs/architecture.md "Executions")', () => {
