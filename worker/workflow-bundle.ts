@@ -22,6 +22,7 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   '../domain/chain-watcher',
   '../domain/eoa',
   '../domain/errors',
+  '../domain/execution-record',
   '../domain/execution-state',
   '../domain/failure-facts',
   '../domain/rendezvous',

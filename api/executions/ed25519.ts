@@ -1,7 +1,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { toHex } from '../../domain/encoding';
 
-// Server-side ed25519 verification (DESIGN.md "Verification"): Node's OpenSSL verify, about 90x
+// Server-side ed25519 verification (decision 0001): Node's OpenSSL verify, about 90x
 // faster than tweetnacl here, guarded by two checks of our own so that the rule does not depend
 // on a library's leniency: S must be canonical (S < L) and the key must not be of small order.
 
