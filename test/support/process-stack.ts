@@ -19,6 +19,7 @@ import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
 import { childEnv } from '../../config/settings';
+import { sharedBundleEnv } from './workflow-bundle-dir';
 
 /**
  * A stack of real processes for fault tests, separate from the shared test stack so that killing
@@ -113,6 +114,7 @@ export class ProcessStack {
       OPERATOR_PORT: '0',
       // Rows of the chain tests stay as the ledger wrote them; the refund tests turn payments on.
       REFUND_PAYMENTS: 'off',
+      ...sharedBundleEnv(),
       ...this.options.env,
     });
   }
