@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { FAULTY_NODE_SCRIPT } from './faulty-storage-node';
 import os from 'node:os';
+import { temporal } from '@temporalio/proto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { projectRoot } from '../../config/config';
@@ -49,6 +50,8 @@ export class ProcessStack {
   apiUrl = '';
   client!: Client;
   private apiPort = 0;
+  /** The Temporal identity of the worker killWorker() took down, until startWorker() released its activities. */
+  private killedWorker?: string;
 
   /** `env`: more settings for the worker and the API (a chain's, for example); `nodeEnv`: for the storage nodes (OTEL_*). */
   constructor(private readonly options: { env?: Record<string, string>; nodeEnv?: Record<string, string> } = {}) {}
@@ -137,13 +140,47 @@ export class ProcessStack {
     this.nodes[index] = await this.startNode(index, Number(new URL(old.url).port));
   }
 
+  /**
+   * SIGKILLs the worker (as ProcessStack.kill), and remembers it: the next startWorker() first fails
+   * the activity attempts it had started. Temporal would time them out anyway, at their
+   * startToCloseTimeout (30 s for the chain and refund activities), and then retry them as it does
+   * here at once; the attempts, their retries and the workflows' histories are the same.
+   */
+  async killWorker(): Promise<void> {
+    const pid = this.worker?.child.pid;
+    await ProcessStack.kill(this.worker);
+    // The SDK's default worker identity (worker/ sets none of its own).
+    if (pid !== undefined) this.killedWorker = `${pid}@${os.hostname()}`;
+  }
+
   async startWorker(): Promise<void> {
+    if (this.killedWorker !== undefined) await this.failActivitiesOf(this.killedWorker);
+    this.killedWorker = undefined;
     this.worker = startChildService('fault-worker', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
       readyPattern: /worker polling task queue/,
       env: this.env(),
       echo: false,
     });
     await this.worker.ready;
+  }
+
+  /** Fails every activity attempt that the worker `identity` started and that is still open, on this stack's task queue. */
+  private async failActivitiesOf(identity: string): Promise<void> {
+    const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+    const open = this.client.workflow.list({ query: `TaskQueue = '${this.taskQueue}' AND ExecutionStatus = 'Running'` });
+    for await (const run of open) {
+      const described = await this.client.workflow.getHandle(run.workflowId, run.runId).describe();
+      for (const activity of described.raw.pendingActivities ?? []) {
+        if (activity.state !== STARTED || activity.lastWorkerIdentity !== identity) continue;
+        await this.client.activity
+          .fail(
+            { workflowId: run.workflowId, runId: run.runId, activityId: activity.activityId! },
+            new Error(`worker ${identity} was SIGKILLed`),
+          )
+          // Completed or retried meanwhile: nothing is left to release.
+          .catch(() => undefined);
+      }
+    }
   }
 
   async startApi(): Promise<void> {
