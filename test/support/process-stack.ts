@@ -164,7 +164,7 @@ export class ProcessStack {
     await this.worker.ready;
   }
 
-  /** Fails every activity attempt that the worker `identity` started and that is still open, on this stack's task queue. */
+  /** Fails every activity attempt that the worker `identity` started and that is still open, on this stack's task queue, and takes its workflows off its sticky queue. */
   private async failActivitiesOf(identity: string): Promise<void> {
     const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
     const open = this.client.workflow.list({ query: `TaskQueue = '${this.taskQueue}' AND ExecutionStatus = 'Running'` });
@@ -180,6 +180,11 @@ export class ProcessStack {
           // Completed or retried meanwhile: nothing is left to release.
           .catch(() => undefined);
       }
+      // Its next workflow task goes to the task queue at once, not to the dead worker's sticky queue
+      // until that times out (10 s); the new worker would replay the history either way.
+      await this.client.workflowService
+        .resetStickyTaskQueue({ namespace: this.client.options.namespace, execution: { workflowId: run.workflowId, runId: run.runId } })
+        .catch(() => undefined);
     }
   }
 
