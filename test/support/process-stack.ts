@@ -144,7 +144,8 @@ export class ProcessStack {
    * SIGKILLs the worker (as ProcessStack.kill), and remembers it: the next startWorker() first fails
    * the activity attempts it had started. Temporal would time them out anyway, at their
    * startToCloseTimeout (30 s for the chain and refund activities), and then retry them as it does
-   * here at once; the attempts, their retries and the workflows' histories are the same.
+   * here at once; the attempts, their retries and the workflows' histories are the same. Its
+   * workflows leave its sticky queue too, which Temporal would do after 10 s.
    */
   async killWorker(): Promise<void> {
     const pid = this.worker?.child.pid;
