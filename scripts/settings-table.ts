@@ -5,10 +5,11 @@ import { BENCH_SETTINGS } from '../bench/settings';
 import { TEST_SETTINGS } from '../test/support/settings';
 import { writeDocSection } from './lib/doc-section';
 import { SCRIPT_SETTINGS } from './lib/settings';
+import { WORKFLOW_BUNDLE_SETTINGS } from '../worker/workflow-bundle';
 import { renderPrepareReference, renderRecordReference } from './lib/record-reference';
 
 /** The tools' tables, in the order docs/development.md lists them. */
-export const TOOL_SETTINGS = [SCRIPT_SETTINGS, TEST_SETTINGS, BENCH_SETTINGS] as const;
+export const TOOL_SETTINGS = [SCRIPT_SETTINGS, TEST_SETTINGS, WORKFLOW_BUNDLE_SETTINGS, BENCH_SETTINGS] as const;
 
 /**
  * `npm run docs:settings`: renders config/settings.ts into docs/configuration.md "Settings" and

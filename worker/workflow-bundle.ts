@@ -1,4 +1,24 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { envSettingsOf } from '../config/read-settings';
+import type { SettingsTable } from '../config/setting-row';
+
+/**
+ * A test-only knob. The test runs start dozens of worker processes (every SIGKILL test starts a new
+ * one), and each would bundle the same workflow code again: about 3 s of a core each time. With
+ * this set, the first worker process of a run writes its bundle into the folder and the others read
+ * it. The folder must be fresh for each build of the code (the test runs make one per run).
+ */
+export const WORKFLOW_BUNDLE_SETTINGS = {
+  TEST_WORKFLOW_BUNDLE_DIR: {
+    kind: 'string',
+    readBy: 'tests',
+    description:
+      'a folder (fresh per build) where worker processes share the workflow bundles they made instead of each bundling again; the test runs set it, one per mocha run',
+  },
+} as const satisfies SettingsTable;
 
 export interface BundleOptions {
   workflowsPath: string;
@@ -44,12 +64,25 @@ export function bundleInChild(options: BundleOptions): Promise<string> {
   const key = JSON.stringify(options);
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = runBundler(key);
+    const dir = envSettingsOf(WORKFLOW_BUNDLE_SETTINGS).TEST_WORKFLOW_BUNDLE_DIR;
+    bundle = dir === undefined ? runBundler(key) : sharedBundle(dir, key);
     bundles.set(key, bundle);
     // A failed bundle is not kept: the next caller tries again.
     bundle.catch(() => bundles.delete(key));
   }
   return bundle;
+}
+
+/** The bundle of `options` from `dir` when a process wrote it there, else made and written there (whole or not at all). */
+async function sharedBundle(dir: string, options: string): Promise<string> {
+  const file = path.join(dir, `${createHash('sha256').update(options).digest('hex')}.js`);
+  const kept = await readFile(file, 'utf8').catch(() => undefined);
+  if (kept !== undefined) return kept;
+  const code = await runBundler(options);
+  const partial = `${file}.${process.pid}.partial`;
+  await writeFile(partial, code);
+  await rename(partial, file);
+  return code;
 }
 
 function runBundler(options: string): Promise<string> {

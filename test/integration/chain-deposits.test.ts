@@ -28,7 +28,7 @@ import { docSnippets } from '../support/doc-snippets';
 import { eventually, newWallet, sampleIntent, settledEventTypes } from '../support/executions';
 import { freePort } from '../support/ports';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
-import { ProcessStack } from '../support/process-stack';
+import { type ProcessStack } from '../support/process-stack';
 import { runReconcile } from '../support/reconcile-run';
 import { metricSum, scrape } from '../support/prometheus';
 
@@ -214,7 +214,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     await eventually(async () => (await watcher()).pending.some((t) => t.txHash === tx), 30_000);
     assert.equal((await record(e)).status, 'PREPARED');
 
-    await ProcessStack.kill(stack.worker);
+    await stack.killWorker();
     await chain.mine(CONFIRMATIONS + 1);
     await stack.startWorker();
 

@@ -231,7 +231,7 @@ describe('executionWorkflow replays every interleaving (dev server, each history
       ),
       // No shrinking: a failing run can wait 15 s per call, and shrinking re-runs it until the
       // test's timeout hides the failure; the first counterexample and its seed are reported as is.
-      { numRuns: testSettings().INTERLEAVINGS_RUNS ?? 15, endOnFailure: true },
+      { numRuns: testSettings().INTERLEAVINGS_RUNS ?? 5, endOnFailure: true },
     );
     const failures: string[] = [];
     const histories = (async function* () {

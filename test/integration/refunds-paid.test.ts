@@ -175,7 +175,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     const tx = await overpay(e, payer, ETH / 4n);
     const before = await balance(payer.address);
     await rowOf(e, tx);
-    await ProcessStack.kill(stack.worker);
+    await stack.killWorker();
     await chain.mine(WINDOW + 1);
     assert.equal((await rowOf(e, tx)).state, 'due');
     await stack.startWorker();
@@ -191,7 +191,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     refuse = (call) => (call.method === 'eth_sendRawTransaction' ? { code: -32000, message: 'refused by the test' } : undefined);
     const paying = await rowMinedInto(e, tx, 'paying');
     const signed = paying.refundVariants![0];
-    await ProcessStack.kill(stack.worker);
+    await stack.killWorker();
     assert.equal(await chain.client.getTransaction({ hash: signed.hash as Hex }).catch(() => undefined), undefined, 'never sent');
     refuse = () => undefined;
     await stack.startWorker();
@@ -207,7 +207,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     const before = await balance(payer.address);
     await chain.mine(WINDOW + 1);
     const paying = await rowOf(e, tx, (r) => r.state === 'paying' && r.refundVariants![0].sentAtBlock !== undefined);
-    await ProcessStack.kill(stack.worker);
+    await stack.killWorker();
     assert.ok(await chain.client.getTransaction({ hash: paying.refundVariants![0].hash as Hex }), 'in the pool');
     await chain.mine(CONFIRMATIONS);
     await stack.startWorker();
@@ -224,7 +224,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     await chain.mine(WINDOW + 1);
     const paying = await rowOf(e, tx, (r) => r.state === 'paying' && r.refundVariants![0].sentAtBlock !== undefined);
     await chain.mine(1);
-    await ProcessStack.kill(stack.worker);
+    await stack.killWorker();
     assert.equal((await chain.client.getTransactionReceipt({ hash: paying.refundVariants![0].hash as Hex })).status, 'success');
     assert.equal((await rowOf(e, tx)).state, 'paying');
     await stack.startWorker();
@@ -498,7 +498,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal(await nonceOf(e.address), 1);
 
     // The restore runbook without its first step (refunds off): the worst case, the refunder runs on the old ledger at once.
-    await ProcessStack.kill(stack.worker);
+    await stack.killWorker();
     await ProcessStack.kill(stack.api);
     const file = path.join(stack.tmpDir, 'read-model.sqlite');
     for (const suffix of ['-wal', '-shm']) rmSync(file + suffix, { force: true });

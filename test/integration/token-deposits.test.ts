@@ -8,7 +8,7 @@ import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { TestChain } from '../support/chain';
 import { eventually, newWallet, sampleIntent } from '../support/executions';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
-import { ProcessStack } from '../support/process-stack';
+import { type ProcessStack } from '../support/process-stack';
 
 const CHAIN = 'evm:31337';
 const CONFIRMATIONS = 3;
@@ -97,7 +97,7 @@ describe('token deposits: ERC-20 Transfer logs and internal calls on a real anvi
     await eventually(async () => (await watcher()).pending.some((t) => t.txHash === tx), 30_000);
     assert.equal((await record(e)).status, 'PREPARED');
 
-    await ProcessStack.kill(stack.worker);
+    await stack.killWorker();
     await chain.mine(CONFIRMATIONS + 1);
     await stack.startWorker();
 

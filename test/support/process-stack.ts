@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { FAULTY_NODE_SCRIPT } from './faulty-storage-node';
 import os from 'node:os';
+import { temporal } from '@temporalio/proto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { projectRoot } from '../../config/config';
@@ -19,6 +20,7 @@ import { testNodeKeysFile } from './node-keys';
 import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
 import { childEnv } from '../../config/child-env';
+import { sharedBundleEnv } from './workflow-bundle-dir';
 
 /**
  * A stack of real processes for fault tests, separate from the shared test stack so that killing
@@ -48,6 +50,8 @@ export class ProcessStack {
   apiUrl = '';
   client!: Client;
   private apiPort = 0;
+  /** The Temporal identity of the worker killWorker() took down, until startWorker() released its activities. */
+  private killedWorker?: string;
 
   /** `env`: more settings for the worker and the API (a chain's, for example); `nodeEnv`: for the storage nodes (OTEL_*). */
   constructor(private readonly options: { env?: Record<string, string>; nodeEnv?: Record<string, string> } = {}) {}
@@ -113,6 +117,7 @@ export class ProcessStack {
       OPERATOR_PORT: '0',
       // Rows of the chain tests stay as the ledger wrote them; the refund tests turn payments on.
       REFUND_PAYMENTS: 'off',
+      ...sharedBundleEnv(),
       ...this.options.env,
     });
   }
@@ -135,13 +140,53 @@ export class ProcessStack {
     this.nodes[index] = await this.startNode(index, Number(new URL(old.url).port));
   }
 
+  /**
+   * SIGKILLs the worker (as ProcessStack.kill), and remembers it: the next startWorker() first fails
+   * the activity attempts it had started. Temporal would time them out anyway, at their
+   * startToCloseTimeout (30 s for the chain and refund activities), and then retry them as it does
+   * here at once; the attempts, their retries and the workflows' histories are the same. Its
+   * workflows leave its sticky queue too, which Temporal would do after 10 s.
+   */
+  async killWorker(): Promise<void> {
+    const pid = this.worker?.child.pid;
+    await ProcessStack.kill(this.worker);
+    // The SDK's default worker identity (worker/ sets none of its own).
+    if (pid !== undefined) this.killedWorker = `${pid}@${os.hostname()}`;
+  }
+
   async startWorker(): Promise<void> {
+    if (this.killedWorker !== undefined) await this.failActivitiesOf(this.killedWorker);
+    this.killedWorker = undefined;
     this.worker = startChildService('fault-worker', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
       readyPattern: /worker polling task queue/,
       env: this.env(),
       echo: false,
     });
     await this.worker.ready;
+  }
+
+  /** Fails every activity attempt that the worker `identity` started and that is still open, on this stack's task queue, and takes its workflows off its sticky queue. */
+  private async failActivitiesOf(identity: string): Promise<void> {
+    const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+    const open = this.client.workflow.list({ query: `TaskQueue = '${this.taskQueue}' AND ExecutionStatus = 'Running'` });
+    for await (const run of open) {
+      const described = await this.client.workflow.getHandle(run.workflowId, run.runId).describe();
+      for (const activity of described.raw.pendingActivities ?? []) {
+        if (activity.state !== STARTED || activity.lastWorkerIdentity !== identity) continue;
+        await this.client.activity
+          .fail(
+            { workflowId: run.workflowId, runId: run.runId, activityId: activity.activityId! },
+            new Error(`worker ${identity} was SIGKILLed`),
+          )
+          // Completed or retried meanwhile: nothing is left to release.
+          .catch(() => undefined);
+      }
+      // Its next workflow task goes to the task queue at once, not to the dead worker's sticky queue
+      // until that times out (10 s); the new worker would replay the history either way.
+      await this.client.workflowService
+        .resetStickyTaskQueue({ namespace: this.client.options.namespace, execution: { workflowId: run.workflowId, runId: run.runId } })
+        .catch(() => undefined);
+    }
   }
 
   async startApi(): Promise<void> {

@@ -4,6 +4,7 @@ import { projectRoot } from '../../config/config';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import type { Stack } from './stack';
 import { childEnv } from '../../config/child-env';
+import { sharedBundleEnv } from './workflow-bundle-dir';
 
 /** A `node dist/…/main.js` child process, its parsed JSON log lines, and the URL it logged. */
 export interface ServiceProcess extends ChildService {
@@ -33,6 +34,7 @@ export function stackEnv(stack: Stack, extra: Record<string, string> = {}): Node
     // as the shared stack's own API (test/support/stack.ts)
     CAPACITY_OPEN_RUNS: '100000',
     CAPACITY_PER_WALLET: '100000',
+    ...sharedBundleEnv(),
     ...extra,
   });
 }

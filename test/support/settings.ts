@@ -10,14 +10,20 @@ export const TEST_SETTINGS = {
     readBy: 'tests',
     description: '`cluster`: run the stacks on the production topology (`npm run test:cluster`)',
   },
-  LOAD_SCALE: { kind: 'number', min: 0.001, default: 1, readBy: 'tests', description: 'scales the load and overload tests (0.1: a tenth)' },
+  LOAD_SCALE: {
+    kind: 'number',
+    min: 0.001,
+    readBy: 'tests',
+    description:
+      'scales the load and overload tests (unset: the load test runs a quarter of its requests, the overload test all of them; `npm run test:long` sets 1)',
+  },
   LOAD_SEED: { kind: 'integer', min: 0, readBy: 'tests', description: 'seed of the load tests (default: fixed per test)' },
   INTERLEAVINGS_RUNS: {
     kind: 'integer',
     min: 1,
-    default: 15,
+    default: 5,
     readBy: 'tests',
-    description: 'runs of the execution interleavings property test (6 executions each)',
+    description: 'runs of the execution interleavings property test (6 executions each): 5 in `npm test`, 15 in `npm run test:long`',
   },
   CONTRACT_SEED: { kind: 'integer', min: 0, default: 12004, readBy: 'tests', description: 'seed of the OpenAPI contract test' },
   HOSTILE_SEED: { kind: 'integer', min: 0, default: 20260806, readBy: 'tests', description: 'seed of the hostile-input test' },
