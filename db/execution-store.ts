@@ -205,14 +205,16 @@ export class ExecutionStore {
   }
 
   /**
-   * The open executions (PREPARED, OPERATION_PENDING) whose row was last written before `before`,
-   * oldest first, at most `limit`: those whose run may have moved on without its caller writing it.
+   * The open executions (PREPARED, OPERATION_PENDING) whose row was last written between `after`
+   * and `before`, oldest first, at most `limit`: those whose run may have moved on without its
+   * caller writing it.
    */
-  async openWrittenBefore(before: Date, limit: number): Promise<Array<{ workflowId: string; status: ExecutionStatus }>> {
+  async openWrittenBetween(after: Date, before: Date, limit: number): Promise<Array<{ workflowId: string; status: ExecutionStatus }>> {
     const rows = await this.database.db
       .selectFrom('executions')
       .select(['workflow_id', 'status'])
       .where('status', 'in', [...OPEN_STATUSES])
+      .where('projected_at', '>=', after.toISOString())
       .where('projected_at', '<', before.toISOString())
       .orderBy('projected_at')
       .limit(limit)

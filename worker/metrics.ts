@@ -282,7 +282,7 @@ export function createWorkerMetrics(nodes: readonly string[]): WorkerMetrics {
   });
   const catchUpFailures = new Counter({
     name: 'intent_read_model_catch_up_failures_total',
-    help: 'Catch-up passes that failed (read model or Temporal unreachable); the next pass, 5 s later, tries again',
+    help: 'Catch-up passes that failed (read model or Temporal unreachable) or could not fetch a record (a run whose worker does not answer); the next pass, 5 s later, tries again',
     registers: [registry],
   });
   return {

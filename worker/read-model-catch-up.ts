@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client } from '@temporalio/client';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { callerWritesRecord, type ExecutionRecord, type ExecutionStatus } from '../domain/execution-state';
 import { EXECUTION_WORKFLOW_TYPE, executionStatusKey, getExecutionQuery } from '../contracts/temporal';
@@ -20,6 +20,14 @@ export const CATCH_UP_INTERVAL_MS = 5_000;
 const SETTLE_MS = 5_000;
 /** Rows judged per pass: every open execution, under any sane CAPACITY_OPEN_RUNS. */
 const ROWS_PER_PASS = 2_000;
+/**
+ * How far back a row's last write may lie for the catch-up to judge it: the longest an open
+ * execution stays open at the default TTL and signing deadline, with room. An older open row whose
+ * run has closed is read from the run's result by the API's GET, or by `npm run db -- repair`.
+ */
+const WINDOW_MS = 24 * 3_600_000;
+/** Each Temporal call of a pass: a run whose worker does not answer a query costs the pass no more. */
+const CALL_MS = 5_000;
 
 /** An open run of the task queue as visibility lists it. */
 export interface RunningExecution {
@@ -60,12 +68,23 @@ export interface CatchUpDeps {
   client: Client;
   taskQueue: string;
   store: ExecutionStore;
+  /** Workflow ids whose run Temporal no longer has (retention, a row written by hand): not asked again by this process. */
+  gone?: Set<string>;
 }
 
-/** One pass; answers the records it wrote. */
-export async function catchUpOnce(deps: CatchUpDeps, now = new Date()): Promise<number> {
+/** What one pass wrote, and the records it could not fetch (each on its own: one never stops the others). */
+export interface CatchUpResult {
+  wrote: number;
+  failed: string[];
+}
+
+/** One pass. */
+export async function catchUpOnce(deps: CatchUpDeps, now = new Date()): Promise<CatchUpResult> {
   const cutoff = new Date(now.getTime() - SETTLE_MS);
-  const openRows = await deps.store.openWrittenBefore(cutoff, ROWS_PER_PASS);
+  const gone = deps.gone ?? new Set<string>();
+  const openRows = (await deps.store.openWrittenBetween(new Date(now.getTime() - WINDOW_MS), cutoff, ROWS_PER_PASS)).filter(
+    (r) => !gone.has(r.workflowId),
+  );
   const running = new Map<string, RunningExecution>();
   const listed = deps.client.workflow.list({
     query: `TaskQueue = '${deps.taskQueue}' AND WorkflowType = '${EXECUTION_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`,
@@ -76,27 +95,39 @@ export async function catchUpOnce(deps: CatchUpDeps, now = new Date()): Promise<
   const stored = await deps.store.withRows([...running.keys()]);
   const plan = catchUpPlan(openRows, running, (id) => stored.has(id), cutoff);
 
-  const fresh: Array<[string, ExecutionRecord]> = [];
-  for (const workflowId of plan.query) {
-    const record = await deps.client.workflow.getHandle(workflowId).query(getExecutionQuery);
-    fresh.push([workflowId, record]);
-  }
-  for (const workflowId of plan.describe) {
+  const failed: string[] = [];
+  const bounded = <T>(call: () => Promise<T>) => deps.client.withDeadline(Date.now() + CALL_MS, call);
+  /** The run's record, when it has one to take: undefined for a run terminated, failed or gone. */
+  const fetch = async (workflowId: string, described: boolean): Promise<ExecutionRecord | undefined> => {
     const handle = deps.client.workflow.getHandle(workflowId);
-    const description = await handle.describe();
-    if (description.status.name === 'RUNNING') {
-      const state = description.typedSearchAttributes.get(executionStatusKey);
-      const row = openRows.find((r) => r.workflowId === workflowId);
-      if (state !== undefined && state !== row?.status) fresh.push([workflowId, await handle.query(getExecutionQuery)]);
-    } else if (description.status.name === 'COMPLETED') {
-      fresh.push([workflowId, await handle.result()]);
+    try {
+      if (!described) return await bounded(() => handle.query(getExecutionQuery));
+      const description = await bounded(() => handle.describe());
+      if (description.status.name === 'RUNNING') {
+        const state = description.typedSearchAttributes.get(executionStatusKey);
+        const row = openRows.find((r) => r.workflowId === workflowId);
+        return state !== undefined && state !== row?.status ? await bounded(() => handle.query(getExecutionQuery)) : undefined;
+      }
+      // Terminated, failed or timed out: no record to take; the row keeps the last one written.
+      return description.status.name === 'COMPLETED' ? ((await bounded(() => handle.result())) as ExecutionRecord) : undefined;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) gone.add(workflowId);
+      else failed.push(`${workflowId}: ${(err as Error).message || (err as Error).name || String(err)}`);
+      return undefined;
     }
-    // Terminated, failed or timed out: no record to take; the row keeps the last one written.
-  }
+  };
   let wrote = 0;
-  // A record that owes money back is the workflow's own write (its ledger rows with it).
-  for (const [workflowId, record] of fresh) if (callerWritesRecord(record) && (await deps.store.upsert(workflowId, record))) wrote++;
-  return wrote;
+  for (const [ids, described] of [
+    [plan.query, false],
+    [plan.describe, true],
+  ] as const) {
+    for (const workflowId of ids) {
+      const record = await fetch(workflowId, described);
+      // A record that owes money back is the workflow's own write (its ledger rows with it).
+      if (record && callerWritesRecord(record) && (await deps.store.upsert(workflowId, record))) wrote++;
+    }
+  }
+  return { wrote, failed };
 }
 
 /** Runs a pass every CATCH_UP_INTERVAL_MS until `signal` aborts; a failed pass is reported and the next one tries again. */
@@ -108,12 +139,14 @@ export async function runCatchUp(
   report: { wrote: (count: number) => void; failed: (err: Error) => void },
 ): Promise<void> {
   const client = new Client({ connection, namespace });
+  const gone = new Set<string>();
   while (!signal.aborted) {
     await delay(CATCH_UP_INTERVAL_MS, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) return;
     try {
-      const wrote = await catchUpOnce({ ...deps, client });
+      const { wrote, failed } = await catchUpOnce({ ...deps, client, gone });
       if (wrote > 0) report.wrote(wrote);
+      if (failed.length > 0) report.failed(new Error(`${failed.length} records not fetched, first ${failed[0]}`));
     } catch (err) {
       if (!signal.aborted) report.failed(err as Error);
     }
