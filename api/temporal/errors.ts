@@ -47,11 +47,19 @@ function anyCause(err: unknown, test: (e: Error) => boolean): boolean {
 
 /**
  * True when Temporal refused a query or Update because the workflow's last task failed or timed out
- * and is being retried (gRPC FAILED_PRECONDITION, "Workflow Task in failed state"). Nothing was
- * applied; the workflow answers again once a task completes, so the caller should retry.
+ * and is being retried (gRPC FAILED_PRECONDITION, "Workflow Task in failed state"), or because the
+ * task that carried the Update failed while it was in flight ("unexpected workflow task failure": a
+ * worker recreated under load drops its tasks). Nothing was applied; the workflow answers again once
+ * a task completes, so the caller should retry.
  */
 export function isWorkflowTaskRetrying(err: unknown): boolean {
-  return anyCause(err, (e) => isGrpcServiceError(e) && e.code === 9 && /workflow task in failed state/i.test(e.details ?? e.message));
+  return anyCause(
+    err,
+    (e) =>
+      isGrpcServiceError(e) &&
+      e.code === 9 &&
+      /workflow task in failed state|unexpected workflow task failure/i.test(e.details ?? e.message),
+  );
 }
 
 /**

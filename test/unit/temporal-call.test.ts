@@ -106,7 +106,12 @@ describe('api/temporal-errors mapTemporalError', () => {
       'Workflow Update failed',
       grpcError(9, 'Unable to perform workflow execution update due to Workflow Task in failed state.'),
     );
-    for (const err of [refused, grpcError(9, 'Unable to query workflow due to Workflow Task in failed state.')]) {
+    // And while an Update was in flight, when the task that carried it failed (a worker recreated under load).
+    const dropped = new WorkflowUpdateFailedError(
+      'Workflow Update failed',
+      grpcError(9, 'Unable to perform workflow execution update due to unexpected workflow task failure.'),
+    );
+    for (const err of [refused, dropped, grpcError(9, 'Unable to query workflow due to Workflow Task in failed state.')]) {
       assert.ok(isWorkflowTaskRetrying(err));
       const mapped = mapTemporalError(err, 'execution');
       assert.equal(mapped.status, 503);
