@@ -95,6 +95,7 @@ export async function catchUpOnce(deps: CatchUpDeps, now = new Date()): Promise<
   const stored = await deps.store.withRows([...running.keys()]);
   const plan = catchUpPlan(openRows, running, (id) => stored.has(id), cutoff);
 
+  const rowStatus = new Map(openRows.map((r) => [r.workflowId, r.status]));
   const failed: string[] = [];
   const bounded = <T>(call: () => Promise<T>) => deps.client.withDeadline(Date.now() + CALL_MS, call);
   /** The run's record, when it has one to take: undefined for a run terminated, failed or gone. */
@@ -105,8 +106,9 @@ export async function catchUpOnce(deps: CatchUpDeps, now = new Date()): Promise<
       const description = await bounded(() => handle.describe());
       if (description.status.name === 'RUNNING') {
         const state = description.typedSearchAttributes.get(executionStatusKey);
-        const row = openRows.find((r) => r.workflowId === workflowId);
-        return state !== undefined && state !== row?.status ? await bounded(() => handle.query(getExecutionQuery)) : undefined;
+        return state !== undefined && state !== rowStatus.get(workflowId)
+          ? await bounded(() => handle.query(getExecutionQuery))
+          : undefined;
       }
       // Terminated, failed or timed out: no record to take; the row keeps the last one written.
       return description.status.name === 'COMPLETED' ? ((await bounded(() => handle.result())) as ExecutionRecord) : undefined;
