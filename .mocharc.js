@@ -8,6 +8,6 @@ module.exports = {
   require: ['dist/test/support/root-hooks.js'],
   timeout: 60000,
   slow: 2000,
-  reporter: 'spec',
+  reporter: 'dist/test/support/timed-spec-reporter.js',
   exit: true,
 };
