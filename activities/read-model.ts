@@ -15,14 +15,17 @@ export interface ReadModelDeps {
   chain?: { rpcUrl: string };
 }
 
-/** The execution workflow's projection: its record into the read model, after the refunds ledger rows it owes. */
+/**
+ * The execution workflow's read-model write (the activity type `projectExecution`, a Temporal name
+ * kept as it is): its record into the read model, after the refunds ledger rows it owes.
+ */
 export function createReadModelActivities(deps: ReadModelDeps): Pick<ExecutionActivities, 'projectExecution'> {
   const payer = deps.chain && payerLookup(deps.chain.rpcUrl);
   /**
    * A new ledger row of an on-chain transfer with its sender: the payer of that transfer (txHash,
    * transferIndex, asset) and whether it has code, read from the chain the worker watches. Best
    * effort: a node that does not answer leaves the row without one (logged), so a chain outage
-   * never holds up an execution's projection.
+   * never holds up an execution's read-model write.
    */
   const withSender = async (due: RefundDue): Promise<RefundDue> => {
     if (!payer || due.chain === undefined || due.sender !== undefined) return due;

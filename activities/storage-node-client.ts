@@ -40,7 +40,7 @@ function errorCode(err: unknown): string | undefined {
  * whose type tells the workflow whether the node may have applied the batch (see NodeFailure).
  */
 export async function postApply(request: NodeApplyRequest, options: RequestOptions): Promise<ChangeResult[]> {
-  // Field by field: callers pass wider objects (QuickApplyInput), and the node refuses unknown fields.
+  // Field by field: callers pass wider objects (FirstRoundNodeInput), and the node refuses unknown fields.
   const { batchId, position, changes, tokenId, revert } = request;
   const body: WireApplyRequest = {
     batchId,

@@ -1,10 +1,10 @@
 import { Context } from '@temporalio/activity';
 import type { NodeApplyRequest, WhitelistActivities } from '../contracts/activities';
-import type { FirstRoundInput, FirstRoundResult, QuickApplyResult } from '../contracts/temporal';
+import type { FirstRoundInput, FirstRoundResult, FirstRoundNodeResult } from '../contracts/temporal';
 import { hasScopeFor, type ChangeResult, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
 import type { NodeTransport } from './node-transport';
-import { applyQuickly } from './quick-apply';
+import { applyFirstRound } from './first-round-apply';
 import { postApply } from './storage-node-client';
 
 /** One apply request to a storage node, as it ended: `error` is unset when the node's answer was good. */
@@ -65,7 +65,7 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
   return {
     /**
      * The precheck, then (only if it passes) the first round at every owning node in parallel, a
-     * few quick tries each (applyQuickly): one local activity, so the happy path costs the workflow one
+     * few quick tries each (applyFirstRound): one local activity, so the happy path costs the workflow one
      * activation instead of one for the precheck and one per node. A refused token is an answer
      * (`forbidden`), not a failure; anything else the precheck throws is retried by Temporal
      * before any node is asked.
@@ -77,7 +77,7 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
       // (retried after the answer), never a failure of the whole activity.
       const answers = await Promise.all(
         input.perNode.map(({ node, indexes }) =>
-          applyQuickly(
+          applyFirstRound(
             {
               node,
               batchId: input.batchId,
@@ -89,7 +89,7 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
               backoffMs: input.backoffMs,
             },
             { requestTimeoutMs: deps.nodeRequestTimeoutMs, post },
-          ).catch((err: unknown): QuickApplyResult => ({ status: 'late', message: `${node}: ${String(err)}`, maybeApplied: true })),
+          ).catch((err: unknown): FirstRoundNodeResult => ({ status: 'late', message: `${node}: ${String(err)}`, maybeApplied: true })),
         ),
       );
       return { status: 'ran', nodes: Object.fromEntries(input.perNode.map(({ node }, i) => [node, answers[i]])) };

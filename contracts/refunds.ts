@@ -28,7 +28,7 @@ export interface RefundDue {
   payerKind?: PayerKind;
   /** A refusal reason of the execution record (`expired`, `cancelled`, `other-tx`, …), or `closed`. */
   reason: string;
-  /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its projection). */
+  /** Who saw the refusal: the API (a report to a closed execution), the chain watcher, or the execution (its read-model write). */
   reportedBy: 'api' | 'chain-watcher' | 'execution';
   /**
    * How many transfers the row stands for: absent or 1 for one transfer; more for a dust batch,

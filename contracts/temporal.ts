@@ -263,7 +263,7 @@ export function isRetryableNodeFailure(type: string): boolean {
 }
 
 /** A node's share of a batch, tried a few times until the batch's deadline. */
-export interface QuickApplyInput {
+export interface FirstRoundNodeInput {
   node: string;
   batchId: string;
   /** The batch's position in the order of accepted batches (its workflow's start, epoch ms). */
@@ -294,10 +294,10 @@ export interface FirstRoundInput {
 
 export type FirstRoundResult =
   | { status: 'forbidden'; message: string }
-  /** Per node, as `applyQuickly` answers. */
-  | { status: 'ran'; nodes: Record<string, QuickApplyResult> };
+  /** Per node, as `applyFirstRound` answers. */
+  | { status: 'ran'; nodes: Record<string, FirstRoundNodeResult> };
 
-export type QuickApplyResult =
+export type FirstRoundNodeResult =
   /**
    * Each change's verdict flags, in the order of the node's share (decision 0017): the node's
    * answer matched every change (parseApplyAnswer), so the flags are all it adds.

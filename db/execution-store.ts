@@ -30,8 +30,8 @@ export interface ExecutionPage {
 }
 
 /**
- * The read model's queries on the `executions` table. Workflows never touch it: the worker's
- * projectExecution activity writes, the API reads.
+ * The read model's queries on the `executions` table. Workflows never touch it: the API writes
+ * the records its Updates answer, the worker's projectExecution activity the rest; the API reads.
  */
 export class ExecutionStore {
   constructor(private readonly database: Database) {}

@@ -10,7 +10,7 @@ export type { HoldReason, RefundDue, RefundRow, RefundState, RefundVariant, Sett
 
 /**
  * The refunds ledger in the read model's `refunds` table: one row per deposit the service did not
- * take, whoever saw the refusal (the execution's projection, the API, the chain watcher), so that
+ * take, whoever saw the refusal (the execution's read-model write, the API, the chain watcher), so that
  * money on the chain always has a row saying whose it is, and paying it back is recorded once.
  */
 export class RefundLedger {

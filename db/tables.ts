@@ -1,8 +1,8 @@
 import type { Generated } from 'kysely';
 
 /**
- * The read model's tables, as Kysely sees them. One row per execution: the newest record the
- * workflow has projected (db/execution-store.ts). Times are ISO-8601 UTC text, which sorts in time
+ * The read model's tables, as Kysely sees them. One row per execution: the newest record written
+ * for it (db/execution-store.ts; `projected_at` is when). Times are ISO-8601 UTC text, which sorts in time
  * order on both engines.
  */
 export interface ExecutionsTable {
@@ -81,7 +81,7 @@ export interface RefundsTable {
   payer_kind: string | null;
   /** Why it was not taken: a refusal reason of the execution record, or `closed`. */
   reason: string;
-  /** Who saw the refusal: `api` (a deposit report), `chain-watcher` (a transfer) or `execution` (its projection). */
+  /** Who saw the refusal: `api` (a deposit report), `chain-watcher` (a transfer) or `execution` (its read-model write). */
   reported_by: string;
   /** contracts/refunds.ts REFUND_STATES: `due`, `held`, `paying`, `refunded` (refund_tx_hash), `waived` (waived_reason), `void`. */
   state: string;

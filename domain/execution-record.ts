@@ -146,6 +146,6 @@ export interface ExecutionRecord {
 /**
  * How many refused deposits a record keeps. Every refusal is owed back and lands in the refunds
  * ledger (outside the workflow); the record shows the first ones, so that no stream of transfers
- * or reports can grow it, its history or its projections without bound.
+ * or reports can grow it, its history or its read-model writes without bound.
  */
 export const MAX_REFUSED_IN_RECORD = 10;

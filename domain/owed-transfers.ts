@@ -10,8 +10,8 @@ import { applyDeposit, closedDepositRefusal, holds, type ExecutionRecord, type R
 /**
  * Transfers below its minAmount that the watcher signals for one deposit address; later ones go to
  * the refunds ledger without a signal (a warning and `intent_chain_dust_ignored_total`). Such a
- * transfer can never complete a deposit, and each signalled one is a history event and a projection
- * of its execution: without a cap, anyone who reads an address could grow its execution with 1-wei
+ * transfer can never complete a deposit, and each signalled one is a history event and a read-model
+ * write of its execution: without a cap, anyone who reads an address could grow its execution with 1-wei
  * transfers.
  */
 export const DUST_TRANSFERS_PER_ADDRESS = 10;

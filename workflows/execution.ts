@@ -118,8 +118,8 @@ function refuse(refusals: Refusals, outcome: string): void {
  * Commands come from two places, and each reads only its own state, so that the commands of a
  * workflow task never depend on which jobs the task holds. A status change (in a handler or the
  * expiry timer's callback) upserts the search attribute, starts the linger timer at a final status
- * and starts the projection of the new record: it reads the record only. An activity's completion
- * starts the next webhook: it reads only what completions have set (which projections and webhooks
+ * and starts the read-model write of the new record: it reads the record only. An activity's completion
+ * starts the next webhook: it reads only what completions have set (which read-model writes and webhooks
  * are done), never the record. The Temporal core may hand a replaying worker an activity's
  * completion in the same activation as the next Update while the original run saw them one
  * workflow task apart (a task that made no command is folded into the next); a handler that
@@ -134,18 +134,18 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   // Handler state: the status changes so far, oldest first, for the webhooks.
   const events: Array<{ seq: number; record: ExecutionRecord }> = input.webhooks ? [{ seq: 1, record }] : [];
   let lingered = false;
-  // Completion state: projections still running, status changes whose projection is written
+  // Completion state: read-model writes still running, status changes whose write has landed
   // (a webhook goes out only after the read model shows its status), webhooks done, one in flight.
-  let projecting = 0;
-  // Refusals past what the record keeps, for the next projection to put in the refunds ledger.
+  let writesInFlight = 0;
+  // Refusals past what the record keeps, for the next read-model write to put in the refunds ledger.
   let overflow: RefusedDeposit[] = [];
-  let projectedEvents = 0;
+  let eventsWritten = 0;
   let sent = 0;
   let delivering = false;
 
-  // Each status change once, in order, after its projection; a receiver gone for 72 hours is given up on.
+  // Each status change once, in order, after its read-model write; a receiver gone for 72 hours is given up on.
   const deliver = (): void => {
-    if (delivering || sent >= projectedEvents) return;
+    if (delivering || sent >= eventsWritten) return;
     delivering = true;
     const { seq, record: data } = events[sent];
     void deliverWebhook(statusChangedDelivery(workflowId, seq, data)).then(
@@ -163,14 +163,14 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   };
   // Every change is written, each by its own activity; the read model keeps the newest version,
   // whatever order the writes land in.
-  const project = (): void => {
-    projecting++;
+  const writeReadModel = (): void => {
+    writesInFlight++;
     const eventsSoFar = events.length;
     const owed = overflow;
     overflow = [];
     void projectExecution({ workflowId, record, ...(owed.length > 0 ? { overflow: owed } : {}) }).then(() => {
-      projecting--;
-      projectedEvents = Math.max(projectedEvents, eventsSoFar);
+      writesInFlight--;
+      eventsWritten = Math.max(eventsWritten, eventsSoFar);
       deliver();
     });
   };
@@ -191,7 +191,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
       if (input.webhooks) events.push({ seq: next.history.length, record: next });
       if (FINAL_STATUSES.includes(next.status)) linger();
     }
-    if (!byCaller || input.webhooks || !callerWritesRecord(next)) project();
+    if (!byCaller || input.webhooks || !callerWritesRecord(next)) writeReadModel();
   };
 
   // OPERATION_PENDING waits for its signature until its deadline, then it is EXPIRED and its
@@ -212,7 +212,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     const { record: applied, outcome, overflow: owed } = applyDeposit(record, d, now());
     if (owed) {
       overflow.push(owed);
-      project();
+      writeReadModel();
     }
     const deadlineS = input.signingDeadlineSeconds;
     const armed = deadlineS !== undefined && applied.status === 'OPERATION_PENDING' && record.status === 'PREPARED';
@@ -350,14 +350,14 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   if (msUntilExpiry > 0) void sleep(msUntilExpiry).then(atExpiry);
   else atExpiry();
   // The first record is the API's to write (it prepared it); with webhooks, its own write comes first.
-  if (input.webhooks) project();
+  if (input.webhooks) writeReadModel();
 
   // A deposited execution waits for its signature until its signing deadline (OPERATION_PENDING is
   // not final). At a final status the workflow closes once the read model holds its last record (the
   // API answers a closed execution from it) and no handler is still running; its webhooks get
   // WEBHOOKS_WAIT more, then whatever is left goes to a workflow of its own. A closed execution
   // leaves the worker's cache for good (decision 0074).
-  const settled = () => lingered && projecting === 0 && allHandlersFinished();
+  const settled = () => lingered && writesInFlight === 0 && allHandlersFinished();
   await condition(settled);
   if (sent < events.length && !(await condition(() => sent >= events.length, WEBHOOKS_WAIT))) {
     await startChild(executionWebhooksWorkflow, {
@@ -369,7 +369,7 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
     });
     log.warn('webhooks handed over: the receiver did not take them in time', { workflowId, pending: events.length - sent });
   }
-  // A late deposit taken while the webhooks were awaited is projected before the close.
+  // A late deposit taken while the webhooks were awaited is written to the read model before the close.
   await condition(settled);
   return record;
 }

@@ -16,7 +16,7 @@ import type { ChangeResult } from '../domain/whitelist-messages';
 import {
   NodeFailure,
   batchOutcomeUpdate,
-  type QuickApplyResult,
+  type FirstRoundNodeResult,
   type FirstRoundResult,
   batchStatusQuery,
   type NodeStatus,
@@ -199,7 +199,7 @@ function decideOutcome(input: WhitelistBatchInput, groups: Groups, nodes: Map<st
 }
 
 /** A node's first-round answer for its share (`items`, in the order the node applied them), into its state. */
-function recordQuickAnswer(node: string, state: NodeState, answer: QuickApplyResult, items: Share): void {
+function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRoundNodeResult, items: Share): void {
   if (answer.status === 'applied') {
     if (answer.changed.length === items.length && answer.superseded.length === items.length) {
       state.results = items.map(({ item }, k) => ({ ...item, changed: answer.changed[k], superseded: answer.superseded[k] }));
@@ -207,7 +207,7 @@ function recordQuickAnswer(node: string, state: NodeState, answer: QuickApplyRes
       // Not one flag per change: nothing says what the node changed. The batch fails (500), and the
       // node, asked again under the same batch id (idempotent), says it so that it can be reverted.
       const message = `${node}: the first round's answer has ${answer.changed.length} flags for ${items.length} changes`;
-      recordQuickAnswer(node, state, { status: 'failed', type: NodeFailure.badResponse, message, maybeApplied: true }, items);
+      recordFirstRoundAnswer(node, state, { status: 'failed', type: NodeFailure.badResponse, message, maybeApplied: true }, items);
       return;
     }
     state.progress = 'applied';
@@ -257,7 +257,7 @@ async function precheckAndFirstRoundLocally(
     // unknown, so nothing may be applied later on its word. Every node counts as failed and maybe
     // applied: the batch answers 500 and each node is asked what it changed, which is reverted.
     for (const [node, state] of nodes)
-      recordQuickAnswer(
+      recordFirstRoundAnswer(
         node,
         state,
         { status: 'failed', type: NodeFailure.timeout, message: `${node}: ${failure.message}`, maybeApplied: true },
@@ -267,7 +267,7 @@ async function precheckAndFirstRoundLocally(
   }
   if (result.status === 'forbidden') return result;
   for (const [node, state] of nodes)
-    recordQuickAnswer(
+    recordFirstRoundAnswer(
       node,
       state,
       result.nodes[node] ?? { status: 'late', message: `${node}: no answer`, maybeApplied: true },

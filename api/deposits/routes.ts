@@ -8,8 +8,8 @@ import { validator } from '../http/validate';
 import type { AppDeps } from '../deps';
 import { depositChainParamSchema, depositTxHashParamSchema } from './contract';
 
-const checkChain = validator<string>(depositChainParamSchema, 'chain path parameter', '');
-const checkTxHash = validator<string>(depositTxHashParamSchema, 'txHash path parameter', '');
+const validChain = validator<string>(depositChainParamSchema, 'chain path parameter', '');
+const validTxHash = validator<string>(depositTxHashParamSchema, 'txHash path parameter', '');
 
 /** One transfer of a transaction, as the lookup answers it (api/deposits/contract.ts depositEntrySchema). */
 export interface DepositEntry {
@@ -109,8 +109,8 @@ export function depositEntries(
  */
 export function depositRoutes(router: Router, deps: AppDeps, limits: RateLimits): void {
   router.get('/api/v1/deposits/:chain/:txHash', limits.publicRoute, async (ctx) => {
-    const chain = checkChain(ctx.params.chain);
-    const txHash = checkTxHash(ctx.params.txHash).toLowerCase();
+    const chain = validChain(ctx.params.chain);
+    const txHash = validTxHash(ctx.params.txHash).toLowerCase();
     const entries = await fromReadModel('the read model', async () => {
       const [rows, taken] = await Promise.all([deps.refunds.ofTransaction(chain, txHash), deps.executionStore.byDepositTx(chain, txHash)]);
       const others = [...new Set(rows.map((r) => r.workflowId))].filter((id) => !taken.has(id));

@@ -19,8 +19,8 @@ export const WALLET_RETRY_AFTER_S = 30;
 const OTHER_RUNS_MAX_AGE_MS = 5_000;
 
 /**
- * A place counts without its execution's row in the read model for this long: the workflow projects
- * its first record at its first task, so a place older than this belonged to a start that failed
+ * A place counts without its execution's row in the read model for this long: the API writes
+ * its first record at prepare, so a place older than this belonged to a start that failed
  * without an answer (docs/decisions/0082).
  */
 export const ADMISSION_GRACE_MS = 10 * 60_000;

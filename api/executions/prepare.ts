@@ -93,7 +93,7 @@ export class PrepareExecutions {
       if (err instanceof WorkflowExecutionAlreadyStartedError)
         return { record: await this.samePrepare(wallet, input, ttlSeconds), replayed: true };
       // Most likely not started: the place goes back. A start that took effect all the same is
-      // counted again once its first record is projected.
+      // counted again once its first record is written to the read model.
       await this.capacity.release(workflowId);
       throw mapTemporalError(err, `execution ${executionId}`);
     }

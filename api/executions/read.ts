@@ -59,7 +59,7 @@ export class ReadExecutions {
     return records.map((r, i) => ({
       ...r,
       refunds: {
-        // The record's own refusals count even before its projection has written them to the ledger.
+        // The record's own refusals count even before the workflow's read-model write has put them in the ledger.
         total: Math.max(counts.get(ids[i]!) ?? 0, r.refusedDeposits.length + (r.deposit?.refundDue ? 1 : 0)),
         url: refundsUrl(r.wallet, r.executionId),
       },

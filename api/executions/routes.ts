@@ -31,17 +31,17 @@ import {
 import { jsonDepth, validator } from '../http/validate';
 import type { AppDeps } from '../deps';
 
-const checkWallet = validator<string>(walletParamSchema, 'wallet path parameter', '');
-const checkExecutionId = validator<string>(executionIdParamSchema, 'executionId path parameter', '');
-const checkPrepare = validator<PrepareRequest>(prepareBodySchema, 'request body');
-const checkSubmit = validator<SubmitRequest>(submitBodySchema, 'request body');
-const checkDeposit = validator<DepositRequest>(depositBodySchema, 'request body');
-const checkCancel = validator<CancelRequest>(cancelBodySchema, 'request body');
-const checkListQuery = validator<ListQuery>(listQuerySchema, 'query string', '');
+const validWallet = validator<string>(walletParamSchema, 'wallet path parameter', '');
+const validExecutionId = validator<string>(executionIdParamSchema, 'executionId path parameter', '');
+const validPrepareBody = validator<PrepareRequest>(prepareBodySchema, 'request body');
+const validSubmitBody = validator<SubmitRequest>(submitBodySchema, 'request body');
+const validDepositBody = validator<DepositRequest>(depositBodySchema, 'request body');
+const validCancelBody = validator<CancelRequest>(cancelBodySchema, 'request body');
+const validListQuery = validator<ListQuery>(listQuerySchema, 'query string', '');
 
 /** The list route's query: statuses known, page size in range. */
 function listRequest(query: unknown) {
-  const q = checkListQuery(query);
+  const q = validListQuery(query);
   const statuses = q.status?.split(',');
   const unknown = statuses?.find((s) => !(EXECUTION_STATUSES as readonly string[]).includes(s));
   if (unknown !== undefined) throw badRequest(`status ${JSON.stringify(unknown)} is not one of ${EXECUTION_STATUSES.join(', ')}`);
@@ -90,11 +90,11 @@ export function executionRoutes(
   const limit = deps.config.bodyLimitBytes;
 
   router.post('/api/v1/executions/:wallet', limits.authFailures, async (ctx) => {
-    const wallet = checkWallet(ctx.params.wallet);
+    const wallet = validWallet(ctx.params.wallet);
     const principal = authenticate(ctx, deps.tokens);
     await limits.token(principal.id);
     requireScope(principal, 'executions:prepare');
-    const body = checkPrepare(await readJsonBody(ctx, limit));
+    const body = validPrepareBody(await readJsonBody(ctx, limit));
     if (jsonDepth(body.intent, MAX_INTENT_DEPTH) > MAX_INTENT_DEPTH)
       throw badRequest(`intent is nested deeper than ${MAX_INTENT_DEPTH} levels`);
     refuseOffCurveSigner(body.signerPublicKey ?? wallet);
@@ -107,13 +107,13 @@ export function executionRoutes(
   });
 
   router.get('/api/v1/executions/:wallet', limits.publicRoute, async (ctx) => {
-    const wallet = checkWallet(ctx.params.wallet);
+    const wallet = validWallet(ctx.params.wallet);
     ctx.body = await executions.list(wallet, listRequest(ctx.query));
   });
 
   router.post('/api/v1/executions/:wallet/submit', limits.authFailures, limits.publicRoute, async (ctx) => {
-    const wallet = checkWallet(ctx.params.wallet);
-    const body = checkSubmit(await readJsonBody(ctx, limit));
+    const wallet = validWallet(ctx.params.wallet);
+    const body = validSubmitBody(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, body.executionId);
     ctx.state.executionId = body.executionId;
     const status = await executions.submit(wallet, body, walletBudget(ctx, limits, wallet));
@@ -122,12 +122,12 @@ export function executionRoutes(
   });
 
   router.post('/api/v1/executions/:wallet/:executionId/deposit', limits.authFailures, async (ctx) => {
-    const wallet = checkWallet(ctx.params.wallet);
-    const executionId = checkExecutionId(ctx.params.executionId);
+    const wallet = validWallet(ctx.params.wallet);
+    const executionId = validExecutionId(ctx.params.executionId);
     const principal = authenticate(ctx, deps.tokens);
     await limits.token(principal.id);
     requireScope(principal, 'executions:deposit');
-    const body = checkDeposit(await readJsonBody(ctx, limit));
+    const body = validDepositBody(await readJsonBody(ctx, limit));
     // The schema's pattern bounds the digits (78); the value is bounded here.
     if (body.amount !== undefined && !isBaseUnits(body.amount)) throw badRequest('request body: amount must be at most 2^256 − 1');
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
@@ -135,8 +135,8 @@ export function executionRoutes(
   });
 
   router.get('/api/v1/executions/:wallet/:executionId', limits.publicRoute, async (ctx) => {
-    const wallet = checkWallet(ctx.params.wallet);
-    const executionId = checkExecutionId(ctx.params.executionId);
+    const wallet = validWallet(ctx.params.wallet);
+    const executionId = validExecutionId(ctx.params.executionId);
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
     const record = await executions.get(wallet, executionId);
     // The record is the workflow's while it is open: a read model that is down costs only its refunds summary.
@@ -148,9 +148,9 @@ export function executionRoutes(
   });
 
   router.post('/api/v1/executions/:wallet/:executionId/cancel', limits.authFailures, limits.publicRoute, async (ctx) => {
-    const wallet = checkWallet(ctx.params.wallet);
-    const executionId = checkExecutionId(ctx.params.executionId);
-    const body = checkCancel(await readJsonBody(ctx, limit));
+    const wallet = validWallet(ctx.params.wallet);
+    const executionId = validExecutionId(ctx.params.executionId);
+    const body = validCancelBody(await readJsonBody(ctx, limit));
     ctx.state.workflowId = executionWorkflowId(wallet, executionId);
     const record = await executions.cancel(wallet, executionId, body, walletBudget(ctx, limits, wallet));
     ctx.state.outcome = record.status;
@@ -158,8 +158,8 @@ export function executionRoutes(
   });
 
   router.get('/api/v1/executions/:wallet/:executionId/events', limits.publicRoute, async (ctx) => {
-    const wallet = checkWallet(ctx.params.wallet);
-    const executionId = checkExecutionId(ctx.params.executionId);
+    const wallet = validWallet(ctx.params.wallet);
+    const executionId = validExecutionId(ctx.params.executionId);
     const workflowId = executionWorkflowId(wallet, executionId);
     ctx.state.workflowId = workflowId;
     const release = events.admit(limits.clientIp(ctx));

@@ -17,8 +17,8 @@ import {
   waivedBodySchema,
 } from './contract';
 
-const checkId = validator<string>(refundIdParamSchema, 'id path parameter', '');
-const checkListQuery = validator<{
+const validId = validator<string>(refundIdParamSchema, 'id path parameter', '');
+const validListQuery = validator<{
   state?: RefundState;
   wallet?: string;
   executionId?: string;
@@ -26,9 +26,9 @@ const checkListQuery = validator<{
   pageSize?: string;
   pageToken?: string;
 }>(refundListQuerySchema, 'query string', '');
-const checkRefunded = validator<{ txHash: string }>(refundedBodySchema, 'request body');
-const checkWaived = validator<{ reason: string }>(waivedBodySchema, 'request body');
-const checkApprove = validator<Record<string, never>>(approveBodySchema, 'request body');
+const validRefunded = validator<{ txHash: string }>(refundedBodySchema, 'request body');
+const validWaived = validator<{ reason: string }>(waivedBodySchema, 'request body');
+const validApprove = validator<Record<string, never>>(approveBodySchema, 'request body');
 
 const readModel = <R>(fn: () => Promise<R>) => fromReadModel('the refunds ledger', fn);
 
@@ -44,7 +44,7 @@ export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits):
     const principal = authenticate(ctx, deps.tokens);
     await limits.token(principal.id);
     requireScope(principal, 'refunds:read');
-    const q = checkListQuery(ctx.query);
+    const q = validListQuery(ctx.query);
     const pageSize = q.pageSize === undefined ? REFUND_PAGE_SIZE.default : Number(q.pageSize);
     if (pageSize < REFUND_PAGE_SIZE.min || pageSize > REFUND_PAGE_SIZE.max)
       throw badRequest(`pageSize must be between ${REFUND_PAGE_SIZE.min} and ${REFUND_PAGE_SIZE.max}`);
@@ -61,7 +61,7 @@ export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits):
       const principal = authenticate(ctx, deps.tokens);
       await limits.token(principal.id);
       requireScope(principal, 'refunds:write');
-      const id = checkId(ctx.params.id);
+      const id = validId(ctx.params.id);
       const settlement = parse(await readJsonBody(ctx, deps.config.bodyLimitBytes));
       const result = await readModel(() => ledger.settle(id, settlement, principal.id));
       if (result.outcome === 'missing') throw notFound(`refund ${id} not found`);
@@ -79,16 +79,16 @@ export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits):
       ctx.state.outcome = result.outcome;
       ctx.body = { result: result.row };
     });
-  settle('refunded', (body) => ({ state: 'refunded', txHash: checkRefunded(body).txHash }));
-  settle('waived', (body) => ({ state: 'waived', reason: checkWaived(body).reason }));
+  settle('refunded', (body) => ({ state: 'refunded', txHash: validRefunded(body).txHash }));
+  settle('waived', (body) => ({ state: 'waived', reason: validWaived(body).reason }));
 
   // A person's approval of a refund above the chain's limit: the service then pays it.
   router.post('/api/v1/refunds/:id/approve', limits.authFailures, async (ctx) => {
     const principal = authenticate(ctx, deps.tokens);
     await limits.token(principal.id);
     requireScope(principal, 'refunds:approve');
-    const id = checkId(ctx.params.id);
-    checkApprove(await readJsonBody(ctx, deps.config.bodyLimitBytes));
+    const id = validId(ctx.params.id);
+    validApprove(await readJsonBody(ctx, deps.config.bodyLimitBytes));
     const result = await readModel(() => ledger.approve(id, principal.id));
     if (result.outcome === 'missing') throw notFound(`refund ${id} not found`);
     if (result.outcome === 'conflict')

@@ -30,11 +30,11 @@ interface AuditQuery extends ListQuery {
   since?: string;
 }
 
-const checkKind = validator<WhitelistKind>(whitelistKindParamSchema, 'kind path parameter', '');
-const checkEntry = validator<string>(eoaParamSchema, 'entry path parameter', '');
-const checkBatchId = validator<string>(batchIdParamSchema, 'batchId path parameter', '');
-const checkListQuery = validator<ListQuery>(whitelistListQuerySchema, 'query', 'query');
-const checkAuditQuery = validator<AuditQuery>(whitelistAuditQuerySchema, 'query', 'query');
+const validKind = validator<WhitelistKind>(whitelistKindParamSchema, 'kind path parameter', '');
+const validEntry = validator<string>(eoaParamSchema, 'entry path parameter', '');
+const validBatchId = validator<string>(batchIdParamSchema, 'batchId path parameter', '');
+const validListQuery = validator<ListQuery>(whitelistListQuerySchema, 'query', 'query');
+const validAuditQuery = validator<AuditQuery>(whitelistAuditQuerySchema, 'query', 'query');
 
 /**
  * The query as the schema types it: integer parameters from their digits, everything else as sent
@@ -74,7 +74,7 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
   // Registered before /{kind} and /{kind}/{entry}, which would otherwise take `audit` and `batches` as a kind.
   router.get('/chain/whitelists/audit', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
-    const { pageSize = DEFAULT_PAGE_SIZE, pageToken, since, entry, ...filters } = checkAuditQuery(typedQuery(ctx, ['pageSize']));
+    const { pageSize = DEFAULT_PAGE_SIZE, pageToken, since, entry, ...filters } = validAuditQuery(typedQuery(ctx, ['pageSize']));
     if (!canAudit(principal.scopes)) throw forbidden(`token lacks a scope to read the audit trail (one of ${AUDIT_SCOPES.join(', ')})`);
     const sinceTime = since === undefined ? undefined : new Date(since);
     if (sinceTime && Number.isNaN(sinceTime.getTime())) throw badRequest('query since is not a valid time');
@@ -92,7 +92,7 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
 
   router.get('/chain/whitelists/batches/:batchId', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
-    const batchId = checkBatchId(ctx.params.batchId);
+    const batchId = validBatchId(ctx.params.batchId);
     // A token with no whitelist scope at all learns nothing, not even whether the batch exists.
     if (!principal.scopes.some((scope) => scope.startsWith('whitelist:'))) throw forbidden('token has no whitelist scope');
     ctx.state.workflowId = whitelistBatchWorkflowId(batchId);
@@ -105,16 +105,16 @@ export function whitelistReadRoutes(router: Router, deps: AppDeps, reads: Whitel
 
   router.get('/chain/whitelists/:kind', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
-    const kind = checkKind(ctx.params.kind);
-    const { pageSize = DEFAULT_PAGE_SIZE, pageToken } = checkListQuery(typedQuery(ctx, ['pageSize']));
+    const kind = validKind(ctx.params.kind);
+    const { pageSize = DEFAULT_PAGE_SIZE, pageToken } = validListQuery(typedQuery(ctx, ['pageSize']));
     if (!canRead(principal.scopes, kind)) throw forbidden(needRead(kind));
     ctx.body = await reads.entries(kind, pageSize, pageToken);
   });
 
   router.get('/chain/whitelists/:kind/:entry', limits.authFailures, async (ctx) => {
     const principal = await caller(ctx);
-    const kind = checkKind(ctx.params.kind);
-    const entry = checksummed(checkEntry(ctx.params.entry), 'entry path parameter');
+    const kind = validKind(ctx.params.kind);
+    const entry = checksummed(validEntry(ctx.params.entry), 'entry path parameter');
     if (!canRead(principal.scopes, kind)) throw forbidden(needRead(kind));
     ctx.body = { result: await reads.membership(kind, entry) };
   });

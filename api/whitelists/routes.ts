@@ -31,7 +31,7 @@ export function batchDeadlineMs(header: string | string[] | undefined, request: 
 /** `POST /chain/whitelists/`: checks in the documented order (401, 400, 403; docs/api.md "Whitelists"), then the batch workflow. */
 export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: WhitelistService, limits: RateLimits): void {
   const { request } = deps.config;
-  const checkBody = validator<WhitelistChange[]>(whitelistBodySchema(Number.MAX_SAFE_INTEGER), 'request body');
+  const validBody = validator<WhitelistChange[]>(whitelistBodySchema(Number.MAX_SAFE_INTEGER), 'request body');
 
   const handler = async (ctx: Context, _next: Next) => {
     ctx.state.errorStyle = 'whitelist';
@@ -41,7 +41,7 @@ export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: White
     if (Array.isArray(body) && body.length > request.maxBatchLen) {
       throw badRequest(`the batch has ${body.length} changes; RequestConfig.MaxBatchLen is ${request.maxBatchLen}`);
     }
-    const changes = checkBody(body).map((change, index) => {
+    const changes = validBody(body).map((change, index) => {
       const eoa = parseEoa(change.entry);
       if (!eoa.ok) throw badRequest(`change ${index}: entry ${eoa.reason}`);
       return { op_type: change.op_type, kind: change.kind, entry: eoa.address };

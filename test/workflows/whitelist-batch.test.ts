@@ -11,7 +11,7 @@ import {
   NodeFailure,
   WHITELIST_BATCH_WORKFLOW_TYPE,
   batchOutcomeUpdate,
-  type QuickApplyResult,
+  type FirstRoundNodeResult,
   type WhitelistBatchInput,
 } from '../../contracts/temporal';
 import { eventTypes, timeSkippingEnv, workflowWorker } from './env';
@@ -21,7 +21,7 @@ const NODES = ['http://node-1', 'http://node-2', 'http://node-3'];
 const DAY = 24 * 3_600_000;
 
 /** One node's share of a batch in the first round, as the local activity sees it. */
-interface QuickShare {
+interface FirstRoundShare {
   node: string;
   position: number;
   changes: WhitelistChange[];
@@ -29,21 +29,21 @@ interface QuickShare {
 
 /** How one mocked node behaves for one batch: its first round, and its later (Temporal-retried) applies. */
 interface NodeScript {
-  quick?: (input: QuickShare) => QuickApplyResult;
+  firstRound?: (input: FirstRoundShare) => FirstRoundNodeResult;
   /** `attempt` and `scheduledAt` (server time of this attempt) as Temporal reports them. */
   apply?: (changes: WhitelistChange[], attempt: number, scheduledAt: number) => ChangeResult[];
 }
 
 const applied = (changes: WhitelistChange[]): ChangeResult[] => changes.map((c) => ({ ...c, changed: true, superseded: false }));
 /** A first round that applied every change, as the activity answers it (decision 0017: the flags only). */
-const appliedQuickly = (changes: WhitelistChange[]): QuickApplyResult => ({
+const appliedInFirstRound = (changes: WhitelistChange[]): FirstRoundNodeResult => ({
   status: 'applied',
   changed: changes.map(() => true),
   superseded: changes.map(() => false),
 });
 const refuse = (type: string, message: string) => ApplicationFailure.create({ type, message });
 /** A node that has not answered by the deadline. */
-const late = (i: QuickShare): QuickApplyResult => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true });
+const late = (i: FirstRoundShare): FirstRoundNodeResult => ({ status: 'late', message: `${i.node}: no answer`, maybeApplied: true });
 
 // The whitelist batch workflow alone, on Temporal's time-skipping test server, with its activities
 // mocked: the outcomes of the first round (200, 403, 408 with the partial result, 500 with revert)
@@ -67,17 +67,17 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   const scriptOf = (batchId: string, node: string): NodeScript => scripts.get(batchId)?.[node] ?? {};
 
   const activities: Pick<Activities, 'applyToNode' | 'precheckAndFirstRound'> = {
-    // As the real one: the precheck, then each node's first-round tries (scripted like applyToNodeQuickly's).
+    // As the real one: the precheck, then each node's first-round tries (scripted like applyFirstRound's).
     async precheckAndFirstRound(input) {
       calls.push({ activity: 'precheckAndFirstRound', batchId: input.batchId, changes: input.changes });
       if (input.tokenId === 'revoked') return { status: 'forbidden', message: 'token was revoked' };
       // A precheck that hangs (a token file on a stalled disk): Temporal times the attempt out.
       if (input.tokenId === 'hangs') await Context.current().sleep(6_000); // past the 5.1 s attempt; ends when Temporal cancels it
-      const nodes: Record<string, QuickApplyResult> = {};
+      const nodes: Record<string, FirstRoundNodeResult> = {};
       for (const { node, indexes } of input.perNode) {
-        const quick = { node, position: input.position, changes: indexes.map((i) => input.changes[i]) };
-        calls.push({ activity: 'firstRoundTry', batchId: input.batchId, node, changes: quick.changes, position: input.position });
-        nodes[node] = scriptOf(input.batchId, node).quick?.(quick) ?? appliedQuickly(quick.changes);
+        const share = { node, position: input.position, changes: indexes.map((i) => input.changes[i]) };
+        calls.push({ activity: 'firstRoundTry', batchId: input.batchId, node, changes: share.changes, position: input.position });
+        nodes[node] = scriptOf(input.batchId, node).firstRound?.(share) ?? appliedInFirstRound(share.changes);
       }
       return { status: 'ran', nodes };
     },
@@ -200,7 +200,12 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     const { handle, outcome, changes, callsOf } = await runBatch(
       {
         [NODES[1]]: {
-          quick: (i) => ({ status: 'failed', type: NodeFailure.rejected, message: `${i.node}: answered HTTP 500`, maybeApplied: false }),
+          firstRound: (i) => ({
+            status: 'failed',
+            type: NodeFailure.rejected,
+            message: `${i.node}: answered HTTP 500`,
+            maybeApplied: false,
+          }),
         },
       },
       { goesOn: true },
@@ -222,7 +227,12 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     const batch = await runBatch(
       {
         [NODES[2]]: {
-          quick: (i) => ({ status: 'failed', type: NodeFailure.badResponse, message: `${i.node}: answer is not JSON`, maybeApplied: true }),
+          firstRound: (i) => ({
+            status: 'failed',
+            type: NodeFailure.badResponse,
+            message: `${i.node}: answer is not JSON`,
+            maybeApplied: true,
+          }),
         },
       },
       { goesOn: true },
@@ -232,7 +242,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
   });
 
   it('when a node is late at the deadline, then the outcome is 408 with the confirmations of the other nodes in request order, and the late node is applied afterwards', async () => {
-    const { changes, handle, answer, outcome, callsOf } = await runBatch({ [NODES[2]]: { quick: late } }, { goesOn: true });
+    const { changes, handle, answer, outcome, callsOf } = await runBatch({ [NODES[2]]: { firstRound: late } }, { goesOn: true });
     // The Update answers the nodes that applied in time; the API rebuilds the confirmations.
     assert.deepEqual(answer, {
       status: 408,
@@ -249,7 +259,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
 
   it("when a node's first-round answer has not one flag per change, then nothing is taken on its word: the outcome is 500 and everything is reverted", async () => {
     const batch = await runBatch(
-      { [NODES[0]]: { quick: () => ({ status: 'applied', changed: [true], superseded: [false] }) } },
+      { [NODES[0]]: { firstRound: () => ({ status: 'applied', changed: [true], superseded: [false] }) } },
       { goesOn: true },
     );
     const { outcome } = batch;
@@ -263,7 +273,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     const { handle, outcome, workflowId, callsOf } = await runBatch(
       {
         [NODES[1]]: {
-          quick: late,
+          firstRound: late,
           apply: (changes, _attempt, scheduledAt) => {
             if (scheduledAt < downUntil) throw refuse(NodeFailure.unreachable, `${NODES[1]} unreachable (ECONNREFUSED)`);
             return applied(changes);

@@ -1,4 +1,10 @@
-import { isRetryableNodeFailure, mayHaveApplied, NodeFailure, type QuickApplyInput, type QuickApplyResult } from '../contracts/temporal';
+import {
+  isRetryableNodeFailure,
+  mayHaveApplied,
+  NodeFailure,
+  type FirstRoundNodeInput,
+  type FirstRoundNodeResult,
+} from '../contracts/temporal';
 import type { ChangeResult } from '../domain/whitelist-messages';
 import type { NodeApplyRequest } from '../contracts/activities';
 import { failureFacts } from '../domain/failure-facts';
@@ -17,10 +23,10 @@ function failureOf(err: unknown): { type: string; message: string } {
  * workflow learns what every failed attempt implies (whether the node may have applied the batch)
  * and not only the last one. Runs as a local activity: no task queue hop, no extra workflow task.
  */
-export async function applyQuickly(
-  input: QuickApplyInput,
+export async function applyFirstRound(
+  input: FirstRoundNodeInput,
   options: { requestTimeoutMs: number; post: (request: NodeApplyRequest, timeoutMs: number) => Promise<ChangeResult[]> },
-): Promise<QuickApplyResult> {
+): Promise<FirstRoundNodeResult> {
   let maybeApplied = false;
   let last = `${input.node}: no attempt before the deadline`;
   for (let attempt = 1; attempt <= input.attempts; attempt++) {
