@@ -23,7 +23,7 @@ export function canonicalJson(x: unknown): string {
 }
 
 /**
- * The intent hash (docs/api.md "What is signed, and where it is checked"): lowercase hex SHA-256 (64 digits, no 0x) of the
+ * The intent hash (docs/api-executions.md "What is signed, and where it is checked"): lowercase hex SHA-256 (64 digits, no 0x) of the
  * UTF-8 bytes of `canonicalJson(intent)`.
  */
 export function intentHash(intent: unknown): string {

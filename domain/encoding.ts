@@ -1,7 +1,7 @@
 import bs58 from 'bs58';
 import { badRequest } from './errors';
 
-// publicKey and signature travel as 0x-hex or base58 (docs/api.md "What is signed, and where it
+// publicKey and signature travel as 0x-hex or base58 (docs/api-executions.md "What is signed, and where it
 // is checked"). Base58 has no '0', so a leading "0x" decides the reading.
 
 const HEX_BODY = /^(?:[0-9a-fA-F]{2})+$/;

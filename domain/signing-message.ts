@@ -1,6 +1,6 @@
 import { badRequest } from './errors';
 
-/** The fields of the text a frontend signs for an execution (docs/api.md "What is signed, and where it is checked"). */
+/** The fields of the text a frontend signs for an execution (docs/api-executions.md "What is signed, and where it is checked"). */
 export interface SigningMessageInput {
   /** The dApp domain of the wallet connection, `connectEnvelope.domain`. */
   readonly domain: string;

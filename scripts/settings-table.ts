@@ -14,14 +14,14 @@ export const TOOL_SETTINGS = [SCRIPT_SETTINGS, TEST_SETTINGS, WORKFLOW_BUNDLE_SE
 /**
  * `npm run docs:settings`: renders config/settings.ts into docs/configuration.md "Settings" and
  * the tools' tables into docs/development.md "Tool settings", the execution record's fields into
- * docs/api.md "The execution record".
+ * docs/api-executions.md "The execution record".
  */
 function main(): void {
   const targets: Array<[string, string, string]> = [
     ['configuration.md', 'settings-table', renderSettingsTable()],
     ['development.md', 'tool-settings-table', renderToolSettingsTable(TOOL_SETTINGS)],
-    ['api.md', 'record-fields', renderRecordReference()],
-    ['api.md', 'prepare-fields', renderPrepareReference()],
+    ['api-executions.md', 'record-fields', renderRecordReference()],
+    ['api-executions.md', 'prepare-fields', renderPrepareReference()],
   ];
   for (const [name, section, text] of targets) {
     const file = path.join(projectRoot, 'docs', name);

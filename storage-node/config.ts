@@ -7,7 +7,7 @@ export const USAGE = `usage: storage-node --port P --data DIR --keys-file FILE [
   [--public-url URL]... [--tls-cert FILE --tls-key FILE]
   [--remember-request-ids N] [--max-connections N] [--kept-changes N]`;
 
-/** The node's command-line flags (docs/api.md "Storage nodes" names each one; a test compares). */
+/** The node's command-line flags (docs/api-whitelists.md "Storage nodes" names each one; a test compares). */
 export const STORAGE_NODE_FLAGS = {
   port: { type: 'string' },
   host: { type: 'string', default: '127.0.0.1' },

@@ -104,7 +104,7 @@ export function depositEntries(
 }
 
 /**
- * The deposit lookup (docs/api.md "Deposits"): a public read like an execution's record, limited
+ * The deposit lookup (docs/api-refunds.md "Deposits"): a public read like an execution's record, limited
  * per client; from the read model only (503 while it is down).
  */
 export function depositRoutes(router: Router, deps: AppDeps, limits: RateLimits): void {

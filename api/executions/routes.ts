@@ -76,7 +76,7 @@ function walletBudget(ctx: Context, limits: RateLimits, wallet: string): WalletB
 }
 
 /**
- * The execution routes (docs/api.md); error bodies are `{ error }`. Routes without a token are
+ * The execution routes (docs/api-executions.md); error bodies are `{ error }`. Routes without a token are
  * limited per client, a wallet's signed actions per wallet once verified, routes with a token per
  * token id, and failed authentications per client (api/http/rate-limit.ts).
  */

@@ -33,7 +33,7 @@ const validApprove = validator<Record<string, never>>(approveBodySchema, 'reques
 const readModel = <R>(fn: () => Promise<R>) => fromReadModel('the refunds ledger', fn);
 
 /**
- * The refunds ledger for operators (docs/api.md "Refunds"): list with `refunds:read`, settle each
+ * The refunds ledger for operators (docs/api-refunds.md "Refunds"): list with `refunds:read`, settle each
  * row once with `refunds:write`, approve a row above the chain's limit with `refunds:approve`.
  * Every route needs a token (counted per token id).
  */

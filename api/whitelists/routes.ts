@@ -28,7 +28,7 @@ export function batchDeadlineMs(header: string | string[] | undefined, request: 
   return Math.min(Number(value), request.maxTimeoutMs);
 }
 
-/** `POST /chain/whitelists/`: checks in the documented order (401, 400, 403; docs/api.md "Whitelists"), then the batch workflow. */
+/** `POST /chain/whitelists/`: checks in the documented order (401, 400, 403; docs/api-whitelists.md "Changing entries"), then the batch workflow. */
 export function whitelistRoutes(router: Router, deps: AppDeps, whitelists: WhitelistService, limits: RateLimits): void {
   const { request } = deps.config;
   const validBody = validator<WhitelistChange[]>(whitelistBodySchema(Number.MAX_SAFE_INTEGER), 'request body');

@@ -30,7 +30,7 @@ function limitsOf(s: Schema): string {
 
 /**
  * A table of an object schema's fields, one level of nesting deep: name, type, whether it is always
- * there, its limits and its description. Rendered into docs/api.md from the schemas the OpenAPI
+ * there, its limits and its description. Rendered into docs/api-executions.md from the schemas the OpenAPI
  * document serves, so the page cannot drift from the contract.
  */
 export function renderSchemaReference(schema: Schema): string {
@@ -48,8 +48,8 @@ export function renderSchemaReference(schema: Schema): string {
   return rows.join('\n');
 }
 
-/** The execution record's reference (docs/api.md "The execution record"). */
+/** The execution record's reference (docs/api-executions.md "The execution record"). */
 export const renderRecordReference = () => renderSchemaReference(executionRecordSchema as unknown as Schema);
 
-/** Prepare's body and its limits (docs/api.md "The execution record"). */
+/** Prepare's body and its limits (docs/api-executions.md "The execution record"). */
 export const renderPrepareReference = () => renderSchemaReference(prepareBodySchema as unknown as Schema);

@@ -37,7 +37,7 @@ export class Tally {
 export type ErrorStyle = 'execution' | 'whitelist';
 
 export interface Expectation {
-  /** Statuses the app may answer with (docs/api.md "Routes" and "Whitelists"). */
+  /** Statuses the app may answer with (docs/api-executions.md "Routes", docs/api-whitelists.md "Changing entries"). */
   allowed: readonly number[];
   style: ErrorStyle;
   /** Whether Node's parser may refuse the request itself (bare 400, or 431 for a header section over 16 KiB). */

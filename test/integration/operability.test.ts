@@ -66,7 +66,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
       assert.deepEqual(doc.components.parameters.wallet.schema, executionContract.walletParamSchema);
     });
 
-    it('when every status docs/api.md documents is looked up, then each route documents it, with 413 and the whitelist 408 `result`', () => {
+    it('when every status the API pages (docs/api*.md) document is looked up, then each route documents it, with 413 and the whitelist 408 `result`', () => {
       const statuses = (p: string, m: string) => Object.keys(doc.paths[p][m].responses).sort();
       assert.deepEqual(statuses('/api/v1/executions/{wallet}', 'post'), [
         '200',

@@ -8,7 +8,7 @@ import { getStack, startStackApi } from '../support/stack';
 import { nodeEntries } from '../support/whitelists';
 
 // What an overloaded worker looks like to the API, made deterministic: the batch workflow starts on a
-// task queue no worker polls, so it cannot answer by its deadline. docs/api.md "Whitelists" promises 408
+// task queue no worker polls, so it cannot answer by its deadline. docs/api-whitelists.md "Changing entries" promises 408
 // with an empty result (the batch still runs when a worker comes back). The Temporal client rejects
 // the start operation's handle whenever the update-with-start call times out, so the API asks
 // Temporal whether the batch exists before it picks 408 over 500.

@@ -20,6 +20,8 @@ type Doc = { paths: Record<string, Record<string, Operation>>; components: objec
 
 const doc = buildOpenApiDocument(loadConfig({})) as Doc;
 const read = (file: string) => readFileSync(path.join(projectRoot, file), 'utf8');
+/** The API reference: docs/api.md (the index) and the pages it links. */
+const API_PAGES = ['docs/api.md', 'docs/api-executions.md', 'docs/api-whitelists.md', 'docs/api-refunds.md', 'docs/api-temporal-names.md'];
 
 /** The OpenAPI path template a concrete path (or a route as the docs write it) stands for, or undefined. */
 export function templateOf(concrete: string): string | undefined {
@@ -93,7 +95,7 @@ export function tableStatuses(markdown: string): Array<{ method: string; path: s
 describe('docs: the examples and statuses the pages give are the contract (the OpenAPI document)', () => {
   const check = answerChecker(doc);
 
-  for (const page of ['docs/api.md', 'docs/integrate.md', 'README.md']) {
+  for (const page of [...API_PAGES, 'docs/integrate.md', 'README.md']) {
     it(`when ${page} shows a JSON answer after a curl call, then it is valid JSON and the OpenAPI schema of that route's success answer accepts it`, () => {
       const examples = curlExamples(read(page));
       const wrong: string[] = [];
@@ -125,12 +127,15 @@ describe('docs: the examples and statuses the pages give are the contract (the O
         if (!errors.includes(undefined)) wrong.push(`${page}:${e.line}: ${errors.join(' / ')}`);
       }
       assert.deepEqual(wrong, []);
-      if (page === 'docs/api.md') assert.ok(examples.length >= 5, `the scan found api.md's examples (${examples.length})`);
+      if (page === 'docs/api.md') {
+        const all = API_PAGES.flatMap((p) => curlExamples(read(p))).length;
+        assert.ok(all >= 5, `the scan found the API pages' examples (${all})`);
+      }
     });
   }
 
   for (const page of [
-    'docs/api.md',
+    ...API_PAGES,
     'docs/integrate.md',
     'docs/operations.md',
     'docs/configuration.md',
@@ -154,7 +159,10 @@ describe('docs: the examples and statuses the pages give are the contract (the O
           if (!(String(s) in operation.responses)) wrong.push(`${page}:${row.line}: ${row.method} ${template} ${s}`);
       }
       assert.deepEqual(wrong, []);
-      if (page === 'docs/api.md') assert.ok(rows.length >= 10, `the scan found api.md's route rows (${rows.length})`);
+      if (page === 'docs/api.md') {
+        const all = API_PAGES.flatMap((p) => tableStatuses(read(p))).length;
+        assert.ok(all >= 10, `the scan found the API pages' route rows (${all})`);
+      }
     });
   }
 });
@@ -199,9 +207,9 @@ describe('docs: every path a page names exists', () => {
 });
 
 describe('docs: the references a page repeats from the code are rendered from it', () => {
-  it("when docs/api.md lists the execution record's fields and prepare's, then each list is the one rendered from the contract (npm run docs:settings)", () => {
-    assert.equal(docSection(read('docs/api.md'), 'record-fields'), renderRecordReference().trim());
-    assert.equal(docSection(read('docs/api.md'), 'prepare-fields'), renderPrepareReference().trim());
+  it("when docs/api-executions.md lists the execution record's fields and prepare's, then each list is the one rendered from the contract (npm run docs:settings)", () => {
+    assert.equal(docSection(read('docs/api-executions.md'), 'record-fields'), renderRecordReference().trim());
+    assert.equal(docSection(read('docs/api-executions.md'), 'prepare-fields'), renderPrepareReference().trim());
   });
 });
 
@@ -249,8 +257,8 @@ describe('docs: the lists a page repeats from the code are the code', () => {
     assert.deepEqual([...new Set(named)].sort(), expected);
   });
 
-  it('when docs/api.md "Storage nodes" describes the node, then it names every flag the node takes and every route it serves', () => {
-    const text = section(read('docs/api.md'), 'Storage nodes');
+  it('when docs/api-whitelists.md "Storage nodes" describes the node, then it names every flag the node takes and every route it serves', () => {
+    const text = section(read('docs/api-whitelists.md'), 'Storage nodes');
     const missing = [
       ...Object.keys(STORAGE_NODE_FLAGS)
         .map((flag) => `--${flag}`)
@@ -262,16 +270,16 @@ describe('docs: the lists a page repeats from the code are the code', () => {
     assert.deepEqual(missing, []);
   });
 
-  it('when docs/api.md "Refunds" lists the refusal reasons of a ledger row, then they are the record\'s reasons and the ledger\'s own, no more', () => {
-    const text = section(read('docs/api.md'), 'Refunds');
+  it('when docs/api-refunds.md "Refunds" lists the refusal reasons of a ledger row, then they are the record\'s reasons and the ledger\'s own, no more', () => {
+    const text = section(read('docs/api-refunds.md'), 'Refunds');
     const listed = /`reason` \(([^)]*)\)/.exec(text)?.[1] ?? '';
     const reasons = [...listed.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]).sort();
     const record = executionRecordSchema.properties.refusedDeposits.items.properties.reason.enum;
     assert.deepEqual(reasons, [...record, ...LEDGER_ONLY_REASONS].sort());
   });
 
-  it('when docs/api.md "Refunds" lists the states of a ledger row and the reasons a row is held, then they are the ledger\'s, each once, in its order', () => {
-    const text = section(read('docs/api.md'), 'Refunds');
+  it('when docs/api-refunds.md "Refunds" lists the states of a ledger row and the reasons a row is held, then they are the ledger\'s, each once, in its order', () => {
+    const text = section(read('docs/api-refunds.md'), 'Refunds');
     const listed = (pattern: RegExp) => [...text.matchAll(pattern)].map((m) => m[1]);
     assert.deepEqual(listed(/^- `([a-z-]+)`: /gm), [...REFUND_STATES]);
     assert.deepEqual(listed(/^ {2}- `([a-z-]+)`: /gm), [...HOLD_REASONS]);

@@ -13,7 +13,7 @@ const input = {
 };
 
 describe('domain/signing-message', () => {
-  it('when the fields are given, then the message is exactly the four lines of docs/api.md without a trailing newline', () => {
+  it('when the fields are given, then the message is exactly the four lines of docs/api-executions.md without a trailing newline', () => {
     assert.equal(
       buildSigningMessage(input),
       'localhost asks you to sign execution exec-1\n' +
