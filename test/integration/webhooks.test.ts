@@ -6,7 +6,8 @@ import pino from 'pino';
 import type { RunningApi } from '../../api/server';
 import { projectRoot, type Config } from '../../config/config';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
-import { executionWorkflowId } from '../../contracts/temporal';
+import { ScheduleOverlapPolicy } from '@temporalio/client';
+import { executionWorkflowId, refundAnnouncerScheduleId } from '../../contracts/temporal';
 import { openDatabase } from '../../db/database';
 import { RefundLedger } from '../../db/refund-ledger';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
@@ -50,6 +51,20 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
           .filter(Boolean)
           .map((l) => JSON.parse(l))
       : [];
+
+  // The announcer sweeps the ledger every 10 s by itself (the first case waits for that); the later
+  // cases start a sweep at once, as `temporal schedule trigger` does, after the current one if any.
+  const announceNow = () =>
+    stack.client.schedule.getHandle(refundAnnouncerScheduleId(config.temporal.taskQueue)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+
+  const ledgerRowsOf = async (workflowId: string) => {
+    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
+    try {
+      return await new RefundLedger(database).ofExecution(workflowId);
+    } finally {
+      await database.close();
+    }
+  };
 
   before(async () => {
     stack = await getStack();
@@ -181,6 +196,7 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
       token: stack.tokens.all,
     });
     assert.equal(settled.status, 200, settled.text);
+    await announceNow();
     const paidEvents = () =>
       deliveries().filter((d) => d.event.type === 'refund.paid' && d.event.data.executionId === executionId) as unknown as Array<{
         id: string;
@@ -216,10 +232,12 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
       const hold = (reason: string) =>
         database.db.updateTable('refunds').set({ state: 'held', hold_reason: reason }).where('id', '=', row.id).execute();
       await hold('above-limit');
+      await announceNow();
       const [first] = await eventually(async () => heldEvents().length > 0 && heldEvents(), 45_000, 250);
       assert.equal(first.id, `refund-held:${row.id}:above-limit`);
       assert.deepEqual([first.event.data.state, first.event.data.holdReason], ['held', 'above-limit']);
       await hold('nonce-mismatch');
+      await announceNow();
       const second = await eventually(async () => heldEvents().length > 1 && heldEvents()[1], 45_000, 250);
       assert.equal(second.id, `refund-held:${row.id}:nonce-mismatch`);
       assert.equal(second.event.data.holdReason, 'nonce-mismatch');
@@ -242,6 +260,8 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     assert.equal((await prepare(viaApi, wallet, { executionId })).status, 201);
     assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xtaken' })).status, 200);
     assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xowed', amount: '12' })).status, 409);
+    await eventually(async () => (await ledgerRowsOf(executionWorkflowId(wallet.id, executionId))).length > 0, 30_000);
+    await announceNow();
     type RowEvent = { id: string; event: { type: string; timestamp: string; data: { id: string; state: string; voidedAt?: string } } };
     const eventsOf = (type: string) =>
       (deliveries() as unknown as RowEvent[]).filter(
@@ -259,11 +279,13 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
       }
     };
     assert.deepEqual((await ledgerDo((l) => l.void([id], 'reorged'))).voided, [id]);
+    await announceNow();
     const [voided] = await eventually(async () => eventsOf('refund.voided').length > 0 && eventsOf('refund.voided'), 45_000, 250);
     assert.equal(voided.id, `refund-voided:${id}:2`);
     assert.equal(voided.event.data.state, 'void');
     assert.equal(voided.event.timestamp, voided.event.data.voidedAt);
     assert.deepEqual(await ledgerDo((l) => l.restore([id])), [id]);
+    await announceNow();
     const again = await eventually(async () => eventsOf('refund.due').length > 1 && eventsOf('refund.due'), 45_000, 250);
     assert.deepEqual(
       again.map((d) => [d.id, d.event.data.state]),

@@ -15,7 +15,7 @@ describe('stress: a full sticky cache under overload (worker and API as processe
 
   before(async function () {
     this.timeout(240_000);
-    report = await runCachePressure({ executions: 100, cache: 10, lingerSeconds: 0, seconds: 15 });
+    report = await runCachePressure({ executions: 100, cache: 10, lingerSeconds: 0, seconds: 6 });
     console.log(reportLines(report).join('\n'));
   });
 
@@ -46,7 +46,7 @@ describe('stress: the same overload with admission bounding the open runs below 
 
   before(async function () {
     this.timeout(240_000);
-    report = await runCachePressure({ executions: 100, cache: 10, capacity: 7, prepareShare: 0.1, lingerSeconds: 0, seconds: 15 });
+    report = await runCachePressure({ executions: 100, cache: 10, capacity: 7, prepareShare: 0.1, lingerSeconds: 0, seconds: 8 });
     console.log(reportLines(report).join('\n'));
   });
 

@@ -1,10 +1,12 @@
+import { appendFileSync } from 'node:fs';
 import Mocha from 'mocha';
 
 /**
  * Mocha's spec reporter, followed at the end of a run by the ten test files that took longest
  * (wall time of each file's top-level suites, their before/after hooks included: a file that
  * starts its own process stack pays for it here). This is where to look first when `npm test`
- * grows slower.
+ * grows slower. Under the suite runner (test/run-suite.ts, TEST_FILE_TIMES set) each file's time is
+ * appended to that file instead, and the runner prints the slowest of the whole run.
  */
 class TimedSpecReporter extends Mocha.reporters.Spec {
   constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
@@ -21,6 +23,11 @@ class TimedSpecReporter extends Mocha.reporters.Spec {
       perFile.set(file, (perFile.get(file) ?? 0) + Date.now() - start);
     });
     runner.once(Mocha.Runner.constants.EVENT_RUN_END, () => {
+      const timesFile = process.env.TEST_FILE_TIMES;
+      if (timesFile) {
+        appendFileSync(timesFile, [...perFile].map(([file, ms]) => `${JSON.stringify({ file, ms })}\n`).join(''));
+        return;
+      }
       if (perFile.size < 2) return;
       const slowest = [...perFile].sort((a, b) => b[1] - a[1]).slice(0, 10);
       const total = [...perFile.values()].reduce((a, b) => a + b, 0);

@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { projectRoot } from '../config/config';
+import { planBuiltSuite } from './support/suite-plan';
+
+/**
+ * `npm test` after lint: the whole suite, as `mocha` alone would run it, in two lanes of mocha
+ * processes at once and then the load tests alone (test/support/suite-plan.ts says why and which).
+ * Each line a lane prints starts with its number; each mocha process ends with its own summary
+ * and failures. At the end: the ten slowest test files of the whole run, and the exit code 1 if
+ * any process failed. Every job runs even after a failure, so that one run shows every failure.
+ */
+
+const MOCHA = path.join(projectRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
+
+interface Outcome {
+  files: string[];
+  code: number;
+  seconds: number;
+}
+
+function runMocha(files: string[], prefix: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
+  const started = Date.now();
+  const child = spawn(process.execPath, [MOCHA, ...files], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      if (lines.length > 0) out.write(lines.map((l) => `${prefix}${l}\n`).join(''));
+    });
+    stream.on('end', () => rest && out.write(`${prefix}${rest}\n`));
+  };
+  relay(child.stdout, process.stdout);
+  relay(child.stderr, process.stderr);
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => resolve({ files, code: code ?? (signal ? 1 : 0), seconds: (Date.now() - started) / 1000 })),
+  );
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const plan = planBuiltSuite(path.join(projectRoot, 'dist', 'test'));
+  const work = mkdtempSync(path.join(os.tmpdir(), 'intent-service-suite-'));
+  const timesFile = path.join(work, 'file-times.jsonl');
+  const env = { ...process.env, TEST_WORKFLOW_BUNDLE_DIR: work, TEST_FILE_TIMES: timesFile };
+  const files = plan.parallel.flat().length + plan.alone.length;
+  console.log(`suite: ${files} test files; ${plan.parallel.length} jobs in two lanes at once, then ${plan.alone.length} load files alone`);
+  const outcomes: Outcome[] = [];
+  try {
+    const queue = [...plan.parallel];
+    const lane = async (n: number) => {
+      for (let job = queue.shift(); job; job = queue.shift()) outcomes.push(await runMocha(job, `${n}│ `, env));
+    };
+    await Promise.all([lane(1), lane(2)]);
+    if (plan.alone.length > 0) outcomes.push(await runMocha(plan.alone, 'L│ ', env));
+
+    const times = readFileSync(timesFile, 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { file: string; ms: number });
+    const slowest = times.sort((a, b) => b.ms - a.ms).slice(0, 10);
+    const failed = outcomes.filter((o) => o.code !== 0);
+    console.log(`\nsuite: ${files} test files in ${((Date.now() - started) / 1000).toFixed(0)} s of wall time; slowest files:`);
+    for (const t of slowest)
+      console.log(`  ${(t.ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(path.join(projectRoot, 'dist'), t.file)}`);
+    for (const o of failed)
+      console.log(
+        `suite: FAILED (exit ${o.code}): ${o.files.length === 1 ? path.relative(projectRoot, o.files[0]) : `${o.files.length} files of the shared stack`}`,
+      );
+    if (failed.length === 0) console.log(`suite: every mocha process passed`);
+    return failed.length === 0 ? 0 : 1;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
