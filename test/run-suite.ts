@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { childEnv } from '../config/child-env';
 import { projectRoot } from '../config/config';
 import { planBuiltSuite } from './support/suite-plan';
 
@@ -46,7 +47,7 @@ async function main(): Promise<number> {
   const plan = planBuiltSuite(path.join(projectRoot, 'dist', 'test'));
   const work = mkdtempSync(path.join(os.tmpdir(), 'intent-service-suite-'));
   const timesFile = path.join(work, 'file-times.jsonl');
-  const env = { ...process.env, TEST_WORKFLOW_BUNDLE_DIR: work, TEST_FILE_TIMES: timesFile };
+  const env = childEnv({ TEST_WORKFLOW_BUNDLE_DIR: work, TEST_FILE_TIMES: timesFile });
   const files = plan.parallel.flat().length + plan.alone.length;
   console.log(`suite: ${files} test files; ${plan.parallel.length} jobs in two lanes at once, then ${plan.alone.length} load files alone`);
   const outcomes: Outcome[] = [];

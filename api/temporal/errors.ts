@@ -71,15 +71,22 @@ export function isNoWorkerPolling(err: unknown): boolean {
   return anyCause(err, (e) => isGrpcServiceError(e) && e.code === 9 && /no poller seen for task queue/i.test(e.details ?? e.message));
 }
 
+/** The failure type the server gives an Update it rejected because no worker processed it. */
+export const UNPROCESSED_UPDATE_FAILURE = 'UnprocessedUpdate';
+
 /**
  * True when the server rejected an Update because no worker processed it: the workflow task that
  * carried it completed without it (a worker recreated, or one that dropped the activation). The
- * Update did not happen; the same request may be sent again.
+ * server says so with an ApplicationFailure of type UnprocessedUpdate, which no workflow of ours
+ * throws. The Update did not happen; the same request may be sent again.
  */
 export function isUpdateNotProcessed(err: unknown): boolean {
   if (!(err instanceof WorkflowUpdateFailedError)) return false;
   const facts = updateFailureType(err);
-  return !facts?.type && /rejected because it wasn't processed by worker/i.test(facts?.message ?? '');
+  return (
+    facts?.type === UNPROCESSED_UPDATE_FAILURE ||
+    (!facts?.type && /rejected because it wasn't processed by worker/i.test(facts?.message ?? ''))
+  );
 }
 
 /** Seconds a client should wait before retrying a call to a workflow whose task is being retried. */

@@ -34,6 +34,11 @@ export const TEST_SETTINGS = {
     readBy: 'tests',
     description: '`write`: the OpenAPI snapshot test rewrites test/fixtures/openapi.json from the code instead of comparing',
   },
+  TEST_FILE_TIMES: {
+    kind: 'string',
+    readBy: 'tests',
+    description: "a file the suite runner (`npm test`) hands each mocha process: the reporter appends each test file's wall time there",
+  },
   RECORD_HISTORIES: {
     kind: 'string',
     readBy: 'tests',

@@ -1,5 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import Mocha from 'mocha';
+import { testSettings } from './settings';
 
 /**
  * Mocha's spec reporter, followed at the end of a run by the ten test files that took longest
@@ -23,7 +24,7 @@ class TimedSpecReporter extends Mocha.reporters.Spec {
       perFile.set(file, (perFile.get(file) ?? 0) + Date.now() - start);
     });
     runner.once(Mocha.Runner.constants.EVENT_RUN_END, () => {
-      const timesFile = process.env.TEST_FILE_TIMES;
+      const timesFile = testSettings().TEST_FILE_TIMES;
       if (timesFile) {
         appendFileSync(timesFile, [...perFile].map(([file, ms]) => `${JSON.stringify({ file, ms })}\n`).join(''));
         return;

@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { envSettingsOf } from '../../config/read-settings';
+import { WORKFLOW_BUNDLE_SETTINGS } from '../../worker/workflow-bundle';
 
 let dir: string | undefined;
 // A folder the suite runner made for all its mocha processes: theirs to share, the runner's to remove.
-const inherited = process.env.TEST_WORKFLOW_BUNDLE_DIR;
+const inherited = envSettingsOf(WORKFLOW_BUNDLE_SETTINGS).TEST_WORKFLOW_BUNDLE_DIR;
 
 /**
  * The env that lets the worker processes of this test run share one workflow bundle

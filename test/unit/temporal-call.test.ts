@@ -131,9 +131,12 @@ describe('api/temporal-errors mapTemporalError', () => {
   });
 
   it('when the server rejects an Update no worker processed (a worker recreated under it), then it is 503 with Retry-After: nothing changed, the same request may be sent again', () => {
+    // As the server sends it (its unprocessedUpdateFailure): an ApplicationFailure of type UnprocessedUpdate.
     const err = new WorkflowUpdateFailedError(
       'Workflow Update failed',
       ApplicationFailure.create({
+        type: 'UnprocessedUpdate',
+        nonRetryable: true,
         message:
           "Workflow Update is rejected because it wasn't processed by worker. Probably, Workflow Update is not supported by the worker.",
       }),
