@@ -98,7 +98,7 @@ refunds_token="$(service_cli token -- create --id refund-reader --scope refunds:
 [ -n "$ops_token" ] && [ -n "$whitelist_token" ] && [ -n "$refunds_token" ] || fail "npm run token printed no token"
 
 # ---------------------------------------------------------------------------------------------
-step "db -- status, db -- migrate, db -- status (production.md \"Build\", \"Upgrades\" step 2)"
+step "db -- status, db -- migrate, db -- status (production.md \"Settings\")"
 expect_db_status 1 "a new database: every migration pending"
 grep -q '"pending":\["0001' "$logs/db-status.log" || fail "db -- status on a new database listed no pending migrations: $(cat "$logs/db-status.log")"
 service_cli db -- migrate >"$logs/db-migrate.log" 2>&1 || fail "db -- migrate failed: $(cat "$logs/db-migrate.log")"
@@ -154,11 +154,10 @@ pg_dump --format=custom --file "$dump" "$DATABASE_URL" 2>"$logs/pg_dump.log" || 
 expect_http 200 GET /readyz # the service ran through it
 
 # ---------------------------------------------------------------------------------------------
-step "restore into a fresh database (backup.md \"Restore\" steps 1-4)"
+step "restore into a fresh database (backup.md \"Restore\" steps 1-3)"
 stop_process api 20 0 # step 1: every API and worker that uses the read model (Shutdown: API first)
 stop_process worker 20 0
-# Step 2. The page's `createdb intent_restored` reaches the server only through libpq's defaults
-# (PGHOST, PGPORT, PGUSER, a local socket); --maintenance-db names the read model's server.
+# Step 2, with the page's --maintenance-db: a bare createdb would go to libpq's defaults.
 createdb --maintenance-db "$DATABASE_URL" intent_restored 2>"$logs/createdb.log" || fail "createdb failed: $(cat "$logs/createdb.log")"
 restored_url="$(pg_url intent_restored)"
 pg_restore --no-owner --dbname "$restored_url" "$dump" 2>"$logs/pg_restore.log" || fail "pg_restore failed: $(cat "$logs/pg_restore.log")"
@@ -167,11 +166,13 @@ expect_sql "$restored_url" "select status from executions where workflow_id = 'e
 expect_sql "$restored_url" "select count(*) || ' ' || min(state) from refunds where workflow_id = 'exec:$wallet:recipe-2'" "1 due"
 sed -i "s|^DATABASE_URL=.*|DATABASE_URL=$restored_url|" "$envfile" # "point DATABASE_URL at it"
 expect_db_status 0 "the restored database (step 3)"
-service_cli db -- repair >"$logs/db-repair.log" 2>&1 || fail "db -- repair failed (step 4): $(cat "$logs/db-repair.log")"
 
 # ---------------------------------------------------------------------------------------------
-step "the worker and the API on the restored database (step 5), and what they answer"
+step "the worker, db -- repair, the API on the restored database (steps 4-5), and what they answer"
+# Repair queries each execution, which only a running worker answers.
 start_unit worker intent-worker.service "worker polling task queue intent-service"
+service_cli db -- repair >"$logs/db-repair.log" 2>&1 || fail "db -- repair failed (step 4): $(cat "$logs/db-repair.log")"
+note "db -- repair: $(cat "$logs/db-repair.log")"
 start_unit api intent-api.service "api listening"
 expect_http 200 GET /readyz
 expect_http 200 GET "/api/v1/executions/$wallet/recipe-1"
