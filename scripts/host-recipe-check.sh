@@ -30,7 +30,7 @@ if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no)" ]; then
   note "the working tree has uncommitted changes: the check runs HEAD ($rev), without them"
 fi
 
-tmp="$(mktemp -d "${TMPDIR:-/tmp}/host-recipe.XXXXXX")"
+tmp="$(mktemp -d -t host-recipe.XXXXXX)"
 chmod 0711 "$tmp" # as root, PostgreSQL runs as the postgres user, which must reach <tmp>/pg
 opt="$tmp/opt/intent-service"
 etc="$tmp/etc/intent"

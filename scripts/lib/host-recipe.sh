@@ -183,12 +183,13 @@ as_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-# The server binaries: `pg_config --bindir`, else Debian's /usr/lib/postgresql/15/bin.
+# The server binaries, found as npm run cluster finds them: $PG_BINDIR, else `pg_config --bindir`,
+# else Debian's /usr/lib/postgresql/15/bin (kept off PATH).
 postgres_bindir() {
-  local dir
-  dir="$(pg_config --bindir 2>/dev/null || true)"
+  local dir="${PG_BINDIR:-}"
+  [ -n "$dir" ] || dir="$(pg_config --bindir 2>/dev/null || true)"
   [ -x "$dir/initdb" ] || dir=/usr/lib/postgresql/15/bin
-  [ -x "$dir/initdb" ] || fail "no PostgreSQL server binaries (pg_config --bindir, /usr/lib/postgresql/15/bin): apt-get install postgresql-15"
+  [ -x "$dir/initdb" ] || fail "no PostgreSQL server binaries (PG_BINDIR, pg_config --bindir, /usr/lib/postgresql/15/bin): apt-get install postgresql-15"
   echo "$dir"
 }
 
