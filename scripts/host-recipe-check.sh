@@ -165,6 +165,9 @@ pg_restore --no-owner --dbname "$restored_url" "$dump" 2>"$logs/pg_restore.log" 
 expect_sql "$restored_url" "select status from executions where workflow_id = 'exec:$wallet:recipe-1'" SIGNING
 expect_sql "$restored_url" "select count(*) || ' ' || min(state) from refunds where workflow_id = 'exec:$wallet:recipe-2'" "1 due"
 sed -i "s|^DATABASE_URL=.*|DATABASE_URL=$restored_url|" "$envfile" # "point DATABASE_URL at it"
+# The old database goes: whatever the service answers from here on comes from the backup (or, for
+# the records, from Temporal through repair; the refunds ledger has no other source).
+dropdb --maintenance-db "$restored_url" intent 2>"$logs/dropdb.log" || fail "dropdb intent failed: $(cat "$logs/dropdb.log")"
 expect_db_status 0 "the restored database (step 3)"
 
 # ---------------------------------------------------------------------------------------------
