@@ -1,7 +1,7 @@
 import { envSettingsOf } from '../../config/read-settings';
 import { type SettingsTable } from '../../config/setting-row';
 
-/** The scripts' own settings (builds of the Temporal binaries, `npm run cluster`'s PostgreSQL, screenshots): one row each, parsed like the service's (config/settings.ts). */
+/** The scripts' own settings (builds of the Temporal binaries, `npm run cluster`'s PostgreSQL, screenshots, the host recipe check): one row each, parsed like the service's (config/settings.ts). */
 export const SCRIPT_SETTINGS = {
   CLUSTER_POSTGRES_URL: {
     kind: 'string',
@@ -13,7 +13,7 @@ export const SCRIPT_SETTINGS = {
     kind: 'string',
     defaultText: '`pg_config --bindir`, else the newest /usr/lib/postgresql/N/bin',
     readBy: 'npm run cluster',
-    description: 'folder of `initdb` and `postgres`',
+    description: 'folder of `initdb` and `postgres` (also for `npm run check:host-recipe`, whose fallback is /usr/lib/postgresql/15/bin)',
   },
   TEMPORAL_CLI: {
     kind: 'string',
@@ -69,6 +69,12 @@ export const SCRIPT_SETTINGS = {
     default: 30000,
     readBy: 'scripts',
     description: 'how long scripts/screenshot-ui.sh waits for the UI page',
+  },
+  KEEP_HOST_RECIPE: {
+    kind: 'flag',
+    readBy: 'scripts',
+    description:
+      '`1`: `npm run check:host-recipe` keeps its temporary folder (the clone, the settings, every process log) instead of removing it',
   },
 } as const satisfies SettingsTable;
 
