@@ -150,6 +150,14 @@ async function main(argv: string[]) {
     return;
   }
   if (command === 'status') {
+    // Changing nothing includes not creating a SQLite file that is not there (a shell without the
+    // host's settings would otherwise make and report on an empty data/read-model.sqlite).
+    if (!config.database.url && !existsSync(config.database.sqliteFile)) {
+      console.log(JSON.stringify({ database: config.database.sqliteFile, exists: false }));
+      console.error(`db status: no SQLite read model at ${config.database.sqliteFile} (DATABASE_URL unset); \`db -- migrate\` creates it`);
+      process.exitCode = 1;
+      return;
+    }
     const database = openDatabaseAsIs(config.database);
     try {
       const status = await migrationStatus(database.db, database.kind);

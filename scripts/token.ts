@@ -6,7 +6,9 @@ const USAGE = `usage:
   npm run --silent token -- create --id NAME --scope SCOPE [--scope SCOPE ...]   prints the new token, nothing else
   npm run --silent token -- revoke --id NAME
   npm run --silent token -- list
-scopes: executions:prepare, executions:deposit, whitelist:*, whitelist:{developer|user}:*, whitelist:{developer|user}:{add|remove}
+scopes: executions:prepare, executions:deposit,
+  whitelist:*, whitelist:{developer|user}:*, whitelist:{developer|user}:{add|remove}, whitelist:read, whitelist:audit,
+  refunds:read, refunds:write, refunds:approve
 the tokens file is API_TOKENS_FILE (default data/tokens.json); it keeps only SHA-256 hashes`;
 
 function main(): number {

@@ -3,6 +3,7 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { childEnv } from '../../config/child-env';
 import { openDatabase, openDatabaseAsIs, type DatabaseSettings } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { migrationStatus } from '../../db/migrations';
@@ -115,6 +116,24 @@ describe('backup and restore (docs/backup.md): the commands the page gives, agai
     } finally {
       await fresh.close();
     }
+  });
+
+  it('when npm run db -- status is pointed at a SQLite file that is not there, then it says so and exits 1, and creates nothing', () => {
+    const missing = path.join(tmp, 'not-here', 'read-model.sqlite');
+    const script = path.join(__dirname, '..', '..', 'scripts', 'db.js');
+    let failed: { status: number; stdout: string } | undefined;
+    try {
+      execFileSync(process.execPath, [script, 'status'], {
+        env: childEnv({ DATABASE_URL: undefined, DATABASE_FILE: missing }),
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
+    } catch (err) {
+      failed = err as { status: number; stdout: string };
+    }
+    assert.equal(failed?.status, 1);
+    assert.deepEqual(JSON.parse(failed!.stdout), { database: missing, exists: false });
+    assert.equal(existsSync(path.dirname(missing)), false, 'no folder, no file');
   });
 
   it('when a restored read model lacks an execution and its deposit address (registered after the backup), then the repair of its record registers the address again, and again is harmless', async () => {
