@@ -2,7 +2,7 @@ import path from 'node:path';
 import { childEnv } from '../../../config/child-env';
 import { projectRoot } from '../../../config/config';
 import { createNodeKeysFile } from '../../../lib/node-keys-file';
-import { startLocalChain, type AnvilProcess } from '../anvil';
+import { LOCAL_CHAIN_PORT, startLocalChain, type AnvilProcess } from '../anvil';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from '../service-env';
 import { startStorageNode, type StorageNodeProcess } from '../storage-nodes';
 import { childServiceStarter, killProcess, type ServiceProcess, type StackProcess, type StartService } from './service-process';
@@ -41,8 +41,11 @@ export interface LaunchOptions<P extends ServiceProcess> {
     /** The nodes' environment (they read only OTEL_*); default: this process's. */
     env?: NodeJS.ProcessEnv;
   };
-  /** A local anvil chain (a block a second), its state kept in `stateFile`. */
-  chain?: { stateFile: string };
+  /**
+   * A local anvil chain (a block a second), its state kept in `stateFile`; `prepare` readies it
+   * for the service (a token deployed, a gas key written) and answers settings for the workers and APIs.
+   */
+  chain?: { stateFile: string; prepare?: (url: string) => Promise<Record<string, string | undefined>> };
   service?: {
     /** Settings of every worker and API on top of the stack's addresses (an undefined value removes one). */
     env?: Record<string, string | undefined>;
@@ -62,8 +65,14 @@ export interface LaunchOptions<P extends ServiceProcess> {
   };
   /** How long each kind gets between SIGTERM and SIGKILL when stopped (ms). */
   graceMs?: { services?: number; chain?: number; nodes?: number; temporal?: number };
-  /** Called as each part comes up, in start order. */
+  /**
+   * Called as each part comes up, in start order. With `stopOnFailure: false` the caller stops
+   * them if a later part fails (npm start's supervisor, which says what it stops).
+   */
   onStarted?: (part: StartedPart) => void;
+  stopOnFailure?: boolean;
+  /** Progress lines (what is started where). */
+  log?: (line: string) => void;
 }
 
 export interface LaunchedStack<P extends ServiceProcess> {
@@ -85,7 +94,7 @@ export interface LaunchedStack<P extends ServiceProcess> {
   startApi(index: number): Promise<P>;
   /** One more API, on `port`, stopped with the others. */
   addApi(spec: ApiSpec): Promise<P>;
-  /** Another `node dist/<script>` on this stack's settings, stopped after the workers. */
+  /** Another `node <script>` (an absolute path) on this stack's settings, stopped after the workers. */
   startService(name: string, script: string, readyPattern: RegExp, env?: Record<string, string>): Promise<P>;
   /** SIGKILL, as when a machine dies. */
   kill(service: ServiceProcess | undefined): Promise<void>;
@@ -118,6 +127,8 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
   const workerEnvs = [...(service.workers ?? [])];
   const apiSpecs = [...(service.apis ?? [])];
   const others: P[] = [];
+  const log = options.log ?? (() => undefined);
+  let chainSettings: Record<string, string | undefined> = {};
 
   let temporal: StackTemporal | undefined;
   let chain: AnvilProcess | undefined;
@@ -141,6 +152,7 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
         TEMPORAL_ADDRESS: temporal?.address,
         ...(nodeOptions ? { STORAGE_NODES: nodes.map((n) => n.url).join(','), STORAGE_NODE_KEYS_FILE: nodeOptions.keysFile } : {}),
         ...(chain ? { CHAIN_RPC_URL: chain.url } : {}),
+        ...chainSettings,
         ...service.env,
       },
       SERVICE_PROCESS_ENV,
@@ -185,12 +197,13 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
   };
 
   try {
-    temporal = await startStackTemporal(options.temporal);
+    temporal = await startStackTemporal(options.temporal, log);
     if (temporal.exited) started('temporal', () => temporal!.release(grace.temporal), temporal.exited);
 
     if (nodeOptions) {
       // The nodes are ours: so is their key. Nodes configured elsewhere come with their own keys file.
-      if (nodeOptions.createKeysFile) createNodeKeysFile(nodeOptions.keysFile);
+      if (nodeOptions.createKeysFile && createNodeKeysFile(nodeOptions.keysFile))
+        log(`created the storage node keys file ${nodeOptions.keysFile}`);
       const up = await Promise.allSettled(nodeOptions.nodes.map((n, i) => startNode(i, n.port)));
       for (const result of up) if (result.status === 'fulfilled') nodes.push(result.value);
       const failed = up.find((r) => r.status === 'rejected');
@@ -199,14 +212,16 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
     }
 
     if (options.chain) {
+      log(`starting a local anvil chain on 127.0.0.1:${LOCAL_CHAIN_PORT} (state ${options.chain.stateFile})`);
       chain = await startLocalChain(options.chain.stateFile);
       started('anvil', () => chain!.stop(grace.chain), chain.exited);
+      chainSettings = (await options.chain.prepare?.(chain.url)) ?? {};
     }
 
     await Promise.all(workerEnvs.map((_, i) => startWorker(i)));
     await Promise.all(apiSpecs.map((_, i) => startApi(i)));
   } catch (err) {
-    await stop();
+    if (options.stopOnFailure ?? true) await stop();
     throw err;
   }
 
@@ -228,7 +243,7 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
     startApi,
     addApi: (spec) => startApi(apiSpecs.push(spec) - 1),
     startService: async (name, script, readyPattern, own = {}) => {
-      const other = await start({ name, script: dist(script), nodeArgs: [], env: { ...env(), ...own }, readyPattern });
+      const other = await start({ name, script, nodeArgs: [], env: { ...env(), ...own }, readyPattern });
       others.push(other);
       return other;
     },

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../../../config/free-port';
 import { temporalBinary } from '../temporal-binary';
 import { readDevServerSettings, startDevServer, startDevServerOnFreePort, type DevServerSettings } from '../temporal-dev-server';
@@ -18,7 +19,8 @@ export interface StackTemporal {
   readonly uiUrl?: string;
   /** The dev server's settings (its port and SQLite file), when this stack started it. */
   readonly settings?: DevServerSettings;
-  /** The server process's exit (a dev server of this stack only). */
+  /** The server process and its exit (a dev server of this stack only). */
+  readonly child?: ChildProcess;
   readonly exited?: Promise<unknown>;
   /** Stops the server: the dev server of this stack, or a given one's `stopServer`. */
   stopServer(graceMs: number): Promise<void>;
@@ -29,7 +31,7 @@ export interface StackTemporal {
 }
 
 /** Starts (or adopts) the stack's Temporal and waits until its namespace answers. */
-export async function startStackTemporal(choice: TemporalChoice): Promise<StackTemporal> {
+export async function startStackTemporal(choice: TemporalChoice, log: (line: string) => void = () => undefined): Promise<StackTemporal> {
   if ('address' in choice) {
     const given: StackTemporal = {
       address: choice.address,
@@ -48,6 +50,7 @@ export async function startStackTemporal(choice: TemporalChoice): Promise<StackT
       ? await startDevServerOnFreePort(temporalBinary(), (port) => readDevServerSettings({ ...overrides, port }), freePort)
       : await (async () => {
           const settings = readDevServerSettings(overrides);
+          log(`starting Temporal dev server on ${settings.ip}:${settings.port} (database ${settings.dbFilename ?? 'in memory'})`);
           return { server: await startDevServer(temporalBinary(), settings), settings };
         })();
   return devServerPart(started.server, started.settings);
@@ -59,6 +62,7 @@ function devServerPart(server: Awaited<ReturnType<typeof startDevServer>>, setti
     address: server.address,
     uiUrl: server.uiUrl,
     settings,
+    child: server.child,
     exited,
     stopServer: (graceMs) => server.stop(graceMs),
     // Same port and SQLite file: the workflows and their histories are still there.
