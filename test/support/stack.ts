@@ -10,6 +10,7 @@ import { loadConfig, type Config } from '../../config/config';
 import { createToken } from '../../tokens/token-store';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { launchStack } from '../../scripts/lib/stack/launch-stack';
+import { STACK_SERVICE_SETTINGS } from '../../scripts/lib/stack/stack-settings';
 import type { StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
 import { testNodeKeysFile } from './node-keys';
@@ -91,16 +92,7 @@ async function startStack(): Promise<Stack> {
       ALLOWED_DOMAINS: 'localhost,app.example',
       WHITELIST_MAX_BATCH_LEN: '100',
       WHITELIST_TIMEOUT_MS: '5000',
-      // One client address sends everything here: the rate limits have tests of their own.
-      RATE_LIMIT_PER_IP: '0',
-      RATE_LIMIT_PER_WALLET: '0',
-      RATE_LIMIT_PER_TOKEN: '0',
-      RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
-      SSE_MAX_STREAMS_PER_CLIENT: '100000',
-      // Admission is counted on every prepare but refuses none here: its tests set their own bounds,
-      // and the suite keeps more executions open than a worker's cache (docs/decisions/0082).
-      CAPACITY_OPEN_RUNS: '100000',
-      CAPACITY_PER_WALLET: '100000',
+      ...STACK_SERVICE_SETTINGS,
     }),
   );
   const tokens: Record<string, string> = {

@@ -205,10 +205,11 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
       if (nodeOptions.createKeysFile && createNodeKeysFile(nodeOptions.keysFile))
         log(`created the storage node keys file ${nodeOptions.keysFile}`);
       const up = await Promise.allSettled(nodeOptions.nodes.map((n, i) => startNode(i, n.port)));
+      // The ones that came up are the stack's (and the watcher's) to stop, even if another did not.
       for (const result of up) if (result.status === 'fulfilled') nodes.push(result.value);
+      for (const node of nodes) started(node.name, () => node.stop(grace.nodes), node.exited);
       const failed = up.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
-      for (const node of nodes) started(node.name, () => node.stop(grace.nodes), node.exited);
     }
 
     if (options.chain) {
