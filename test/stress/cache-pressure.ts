@@ -1,4 +1,8 @@
-import { runCachePressure as runOnStack, type CachePressureOptions, type CachePressureReport } from '../../scripts/lib/stress/cache-pressure';
+import {
+  runCachePressure as runOnStack,
+  type CachePressureOptions,
+  type CachePressureReport,
+} from '../../scripts/lib/stress/cache-pressure';
 import { ProcessStack } from '../support/process-stack';
 
 export type { CachePressureOptions, CachePressureReport } from '../../scripts/lib/stress/cache-pressure';
