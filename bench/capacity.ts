@@ -2,9 +2,9 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { newWallet, sampleIntent, signedBody, type TestWallet } from '../test/support/executions';
-import { request, requestRetrying503 } from '../test/support/http';
-import { ProcessStack } from '../test/support/process-stack';
+import { newWallet, sampleIntent, signedBody, type TestWallet } from '../scripts/lib/wallets';
+import { request, requestRetrying503 } from '../scripts/lib/http-request';
+import { ProcessStack } from '../scripts/lib/stack/process-stack';
 
 const USAGE = `npm run bench:capacity [-- --cache N] [--seconds S] [--clients C]
   --cache    WORKER_CACHED_WORKFLOWS of the one worker; CAPACITY_OPEN_RUNS is 0.9 of it, as the defaults (default 400)

@@ -5,10 +5,10 @@ import type { Address, Hash } from 'viem';
 import { projectRoot } from '../config/config';
 import type { ChainWatcherView } from '../contracts/temporal';
 import { writeDocSection } from '../scripts/lib/doc-section';
-import { TestChain } from '../test/support/chain';
-import { depositHelpers, type PreparedDeposit } from '../test/support/deposit-helpers';
-import { eventually } from '../test/support/executions';
-import { ProcessStack } from '../test/support/process-stack';
+import { TestChain } from '../scripts/lib/test-chain';
+import { depositHelpers, type PreparedDeposit } from '../scripts/lib/deposit-helpers';
+import { eventually } from '../scripts/lib/eventually';
+import { ProcessStack } from '../scripts/lib/stack/process-stack';
 import { cpuMs } from './proc';
 import { quantile } from './stats';
 

@@ -8,11 +8,11 @@ import { projectRoot } from '../config/config';
 import { executionWorkflowId } from '../contracts/temporal';
 import { ANVIL_GAS_ACCOUNT } from '../scripts/lib/anvil';
 import { writeDocSection } from '../scripts/lib/doc-section';
-import { TestChain } from '../test/support/chain';
-import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../test/support/deposit-helpers';
-import { eventually } from '../test/support/executions';
-import { refundReads } from '../test/support/refund-reads';
-import type { ProcessStack } from '../test/support/process-stack';
+import { TestChain } from '../scripts/lib/test-chain';
+import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../scripts/lib/deposit-helpers';
+import { eventually } from '../scripts/lib/eventually';
+import { refundReads } from '../scripts/lib/refund-reads';
+import type { ProcessStack } from '../scripts/lib/stack/process-stack';
 
 const USAGE = `npm run bench:refunds [-- --refunds N] [--docs]
   --refunds  late deposits of each asset (native, then tUSD), each to its own expired execution with a refundAddress (default 20)

@@ -3,12 +3,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../config/config';
-import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from '../scripts/lib/service-env';
-import { startStorageNode, type StorageNodeProcess } from '../scripts/lib/storage-nodes';
-import { temporalBinary } from '../scripts/lib/temporal-binary';
-import { readDevServerSettings, startDevServer, type RunningDevServer } from '../scripts/lib/temporal-dev-server';
-import { startThrowawayCluster } from '../scripts/lib/cluster/throwaway-cluster';
-import { createNodeKeysFile, readNodeKeysFile } from '../lib/node-keys-file';
+import { launchStack, type LaunchedStack, type TemporalChoice } from '../scripts/lib/stack/launch-stack';
+import { STACK_SERVICE_SETTINGS } from '../scripts/lib/stack/stack-settings';
+import { readDevServerSettings } from '../scripts/lib/temporal-dev-server';
+import { startThrowawayCluster, type ThrowawayCluster } from '../scripts/lib/cluster/throwaway-cluster';
+import { readNodeKeysFile } from '../lib/node-keys-file';
 import type { NodeKeys } from '../lib/node-request-auth';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
@@ -62,146 +61,125 @@ export interface StackOptions {
 export async function startBenchStack(options: StackOptions = {}): Promise<BenchStack> {
   const log = options.log ?? (() => undefined);
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-bench-'));
-  // Stopped in reverse order of start, except that the API goes first and then the workers, so
-  // that in-flight requests still get their answers.
-  const stoppers: Array<() => Promise<void>> = [];
-  let api: BenchChild | undefined;
-  const workers: BenchChild[] = [];
+  const logDir = path.join(tmpDir, 'logs');
+  mkdirSync(logDir);
+  let throwaway: ThrowawayCluster | undefined;
+  let launched: LaunchedStack<BenchChild> | undefined;
+  // The launcher's order: the API first, then the workers, so that in-flight requests still get
+  // their answers; then the floor worker, the nodes, Temporal (and a throwaway cluster last).
   const stop = async () => {
-    await api?.stop(15_000).catch(() => undefined);
-    await Promise.all(workers.map((w) => w.stop(15_000).catch(() => undefined)));
-    for (const s of stoppers.splice(0).reverse()) await s().catch(() => undefined);
+    await launched?.stop();
+    await throwaway?.stop().catch(() => undefined);
     rmSync(tmpDir, { recursive: true, force: true });
   };
   try {
     // The service's read model: its own SQLite file beside the dev server, the cluster's database on PostgreSQL.
-    let temporal: { address: string; namespace: string; database: Record<string, string> };
+    let temporal: TemporalChoice;
+    let namespace: string;
+    let database: Record<string, string>;
     if (options.temporal === 'cluster') {
-      const throwaway = await startThrowawayCluster('bench cluster');
-      stoppers.push(() => throwaway.stop());
+      throwaway = await startThrowawayCluster('bench cluster');
       const { cluster } = throwaway;
-      temporal = {
-        address: cluster.address,
-        namespace: cluster.settings.temporal.namespace,
-        database: { DATABASE_URL: cluster.databaseUrl },
-      };
+      temporal = { address: cluster.address };
+      namespace = cluster.settings.temporal.namespace;
+      database = { DATABASE_URL: cluster.databaseUrl };
       log(
         `temporal cluster ${cluster.address} (server pid ${cluster.server.child.pid}, PostgreSQL, ${cluster.settings.temporal.historyShards} shards)`,
       );
     } else {
       const shipped = readDevServerSettings();
-      const settings = readDevServerSettings({
-        port: await freePort(),
-        headless: true,
-        dbFilename: path.join(tmpDir, 'temporal.sqlite'),
-        logLevel: 'error',
-        dynamicConfig: { ...shipped.dynamicConfig, ...options.dynamicConfig },
-      });
-      const dev: RunningDevServer = await startDevServer(temporalBinary(), settings);
-      track(dev.child);
-      stoppers.push(() => dev.stop(5000));
       temporal = {
-        address: dev.address,
-        namespace: settings.namespace,
-        database: { DATABASE_FILE: path.join(tmpDir, 'read-model.sqlite') },
+        devServer: {
+          headless: true,
+          dbFilename: path.join(tmpDir, 'temporal.sqlite'),
+          logLevel: 'error',
+          dynamicConfig: { ...shipped.dynamicConfig, ...options.dynamicConfig },
+        },
       };
-      log(`temporal dev server ${dev.address} (pid ${dev.child.pid})`);
+      namespace = shipped.namespace;
+      database = { DATABASE_FILE: path.join(tmpDir, 'read-model.sqlite') };
     }
 
     const keysFile = path.join(tmpDir, 'storage-node-keys');
-    createNodeKeysFile(keysFile);
-    const nodeProcs: StorageNodeProcess[] = await Promise.all(
-      [1, 2, 3].map((i) =>
-        startStorageNode(`node-${i}`, {
-          port: 0,
-          dataDir: path.join(tmpDir, `node-${i}`),
-          keysFile,
-          echo: false,
-          ...(options.serviceRoot ? { script: path.join(options.serviceRoot, 'dist', 'storage-node', 'main.js') } : {}),
-          ...(options.nodeEnv ? { env: childEnv(options.nodeEnv) } : {}),
-        }),
-      ),
-    );
-    for (const n of nodeProcs) {
-      track(n.child);
-      stoppers.push(() => n.stop(2000));
-    }
-    const nodes = nodeProcs.map((n) => n.url);
-    log(`storage nodes ${nodes.join(' ')}`);
-
     const tokensFile = path.join(tmpDir, 'tokens.json');
     const token = createToken(tokensFile, 'bench', ['executions:prepare', 'executions:deposit', 'whitelist:*']);
     const taskQueue = `bench-${process.pid}`;
     const apiPort = await freePort();
-    const env = childEnv(
-      {
-        TEMPORAL_ADDRESS: temporal.address,
-        TEMPORAL_NAMESPACE: temporal.namespace,
-        ...temporal.database,
-        TEMPORAL_TASK_QUEUE: taskQueue,
-        STORAGE_NODES: nodes.join(','),
-        STORAGE_NODE_KEYS_FILE: keysFile,
-        API_TOKENS_FILE: tokensFile,
-        PORT: String(apiPort),
-        HOST: '127.0.0.1',
-        // One client address sends everything here: the rate limits have tests of their own.
-        RATE_LIMIT_PER_IP: '0',
-        RATE_LIMIT_PER_WALLET: '0',
-        RATE_LIMIT_PER_TOKEN: '0',
-        RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
-        SSE_MAX_STREAMS_PER_CLIENT: '100000',
-        // Admission is counted on every prepare but refuses none here: its tests set their own bounds,
-        // and the suite keeps more executions open than a worker's cache (docs/decisions/0082).
-        CAPACITY_OPEN_RUNS: '100000',
-        CAPACITY_PER_WALLET: '100000',
-        // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
-        WORKER_METRICS_PORT: '0',
-        OPERATOR_PORT: '0',
-        ...options.env,
+    launched = await launchStack<BenchChild>({
+      temporal,
+      nodes: {
+        nodes: [1, 2, 3].map((i) => ({ port: 0, dataDir: path.join(tmpDir, `node-${i}`) })),
+        keysFile,
+        createKeysFile: true,
+        name: (i) => `node-${i + 1}`,
+        echo: false,
+        ...(options.nodeEnv ? { env: childEnv(options.nodeEnv) } : {}),
       },
-      SERVICE_PROCESS_ENV,
-    );
-    const logDir = path.join(tmpDir, 'logs');
-    mkdirSync(logDir);
-    const dist = (p: string) => path.join(projectRoot, 'dist', p);
-    const serviceDist = (p: string) => path.join(options.serviceRoot ?? projectRoot, 'dist', p);
+      service: {
+        env: {
+          TEMPORAL_NAMESPACE: namespace,
+          ...database,
+          TEMPORAL_TASK_QUEUE: taskQueue,
+          API_TOKENS_FILE: tokensFile,
+          PORT: String(apiPort),
+          HOST: '127.0.0.1',
+          ...STACK_SERVICE_SETTINGS,
+          // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
+          WORKER_METRICS_PORT: '0',
+          OPERATOR_PORT: '0',
+          ...options.env,
+        },
+        workers: [{}],
+        apis: [{ port: apiPort }],
+        apiName: () => 'api',
+        ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
+        ...(options.serviceRoot ? { serviceRoot: options.serviceRoot } : {}),
+        // Each process logs to a file of its own (never to a pipe that could fill up).
+        start: (spec) =>
+          startNodeChild(spec.name, spec.script, {
+            env: spec.env,
+            logFile: path.join(logDir, `${spec.name}.log`),
+            readyPattern: spec.readyPattern,
+            nodeArgs: [...spec.nodeArgs],
+          }),
+      },
+      graceMs: { services: 15_000, nodes: 2000, temporal: 5000 },
+    });
+    const stack = launched;
+    if (stack.temporal.child) {
+      track(stack.temporal.child);
+      log(`temporal dev server ${stack.temporal.address} (pid ${stack.temporal.child.pid})`);
+    }
+    for (const n of stack.nodes) track(n.child);
+    const nodes = stack.nodeUrls();
+    log(`storage nodes ${nodes.join(' ')}`);
+    const workers = stack.workers;
+    log(`worker-1 (pid ${workers[0].pid})`);
 
     const addWorker = async () => {
-      const name = `worker-${workers.length + 1}`;
-      const worker = await startNodeChild(name, serviceDist('worker/main.js'), {
-        env: { ...WORKER_PROCESS_ENV, ...env },
-        logFile: path.join(logDir, `${name}.log`),
-        readyPattern: /worker polling task queue/,
-        nodeArgs: [...WORKER_NODE_ARGS, ...(options.nodeArgs ?? [])],
-      });
-      workers.push(worker);
-      log(`${name} (pid ${worker.pid})`);
+      const worker = await stack.startWorker(workers.length);
+      log(`${worker.name} (pid ${worker.pid})`);
       return worker;
     };
-    await addWorker();
     const floorTaskQueue = `${taskQueue}-floor`;
-    const floor = await startNodeChild('floor-worker', dist('bench/floor/worker.js'), {
-      env: { ...env, FLOOR_TASK_QUEUE: floorTaskQueue },
-      logFile: path.join(logDir, 'floor-worker.log'),
-      readyPattern: /floor worker polling task queue/,
-    });
-    stoppers.push(() => floor.stop(5000));
+    // The floor worker is always this project's (bench/floor: a workflow that does nothing).
+    const floor = await stack.startService(
+      'floor-worker',
+      path.join(projectRoot, 'dist', 'bench', 'floor', 'worker.js'),
+      /floor worker polling task queue/,
+      { FLOOR_TASK_QUEUE: floorTaskQueue },
+    );
     log(`floor worker (pid ${floor.pid})`);
-    api = await startNodeChild('api', serviceDist('api/main.js'), {
-      env,
-      logFile: path.join(logDir, 'api.log'),
-      readyPattern: /"msg":"api listening"/,
-      nodeArgs: options.nodeArgs,
-    });
+    const api = stack.apis[0];
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     log(`api ${apiUrl} (pid ${api.pid})`);
     const logTails = (lines: number) =>
-      [api!, ...workers]
+      [api, ...workers]
         .map((c) => `--- ${c.name} (${c.logFile}) ---\n${readFileSync(c.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')}`)
         .join('\n');
     return {
       tmpDir,
-      temporalAddress: temporal.address,
+      temporalAddress: stack.temporal.address,
       taskQueue,
       floorTaskQueue,
       apiUrl,

@@ -49,7 +49,7 @@ export type Row = Spec & {
   description: string;
 };
 
-/** A table of settings: the service's (config/settings.ts), or a tool's own (scripts/lib/settings.ts, test/support/settings.ts, bench/settings.ts). */
+/** A table of settings: the service's (config/settings.ts), or a tool's own (scripts/lib/settings.ts, scripts/lib/test-settings.ts, bench/settings.ts). */
 export type SettingsTable = Record<string, Row>;
 
 /** The type a row's text parses to. */

@@ -1,16 +1,12 @@
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
-import { childEnv } from '../config/child-env';
 import { envSettings } from '../config/read-settings';
 import { PostgresMissingError, postgresBinDir } from './lib/cluster/postgres';
 import { ClusterSettingsError, checkRetention, readClusterSettings } from './lib/cluster/settings';
 import { clusterBinDir, startTemporalCluster } from './lib/cluster/temporal-cluster';
-import { LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
+import { launchStack } from './lib/stack/launch-stack';
 import { ensureLocalTestToken, testTokenFile, TEST_TOKEN, withAllowedToken } from './lib/test-token';
-import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
-import { startStorageNode } from './lib/storage-nodes';
 import { Supervisor } from './lib/supervisor';
-import { createNodeKeysFile } from '../lib/node-keys-file';
 
 /**
  * `npm run cluster`: the production topology on one machine (temporal-cluster/cluster.yaml):
@@ -43,58 +39,46 @@ async function main() {
     }
 
     const keysFile = config.storageNodeKeysFile;
-    if (createNodeKeysFile(keysFile)) say(`created the storage node keys file ${keysFile}`);
-    const nodes = await Promise.all(
-      settings.storageNodePorts.map((port, i) =>
-        startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`), keysFile }),
-      ),
-    );
-    for (const node of nodes) supervisor.add(node.name, () => node.stop(), node.exited);
-
-    let chainUrl = config.chain?.rpcUrl;
     let testToken: { address: string; allow: string } | undefined;
-    if (!chainUrl) {
-      const stateFile = path.join(settings.dataDir, 'anvil-state.json');
-      say(`starting a local anvil chain on 127.0.0.1:${LOCAL_CHAIN_PORT} (state ${stateFile})`);
-      const anvil = await startLocalChain(stateFile);
-      supervisor.add('anvil', () => anvil.stop(10_000), anvil.exited);
-      chainUrl = anvil.url;
-      // Our chain: its test token, deployed once (the chain keeps its state) and allowed.
-      testToken = await ensureLocalTestToken(chainUrl, testTokenFile(settings.dataDir));
-    }
-
     // Every worker asks for the chain's watcher; its fixed workflow id makes one run.
-    const env = childEnv(
-      {
-        CHAIN_RPC_URL: chainUrl,
-        ...(testToken ? { DEPOSIT_TOKENS: withAllowedToken(envSettings().DEPOSIT_TOKENS, testToken.allow) } : {}),
-        TEMPORAL_ADDRESS: temporal.address,
-        TEMPORAL_NAMESPACE: settings.temporal.namespace,
-        STORAGE_NODES: nodes.map((n) => n.url).join(','),
-        STORAGE_NODE_KEYS_FILE: keysFile,
-        DATABASE_URL: temporal.databaseUrl,
+    const stack = await launchStack({
+      temporal: { address: temporal.address },
+      nodes: {
+        nodes: settings.storageNodePorts.map((port, i) => ({ port, dataDir: path.join(settings.dataDir, `storage-node-${i + 1}`) })),
+        keysFile,
+        createKeysFile: true,
       },
-      SERVICE_PROCESS_ENV,
-    );
-    const workers = settings.workerMetricsPorts.map((port, i) =>
-      supervisor.startScript(`worker-${i + 1}`, 'worker/main.js', /worker polling task queue/, {
-        nodeArgs: WORKER_NODE_ARGS,
-        env: { ...env, ...WORKER_PROCESS_ENV, WORKER_METRICS_PORT: String(port), OPERATOR_HOST: settings.bindIp },
-      }),
-    );
-    await Promise.all(workers.map((w) => w.ready));
-    const apis = settings.apiPorts.map((port, i) =>
-      supervisor.startScript(`api-${i + 1}`, 'api/main.js', /"msg":"api listening"/, {
+      ...(config.chain?.rpcUrl
+        ? {}
+        : {
+            chain: {
+              stateFile: path.join(settings.dataDir, 'anvil-state.json'),
+              // Our chain: its test token, deployed once (the chain keeps its state) and allowed.
+              prepare: async (chainUrl: string) => {
+                testToken = await ensureLocalTestToken(chainUrl, testTokenFile(settings.dataDir));
+                return { DEPOSIT_TOKENS: withAllowedToken(envSettings().DEPOSIT_TOKENS, testToken.allow) };
+              },
+            },
+          }),
+      service: {
         env: {
-          ...env,
-          PORT: String(port),
-          HOST: settings.bindIp,
-          OPERATOR_PORT: String(settings.apiOperatorPorts[i]),
-          OPERATOR_HOST: settings.bindIp,
+          ...(config.chain?.rpcUrl ? { CHAIN_RPC_URL: config.chain.rpcUrl } : {}),
+          TEMPORAL_NAMESPACE: settings.temporal.namespace,
+          DATABASE_URL: temporal.databaseUrl,
         },
-      }),
-    );
-    await Promise.all(apis.map((a) => a.ready));
+        workers: settings.workerMetricsPorts.map((port) => ({ WORKER_METRICS_PORT: String(port), OPERATOR_HOST: settings.bindIp })),
+        apis: settings.apiPorts.map((port, i) => ({
+          port,
+          env: { HOST: settings.bindIp, OPERATOR_PORT: String(settings.apiOperatorPorts[i]), OPERATOR_HOST: settings.bindIp },
+        })),
+      },
+      // The supervisor stops each part in reverse order, on Ctrl-C or when one dies or fails to start.
+      onStarted: (part) => supervisor.add(part.name, part.stop, part.exited),
+      stopOnFailure: false,
+      log: say,
+    });
+    const nodes = stack.nodes;
+    const chainUrl = stack.chain?.url ?? config.chain!.rpcUrl;
 
     const apiUrls = settings.apiPorts.map((p) => `http://${settings.bindIp}:${p}`);
     const pg = temporal.postgres.endpoint;

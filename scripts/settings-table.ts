@@ -2,7 +2,7 @@ import path from 'node:path';
 import { projectRoot } from '../config/config';
 import { renderSettingsTable, renderToolSettingsTable } from '../config/settings-docs';
 import { BENCH_SETTINGS } from '../bench/settings';
-import { TEST_SETTINGS } from '../test/support/settings';
+import { TEST_SETTINGS } from './lib/test-settings';
 import { writeDocSection } from './lib/doc-section';
 import { SCRIPT_SETTINGS } from './lib/settings';
 import { WORKFLOW_BUNDLE_SETTINGS } from '../worker/workflow-bundle';

@@ -1,17 +1,14 @@
-import { startBanner } from './lib/start-banner';
 import path from 'node:path';
 import { loadConfig, projectRoot } from '../config/config';
-import { childEnv } from '../config/child-env';
 import { envSettings } from '../config/read-settings';
-import { createNodeKeysFile } from '../lib/node-keys-file';
-import { LOCAL_NODE_PORTS, startStorageNode } from './lib/storage-nodes';
-import { ANVIL_GAS_ACCOUNT, LOCAL_CHAIN_PORT, startLocalChain } from './lib/anvil';
 import { writeGasAccountKeyOnce } from '../lib/gas-account-key';
-import { ensureLocalTestToken, testTokenFile, TEST_TOKEN, withAllowedToken } from './lib/test-token';
+import { ANVIL_GAS_ACCOUNT } from './lib/anvil';
+import { launchStack } from './lib/stack/launch-stack';
+import { startBanner } from './lib/start-banner';
+import { LOCAL_NODE_PORTS } from './lib/storage-nodes';
 import { Supervisor } from './lib/supervisor';
-import { temporalBinary } from './lib/temporal-binary';
-import { readDevServerSettings, startDevServer, type RunningDevServer } from './lib/temporal-dev-server';
-import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from './lib/service-env';
+import { readDevServerSettings } from './lib/temporal-dev-server';
+import { ensureLocalTestToken, testTokenFile, TEST_TOKEN, withAllowedToken } from './lib/test-token';
 
 /**
  * `npm start`: the whole service on one machine, with embedded defaults. Starts (each only when
@@ -25,67 +22,62 @@ async function main() {
   const supervisor = new Supervisor('start');
 
   try {
-    let temporalAddress = config.temporal.address;
-    let uiUrl: string | undefined;
-    if (!temporalAddress) {
-      const settings = readDevServerSettings();
-      supervisor.say(`starting Temporal dev server on ${settings.ip}:${settings.port} (database ${settings.dbFilename ?? 'in memory'})`);
-      const dev: RunningDevServer = await startDevServer(temporalBinary(), settings);
-      supervisor.add('temporal', () => dev.stop(), new Promise((r) => dev.child.once('exit', r)));
-      temporalAddress = dev.address;
-      uiUrl = dev.uiUrl;
-    }
-
-    let storageNodes = config.storageNodes;
+    const data = path.join(projectRoot, 'data');
     const keysFile = config.storageNodeKeysFile;
-    if (!storageNodes) {
-      // The nodes are ours: so is their key. Nodes configured elsewhere come with their own keys file.
-      if (createNodeKeysFile(keysFile)) supervisor.say(`created the storage node keys file ${keysFile}`);
-      const nodes = await Promise.all(
-        LOCAL_NODE_PORTS.map((port, i) =>
-          startStorageNode(`storage-node-${i + 1}`, { port, dataDir: path.join(projectRoot, 'data', `storage-node-${i + 1}`), keysFile }),
-        ),
-      );
-      for (const node of nodes) supervisor.add(node.name, () => node.stop(), node.exited);
-      storageNodes = nodes.map((n) => n.url);
-    }
-
-    let chainUrl = config.chain?.rpcUrl;
     let testToken: { address: string; allow: string } | undefined;
     let gasKeyFile: string | undefined;
-    if (!chainUrl) {
-      const stateFile = path.join(projectRoot, 'data', 'anvil-state.json');
-      supervisor.say(`starting a local anvil chain on 127.0.0.1:${LOCAL_CHAIN_PORT} (state ${stateFile})`);
-      const anvil = await startLocalChain(stateFile);
-      supervisor.add('anvil', () => anvil.stop(10_000), anvil.exited);
-      chainUrl = anvil.url;
-      // Our chain: its test token, deployed once (the chain keeps its state) and allowed.
-      testToken = await ensureLocalTestToken(chainUrl, testTokenFile(path.join(projectRoot, 'data')));
-      // Our chain: token refunds' fees are paid by anvil's second dev account, unless told otherwise.
-      if (config.refunds.gasKeyFile === undefined) {
-        gasKeyFile = path.join(projectRoot, 'data', 'gas-account.key');
-        writeGasAccountKeyOnce(gasKeyFile, ANVIL_GAS_ACCOUNT.privateKey);
-      }
-    }
-
-    const env = childEnv(
-      {
-        TEMPORAL_ADDRESS: temporalAddress,
-        STORAGE_NODES: storageNodes.join(','),
-        STORAGE_NODE_KEYS_FILE: keysFile,
-        CHAIN_RPC_URL: chainUrl,
-        ...(testToken ? { DEPOSIT_TOKENS: withAllowedToken(envSettings().DEPOSIT_TOKENS, testToken.allow) } : {}),
-        ...(gasKeyFile ? { REFUND_GAS_KEY_FILE: gasKeyFile } : {}),
+    const stack = await launchStack({
+      temporal: config.temporal.address ? { address: config.temporal.address } : { devServer: { port: readDevServerSettings().port } },
+      // The nodes are ours: so is their key. Nodes configured elsewhere come with their own keys file.
+      ...(config.storageNodes
+        ? {}
+        : {
+            nodes: {
+              nodes: LOCAL_NODE_PORTS.map((port, i) => ({ port, dataDir: path.join(data, `storage-node-${i + 1}`) })),
+              keysFile,
+              createKeysFile: true,
+            },
+          }),
+      ...(config.chain?.rpcUrl
+        ? {}
+        : {
+            chain: {
+              stateFile: path.join(data, 'anvil-state.json'),
+              prepare: async (chainUrl: string) => {
+                // Our chain: its test token, deployed once (the chain keeps its state) and allowed.
+                testToken = await ensureLocalTestToken(chainUrl, testTokenFile(data));
+                // Our chain: token refunds' fees are paid by anvil's second dev account, unless told otherwise.
+                if (config.refunds.gasKeyFile === undefined) {
+                  gasKeyFile = path.join(data, 'gas-account.key');
+                  writeGasAccountKeyOnce(gasKeyFile, ANVIL_GAS_ACCOUNT.privateKey);
+                }
+                return {
+                  DEPOSIT_TOKENS: withAllowedToken(envSettings().DEPOSIT_TOKENS, testToken.allow),
+                  ...(gasKeyFile ? { REFUND_GAS_KEY_FILE: gasKeyFile } : {}),
+                };
+              },
+            },
+          }),
+      service: {
+        env: {
+          ...(config.storageNodes ? { STORAGE_NODES: config.storageNodes.join(','), STORAGE_NODE_KEYS_FILE: keysFile } : {}),
+          ...(config.chain?.rpcUrl ? { CHAIN_RPC_URL: config.chain.rpcUrl } : {}),
+        },
+        workers: [{}],
+        apis: [{ port: config.port }],
+        workerName: () => 'worker',
+        apiName: () => 'api',
       },
-      SERVICE_PROCESS_ENV,
-    );
-    const worker = supervisor.startScript('worker', 'worker/main.js', /worker polling task queue/, {
-      nodeArgs: WORKER_NODE_ARGS,
-      env: { ...WORKER_PROCESS_ENV, ...env },
+      // The supervisor stops each part in reverse order, on Ctrl-C or when one dies or fails to start.
+      onStarted: (part) => supervisor.add(part.name, part.stop, part.exited),
+      stopOnFailure: false,
+      log: (line) => supervisor.say(line),
     });
-    const workerVersion = versionOf((await worker.ready).input);
-    const api = supervisor.startScript('api', 'api/main.js', /"msg":"api listening"/, { env });
-    await api.ready;
+    const temporalAddress = stack.temporal.address;
+    const uiUrl = stack.temporal.uiUrl;
+    const storageNodes = config.storageNodes ?? stack.nodeUrls();
+    const chainUrl = stack.chain?.url ?? config.chain!.rpcUrl;
+    const workerVersion = versionOf(stack.workers[0].readyLine);
 
     const apiUrl = `http://${config.host}:${config.port}`;
     const banner = startBanner({

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { runCachePressure } from '../test/stress/cache-pressure';
-import { reportLines, reportTable } from '../test/stress/report';
+import { runCachePressure } from './lib/stress/cache-pressure';
+import { reportLines, reportTable } from './lib/stress/report';
 
 /**
  * `npm run stress -- [--executions N] [--cache C] [--linger S] [--minutes M] [--rate-factor F] [--pending-share P]

@@ -1,54 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
-import nacl from 'tweetnacl';
-import { toBase58 } from '../../domain/encoding';
-import { nacl25519Signer, signCancelSync, signSubmitSync } from '@intent-service/client';
+import { nacl25519Signer, signCancelSync } from '@intent-service/client';
+import { eventually } from '../../scripts/lib/eventually';
+import { nowSeconds, sampleIntent, type TestWallet } from '../../scripts/lib/wallets';
 import { request } from './http';
 import type { Stack } from './stack';
 
-/** A wallet as a frontend holds it: a tweetnacl key pair whose base58 public key is the wallet id. */
-export interface TestWallet {
-  id: string;
-  secretKey: Uint8Array;
-  publicKey: Uint8Array;
-}
-
-export function newWallet(): TestWallet {
-  const pair = nacl.sign.keyPair();
-  return { id: toBase58(pair.publicKey), secretKey: pair.secretKey, publicKey: pair.publicKey };
-}
-
-export const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-export const sampleIntent = () => ({
-  action: 'swap',
-  from: { chain: 'solana', token: 'USDC', amount: '125.50' },
-  to: { chain: 'base', token: 'ETH' },
-  nonce: randomUUID(),
-});
+export { eventually } from '../../scripts/lib/eventually';
+export { newWallet, nowSeconds, sampleIntent, signedBody, type TestWallet } from '../../scripts/lib/wallets';
 
 /** POST prepare with the all-scopes token; returns the HTTP answer. */
 export function prepare(stack: Stack, wallet: TestWallet, body: Record<string, unknown> = {}, token = stack.tokens.all) {
   return request(stack.api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
     token,
     json: { executionId: `ex-${randomUUID()}`, intent: sampleIntent(), ...body },
-  });
-}
-
-/** A valid submit body for an execution, signed by the SDK as a frontend would. */
-export function signedBody(
-  wallet: TestWallet,
-  executionId: string,
-  intent: unknown,
-  options: { domain?: string; timestamp?: number; encoding?: 'hex' | 'base58' } = {},
-) {
-  return signSubmitSync(nacl25519Signer(wallet.secretKey), {
-    wallet: wallet.id,
-    executionId,
-    intent,
-    domain: options.domain ?? 'localhost',
-    timestamp: options.timestamp ?? nowSeconds(),
-    encoding: options.encoding,
   });
 }
 
@@ -62,18 +27,6 @@ export function depositHttp(stack: Stack, walletId: string, executionId: string,
 
 export function getExecution(stack: Stack, walletId: string, executionId: string) {
   return request(stack.api.url, 'GET', `/api/v1/executions/${walletId}/${executionId}`);
-}
-
-/** Polls `fn` until it returns a truthy value or `timeoutMs` passes (for eventually consistent reads). */
-export async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000, stepMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: T | undefined | false;
-  while (Date.now() < deadline) {
-    last = await fn();
-    if (last) return last;
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms (last: ${JSON.stringify(last)})`);
 }
 
 /** A valid cancel body for an execution, signed by the wallet through the SDK. */

@@ -9,11 +9,11 @@ import { startApi, type RunningApi } from '../../api/server';
 import { loadConfig, type Config } from '../../config/config';
 import { createToken } from '../../tokens/token-store';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
-import { startStorageNode, type StorageNodeProcess } from '../../scripts/lib/storage-nodes';
+import { launchStack } from '../../scripts/lib/stack/launch-stack';
+import { STACK_SERVICE_SETTINGS } from '../../scripts/lib/stack/stack-settings';
+import type { StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
-import { readDevServerSettings, startDevServerOnFreePort } from '../../scripts/lib/temporal-dev-server';
 import { testNodeKeysFile } from './node-keys';
-import { freePort } from './ports';
 import { TEST_TEMPORAL, testCluster, type TestTemporal } from './temporal-target';
 import { childEnv } from '../../config/child-env';
 
@@ -57,29 +57,23 @@ async function startStack(): Promise<Stack> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-test-'));
   const binary = temporalBinary();
-  const temporal: TestTemporal =
-    TEST_TEMPORAL === 'cluster'
-      ? // the run's one cluster, shared with other stacks; the root hook stops it
-        { address: (await testCluster()).address, stop: async () => undefined }
-      : (
-          await startDevServerOnFreePort(
-            binary,
-            (port) => readDevServerSettings({ port, headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' }),
-            freePort,
-          )
-        ).server;
-
-  const nodes = await Promise.all(
-    [1, 2, 3].map((i) =>
-      startStorageNode(`node-${i}`, {
-        port: 0,
-        dataDir: path.join(tmpDir, `node-${i}`),
-        keysFile: testNodeKeysFile(),
-        echo: false,
-        script: FAULTY_NODE_SCRIPT,
-      }),
-    ),
-  );
+  // Temporal and the storage nodes as processes; the worker and the API below run in this process.
+  const launched = await launchStack({
+    temporal:
+      TEST_TEMPORAL === 'cluster'
+        ? // the run's one cluster, shared with other stacks; the root hook stops it
+          { address: (await testCluster()).address }
+        : { devServer: { headless: true, dbFilename: path.join(tmpDir, 'temporal.sqlite'), logLevel: 'error' } },
+    nodes: {
+      nodes: [1, 2, 3].map((i) => ({ port: 0, dataDir: path.join(tmpDir, `node-${i}`) })),
+      keysFile: testNodeKeysFile(),
+      name: (i) => `node-${i + 1}`,
+      echo: false,
+      script: FAULTY_NODE_SCRIPT,
+    },
+  });
+  const temporal: TestTemporal = { address: launched.temporal.address, stop: (graceMs = 5000) => launched.temporal.release(graceMs) };
+  const nodes = launched.nodes;
   const tokensFile = path.join(tmpDir, 'tokens.json');
   const config = loadConfig(
     childEnv({
@@ -98,16 +92,7 @@ async function startStack(): Promise<Stack> {
       ALLOWED_DOMAINS: 'localhost,app.example',
       WHITELIST_MAX_BATCH_LEN: '100',
       WHITELIST_TIMEOUT_MS: '5000',
-      // One client address sends everything here: the rate limits have tests of their own.
-      RATE_LIMIT_PER_IP: '0',
-      RATE_LIMIT_PER_WALLET: '0',
-      RATE_LIMIT_PER_TOKEN: '0',
-      RATE_LIMIT_AUTH_FAILURES_PER_IP: '0',
-      SSE_MAX_STREAMS_PER_CLIENT: '100000',
-      // Admission is counted on every prepare but refuses none here: its tests set their own bounds,
-      // and the suite keeps more executions open than a worker's cache (docs/decisions/0082).
-      CAPACITY_OPEN_RUNS: '100000',
-      CAPACITY_PER_WALLET: '100000',
+      ...STACK_SERVICE_SETTINGS,
     }),
   );
   const tokens: Record<string, string> = {

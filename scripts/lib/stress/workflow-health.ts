@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { strandedRuns } from '../../scripts/lib/stranded-runs';
+import { strandedRuns } from '../stranded-runs';
 
 const { TimeoutType, WorkflowTaskFailedCause } = temporal.api.enums.v1;
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { ChildService } from '../../scripts/lib/child-service';
-import { scrape, type Sample } from '../support/prometheus';
+import type { ChildService } from '../child-service';
+import { scrape, type Sample } from '../prometheus-samples';
 
 /**
  * The two lines the Temporal core logs when a run's buffered tasks went astray under a full cache
