@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { childEnv } from '../config/child-env';
 import { projectRoot } from '../config/config';
@@ -25,16 +26,8 @@ interface Outcome {
 function runMocha(files: string[], prefix: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
   const started = Date.now();
   const child = spawn(process.execPath, [MOCHA, ...files], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
-    let rest = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      const lines = (rest + chunk).split('\n');
-      rest = lines.pop() ?? '';
-      if (lines.length > 0) out.write(lines.map((l) => `${prefix}${l}\n`).join(''));
-    });
-    stream.on('end', () => rest && out.write(`${prefix}${rest}\n`));
-  };
+  const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) =>
+    createInterface({ input: stream }).on('line', (line) => out.write(`${prefix}${line}\n`));
   relay(child.stdout, process.stdout);
   relay(child.stderr, process.stderr);
   return new Promise((resolve) =>

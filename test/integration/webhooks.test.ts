@@ -57,10 +57,11 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
   const announceNow = () =>
     stack.client.schedule.getHandle(refundAnnouncerScheduleId(config.temporal.taskQueue)).trigger(ScheduleOverlapPolicy.BUFFER_ONE);
 
-  const ledgerRowsOf = async (workflowId: string) => {
+  // One call on the refunds ledger of the stack's read model, on a connection of its own.
+  const ledgerDo = async <T>(fn: (ledger: RefundLedger) => Promise<T>): Promise<T> => {
     const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
     try {
-      return await new RefundLedger(database).ofExecution(workflowId);
+      return await fn(new RefundLedger(database));
     } finally {
       await database.close();
     }
@@ -260,7 +261,7 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     assert.equal((await prepare(viaApi, wallet, { executionId })).status, 201);
     assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xtaken' })).status, 200);
     assert.equal((await depositHttp(viaApi, wallet.id, executionId, { txHash: '0xowed', amount: '12' })).status, 409);
-    await eventually(async () => (await ledgerRowsOf(executionWorkflowId(wallet.id, executionId))).length > 0, 30_000);
+    await eventually(async () => (await ledgerDo((l) => l.ofExecution(executionWorkflowId(wallet.id, executionId)))).length > 0, 30_000);
     await announceNow();
     type RowEvent = { id: string; event: { type: string; timestamp: string; data: { id: string; state: string; voidedAt?: string } } };
     const eventsOf = (type: string) =>
@@ -270,14 +271,6 @@ describe('integration: webhooks (Standard Webhooks, delivered by a Temporal acti
     const [due] = await eventually(async () => eventsOf('refund.due').length > 0 && eventsOf('refund.due'), 45_000, 250);
     const id = due.event.data.id;
     // What the chain watcher's reportReorgs and reportSignals do to the row (the chain's side: test/integration/chain-abuse.test.ts).
-    const ledgerDo = async <T>(fn: (ledger: RefundLedger) => Promise<T>): Promise<T> => {
-      const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
-      try {
-        return await fn(new RefundLedger(database));
-      } finally {
-        await database.close();
-      }
-    };
     assert.deepEqual((await ledgerDo((l) => l.void([id], 'reorged'))).voided, [id]);
     await announceNow();
     const [voided] = await eventually(async () => eventsOf('refund.voided').length > 0 && eventsOf('refund.voided'), 45_000, 250);
