@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { NodeTransport } from '../activities/node-transport';
-import type { Config } from '../config/config';
+import type { ApiConfig } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import type { DepositAddressStore } from '../db/deposit-addresses';
@@ -13,7 +13,7 @@ import type { LimiterStore } from './http/rate-limit';
 
 /** What the Koa app is built from (api/app.ts); routes take it too, so it lives apart from the app. */
 export interface AppDeps {
-  config: Config;
+  config: ApiConfig;
   client: Client;
   tokens: TokenStore;
   logger: Logger;

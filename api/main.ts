@@ -1,4 +1,4 @@
-import { loadConfig } from '../config/config';
+import { loadConfigOf, type ApiConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { startTracing } from '../lib/tracing';
 import { startApi } from './server';
@@ -6,7 +6,7 @@ import { sharedReadModel } from '../config/read-model-check';
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
 async function main() {
-  const config = loadConfig();
+  const config: ApiConfig = loadConfigOf('api');
   const graceMs = config.shutdownGraceMs;
   const logger = createLogger('api', config.logLevel);
   const tracing = await startTracing(config.tracing, 'api', (err, failures) =>

@@ -2,7 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config } from '../config/config';
+import type { ApiConfig } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger } from '../db/refund-ledger';
@@ -35,7 +35,7 @@ export interface RunningApi {
 
 /** Connects to Temporal and serves the API on `config.host:config.port` (port 0: any free port). */
 export async function startApi(
-  config: Config,
+  config: ApiConfig,
   options: { temporalAddress: string; storageNodes: readonly string[]; logger: Logger },
 ): Promise<RunningApi> {
   // Before anything is opened: without the storage nodes' keys no batch or read can work.

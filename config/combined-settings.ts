@@ -1,4 +1,5 @@
 import { ConfigError } from './config-error';
+import type { CombinedField } from './derive-config';
 import { explicitConfirmations, parseConfirmations } from './confirmations';
 import { httpUrl } from './setting-converters';
 import type { ResolvedSettings, Settings } from './settings';
@@ -66,14 +67,14 @@ function webhookEndpoints({ env, file }: SettingsContext): readonly WebhookEndpo
   return endpoints.map((e) => ({ url: e.url, secret: e.secret }));
 }
 
-/** Config fields made of several settings, by their `Config` path. */
+/** Config fields made of several settings, by their `Config` path, and the processes that read each. */
 export const COMBINED_FIELDS = {
-  'temporal.tls': temporalTls,
-  operator: operatorEndpoint,
-  webhooks: webhookEndpoints,
+  'temporal.tls': { readBy: 'api, worker', make: temporalTls },
+  operator: { readBy: 'api', make: operatorEndpoint },
+  webhooks: { readBy: 'api, worker', make: webhookEndpoints },
   /** Where spans go (the OTEL_* variables); undefined: no tracing. */
-  tracing: ({ env }: SettingsContext) => tracingConfigOf(env),
-};
+  tracing: { readBy: 'api, worker', make: ({ env }: SettingsContext) => tracingConfigOf(env) },
+} as const satisfies Record<string, CombinedField>;
 
 /**
  * Config objects that exist only when a setting turns them on; undefined otherwise, and then

@@ -3,7 +3,16 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import { COMBINED_FIELDS, SETTING_RULES, SWITCHED_FIELDS, type SettingsContext } from './combined-settings';
 import { ConfigError } from './config-error';
-import { fieldsOf, fileSchemaOf, resolveSettings, type CombinedFieldsOf, type FieldsOf, type Switched } from './derive-config';
+import {
+  fieldsOf,
+  fileSchemaOf,
+  resolveSettings,
+  type CombinedFieldsOf,
+  type FieldsOf,
+  type ReadBy,
+  type Reader,
+  type Switched,
+} from './derive-config';
 import { projectRoot } from './project-root';
 import { readSettings } from './read-settings';
 import { SETTINGS, type ResolvedSettings } from './settings';
@@ -20,6 +29,17 @@ export type { WebhookEndpoint } from './combined-settings';
  */
 export type Config = Switched<FieldsOf<typeof SETTINGS>, keyof typeof SWITCHED_FIELDS> & CombinedFieldsOf<typeof COMBINED_FIELDS>;
 
+/**
+ * The config one process holds: the fields of the settings whose row's `readBy` names it (and the
+ * combined fields that name it). The API is handed an `ApiConfig` and the worker a
+ * `WorkerConfig`, so a process that reads a setting its row does not list does not compile: the
+ * "read by" column of docs/configuration.md is the type's source.
+ */
+export type ConfigOf<R extends Reader> = Switched<FieldsOf<ReadBy<typeof SETTINGS, R>>, keyof typeof SWITCHED_FIELDS> &
+  CombinedFieldsOf<ReadBy<typeof COMBINED_FIELDS, R>>;
+export type ApiConfig = ConfigOf<'api'>;
+export type WorkerConfig = ConfigOf<'worker'>;
+
 /** The config file's schema: each row's `file` key, with its type and range. */
 const fileSchema = fileSchemaOf(SETTINGS);
 
@@ -29,6 +49,18 @@ const fileSchema = fileSchemaOf(SETTINGS);
  * operator can act on.
  */
 export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  return deepFreeze(configFields(env)) as unknown as Config;
+}
+
+/**
+ * The config of one process (`loadConfig` checks every setting as it does, so a bad setting stops
+ * each process alike), holding only the fields its settings' rows say it reads.
+ */
+export function loadConfigOf<R extends Reader>(reader: R, env: Readonly<Record<string, string | undefined>> = process.env): ConfigOf<R> {
+  return deepFreeze(configFields(env, reader)) as unknown as ConfigOf<R>;
+}
+
+function configFields(env: Readonly<Record<string, string | undefined>>, reader?: Reader): Record<string, unknown> {
   const settings = readSettings(env);
   const file = settings.CONFIG_FILE ? path.resolve(settings.CONFIG_FILE) : path.join(projectRoot, 'config', 'service.json');
   let parsed: unknown;
@@ -48,8 +80,12 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   };
   for (const rule of SETTING_RULES) rule(context);
   const switched = Object.fromEntries(Object.entries(SWITCHED_FIELDS).map(([key, on]) => [key, on(context)]));
-  const combined = Object.fromEntries(Object.entries(COMBINED_FIELDS).map(([key, make]) => [key, () => make(context)]));
-  return deepFreeze(fieldsOf(SETTINGS, context.value, switched, combined)) as unknown as Config;
+  const combined = Object.fromEntries(
+    Object.entries(COMBINED_FIELDS).map(([key, field]) => [key, { readBy: field.readBy, make: () => field.make(context) }]),
+  );
+  // Every row's and combined field's own checks run whoever reads them; then the reader's fields alone.
+  const all = fieldsOf(SETTINGS, context.value, switched, combined);
+  return reader === undefined ? all : fieldsOf(SETTINGS, context.value, switched, combined, reader);
 }
 
 function deepFreeze<T>(value: T): T {

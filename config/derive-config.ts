@@ -29,9 +29,28 @@ export type FieldsOf<T extends SettingsTable> = UnionToIntersection<
   { [K in keyof T]: T[K] extends { config: infer P extends string } ? AtPath<P, FieldValueOf<T[K]>> : never }[keyof T]
 >;
 
+/** A service process that holds a config of its own: the fields of the settings whose `readBy` names it. */
+export type Reader = 'api' | 'worker';
+
+/** Whether a `readBy` column (`api, worker, scripts`) names the process. */
+export function readByNames(readBy: string, reader: Reader): boolean {
+  return readBy.split(', ').includes(reader);
+}
+
+/** The entries of `T` (rows, or combined fields) whose `readBy` names the process `R`. */
+export type ReadBy<T extends Record<string, { readBy: string }>, R extends Reader> = {
+  [K in keyof T as T[K]['readBy'] extends R | `${R}, ${string}` | `${string}, ${R}` | `${string}, ${R}, ${string}` ? K : never]: T[K];
+};
+
+/** A field made of several settings: the function that makes it, and the processes that read it. */
+export interface CombinedField {
+  readonly readBy: string;
+  readonly make: (context: never) => unknown;
+}
+
 /** The fields functions of several settings fill, by path, as one object type. */
-export type CombinedFieldsOf<F extends Record<string, (context: never) => unknown>> = UnionToIntersection<
-  { [P in keyof F & string]: AtPath<P, ReturnType<F[P]>> }[keyof F & string]
+export type CombinedFieldsOf<F extends Record<string, CombinedField>> = UnionToIntersection<
+  { [P in keyof F & string]: AtPath<P, ReturnType<F[P]['make']>> }[keyof F & string]
 >;
 
 /** `C` with the objects `K` optional (they exist only when a setting turns them on). */
@@ -66,23 +85,26 @@ function put(target: Record<string, unknown>, dotted: string, value: unknown): v
 
 /**
  * The config object: the rows' fields, then the `switched` objects that are off set to undefined
- * (their rows' `toConfig` is not run), then the `combined` fields.
+ * (their rows' `toConfig` is not run), then the `combined` fields. With a `reader`, only the rows
+ * and combined fields whose `readBy` names it: what that process's config type holds.
  */
 export function fieldsOf(
   table: SettingsTable,
   resolved: Readonly<Record<string, unknown>>,
   switched: Readonly<Record<string, boolean>>,
-  combined: Readonly<Record<string, () => unknown>>,
+  combined: Readonly<Record<string, { readonly readBy: string; readonly make: () => unknown }>>,
+  reader?: Reader,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  const wanted = (readBy: string) => reader === undefined || readByNames(readBy, reader);
   for (const [name, row] of Object.entries(table) as [string, Row][]) {
-    if (!row.config) continue;
+    if (!row.config || !wanted(row.readBy)) continue;
     if (switched[row.config.split('.')[0]] === false) continue;
     const value = resolved[name];
     put(out, row.config, row.toConfig ? (row.toConfig as (v: unknown) => unknown)(value) : value);
   }
   for (const [key, on] of Object.entries(switched)) if (!on) out[key] = undefined;
-  for (const [dotted, make] of Object.entries(combined)) put(out, dotted, make());
+  for (const [dotted, field] of Object.entries(combined)) if (wanted(field.readBy)) put(out, dotted, field.make());
   return out;
 }
 

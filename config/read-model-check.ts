@@ -2,7 +2,7 @@ import os from 'node:os';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Logger } from 'pino';
-import type { Config } from './config';
+import type { ApiConfig, WorkerConfig } from './config';
 import { temporalConnectionOptions } from './temporal-connection';
 import { readModelSharing, type SharingVerdict } from '../domain/read-model-sharing';
 
@@ -12,7 +12,7 @@ import { readModelSharing, type SharingVerdict } from '../domain/read-model-shar
  * uses. A Temporal that cannot be asked is no verdict of its own: the caller's start fails on it
  * anyway.
  */
-export async function checkReadModelSharing(config: Config, address: string): Promise<SharingVerdict> {
+export async function checkReadModelSharing(config: ApiConfig | WorkerConfig, address: string): Promise<SharingVerdict> {
   if (config.database.url) return { verdict: 'ok' };
   const connection = await Connection.connect(temporalConnectionOptions(config, address));
   try {
@@ -48,7 +48,7 @@ export async function checkReadModelSharing(config: Config, address: string): Pr
  * split the read model across hosts (logged as an error: it must not start); a warning when it
  * cannot tell.
  */
-export async function sharedReadModel(config: Config, temporalAddress: string, logger: Logger): Promise<boolean> {
+export async function sharedReadModel(config: ApiConfig | WorkerConfig, temporalAddress: string, logger: Logger): Promise<boolean> {
   const sharing = await checkReadModelSharing(config, temporalAddress);
   if (sharing.verdict === 'refuse') {
     logger.error({ reason: sharing.message }, 'read model would be split across hosts; refusing to start');

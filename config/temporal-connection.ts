@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import type { Config } from './config';
+import type { ApiConfig, WorkerConfig } from './config';
 
 /**
  * Connection options for a Temporal frontend, shared by the API's client and the worker: plain on
  * loopback, TLS (mTLS with a client pair, or server-only) and/or an API key for a remote cluster.
  */
-export function temporalConnectionOptions(config: Config, address: string) {
+export function temporalConnectionOptions(config: ApiConfig | WorkerConfig, address: string) {
   const { tls, apiKey } = config.temporal;
   return {
     address,

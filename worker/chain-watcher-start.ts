@@ -1,12 +1,12 @@
 import { Client, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { chainClient } from '../lib/chain-client';
-import { ConfigError, type Config } from '../config/config';
+import { ConfigError, type WorkerConfig } from '../config/config';
 import { confirmationsFor, noConfirmationsMessage } from '../config/confirmations';
 import { CHAIN_WATCHER_WORKFLOW_TYPE, chainWatcherWorkflowId, type ChainWatcherInput } from '../contracts/temporal';
 import { retryUntil } from './retry-until';
 
-type ChainSettings = NonNullable<Config['chain']>;
+type ChainSettings = NonNullable<WorkerConfig['chain']>;
 
 /**
  * The confirmations the watcher of `chain` (`evm:<chainId>`) waits for, or why it must not run:
@@ -44,7 +44,7 @@ export const confirmationsOf =
  */
 export async function ensureChainWatcher(
   connection: NativeConnection,
-  config: Config,
+  config: WorkerConfig,
   signal: AbortSignal,
   onError: (err: Error) => void,
 ): Promise<string | undefined> {

@@ -1,7 +1,7 @@
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { loadNodeTransport } from '../activities/node-transport';
-import type { Config } from '../config/config';
+import type { WorkerConfig } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { DepositAddressStore } from '../db/deposit-addresses';
@@ -57,13 +57,13 @@ export interface RunningWorker {
  *   drives it on purpose with a small cache. The SDK's default (sized from the heap limit: over 2,000
  *   on a machine with 24 GB) would not match the admission's bound.
  */
-const tuning = (config: Config): Partial<WorkerOptions> => ({
+const tuning = (config: WorkerConfig): Partial<WorkerOptions> => ({
   maxCachedWorkflows: config.workerCachedWorkflows,
 });
 
 /** Builds and starts a worker for the service's workflows and activities. */
 export async function startWorker(
-  config: Config,
+  config: WorkerConfig,
   address: string,
   overrides: Partial<WorkerOptions> = {},
   hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> & {

@@ -1,5 +1,5 @@
 import type { LogLevel } from '@temporalio/worker';
-import { loadConfig } from '../config/config';
+import { loadConfigOf, type WorkerConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
@@ -11,7 +11,7 @@ import { startTracing } from '../lib/tracing';
 
 /** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 async function main() {
-  const config = loadConfig();
+  const config: WorkerConfig = loadConfigOf('worker');
   const logger = createLogger('worker', config.logLevel);
   const tracing = await startTracing(config.tracing, 'worker', (err, failures) =>
     logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),

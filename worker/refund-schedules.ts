@@ -1,5 +1,5 @@
 import type { NativeConnection } from '@temporalio/worker';
-import type { Config } from '../config/config';
+import type { WorkerConfig } from '../config/config';
 import {
   REFUND_ANNOUNCER_WORKFLOW_TYPE,
   REFUND_SWEEP_WORKFLOW_TYPE,
@@ -22,7 +22,7 @@ export const REFUND_PAY_INTERVAL = '5s';
  */
 export async function ensureRefundAnnouncer(
   connection: NativeConnection,
-  config: Config,
+  config: WorkerConfig,
   signal: AbortSignal,
   onError: (err: Error) => void,
 ): Promise<string | undefined> {
@@ -49,7 +49,7 @@ export async function ensureRefundAnnouncer(
  */
 export async function ensureRefundSweep(
   connection: NativeConnection,
-  config: Config,
+  config: WorkerConfig,
   signal: AbortSignal,
   onError: (err: Error) => void,
 ): Promise<string | undefined> {

@@ -1,6 +1,6 @@
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import type { Config } from '../config/config';
+import type { WorkerConfig } from '../config/config';
 import { retryUntil } from './retry-until';
 
 /**
@@ -10,7 +10,7 @@ import { retryUntil } from './retry-until';
  */
 export function ensureSchedule(
   connection: NativeConnection,
-  config: Config,
+  config: WorkerConfig,
   schedule: { scheduleId: string; workflowType: string; every: string },
   signal: AbortSignal,
   onError: (err: Error) => void,

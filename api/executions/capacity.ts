@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../config/config';
+import type { ApiConfig } from '../../config/config';
 import { EXECUTION_WORKFLOW_TYPE } from '../../contracts/temporal';
 import type { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
@@ -38,7 +38,7 @@ export class Capacity {
 
   constructor(
     private readonly client: Client,
-    private readonly config: Config,
+    private readonly config: ApiConfig,
     private readonly store: ExecutionStore,
     private readonly clock: () => number = Date.now,
   ) {}

@@ -1,4 +1,4 @@
-import type { Config } from '../../config/config';
+import type { ApiConfig } from '../../config/config';
 import { DEPOSIT_REFUSALS, type DepositRefusalReason } from '../../contracts/execution-commands';
 import { executionWorkflowId, recordDepositUpdate } from '../../contracts/temporal';
 import type { RefundLedger } from '../../db/refund-ledger';
@@ -29,7 +29,7 @@ import { noLimit, refused, runCommand } from './run-command';
 export class ReportDeposits {
   constructor(
     private readonly records: ExecutionRecords,
-    private readonly config: Config,
+    private readonly config: ApiConfig,
     private readonly refunds: RefundLedger,
     private readonly clock: () => number,
     private readonly deposits?: DepositDeps,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
-import type { Config } from '../../config/config';
+import type { ApiConfig } from '../../config/config';
 import { confirmationsFor, noConfirmationsMessage } from '../../config/confirmations';
 import { allowedToken, tokenAsset } from '../../config/deposit-tokens';
 import {
@@ -35,7 +35,7 @@ export class PrepareExecutions {
     private readonly records: ExecutionRecords,
     private readonly signed: SignedRequests,
     private readonly capacity: Capacity,
-    private readonly config: Config,
+    private readonly config: ApiConfig,
     private readonly clock: () => number,
     private readonly deposits?: DepositDeps,
   ) {}

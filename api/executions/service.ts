@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Config } from '../../config/config';
+import type { ApiConfig } from '../../config/config';
 import type { ExecutionStore } from '../../db/execution-store';
 import type { RefundLedger } from '../../db/refund-ledger';
 import type { Deposit, ExecutionRecord, ExecutionStatus } from '../../domain/execution-state';
@@ -40,7 +40,7 @@ export class ExecutionService {
 
   constructor(
     client: Client,
-    config: Config,
+    config: ApiConfig,
     store: ExecutionStore,
     refunds: RefundLedger,
     clock: () => number = Date.now,

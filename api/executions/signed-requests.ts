@@ -1,4 +1,4 @@
-import type { Config } from '../../config/config';
+import type { ApiConfig } from '../../config/config';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { decodeKey, decodeSignature, toHex } from '../../domain/encoding';
 import { badRequest, signatureRefused } from '../../domain/errors';
@@ -28,7 +28,7 @@ export class SignedRequests {
 
   constructor(
     private readonly records: ExecutionRecords,
-    private readonly config: Config,
+    private readonly config: ApiConfig,
     private readonly clock: () => number,
   ) {}
 

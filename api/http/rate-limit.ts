@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Pool } from 'pg';
 import proxyaddr from 'proxy-addr';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Config } from '../../config/config';
+import type { ApiConfig } from '../../config/config';
 import { SIGNATURE_REFUSED, ServiceError, tooManyRequests } from '../../domain/errors';
 import { clientKey } from './client-key';
 
@@ -87,7 +87,7 @@ export function credentialVerified(ctx: Context): void {
   (ctx.state[RELEASE_ATTEMPT] as (() => void) | undefined)?.();
 }
 
-export function createRateLimits(config: Pick<Config, 'rateLimits' | 'trustProxy'>, store: LimiterStore = {}): RateLimits {
+export function createRateLimits(config: Pick<ApiConfig, 'rateLimits' | 'trustProxy'>, store: LimiterStore = {}): RateLimits {
   const { windowS, perIp, perWallet, perToken, authFailuresPerIp } = config.rateLimits;
   const client = limiter(perIp, windowS, 'ip', store);
   const wallet = limiter(perWallet, windowS, 'wallet', store);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot, type Config } from '../../config/config';
+import { projectRoot, type ApiConfig } from '../../config/config';
 import * as executions from '../executions/contract';
 import * as whitelists from '../whitelists/contract';
 import * as refunds from '../refunds/contract';
@@ -16,7 +16,7 @@ function packageVersion(): string {
  * The OpenAPI 3.1 document of the API. Request bodies and path parameters are the very schemas the
  * routes validate with (each feature's contract.ts); the batch limit comes from `config`, as in the route.
  */
-export function buildOpenApiDocument(config: Config): Json {
+export function buildOpenApiDocument(config: ApiConfig): Json {
   return {
     openapi: '3.1.0',
     info: {

@@ -1,7 +1,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { Config } from '../../config/config';
+import type { ApiConfig } from '../../config/config';
 import { forbidden } from '../../domain/errors';
 import { ownerOf, type Sha256 } from '../../domain/rendezvous';
 import { hasScopeFor, ownerKeyOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
@@ -37,7 +37,7 @@ export interface BatchAnswer extends BatchOutcome {
 export class WhitelistService {
   constructor(
     private readonly client: Client,
-    private readonly config: Config,
+    private readonly config: ApiConfig,
     private readonly nodes: readonly string[],
     private readonly logger: Logger,
   ) {}

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import ts from 'typescript';
-import { loadConfig, projectRoot } from '../../config/config';
+import { loadConfig, loadConfigOf, projectRoot } from '../../config/config';
+import type { Reader } from '../../config/derive-config';
 import { SETTINGS, type SettingName } from '../../config/settings';
 
 /**
@@ -81,8 +82,12 @@ function differences(a: unknown, b: unknown, at: string[] = []): string[] {
   return text(a) === text(b) ? [] : [at.join('.')];
 }
 
-/** For each setting of the service's table, the `Config` paths it changes (empty: none, e.g. CONFIG_FILE). */
-export function configPathsOfSettings(): Map<SettingName, string[]> {
+/**
+ * For each setting of the service's table, the `Config` paths it changes (empty: none, e.g.
+ * CONFIG_FILE); with a `reader`, the paths it changes in that process's config (`loadConfigOf`).
+ */
+export function configPathsOfSettings(reader?: Reader): Map<SettingName, string[]> {
+  const load = (env: Record<string, string | undefined>): unknown => (reader ? loadConfigOf(reader, env) : loadConfig(env));
   const dir = mkdtempSync(path.join(tmpdir(), 'config-reads-'));
   try {
     const file = path.join(dir, 'service.json');
@@ -94,7 +99,7 @@ export function configPathsOfSettings(): Map<SettingName, string[]> {
       const env: Record<string, string | undefined> = { ...base, ...sampleOf(name) };
       // The setting's own effect: the config with it against the same config without it.
       const without = { ...env, [name]: undefined, ...(PAIRS[name] ? { [PAIRS[name]]: undefined } : {}) };
-      out.set(name, differences(loadConfig(without), loadConfig(env)));
+      out.set(name, differences(load(without), load(env)));
     }
     return out;
   } finally {
@@ -132,7 +137,7 @@ export function importClosure(program: ts.Program, entry: string): ts.SourceFile
 }
 
 /**
- * The `Config` type as the checker sees it (config/config.ts derives it from the settings table):
+ * The `Config` types as the checker sees them (config/config.ts derives them from the settings table):
  * every field's path, and the object types written for it (the root, `temporal`, `chain`, …) with
  * their paths. A named interface (`TracingConfig`), an array or a record is a field, not an object
  * of paths, as it was when the type was written out by hand.
@@ -150,8 +155,12 @@ function configShape(program: ts.Program): ConfigShape {
   const checker = program.getTypeChecker();
   const configFile = path.join(projectRoot, 'config', 'config.ts');
   const source = program.getSourceFile(configFile)!;
-  const alias = source.statements.find((s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === 'Config');
-  if (!alias) throw new Error(`${configFile} declares no type Config`);
+  // The whole Config, and each process's own (ApiConfig, WorkerConfig): the same paths.
+  const aliases = ['Config', 'ApiConfig', 'WorkerConfig'].map((name) => {
+    const alias = source.statements.find((s): s is ts.TypeAliasDeclaration => ts.isTypeAliasDeclaration(s) && s.name.text === name);
+    if (!alias) throw new Error(`${configFile} declares no type ${name}`);
+    return alias;
+  });
   const derivation = path.join(projectRoot, 'config', 'derive-config.ts');
   const isObjectOfPaths = (type: ts.Type) => {
     if (!(type.flags & ts.TypeFlags.Object) && !type.isIntersection()) return false;
@@ -171,7 +180,7 @@ function configShape(program: ts.Program): ConfigShape {
       if (isObjectOfPaths(field)) walk(field, here);
     }
   };
-  walk(checker.getTypeAtLocation(alias.name), '');
+  for (const alias of aliases) walk(checker.getTypeAtLocation(alias.name), '');
   shapes.set(program, shape);
   return shape;
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../config/config';
+import { loadConfigOf, projectRoot, type ApiConfig, type WorkerConfig } from '../../config/config';
+import { readByNames } from '../../config/derive-config';
 import { SETTINGS, type SettingName } from '../../config/settings';
 import {
   configPathsOfSettings,
@@ -47,7 +48,7 @@ describe('settings: the "read by" column is what the API and the worker read (do
       const readers =
         name === 'CONFIG_FILE'
           ? (Object.keys(PROCESSES) as Process[]).filter((p) =>
-              readFileSync(path.join(projectRoot, PROCESSES[p]), 'utf8').includes('loadConfig('),
+              /loadConfig(Of)?\(/.test(readFileSync(path.join(projectRoot, PROCESSES[p]), 'utf8')),
             )
           : (Object.keys(PROCESSES) as Process[]).filter((p) => readsAny(reads[p], filled.get(name)!));
       if (listed.join(', ') !== readers.join(', '))
@@ -60,5 +61,31 @@ describe('settings: the "read by" column is what the API and the worker read (do
     assert.ok(readsAny(reads.api, ['webhooks']), 'the API reads config.webhooks (prepare records whether an execution has webhooks)');
     assert.ok(readsAny(reads.api, ['chain.confirmations']), 'the API reads the confirmations (prepare and deposit proofs)');
     assert.ok(!readsAny(reads.api, ['refunds.payments']), 'the API never reads REFUND_PAYMENTS');
+  });
+
+  it('when a process loads its own config, then it holds exactly the settings whose row names it', () => {
+    const wrong: string[] = [];
+    for (const reader of Object.keys(PROCESSES) as Process[]) {
+      for (const [name, paths] of configPathsOfSettings(reader)) {
+        if (name === 'CONFIG_FILE') continue;
+        const listed = readByNames((SETTINGS[name] as { readBy: string }).readBy, reader);
+        if (listed !== paths.length > 0)
+          wrong.push(
+            `${name}: the row ${listed ? 'names' : 'does not name'} ${reader}, its config ${paths.length > 0 ? `holds ${paths.join(', ')}` : 'holds nothing of it'}`,
+          );
+      }
+    }
+    assert.deepEqual(wrong, []);
+  });
+
+  it("when the API's code reads a worker-only setting, then it does not compile (and the other way round)", () => {
+    const api: ApiConfig = loadConfigOf('api', { CONFIG_FILE: path.join(projectRoot, 'config', 'service.json') });
+    const worker: WorkerConfig = loadConfigOf('worker', { CONFIG_FILE: path.join(projectRoot, 'config', 'service.json') });
+    // @ts-expect-error WORKER_CACHED_WORKFLOWS is read by the worker alone
+    assert.equal(api.workerCachedWorkflows, undefined);
+    // @ts-expect-error PORT is read by the API alone
+    assert.equal(worker.port, undefined);
+    assert.equal(typeof api.port, 'number');
+    assert.equal(typeof worker.workerCachedWorkflows, 'number');
   });
 });
