@@ -8,30 +8,43 @@ import { projectRoot } from '../config/config';
 import { planBuiltSuite } from './support/suite-plan';
 
 /**
- * `npm test` after lint: the whole suite, as `mocha` alone would run it, in two lanes of mocha
+ * `npm test`: the lint, and the whole suite as `mocha` alone would run it, in two lanes of mocha
  * processes at once and then the load tests alone (test/support/suite-plan.ts says why and which).
- * Each line a lane prints starts with its number; each mocha process ends with its own summary
- * and failures. At the end: the ten slowest test files of the whole run, and the exit code 1 if
- * any process failed. Every job runs even after a failure, so that one run shows every failure.
+ * The lint runs beside the lanes' first jobs (it reads files; the tests wait on processes and
+ * timers). Each line a process prints starts with its lane (`lint`, `1`, `2`, `L`); each mocha
+ * process ends with its own summary and failures. At the end: when each job ran, the ten slowest
+ * test files of the whole run, and the exit code 1 if the lint or any process failed. Every job
+ * runs even after a failure, so that one run shows every failure.
  */
 
 const MOCHA = path.join(projectRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
 
 interface Outcome {
-  files: string[];
+  /** What ran: a job's test files, or the lint. */
+  name: string;
+  lane: string;
   code: number;
-  seconds: number;
+  /** Seconds since the suite started. */
+  from: number;
+  to: number;
 }
 
-function runMocha(files: string[], prefix: string, env: NodeJS.ProcessEnv): Promise<Outcome> {
-  const started = Date.now();
-  const child = spawn(process.execPath, [MOCHA, ...files], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+function jobName(files: string[]): string {
+  return files.length === 1 ? path.relative(projectRoot, files[0]) : `${files.length} files of the shared stack`;
+}
+
+function run(args: string[], name: string, lane: string, env: NodeJS.ProcessEnv, suiteStart: number): Promise<Outcome> {
+  const from = (Date.now() - suiteStart) / 1000;
+  const prefix = `${lane}│ `;
+  const child = spawn(args[0], args.slice(1), { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) =>
     createInterface({ input: stream }).on('line', (line) => out.write(`${prefix}${line}\n`));
   relay(child.stdout, process.stdout);
   relay(child.stderr, process.stderr);
   return new Promise((resolve) =>
-    child.on('close', (code, signal) => resolve({ files, code: code ?? (signal ? 1 : 0), seconds: (Date.now() - started) / 1000 })),
+    child.on('close', (code, signal) =>
+      resolve({ name, lane, code: code ?? (signal ? 1 : 0), from, to: (Date.now() - suiteStart) / 1000 }),
+    ),
   );
 }
 
@@ -42,15 +55,19 @@ async function main(): Promise<number> {
   const timesFile = path.join(work, 'file-times.jsonl');
   const env = childEnv({ TEST_WORKFLOW_BUNDLE_DIR: work, TEST_FILE_TIMES: timesFile });
   const files = plan.parallel.flat().length + plan.alone.length;
-  console.log(`suite: ${files} test files; ${plan.parallel.length} jobs in two lanes at once, then ${plan.alone.length} load files alone`);
+  console.log(
+    `suite: the lint, and ${files} test files: ${plan.parallel.length} jobs in two lanes at once, then ${plan.alone.length} load files alone`,
+  );
   const outcomes: Outcome[] = [];
+  const mocha = (job: string[], lane: string) => run([process.execPath, MOCHA, ...job], jobName(job), lane, env, started);
   try {
     const queue = [...plan.parallel];
     const lane = async (n: number) => {
-      for (let job = queue.shift(); job; job = queue.shift()) outcomes.push(await runMocha(job, `${n}│ `, env));
+      for (let job = queue.shift(); job; job = queue.shift()) outcomes.push(await mocha(job, String(n)));
     };
-    await Promise.all([lane(1), lane(2)]);
-    if (plan.alone.length > 0) outcomes.push(await runMocha(plan.alone, 'L│ ', env));
+    const lint = run(['npm', 'run', '--silent', 'lint'], 'lint', 'lint', env, started).then((o) => void outcomes.push(o));
+    await Promise.all([lint, lane(1), lane(2)]);
+    if (plan.alone.length > 0) outcomes.push(await mocha(plan.alone, 'L'));
 
     const times = readFileSync(timesFile, 'utf8')
       .trim()
@@ -59,13 +76,13 @@ async function main(): Promise<number> {
       .map((l) => JSON.parse(l) as { file: string; ms: number });
     const slowest = times.sort((a, b) => b.ms - a.ms).slice(0, 10);
     const failed = outcomes.filter((o) => o.code !== 0);
-    console.log(`\nsuite: ${files} test files in ${((Date.now() - started) / 1000).toFixed(0)} s of wall time; slowest files:`);
+    console.log(`\nsuite: ${files} test files in ${((Date.now() - started) / 1000).toFixed(0)} s of wall time; when each job ran (s):`);
+    for (const o of [...outcomes].sort((a, b) => a.lane.localeCompare(b.lane) || a.from - b.from))
+      console.log(`  ${o.lane.padStart(4)}  ${o.from.toFixed(0).padStart(4)}–${o.to.toFixed(0).padEnd(4)} ${o.name}`);
+    console.log('suite: slowest files:');
     for (const t of slowest)
       console.log(`  ${(t.ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(path.join(projectRoot, 'dist'), t.file)}`);
-    for (const o of failed)
-      console.log(
-        `suite: FAILED (exit ${o.code}): ${o.files.length === 1 ? path.relative(projectRoot, o.files[0]) : `${o.files.length} files of the shared stack`}`,
-      );
+    for (const o of failed) console.log(`suite: FAILED (exit ${o.code}): ${o.name}`);
     if (failed.length === 0) console.log(`suite: every mocha process passed`);
     return failed.length === 0 ? 0 : 1;
   } finally {

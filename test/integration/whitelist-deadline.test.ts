@@ -13,7 +13,7 @@ import { nodeEntries } from '../support/whitelists';
 // the start operation's handle whenever the update-with-start call times out, so the API asks
 // Temporal whether the batch exists before it picks 408 over 500.
 
-describe('load: a whitelist batch whose workflow cannot answer by its deadline', function () {
+describe('whitelist deadline: a batch whose workflow cannot answer by its deadline', function () {
   this.timeout(90_000);
 
   it("when no worker polls the batch's task queue by the deadline, then the API answers 408 with X-Batch-Id and an empty result, and the change is applied once a worker polls", async () => {
