@@ -8,19 +8,18 @@ import { projectRoot } from '../config/config';
 import { planBuiltSuite } from './support/suite-plan';
 
 /**
- * `npm test`: the lint, and the whole suite as `mocha` alone would run it, in two lanes of mocha
+ * `npm test` after lint: the whole suite, as `mocha` alone would run it, in two lanes of mocha
  * processes at once and then the load tests alone (test/support/suite-plan.ts says why and which).
- * The lint runs beside the lanes' first jobs (it reads files; the tests wait on processes and
- * timers). Each line a process prints starts with its lane (`lint`, `1`, `2`, `L`); each mocha
- * process ends with its own summary and failures. At the end: when each job ran, the ten slowest
- * test files of the whole run, and the exit code 1 if the lint or any process failed. Every job
- * runs even after a failure, so that one run shows every failure.
+ * Each line a lane prints starts with its number (`L` for the load tests); each mocha process ends
+ * with its own summary and failures. At the end: when each job ran, the ten slowest test files of
+ * the whole run, and the exit code 1 if any process failed. Every job runs even after a failure, so
+ * that one run shows every failure.
  */
 
 const MOCHA = path.join(projectRoot, 'node_modules', 'mocha', 'bin', 'mocha.js');
 
 interface Outcome {
-  /** What ran: a job's test files, or the lint. */
+  /** What ran: a job's test file, or how many files of the shared stack. */
   name: string;
   lane: string;
   code: number;
@@ -55,9 +54,7 @@ async function main(): Promise<number> {
   const timesFile = path.join(work, 'file-times.jsonl');
   const env = childEnv({ TEST_WORKFLOW_BUNDLE_DIR: work, TEST_FILE_TIMES: timesFile });
   const files = plan.parallel.flat().length + plan.alone.length;
-  console.log(
-    `suite: the lint, and ${files} test files: ${plan.parallel.length} jobs in two lanes at once, then ${plan.alone.length} load files alone`,
-  );
+  console.log(`suite: ${files} test files; ${plan.parallel.length} jobs in two lanes at once, then ${plan.alone.length} load files alone`);
   const outcomes: Outcome[] = [];
   const mocha = (job: string[], lane: string) => run([process.execPath, MOCHA, ...job], jobName(job), lane, env, started);
   try {
@@ -65,8 +62,7 @@ async function main(): Promise<number> {
     const lane = async (n: number) => {
       for (let job = queue.shift(); job; job = queue.shift()) outcomes.push(await mocha(job, String(n)));
     };
-    const lint = run(['npm', 'run', '--silent', 'lint'], 'lint', 'lint', env, started).then((o) => void outcomes.push(o));
-    await Promise.all([lint, lane(1), lane(2)]);
+    await Promise.all([lane(1), lane(2)]);
     if (plan.alone.length > 0) outcomes.push(await mocha(plan.alone, 'L'));
 
     const times = readFileSync(timesFile, 'utf8')

@@ -36,6 +36,8 @@ export interface CachePressureOptions {
   capacity?: number;
   /** Share of the open loop's requests that prepare a new execution, so the service stays at its capacity. Default 0. */
   prepareShare?: number;
+  /** Requests of the closed loop that measures the saturating rate (50 clients). Default: 300, or `executions` if more. */
+  calibrationRequests?: number;
   /** Progress lines. */
   log?: (line: string) => void;
   /** Makes the stack from its options (default: a ProcessStack; the tests bring their own kind). */
@@ -113,6 +115,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     pendingShare = 0.5,
     capacity,
     prepareShare = 0,
+    calibrationRequests = Math.max(300, total),
   } = options;
   const log = options.log ?? (() => undefined);
   const metricsPort = await freePort();
@@ -194,7 +197,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
         return getOf(e);
       });
 
-    const calibration = await runLoad(stack.apiUrl, mix(steady, Math.max(300, total)), CLIENTS);
+    const calibration = await runLoad(stack.apiUrl, mix(steady, calibrationRequests), CLIENTS);
     await retry503(stack.apiUrl, calibration.results);
     const ceiling = calibration.results.length / calibration.seconds;
     const rate = rateFactor * ceiling;

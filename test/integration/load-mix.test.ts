@@ -6,7 +6,7 @@ import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domai
 import { getStack, type Stack } from '../support/stack';
 import { newWallet, nowSeconds, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { nodeEntries } from '../support/whitelists';
-import { errorTypes, figures, percentile, retry503, runLoad, shuffle, type LoadRequest } from './load-client';
+import { errorTypes, figures, percentile, retry503, runLoad, shuffle, type LoadRequest } from '../load/load-client';
 import { testSettings } from '../support/settings';
 
 // Load over loopback against the shared real stack: 2,000 submits over 200 executions and 500
