@@ -94,6 +94,10 @@ async function main(): Promise<void> {
     temporal,
     log: say,
     dynamicConfig,
+    // Case 1 keeps 2 × submits executions open on the service's workers and 4 × submits reference
+    // workflows on the floor worker at once: each cache holds all of them, as admission makes the
+    // service's do in production, so that no side measures replays of evicted runs.
+    cachedWorkflows: { service: Math.max(400, 2 * opts.submits + 200), floor: 4 * opts.submits + 200 },
     nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   });
   const stack = await starting;

@@ -8,6 +8,12 @@ export const BENCH_SETTINGS = {
     readBy: 'bench',
     description: "set by bench/stack.ts for its floor worker: the empty workflow's task queue",
   },
+  FLOOR_CACHED_WORKFLOWS: {
+    kind: 'integer',
+    min: 1,
+    readBy: 'bench',
+    description: "set by bench/stack.ts for its floor worker: its sticky cache's size (as the service's worker's WORKER_CACHED_WORKFLOWS)",
+  },
 } as const satisfies SettingsTable;
 
 /** This process's bench settings, parsed once. */

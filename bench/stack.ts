@@ -56,6 +56,13 @@ export interface StackOptions {
    * this one): another commit's build, to measure this one against it on the same stack.
    */
   serviceRoot?: string;
+  /**
+   * The sticky caches' sizes: the service's workers' (WORKER_CACHED_WORKFLOWS) and the floor
+   * worker's. A run the cache evicted replays its whole history at its next task, which admission
+   * never lets happen in production (docs/decisions/0082): a case sizes them to hold every run it
+   * keeps open. Default: the service's default, the SDK's for the floor worker.
+   */
+  cachedWorkflows?: { service: number; floor: number };
 }
 
 export async function startBenchStack(options: StackOptions = {}): Promise<BenchStack> {
@@ -127,6 +134,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
           // Each worker's metrics endpoint (ours and Temporal Core's) on a free port of its own.
           WORKER_METRICS_PORT: '0',
           OPERATOR_PORT: '0',
+          ...(options.cachedWorkflows ? { WORKER_CACHED_WORKFLOWS: String(options.cachedWorkflows.service) } : {}),
           ...options.env,
         },
         workers: [{}],
@@ -167,7 +175,10 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       'floor-worker',
       path.join(projectRoot, 'dist', 'bench', 'floor', 'worker.js'),
       /floor worker polling task queue/,
-      { FLOOR_TASK_QUEUE: floorTaskQueue },
+      {
+        FLOOR_TASK_QUEUE: floorTaskQueue,
+        ...(options.cachedWorkflows ? { FLOOR_CACHED_WORKFLOWS: String(options.cachedWorkflows.floor) } : {}),
+      },
     );
     log(`floor worker (pid ${floor.pid})`);
     const api = stack.apis[0];

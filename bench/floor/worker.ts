@@ -8,10 +8,17 @@ import * as activities from './activities';
 
 async function main(): Promise<void> {
   const { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace } = envSettings();
-  const taskQueue = benchSettings().FLOOR_TASK_QUEUE;
+  const { FLOOR_TASK_QUEUE: taskQueue, FLOOR_CACHED_WORKFLOWS: maxCachedWorkflows } = benchSettings();
   if (!address || !namespace || !taskQueue) throw new Error('TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and FLOOR_TASK_QUEUE must be set');
   const connection = await NativeConnection.connect({ address });
-  const worker = await Worker.create({ connection, namespace, taskQueue, workflowsPath: require.resolve('./workflows'), activities });
+  const worker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue,
+    workflowsPath: require.resolve('./workflows'),
+    activities,
+    ...(maxCachedWorkflows === undefined ? {} : { maxCachedWorkflows }),
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
   console.log(`floor worker polling task queue ${taskQueue}`);
   await worker.run();
