@@ -26,6 +26,8 @@ const USAGE = `npm run bench [-- --temporal dev|cluster] [--submits N] [--batche
              (e.g. history.transferProcessorMaxPollRPS=20)
   --out      results file (default bench/results.json; bench/results-cluster.json with --temporal cluster)
   --cases    all (default), or submit: case 1 alone (and case 2, which needs no stack)
+  --service-root DIR  run the API, the workers and the storage nodes from DIR's built dist/ (another
+             commit's build, e.g. a git worktree after npm run build), to measure it with this bench
   --curve N  also run case 3 as a curve: N batches per side for each size (1, 10, 100) and each
              count of concurrent clients (1, 2, 4, 8); with --docs also docs/bench-curve.svg
   --docs     also put the tables into docs/bench-tables.md (between its bench-table or bench-table-cluster markers)`;
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
       docs: { type: 'boolean', default: false },
       curve: { type: 'string' },
       cases: { type: 'string', default: 'all' },
+      'service-root': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -99,6 +102,7 @@ async function main(): Promise<void> {
     // service's do in production, so that no side measures replays of evicted runs.
     cachedWorkflows: { service: Math.max(400, 2 * opts.submits + 200), floor: 4 * opts.submits + 200 },
     nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+    ...(values['service-root'] ? { serviceRoot: path.resolve(values['service-root']) } : {}),
   });
   const stack = await starting;
   if (interrupted) return new Promise<void>(() => undefined); // the signal handler exits
