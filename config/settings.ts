@@ -7,7 +7,8 @@ import type { ResolvedOf, SettingsOf, SettingsTable } from './setting-row';
  * Every environment variable the service reads (the API, the worker, the storage node and their
  * launchers): one row each, with its type, default, config file key, the `Config` field it fills
  * and its meaning. Adding a setting is adding its row: config/config.ts derives the `Config`
- * field, its parse (env over file over default) and the file's schema from it. The table in
+ * field, its parse (env over file over default), the file's schema, and from its `readBy` whether
+ * the API's and the worker's own config types hold it. The table in
  * docs/configuration.md "Settings" is rendered from this one (`npm run docs:settings`) in this
  * order, and a unit test fails when they differ.
  */
