@@ -51,14 +51,18 @@ describe('stress: the same overload with admission bounding the open runs below 
     console.log(reportLines(report).join('\n'));
   });
 
-  it('when prepares ask for more open executions than the bound, then they are refused 503 CAPACITY_FULL and the cache holds every open run: no forced eviction, no core line, no recreation', () => {
+  it('when prepares ask for more open executions than the bound, then they are refused 503 CAPACITY_FULL and the cache holds every open run: no forced eviction, no wedged run, no recreation', () => {
     assert.ok(report.refused.setup > 0 && report.refused.load > 0, `refused ${JSON.stringify(report.refused)}`);
     assert.ok(report.worker.cachePeak <= 10, `cache peak ${report.worker.cachePeak}`);
     const evictions = Object.entries(report.worker.cacheCounters)
       .filter(([name]) => name.includes('forced_eviction'))
       .reduce((n, [, v]) => n + v, 0);
     assert.equal(evictions, 0);
-    assert.equal(report.worker.coreLines.extraBufferedRun + report.worker.coreLines.leftoverBuffered, 0);
+    // The wedge's line. "There were leftover buffered tasks when evicting run" is not asserted: the
+    // core also logs it when a run that finished (SIGNING, EXPIRED: the run closes) leaves the cache
+    // with a task still buffered behind its last activation (a GET's query, typically: the core's
+    // own comment expects such leftovers, workflow_stream.rs), which no cache size prevents.
+    assert.equal(report.worker.coreLines.extraBufferedRun, 0);
     assert.equal(report.worker.recreated, 0);
   });
 
