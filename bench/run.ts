@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { projectRoot } from '../config/config';
+import { SETTINGS } from '../config/settings';
 import { runVerifyCase } from './cases/verify';
 import { JsonClient } from './http';
 import { BATCH_SIZES, CONCURRENCIES, runPhase } from './phase';
@@ -100,7 +101,10 @@ async function main(): Promise<void> {
     // Case 1 keeps 2 × submits executions open on the service's workers and 4 × submits reference
     // workflows on the floor worker at once: each cache holds all of them, as admission makes the
     // service's do in production, so that no side measures replays of evicted runs.
-    cachedWorkflows: { service: Math.max(400, 2 * opts.submits + 200), floor: 4 * opts.submits + 200 },
+    cachedWorkflows: {
+      service: Math.max(SETTINGS.WORKER_CACHED_WORKFLOWS.default, 2 * opts.submits + 200),
+      floor: 4 * opts.submits + 200,
+    },
     nodeArgs: values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     ...(values['service-root'] ? { serviceRoot: path.resolve(values['service-root']) } : {}),
   });

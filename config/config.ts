@@ -83,9 +83,7 @@ function configFields(env: Readonly<Record<string, string | undefined>>, reader?
   const combined = Object.fromEntries(
     Object.entries(COMBINED_FIELDS).map(([key, field]) => [key, { readBy: field.readBy, make: () => field.make(context) }]),
   );
-  // Every row's and combined field's own checks run whoever reads them; then the reader's fields alone.
-  const all = fieldsOf(SETTINGS, context.value, switched, combined);
-  return reader === undefined ? all : fieldsOf(SETTINGS, context.value, switched, combined, reader);
+  return fieldsOf(SETTINGS, context.value, switched, combined, reader);
 }
 
 function deepFreeze<T>(value: T): T {

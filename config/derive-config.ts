@@ -86,7 +86,9 @@ function put(target: Record<string, unknown>, dotted: string, value: unknown): v
 /**
  * The config object: the rows' fields, then the `switched` objects that are off set to undefined
  * (their rows' `toConfig` is not run), then the `combined` fields. With a `reader`, only the rows
- * and combined fields whose `readBy` names it: what that process's config type holds.
+ * and combined fields whose `readBy` names it: what that process's config type holds. Every row's
+ * `toConfig` and every combined field is still made, whoever reads it, so that a bad setting stops
+ * each process alike.
  */
 export function fieldsOf(
   table: SettingsTable,
@@ -98,13 +100,16 @@ export function fieldsOf(
   const out: Record<string, unknown> = {};
   const wanted = (readBy: string) => reader === undefined || readByNames(readBy, reader);
   for (const [name, row] of Object.entries(table) as [string, Row][]) {
-    if (!row.config || !wanted(row.readBy)) continue;
+    if (!row.config) continue;
     if (switched[row.config.split('.')[0]] === false) continue;
-    const value = resolved[name];
-    put(out, row.config, row.toConfig ? (row.toConfig as (v: unknown) => unknown)(value) : value);
+    const value = row.toConfig ? (row.toConfig as (v: unknown) => unknown)(resolved[name]) : resolved[name];
+    if (wanted(row.readBy)) put(out, row.config, value);
   }
   for (const [key, on] of Object.entries(switched)) if (!on) out[key] = undefined;
-  for (const [dotted, field] of Object.entries(combined)) if (wanted(field.readBy)) put(out, dotted, field.make());
+  for (const [dotted, field] of Object.entries(combined)) {
+    const value = field.make();
+    if (wanted(field.readBy)) put(out, dotted, value);
+  }
   return out;
 }
 

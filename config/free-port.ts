@@ -15,11 +15,15 @@ function ephemeralRange(): { low: number; high: number } {
 /** The lowest port a pick may take: above the well-known and most registered services' ports. */
 const LOWEST = 10_000;
 
-function bindable(port: number): Promise<boolean> {
+/** Binds `port` (0: any) on 127.0.0.1 and lets it go: the port bound, or undefined when it was taken. */
+function bindOnce(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
+    });
   });
 }
 
@@ -34,16 +38,11 @@ export async function freePort(): Promise<number> {
   const { low } = ephemeralRange();
   const span = Math.max(0, low - LOWEST);
   for (let attempt = 0; span > 0 && attempt < 50; attempt++) {
-    const port = LOWEST + Math.floor(Math.random() * span);
-    if (await bindable(port)) return port;
+    const port = await bindOnce(LOWEST + Math.floor(Math.random() * span));
+    if (port !== undefined) return port;
   }
   // No free port below the ephemeral range (or none there at all): any port the system gives.
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+  const any = await bindOnce(0);
+  if (any === undefined) throw new Error('no free TCP port on 127.0.0.1');
+  return any;
 }

@@ -28,14 +28,12 @@ interface Outcome {
   to: number;
 }
 
-function jobName(files: string[]): string {
-  return files.length === 1 ? path.relative(projectRoot, files[0]) : `${files.length} files of the shared stack`;
-}
-
-function run(args: string[], name: string, lane: string, env: NodeJS.ProcessEnv, suiteStart: number): Promise<Outcome> {
+/** One mocha process of `files`, its lines prefixed with its lane; `from` and `to` counted from `suiteStart`. */
+function runMocha(files: string[], lane: string, env: NodeJS.ProcessEnv, suiteStart: number): Promise<Outcome> {
+  const name = files.length === 1 ? path.relative(projectRoot, files[0]) : `${files.length} files of the shared stack`;
   const from = (Date.now() - suiteStart) / 1000;
   const prefix = `${lane}│ `;
-  const child = spawn(args[0], args.slice(1), { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MOCHA, ...files], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) =>
     createInterface({ input: stream }).on('line', (line) => out.write(`${prefix}${line}\n`));
   relay(child.stdout, process.stdout);
@@ -56,14 +54,13 @@ async function main(): Promise<number> {
   const files = plan.parallel.flat().length + plan.alone.length;
   console.log(`suite: ${files} test files; ${plan.parallel.length} jobs in two lanes at once, then ${plan.alone.length} load files alone`);
   const outcomes: Outcome[] = [];
-  const mocha = (job: string[], lane: string) => run([process.execPath, MOCHA, ...job], jobName(job), lane, env, started);
   try {
     const queue = [...plan.parallel];
     const lane = async (n: number) => {
-      for (let job = queue.shift(); job; job = queue.shift()) outcomes.push(await mocha(job, String(n)));
+      for (let job = queue.shift(); job; job = queue.shift()) outcomes.push(await runMocha(job, String(n), env, started));
     };
     await Promise.all([lane(1), lane(2)]);
-    if (plan.alone.length > 0) outcomes.push(await mocha(plan.alone, 'L'));
+    if (plan.alone.length > 0) outcomes.push(await runMocha(plan.alone, 'L', env, started));
 
     const times = readFileSync(timesFile, 'utf8')
       .trim()

@@ -62,26 +62,12 @@ export class TestChain {
 
   /** Sends `amount` base units of `token` from anvil's first dev account to `to`; waits in the pool until a block is mined. */
   sendToken(token: Address, to: string, amount: bigint): Promise<Hash> {
-    return this.client.writeContract({
-      address: token,
-      abi: readArtifacts().contracts.TestToken.abi,
-      functionName: 'transfer',
-      args: [to as Address, amount],
-      account: ANVIL_DEV_ACCOUNT.address,
-      chain: foundry,
-    });
+    return this.callToken(token, 'transfer', [to as Address, amount]);
   }
 
   /** Lets `spender` move up to `amount` of anvil's first dev account's `token`; waits in the pool until a block is mined. */
   approveToken(token: Address, spender: Address, amount: bigint): Promise<Hash> {
-    return this.client.writeContract({
-      address: token,
-      abi: readArtifacts().contracts.TestToken.abi,
-      functionName: 'approve',
-      args: [spender, amount],
-      account: ANVIL_DEV_ACCOUNT.address,
-      chain: foundry,
-    });
+    return this.callToken(token, 'approve', [spender, amount]);
   }
 
   /**
@@ -90,12 +76,22 @@ export class TestChain {
    * sender `relayer`. Waits in the pool until a block is mined.
    */
   transferTokenFrom(token: Address, relayer: Address, owner: Address, to: string, amount: bigint): Promise<Hash> {
+    return this.callToken(token, 'transferFrom', [owner, to as Address, amount], relayer);
+  }
+
+  /** Sends `functionName(args)` to the TestToken at `token` from `account` (anvil's first dev account unless given). */
+  private callToken(
+    token: Address,
+    functionName: 'transfer' | 'approve' | 'transferFrom',
+    args: readonly unknown[],
+    account: Address = ANVIL_DEV_ACCOUNT.address,
+  ): Promise<Hash> {
     return this.client.writeContract({
       address: token,
       abi: readArtifacts().contracts.TestToken.abi,
-      functionName: 'transferFrom',
-      args: [owner, to as Address, amount],
-      account: relayer,
+      functionName,
+      args,
+      account,
       chain: foundry,
     });
   }

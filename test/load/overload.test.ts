@@ -6,7 +6,7 @@ import { confirmationMessage, ownerKey, type WhitelistChange } from '../../domai
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../support/executions';
 import { ProcessStack } from '../support/process-stack';
 import { nodeEntries } from '../support/whitelists';
-import { errorTypes, figures, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
+import { errorTypes, figures, jsonLines, percentile, retry503, runLoad, runOpenLoop, shuffle, type LoadRequest } from './load-client';
 import { testSettings } from '../support/settings';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { workflowFacts } from '../support/workflow-facts';
@@ -40,22 +40,11 @@ describe('overload: the same mix at twice the rate that saturates this machine (
   this.timeout(600_000);
   let stack: ProcessStack;
   /** The API's JSON log lines (its stdout). */
-  const apiLog: Array<Record<string, unknown>> = [];
+  let apiLog: Array<Record<string, unknown>> = [];
   before(async function () {
     this.timeout(120_000);
     stack = await new ProcessStack().start();
-    let pending = '';
-    stack.api!.child.stdout!.on('data', (chunk: Buffer) => {
-      const lines = (pending + chunk.toString('utf8')).split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        try {
-          apiLog.push(JSON.parse(line) as Record<string, unknown>);
-        } catch {
-          // not a log line
-        }
-      }
-    });
+    apiLog = jsonLines(stack.api!.child.stdout!);
   });
   after(async function () {
     this.timeout(60_000);

@@ -3,8 +3,7 @@ import { depositCompletedSignal, executionWorkflowId } from '../../../contracts/
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../wallets';
 import { freePort } from '../../../config/free-port';
 import { ProcessStack } from '../stack/process-stack';
-import { errorTypes, figures, retry503, runLoad, runOpenLoop, type LoadRequest, type LoadResult } from './load-client';
-import { createInterface } from 'node:readline';
+import { errorTypes, figures, jsonLines, retry503, runLoad, runOpenLoop, type LoadRequest, type LoadResult } from './load-client';
 import { watchWorker, type WorkerFigures } from './worker-watch';
 import { taskTroubles, wedgedWorkflows, type TaskTroubles } from './workflow-health';
 
@@ -134,14 +133,7 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
   }).start();
   try {
     const watch = watchWorker(stack.worker!, `http://127.0.0.1:${metricsPort}/metrics`);
-    const apiLog: Array<Record<string, unknown>> = [];
-    createInterface({ input: stack.api!.child.stdout! }).on('line', (line) => {
-      try {
-        apiLog.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    });
+    const apiLog = jsonLines(stack.api!.child.stdout!);
     const auth = { authorization: `Bearer ${stack.token}` };
     const random = seeded(total * 7919 + cache);
     const expiringCount = Math.round(total * expiringShare);

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { createInterface } from 'node:readline';
 import { readAnswer } from '../read-answer';
 
 /** One request of a load run: what to send, and the label its figures are kept under. */
@@ -190,6 +191,19 @@ export function shuffle<T>(items: T[], seed: number): T[] {
     [items[i], items[j]] = [items[j], items[i]];
   }
   return items;
+}
+
+/** The JSON lines a process writes to `stream` (its log), collected as they come; other lines are skipped. */
+export function jsonLines(stream: NodeJS.ReadableStream): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  createInterface({ input: stream }).on('line', (line) => {
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // not a log line
+    }
+  });
+  return lines;
 }
 
 /**
