@@ -62,6 +62,7 @@ export async function runPhase(
         close: side(runs.floorParts.close),
       },
       apiCpuMsPerRequest: runs.apiCpuMsPerRequest,
+      cpu: runs.cpu,
     });
   }
   const executionCost = await settledHistoryCost(client, sample);

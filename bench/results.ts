@@ -3,6 +3,7 @@ import type { Timeline } from './cases/timeline';
 import type { VerifyResult } from './cases/verify';
 import type { Summary } from './stats';
 import type { HistoryCost } from './cases/history-cost';
+import type { CpuSide, UpdateCpu } from './cases/submit';
 
 /** What one `npm run bench` measured; bench/results.json holds the last one. */
 export interface BenchResults {
@@ -53,6 +54,8 @@ export interface PhaseResult {
     floor?: Side;
     floorParts?: { searchAttribute: Side; activity: Side; close?: Side };
     apiCpuMsPerRequest: number;
+    /** CPU ms per Update of the server, the side's worker and the API (absent in older results). */
+    cpu?: Record<CpuSide, UpdateCpu>;
   }>;
   /** What one execution from prepare to SIGNING costs the server (its history; absent in older results). */
   executionCost?: HistoryCost;

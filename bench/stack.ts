@@ -12,6 +12,7 @@ import type { NodeKeys } from '../lib/node-request-auth';
 import { createToken } from '../tokens/token-store';
 import { startNodeChild, track, type BenchChild } from './children';
 import { childEnv } from '../config/child-env';
+import type { DatabaseSettings } from '../db/database';
 
 /**
  * The whole service as separate processes, as `npm start` runs it: a Temporal dev server (the
@@ -28,10 +29,19 @@ export interface BenchStack {
   nodes: string[];
   /** The storage nodes' keys: the direct side signs its requests as the worker does. */
   nodeKeys: NodeKeys;
+  /** The service's read model (the stack's own SQLite file, or the cluster's PostgreSQL database). */
+  readModel: DatabaseSettings;
   /** Every scope: executions:prepare, executions:deposit, whitelist:*. */
   token: string;
   api: BenchChild;
   workers: BenchChild[];
+  /** The floor worker (bench/floor): the reference workflows' only worker. */
+  floorWorker: BenchChild;
+  /**
+   * The Temporal server's process, for its CPU time: the dev server (its SQLite in-process), or the
+   * cluster's server (without PostgreSQL's processes).
+   */
+  serverPid?: number;
   /** The last `lines` lines of the API's and each worker's log (for a failed run: logs go with the temp folder). */
   logTails(lines: number): string;
   /** Starts one more worker process on the same task queue. */
@@ -84,12 +94,14 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     let temporal: TemporalChoice;
     let namespace: string;
     let database: Record<string, string>;
+    let readModel: DatabaseSettings;
     if (options.temporal === 'cluster') {
       throwaway = await startThrowawayCluster('bench cluster');
       const { cluster } = throwaway;
       temporal = { address: cluster.address };
       namespace = cluster.settings.temporal.namespace;
       database = { DATABASE_URL: cluster.databaseUrl };
+      readModel = { url: cluster.databaseUrl, sqliteFile: '' };
       log(
         `temporal cluster ${cluster.address} (server pid ${cluster.server.child.pid}, PostgreSQL, ${cluster.settings.temporal.historyShards} shards)`,
       );
@@ -105,6 +117,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       };
       namespace = shipped.namespace;
       database = { DATABASE_FILE: path.join(tmpDir, 'read-model.sqlite') };
+      readModel = { sqliteFile: database.DATABASE_FILE };
     }
 
     const keysFile = path.join(tmpDir, 'storage-node-keys');
@@ -196,9 +209,12 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       apiUrl,
       nodes,
       nodeKeys: readNodeKeysFile(keysFile),
+      readModel,
       token,
       api,
       workers,
+      floorWorker: floor,
+      serverPid: stack.temporal.child?.pid ?? throwaway?.cluster.server.child.pid,
       logTails,
       addWorker,
       stop,

@@ -1,5 +1,5 @@
 import type { BenchResults, PhaseResult } from './results';
-import { ratio } from './stats';
+import { ratio, round } from './stats';
 import { renderCurveTable } from './curve-plot';
 
 // Renders BenchResults as Markdown tables: readable in a terminal and pasted as-is into docs/performance.md.
@@ -72,6 +72,36 @@ function targetRows(phases: PhaseResult[]) {
               ratio(api.opsPerSec, floor.opsPerSec),
             ],
           ]
+        : [],
+    ),
+  );
+}
+
+/** CPU ms per Update by process, for the two floors that bracket a SIGNING change and the execution itself. */
+function cpuRows(phases: PhaseResult[]) {
+  const sides = [
+    ['floorSearchAttribute', 'floor + search attribute'],
+    ['floorClose', 'floor + search attribute + close'],
+    ['direct', 'execution, direct'],
+    ['api', 'execution through the API'],
+  ] as const;
+  return phases.flatMap((p) =>
+    p.submit.flatMap(({ concurrency, cpu }) =>
+      cpu
+        ? sides.map(([key, name]) => {
+            const c = cpu[key];
+            // The API's CPU counts only where the Updates went through it (elsewhere it is the idle API's).
+            const api = key === 'api' ? c.apiMs : 0;
+            return [
+              p.workers,
+              concurrency,
+              name,
+              c.serverMs,
+              c.workerMs,
+              key === 'api' ? c.apiMs : '-',
+              round(c.serverMs + c.workerMs + api, 1),
+            ];
+          })
         : [],
     ),
   );
@@ -227,6 +257,14 @@ export function renderTables(r: BenchResults): string {
             ],
             statusRows,
           ),
+          ...(cpuRows(r.phases).length > 0
+            ? [
+                '',
+                `Case 1, CPU ms per Update by process (the machine's two cores are the ceiling, so these decide the rates above): the Temporal server${r.settings.temporal === 'cluster' ? ' (without PostgreSQL)' : ' (its SQLite included)'}, the worker that ran the workflows (the service's, or the floor's), the API`,
+                '',
+                table(['workers', 'clients', 'Updates to', 'server', 'worker', 'API', 'total'], cpuRows(r.phases)),
+              ]
+            : []),
         ]
       : []),
     '',

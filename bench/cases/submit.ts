@@ -13,6 +13,8 @@ import { cpuMs } from '../proc';
 import type { FloorWork } from '../floor/workflows';
 import type { BenchStack } from '../stack';
 import { round } from '../stats';
+import { openDatabase } from '../../db/database';
+import { ExecutionStore } from '../../db/execution-store';
 
 // Case 1: valid submits to executions that already have their deposit (OPERATION_PENDING ->
 // SIGNING), through the API, against the same Update sent straight to Temporal by
@@ -26,6 +28,8 @@ const SETUP_CONCURRENCY = 10;
 const CALL_DEADLINE_MS = 10_000;
 /** A pause between the setup and the measured runs (see runSubmitCase). */
 const SETTLE_MS = 5_000;
+/** The longest the worker's read-model catch-up may take to write the records of a direct run (a pass every 5 s). */
+const CATCH_UP_MS = 60_000;
 const WALLETS = 8;
 const DOMAIN = 'localhost';
 
@@ -52,6 +56,50 @@ export interface SubmitRuns {
   setupMs: number;
   /** CPU time the API process used per submit, over its runs (nothing else reaches it meanwhile). */
   apiCpuMsPerRequest: number;
+  /** CPU time per Update of the server and of the worker that ran the side's workflows, over its runs. */
+  cpu: Record<CpuSide, UpdateCpu>;
+}
+
+/** The sides whose CPU per Update is counted: the execution (directly, through the API) and the floors that bracket it. */
+export type CpuSide = 'api' | 'direct' | 'floorSearchAttribute' | 'floorClose';
+
+/**
+ * CPU milliseconds per Update, by process, over a side's runs: the Temporal server (on the dev
+ * server its SQLite too), the worker that ran the workflows (the service's worker(s), or the floor
+ * worker) and the API (through the API only). The server finishes some of a run's work after its
+ * last answer (visibility writes, a catch-up pass), which then counts in the next run's: a run's
+ * figure is its share within about a millisecond, not to the microsecond.
+ */
+export interface UpdateCpu {
+  serverMs: number;
+  workerMs: number;
+  apiMs: number;
+}
+
+/** Adds up, per side, the CPU time of the server, the side's worker(s) and the API over each measured run. */
+class CpuMeter {
+  private readonly spent = new Map<CpuSide, { updates: number; server: number; worker: number; api: number }>();
+  constructor(private readonly stack: BenchStack) {}
+
+  async run(name: CpuSide, workers: readonly number[], measured: () => Promise<LoadResult>): Promise<LoadResult> {
+    const { serverPid, api } = this.stack;
+    const sum = (pids: readonly number[]) => pids.reduce((total, pid) => total + cpuMs(pid), 0);
+    const before = { server: serverPid ? cpuMs(serverPid) : 0, worker: sum(workers), api: cpuMs(api.pid) };
+    const result = await measured();
+    const side = this.spent.get(name) ?? { updates: 0, server: 0, worker: 0, api: 0 };
+    side.updates += result.latenciesMs.length;
+    side.server += (serverPid ? cpuMs(serverPid) : 0) - before.server;
+    side.worker += sum(workers) - before.worker;
+    side.api += cpuMs(api.pid) - before.api;
+    this.spent.set(name, side);
+    return result;
+  }
+
+  perUpdate(name: CpuSide): UpdateCpu {
+    const side = this.spent.get(name) ?? { updates: 0, server: 0, worker: 0, api: 0 };
+    const per = (ms: number) => round(ms / Math.max(1, side.updates), 2);
+    return { serverMs: per(side.server), workerMs: per(side.worker), apiMs: per(side.api) };
+  }
 }
 
 /**
@@ -119,6 +167,27 @@ async function prepareExecutions(stack: BenchStack, http: JsonClient, count: num
     };
     return { wallet, executionId, body, direct };
   });
+}
+
+/**
+ * Waits until the read model shows every execution of a direct run signed (but as many as failed). Nobody wrote those
+ * records (the API writes the ones it answers): the worker's catch-up fetches each run's result a
+ * pass or two later, and that work belongs to the direct side, not to the next run's window.
+ */
+async function readModelCaughtUp(store: ExecutionStore, items: Prepared[], failed: number): Promise<void> {
+  const ids = items.map((p) => executionWorkflowId(p.wallet, p.executionId));
+  const deadline = Date.now() + CATCH_UP_MS;
+  for (;;) {
+    const records = await store.getMany(ids);
+    const behind = ids.filter((id) => records.get(id)?.status !== 'SIGNING');
+    // A submit that failed left its execution unsigned.
+    if (behind.length <= failed) return;
+    if (Date.now() > deadline)
+      throw new Error(
+        `direct submits: the read model still shows ${behind.length} of ${ids.length} unsigned after ${CATCH_UP_MS} ms (first ${behind[0]})`,
+      );
+    await setTimeout(250);
+  }
 }
 
 function viaApi(stack: BenchStack, http: JsonClient, items: Prepared[]) {
@@ -201,26 +270,38 @@ export async function runSubmitCase(
   http.dropIdle();
   const apiRuns: LoadResult[] = [];
   const directRuns: LoadResult[] = [];
-  let apiCpu = 0;
-  const apiRun = async (items: Prepared[]) => {
-    const before = cpuMs(stack.api.pid);
-    apiRuns.push(await closedLoop(items.length, concurrency, viaApi(stack, http, items)));
-    apiCpu += cpuMs(stack.api.pid) - before;
+  const meter = new CpuMeter(stack);
+  const serviceWorkers = stack.workers.map((w) => w.pid);
+  const apiRun = async (items: Prepared[]) =>
+    apiRuns.push(await meter.run('api', serviceWorkers, () => closedLoop(items.length, concurrency, viaApi(stack, http, items))));
+  const readModel = await openDatabase(stack.readModel);
+  const store = new ExecutionStore(readModel);
+  const directRun = async (items: Prepared[]) => {
+    const run = await meter.run('direct', serviceWorkers, () => closedLoop(items.length, concurrency, viaClient(client, items)));
+    directRuns.push(run);
+    await readModelCaughtUp(store, items, run.errors);
   };
   // As many Updates to each floor as direct ones, with the direct side's arguments.
   const floorArgs = direct.map((d) => d.direct);
   const floorRuns = new Map<FloorWork, LoadResult[]>(FLOOR_KINDS.map((work) => [work, []]));
+  const metered: Partial<Record<FloorWork, CpuSide>> = {
+    'search-attribute': 'floorSearchAttribute',
+    'search-attribute+close': 'floorClose',
+  };
   const floorRun = async (work: FloorWork, from: number, to: number) => {
     const ids = (floorIds.get(work) ?? []).slice(from, to);
-    floorRuns.get(work)?.push(await closedLoop(ids.length, concurrency, viaFloor(client, ids, floorArgs.slice(from, to))));
+    const measured = () => closedLoop(ids.length, concurrency, viaFloor(client, ids, floorArgs.slice(from, to)));
+    const name = metered[work];
+    floorRuns.get(work)?.push(await (name ? meter.run(name, [stack.floorWorker.pid], measured) : measured()));
   };
   await apiRun(a1);
-  directRuns.push(await closedLoop(d1.length, concurrency, viaClient(client, d1)));
+  await directRun(d1);
   for (const work of FLOOR_KINDS) await floorRun(work, 0, half);
   for (const work of [...FLOOR_KINDS].reverse()) await floorRun(work, half, direct.length);
-  directRuns.push(await closedLoop(d2.length, concurrency, viaClient(client, d2)));
+  await directRun(d2);
   http.dropIdle();
   await apiRun(a2);
+  await readModel.close();
   const allFloorIds = [...floorIds.values()].flat();
   await closedLoop(allFloorIds.length, SETUP_CONCURRENCY, async (i) => {
     // The floors that close in their Update's task are gone already.
@@ -243,6 +324,12 @@ export async function runSubmitCase(
     },
     sampleWorkflowId: executionWorkflowId(api[0].wallet, api[0].executionId),
     setupMs,
-    apiCpuMsPerRequest: round(apiCpu / Math.max(1, a1.length + a2.length), 2),
+    apiCpuMsPerRequest: meter.perUpdate('api').apiMs,
+    cpu: {
+      api: meter.perUpdate('api'),
+      direct: meter.perUpdate('direct'),
+      floorSearchAttribute: meter.perUpdate('floorSearchAttribute'),
+      floorClose: meter.perUpdate('floorClose'),
+    },
   };
 }
