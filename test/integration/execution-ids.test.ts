@@ -31,8 +31,8 @@ describe('execution ids never cross runs: an id is refused for ever once used, a
     await eventually(async () => (await listHttp(stack.api.url, wallet.id)).body?.result?.[0]?.status === 'CANCELLED', 15_000);
     // What retention does to a closed run: Temporal deletes it. Only the read model remembers.
     const workflowId = executionWorkflowId(wallet.id, executionId);
-    // The run has closed (at CANCELLED); the server deletes a closed run from a queued task once
-    // its transfer queue's saved position passes the close (every second with temporal-dev.yaml).
+    // The run has closed (at CANCELLED); the server deletes a closed run from a queued task, which
+    // took about 30 s on the dev server.
     await stack.client.workflowService.deleteWorkflowExecution({
       namespace: stack.config.temporal.namespace,
       workflowExecution: { workflowId },
