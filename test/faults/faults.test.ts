@@ -142,7 +142,14 @@ describe('faults: real processes killed and restarted', function () {
       back.history.map((h: any) => h.status),
       ['PREPARED', 'OPERATION_PENDING', 'SIGNING'],
     );
-    assert.equal((await status(prepared)).status, 'PREPARED');
+    // The signed execution has closed: the API answers it from the read model, whatever Temporal
+    // does. The prepared one is open: the API asks its workflow, which needs the server back and the
+    // worker polling it again (503 until then).
+    const open = await eventually(async () => {
+      const r = await status(prepared);
+      return r !== undefined && r;
+    }, 30_000);
+    assert.equal(open.status, 'PREPARED');
     // and the worker came back by itself: a new execution goes all the way
     const fresh = await prepareOne();
     assert.equal(
