@@ -56,7 +56,7 @@ export interface SubmitRuns {
   setupMs: number;
   /** CPU time the API process used per submit, over its runs (nothing else reaches it meanwhile). */
   apiCpuMsPerRequest: number;
-  /** CPU time per Update of the server and of the worker that ran the side's workflows, over its runs. */
+  /** CPU time per Update of the server, of the worker that ran the side's workflows and of the API, over its runs. */
   cpu: Record<CpuSide, UpdateCpu>;
 }
 
@@ -67,8 +67,8 @@ export type CpuSide = 'api' | 'direct' | 'floorSearchAttribute' | 'floorClose';
  * CPU milliseconds per Update, by process, over a side's runs: the Temporal server (on the dev
  * server its SQLite too), the worker that ran the workflows (the service's worker(s), or the floor
  * worker) and the API (through the API only). The server finishes some of a run's work after its
- * last answer (visibility writes, a catch-up pass), which then counts in the next run's: a run's
- * figure is its share within about a millisecond, not to the microsecond.
+ * last answer (its visibility writes), which then counts in the next run's: a run's figure is its
+ * share within about a millisecond, not to the microsecond.
  */
 export interface UpdateCpu {
   serverMs: number;
