@@ -91,16 +91,8 @@ function cpuRows(phases: PhaseResult[]) {
         ? sides.map(([key, name]) => {
             const c = cpu[key];
             // The API's CPU counts only where the Updates went through it (elsewhere it is the idle API's).
-            const api = key === 'api' ? c.apiMs : 0;
-            return [
-              p.workers,
-              concurrency,
-              name,
-              c.serverMs,
-              c.workerMs,
-              key === 'api' ? c.apiMs : '-',
-              round(c.serverMs + c.workerMs + api, 1),
-            ];
+            const api = key === 'api' ? c.apiMs : undefined;
+            return [p.workers, concurrency, name, c.serverMs, c.workerMs, api ?? '-', round(c.serverMs + c.workerMs + (api ?? 0), 1)];
           })
         : [],
     ),

@@ -3,6 +3,8 @@
 # the workflow check on the other. Fails when any of them fails; each prints its own findings.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# The project's own eslint and prettier, also when this file is run without npm.
+PATH="$PWD/node_modules/.bin:$PATH"
 eslint . &
 eslint_pid=$!
 prettier --check . && node dist/scripts/check-workflows.js
