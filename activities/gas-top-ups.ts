@@ -4,7 +4,7 @@ import type { TopUp, TopUpVariant } from '../db/gas-account';
 import type { RefundJob } from '../db/refund-payments';
 import { feesOf, maxCost, replacementFees, withinTokenFeeCap, type RefundFees } from '../domain/refund-fees';
 import type { RefundDeps } from './refunds';
-import { markSent, marketFees, receiptOf, sendAll, signRecorded } from './signed-transactions';
+import { markSent, marketFees, nonceTakenForSure, receiptOf, sendAll, signRecorded } from './signed-transactions';
 
 /**
  * The gas account's top-ups of deposit addresses: a token refund's fee is paid from the gas
@@ -52,6 +52,12 @@ export function createGasTopUps(
       return;
     }
     if (latest > topUp.nonce) {
+      const taken = await nonceTakenForSure(
+        rpc(),
+        { address: topUp.account, nonce: topUp.nonce, head, confirmations, seen: topUp.nonceGoneSeenBlock },
+        (at) => d.gasAccounts.rememberNonceGone(topUp.id, at),
+      );
+      if (!taken) return;
       if (await d.gasAccounts.recordLost(topUp))
         log().error('a gas top-up lost its nonce to a transaction the service did not sign: the gas account is used by someone else', {
           chain: topUp.chain,

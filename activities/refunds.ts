@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { encodeFunctionData, erc20Abi, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { RefundActivities, RefundAddress, RefundStep } from '../contracts/activities';
 import type { HoldReason, RefundVariant } from '../contracts/refunds';
@@ -22,11 +22,12 @@ import {
 import { holdBeforeSigning, isTokenAsset, refundDestination, type RefundRules } from '../domain/refund-policy';
 import { tokenTransfer } from '../domain/transfers';
 import { chainClient } from '../lib/chain-client';
+import { isExecutionRevert } from '../lib/chain-errors';
 import { readChainTransaction } from '../lib/chain-transaction';
 import type { GasAccountSigner } from '../lib/gas-account-key';
 import type { RefundSigner } from '../lib/refund-signer';
 import { createGasTopUps } from './gas-top-ups';
-import { markSent, marketFees, mostCost, receiptOf, sendAll, signRecorded } from './signed-transactions';
+import { markSent, marketFees, mostCost, nonceTakenForSure, receiptOf, sendAll, signRecorded } from './signed-transactions';
 
 /** What the refunder tells the worker, for its metrics (activities/ keeps none). */
 export type RefundEvent =
@@ -61,13 +62,22 @@ export interface RefundDeps {
   gasAccounts: GasAccountLedger;
   minFeeMultiple: number;
   replaceAfterBlocks: number;
+  /** REFUND_SWEEP_ADDRESSES: deposit addresses one sweep hands to refund workflows, at most. */
+  sweepAddresses: number;
   /** How long a refund workflow waits between looks at the chain (CHAIN_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
   onRefundEvent?: (event: RefundEvent) => void;
 }
 
-/** Deposit addresses one sweep hands to refund workflows, at most. */
-export const ADDRESSES_PER_SWEEP = 100;
+/**
+ * Looks at a refund whose simulation reverts before it is held `refund-reverts`: the activity's
+ * attempts, retried with the workflow's backoff (1, 2, 4, 8 s), so a node that answered one
+ * simulation wrongly does not hold a payable row.
+ */
+export const REVERT_LOOKS = 5;
+
+/** The failure type of a refund whose simulation reverted, retried until REVERT_LOOKS. */
+export const REFUND_REVERTS_FAILURE = 'RefundReverts';
 
 /**
  * The refund activities (contracts/activities.ts RefundActivities) over the worker's chain node and
@@ -168,6 +178,37 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     if (rows > 0) need().onRefundEvent?.({ kind: 'held', chain: job.source.chain, reason: 'nonce-mismatch', rows });
   };
 
+  /**
+   * The gas a refund transaction needs, from the node's simulation. A simulation that reverts (the
+   * destination's code refuses the money, the token refuses the transfer) fails the attempt; at
+   * the REVERT_LOOKS-th attempt the row is held `refund-reverts` instead, and the address's other
+   * rows go on. Any other error is the node's and is retried for ever.
+   */
+  const estimateOrHold = async (job: RefundJob, tx: { account: Hex; to: Hex; data?: Hex; value?: bigint }): Promise<bigint | 'held'> => {
+    try {
+      return await rpc().estimateGas(tx);
+    } catch (err) {
+      if (!isExecutionRevert(err)) throw err;
+      const attempt = Context.current().info.attempt;
+      const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+      if (attempt < REVERT_LOOKS)
+        throw ApplicationFailure.create({
+          type: REFUND_REVERTS_FAILURE,
+          message: `refund ${job.row.id} reverts when simulated (look ${attempt} of ${REVERT_LOOKS}): ${reason}`,
+        });
+      log().warn('refund reverts when simulated, look after look: held, the address goes on with its other rows', {
+        id: job.row.id,
+        chain: job.source.chain,
+        address: job.source.address,
+        to: tx.to,
+        looks: attempt,
+        reason,
+      });
+      await held(job, 'refund-reverts');
+      return 'held';
+    }
+  };
+
   /** Whether a token refund's receipt holds the token's `Transfer` of the row's amount from the deposit address to its destination. */
   const transferLogged = (receipt: TransactionReceipt, job: RefundJob): boolean =>
     receipt.logs.some((l) => {
@@ -197,7 +238,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         await d.gasAccounts.register(chain, address, latest);
         d.onRefundEvent?.({ kind: 'gas-balance', chain, address: address.toLowerCase(), wei });
       }
-      const addresses = await d.payments.addressesToPay(chain, ADDRESSES_PER_SWEEP, d.enabled);
+      const addresses = await d.payments.addressesToPay(chain, d.sweepAddresses, d.enabled);
       return { chain, addresses, pollIntervalMs: d.pollIntervalMs };
     },
 
@@ -238,8 +279,16 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         rpc().getTransactionCount({ address, blockTag: 'latest' }),
         rpc().getTransactionCount({ address, blockTag: 'pending' }),
       ]);
-      if (latest !== source.noncesMined || pending !== latest) {
-        await stopAddress(job, `latest ${latest}, pending ${pending}`);
+      // No decision on one read that a lagging node could cause: a count behind the ledger's is the
+      // node's lag, a transaction waiting in the pool is judged once mined, and a count above the
+      // ledger's holds the address only when a block `confirmations` deep shows it too.
+      if (latest < source.noncesMined || pending !== latest) return 'wait';
+      if (latest > source.noncesMined) {
+        const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
+        const confirmations = d.confirmations(source.chain) ?? d.windowSize;
+        const deep = await rpc().getTransactionCount({ address, blockNumber: BigInt(Math.max(0, head - confirmations + 1)) });
+        if (deep <= source.noncesMined) return 'wait';
+        await stopAddress(job, `latest ${latest}, ${deep} ${confirmations} blocks deep`);
         return 'held';
       }
       let variant: RefundVariant;
@@ -247,12 +296,15 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         // The whole amount goes back; the gas account pays the fee (broadcastRefund tops the address up first).
         const token = row.asset.slice('erc20:'.length) as Hex;
         const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, BigInt(row.amount!)] });
-        const gas = gasLimit(await rpc().estimateGas({ account: address, to: token, data }));
+        const estimate = await estimateOrHold(job, { account: address, to: token, data });
+        if (estimate === 'held') return 'held';
+        const gas = gasLimit(estimate);
         variant = await signVariant(job, 'refund', latest, token, 0n, gas, await marketFees(rpc()), data);
       } else {
         // The row's own money left on the address: its amount less what a cancel of it cost.
         const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
-        const estimate = await rpc().estimateGas({ account: address, to: to as Hex, value: amount / 2n });
+        const estimate = await estimateOrHold(job, { account: address, to: to as Hex, value: amount / 2n });
+        if (estimate === 'held') return 'held';
         const gas = gasLimit(estimate);
         const fees = await marketFees(rpc());
         const value = refundValue(amount, gas, fees);
@@ -336,6 +388,12 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         return 'mined';
       }
       if (latest > nonce) {
+        const taken = await nonceTakenForSure(
+          rpc(),
+          { address: source.address, nonce, head, confirmations, seen: job.nonceGoneSeenBlock },
+          (at) => d.payments.rememberNonceGone(row.id, at),
+        );
+        if (!taken) return 'pending';
         await d.payments.recordNonceUsedElsewhere(job, head);
         await stopAddress(job, `nonce ${nonce} mined by a transaction the ledger did not sign`);
         return 'mined';

@@ -95,3 +95,28 @@ export const markSent = <V extends TopUpVariant>(variants: readonly V[], sent: R
 
 /** The most a signed transaction can cost its sender: value + gas × fee cap. */
 export const mostCost = (v: TopUpVariant) => BigInt(v.value) + maxCost(BigInt(v.gas), feesOf(v));
+
+/**
+ * Whether `address`'s nonce `nonce`, seen used (its `latest` count above it) while none of the
+ * ledger's transactions at it has a receipt, was taken by a transaction the service did not sign.
+ * Decided at a second look only, `confirmations` blocks after the first (`seen`, kept by the
+ * caller through `remember`): a load-balanced node may answer the count from a fresh backend and
+ * the receipts from a lagging one, and by then the lagging one has caught up. The second look
+ * reads the count as of the first one's block, so a reorganisation since then that undid the
+ * spend starts the wait again.
+ */
+export async function nonceTakenForSure(
+  client: PublicClient,
+  look: { address: string; nonce: number; head: number; confirmations: number; seen?: number },
+  remember: (head: number) => Promise<void>,
+): Promise<boolean> {
+  if (look.seen === undefined || look.seen > look.head) {
+    await remember(look.head);
+    return false;
+  }
+  if (look.head - look.seen < look.confirmations) return false;
+  const then = await client.getTransactionCount({ address: look.address as Hex, blockNumber: BigInt(look.seen) });
+  if (then > look.nonce) return true;
+  await remember(look.head);
+  return false;
+}

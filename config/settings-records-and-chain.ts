@@ -153,6 +153,16 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     description:
       'blocks a refund transaction may wait unmined before it is replaced at the same nonce with fees raised by 12.5 % (up to half the row amount, then the row is held `fee-cap`)',
   },
+  REFUND_SWEEP_ADDRESSES: {
+    kind: 'integer',
+    min: 1,
+    max: 10000,
+    default: 100,
+    config: 'refunds.sweepAddresses',
+    readBy: 'worker',
+    description:
+      'deposit addresses one refund sweep (every 5 s) hands to refund workflows, at most: those it handed out longest ago first, so that addresses whose refunds wait (not deep enough yet, a node that fails) never keep a newer one waiting',
+  },
   WEBHOOK_URLS: {
     kind: 'list',
     default: [],

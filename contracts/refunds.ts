@@ -38,6 +38,12 @@ export interface RefundDue {
   transfers?: number;
   /** Recorded `held` from the start, with this reason (a dust batch: `too-small`). */
   holdReason?: HoldReason;
+  /**
+   * Recorded `void` from the start, for this reason: the execution's record holds its transfer
+   * flagged reorganised away (nothing is owed; the watcher puts it back `due` if the transfer is
+   * mined again).
+   */
+  voidReason?: VoidReason;
 }
 
 /** One signed transaction for a row's nonce, kept whether or not it is ever mined. */
@@ -77,7 +83,9 @@ export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit', 'unsign
 /** What an operator records once a refund is settled. */
 export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
 
-export interface RefundRow extends Required<Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender' | 'payerKind' | 'holdReason'>> {
+export interface RefundRow extends Required<
+  Omit<RefundDue, 'chain' | 'amount' | 'asset' | 'sender' | 'payerKind' | 'holdReason' | 'voidReason'>
+> {
   id: string;
   chain?: string;
   amount?: string;

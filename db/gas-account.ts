@@ -26,6 +26,8 @@ export interface TopUp {
   txHash?: string;
   fee?: string;
   createdAt: string;
+  /** The head when its nonce was first seen used with none of its variants mined (looked at again before it is `lost`). */
+  nonceGoneSeenBlock?: number;
 }
 
 /** A top-up about to be written before its first broadcast. */
@@ -224,6 +226,11 @@ export class GasAccountLedger {
     });
   }
 
+  /** Keeps `head` as the block at which top-up `id`'s nonce was seen used with none of its variants mined. */
+  async rememberNonceGone(id: string, head: number): Promise<void> {
+    await this.database.db.updateTable('gas_topups').set({ nonce_gone_seen_block: head }).where('id', '=', id).execute();
+  }
+
   /**
    * Records that a transaction none of its variants took a sending top-up's nonce (the gas account
    * used by hand): `lost`. The count is left to `resync`, which follows the chain once nothing is
@@ -255,5 +262,6 @@ function toTopUp(r: Selectable<GasTopupsTable>): TopUp {
     ...(r.tx_hash === null ? {} : { txHash: r.tx_hash }),
     ...(r.fee === null ? {} : { fee: r.fee }),
     createdAt: r.created_at,
+    ...(r.nonce_gone_seen_block === null ? {} : { nonceGoneSeenBlock: Number(r.nonce_gone_seen_block) }),
   };
 }

@@ -47,8 +47,12 @@ export class RefundLedger {
         reported_by: due.reportedBy,
         transfers: due.transfers ?? 1,
         hold_reason: due.holdReason ?? null,
-        state: due.holdReason === undefined ? 'due' : 'held',
+        state: due.voidReason !== undefined ? 'void' : due.holdReason === undefined ? 'due' : 'held',
         created_at: now.toISOString(),
+        // Void from the start: its due and void events count as announced, since nobody was ever told it was owed.
+        ...(due.voidReason === undefined
+          ? {}
+          : { void_reason: due.voidReason, voided_at: now.toISOString(), events: 2, announced_events: 2 }),
       })
       .onConflict((oc) =>
         due.sender === undefined

@@ -20,6 +20,8 @@ export interface RefundSource {
 export interface RefundJob {
   row: RefundRow;
   source: RefundSource;
+  /** The head when the row's nonce was first seen used with none of its variants mined (the refunder looks again before it decides). */
+  nonceGoneSeenBlock?: number;
 }
 
 /** What mined a row's nonce: one of its variants, with its receipt's status and block. */
@@ -49,9 +51,13 @@ export class RefundPayments {
   /**
    * Deposit addresses on `chain` with a row to work on (due, unless `signing` is false, or a
    * transaction out whose nonce is not mined: `paying`, voided while paying, or held at its fee
-   * cap), at most `limit`, oldest row first.
+   * cap), at most `limit`: those handed out longest ago first (never handed out before any), then
+   * the oldest row first. Marks the addresses answered as handed out at `now`, so that addresses
+   * whose refunds wait (not deep enough yet, a destination looked at again, a node that fails)
+   * take turns with newer ones instead of filling every sweep: with N addresses to work on, each
+   * is answered at least once in every ⌈N / limit⌉ sweeps.
    */
-  async addressesToPay(chain: string, limit: number, signing = true): Promise<string[]> {
+  async addressesToPay(chain: string, limit: number, signing = true, now = new Date()): Promise<string[]> {
     const rows = await this.database.db
       .selectFrom('refunds as r')
       .innerJoin('deposit_addresses as d', (j) => j.onRef('d.workflow_id', '=', 'r.workflow_id').onRef('d.chain', '=', 'r.chain'))
@@ -63,11 +69,21 @@ export class RefundPayments {
           eb.and([eb('r.refund_nonce', 'is not', null), eb('r.refund_block', 'is', null)]),
         ]),
       )
-      .groupBy('d.address')
+      .groupBy(['d.address', 'd.refund_swept_at'])
+      // '' sorts before every ISO time on both engines: never handed out comes first.
+      .orderBy((eb) => eb.fn.coalesce('d.refund_swept_at', sql<string>`''`))
       .orderBy('first')
       .limit(limit)
       .execute();
-    return rows.map((r) => r.address);
+    const addresses = rows.map((r) => r.address);
+    if (addresses.length > 0)
+      await this.database.db
+        .updateTable('deposit_addresses')
+        .set({ refund_swept_at: now.toISOString() })
+        .where('chain', '=', chain)
+        .where('address', 'in', addresses)
+        .execute();
+    return addresses;
   }
 
   /**
@@ -134,7 +150,13 @@ export class RefundPayments {
       .orderBy('id');
     const inFlight = await base.where('refund_nonce', 'is not', null).where('refund_block', 'is', null).executeTakeFirst();
     const row = inFlight ?? (await base.where('state', '=', 'due').executeTakeFirst());
-    return row && { row: toRow(row), source };
+    return (
+      row && {
+        row: toRow(row),
+        source,
+        ...(row.nonce_gone_seen_block === null ? {} : { nonceGoneSeenBlock: Number(row.nonce_gone_seen_block) }),
+      }
+    );
   }
 
   /** Every `due` row of `address`'s execution on `chain` to `held` with `reason` (automatic refunds from it stop). Answers how many. */
@@ -312,6 +334,11 @@ export class RefundPayments {
       .where('refund_block', 'is', null)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Keeps `head` as the block at which row `id`'s nonce was seen used with none of its variants mined. */
+  async rememberNonceGone(id: string, head: number): Promise<void> {
+    await this.database.db.updateTable('refunds').set({ nonce_gone_seen_block: head }).where('id', '=', id).execute();
   }
 
   /**

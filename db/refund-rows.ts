@@ -25,10 +25,11 @@ export function refundId(due: Pick<RefundDue, 'workflowId' | 'chain' | 'txHash' 
 
 /**
  * The ledger rows an execution's record owes: each refused deposit it holds, `overflow` (refusals
- * past what a record keeps), and its own deposit when a cancel made it `refundDue`.
+ * past what a record keeps), and its own deposit when a cancel made it `refundDue`. A transfer the
+ * record holds flagged `reorged` is a `void` row: recorded, owed to nobody.
  */
 export function refundsOfRecord(workflowId: string, record: ExecutionRecord, overflow: readonly RefusedDeposit[]): RefundDue[] {
-  const row = (d: Deposit, reason: string): RefundDue => ({
+  const row = (d: Deposit & { reorged?: true }, reason: string): RefundDue => ({
     workflowId,
     wallet: record.wallet,
     executionId: record.executionId,
@@ -41,6 +42,8 @@ export function refundsOfRecord(workflowId: string, record: ExecutionRecord, ove
     asset: d.asset ?? record.depositTarget?.asset ?? 'native',
     reason,
     reportedBy: 'execution',
+    // Money a reorganisation removed is owed to nobody, whatever closed the execution since.
+    ...(d.reorged ? { voidReason: 'reorged' as const } : {}),
   });
   const rows = [...record.refusedDeposits, ...overflow].map((r) => row(r, r.reason));
   if (record.deposit?.refundDue)

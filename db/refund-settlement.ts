@@ -19,6 +19,12 @@ export type SettleOutcome =
   | { outcome: 'tx-used'; row: RefundRow; otherId: string }
   /** The service's refunder has a transaction out for it: nothing written until its nonce is mined. */
   | { outcome: 'paying'; row: RefundRow }
+  /**
+   * A waiver of a row whose refund nonce a transaction the ledger did not sign took (held
+   * `nonce-mismatch` with a `refundNonce`): the money may have left; settled only as refunded, with
+   * the transaction that paid it.
+   */
+  | { outcome: 'nonce-taken'; row: RefundRow }
   | { outcome: 'missing' };
 
 /** A refund transaction's hash as a settlement carries it: an EVM transaction hash (the only chains there are). */
@@ -86,6 +92,16 @@ export async function settleRefund(
       .where('state', 'in', ['due', 'held'])
       // A nonce signed and not mined: a refund may still be mined.
       .where((eb) => eb.or([eb('refund_nonce', 'is', null), eb('refund_block', 'is not', null)]))
+      // A nonce signed and taken by another transaction: waived, nobody would know where the money went.
+      .$if(settlement.state === 'waived', (q) =>
+        q.where((eb) =>
+          eb.or([
+            eb('refund_nonce', 'is', null),
+            eb('hold_reason', 'is', null),
+            eb('hold_reason', '<>', 'nonce-mismatch' satisfies HoldReason),
+          ]),
+        ),
+      )
       .$if(txHash !== undefined, (q) => q.where((eb) => eb.not(eb.exists(otherGroupSettledBy(eb, txHash!)))))
       .executeTakeFirst();
   const result =
@@ -99,6 +115,8 @@ export async function settleRefund(
   if (!row) return { outcome: 'missing' };
   if (Number(result.numUpdatedRows) === 1) return { outcome: 'settled', row };
   if (row.refundNonce !== undefined && row.refundBlock === undefined) return { outcome: 'paying', row };
+  if (settlement.state === 'waived' && row.state === 'held' && row.holdReason === 'nonce-mismatch' && row.refundNonce !== undefined)
+    return { outcome: 'nonce-taken', row };
   if ((row.state === 'due' || row.state === 'held') && txHash !== undefined) {
     const other = await database.db
       .selectFrom('refunds')

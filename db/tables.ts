@@ -45,6 +45,8 @@ export interface DepositAddressesTable {
   refund_address: string | null;
   /** Refund transactions (and cancels) mined from this address: the nonce its next refund must find. */
   refund_nonces_mined: Generated<number>;
+  /** When the refund sweep last handed this address to a refund workflow (ISO time); null: never. */
+  refund_swept_at: string | null;
 }
 
 /** One row per watched chain: the chain watcher's last confirmed block, kept outside its history. */
@@ -105,6 +107,8 @@ export interface RefundsTable {
   refund_to: string | null;
   refund_variants: string | null;
   refund_block: number | string | null;
+  /** The head when the row's nonce was first seen used with none of its variants mined: held only at a second look, confirmations later. */
+  nonce_gone_seen_block: number | string | null;
   refund_value: string | null;
   /** When its refund.paid webhook was handed to its delivery workflow; null while refunded and not yet (an outbox). */
   paid_announced_at: string | null;
@@ -161,6 +165,8 @@ export interface GasTopupsTable {
   state: string;
   block: number | string | null;
   tx_hash: string | null;
+  /** The head when its nonce was first seen used with none of its variants mined: `lost` only at a second look, confirmations later. */
+  nonce_gone_seen_block: number | string | null;
   /** Wei the mined variant cost (gas used × effective gas price). */
   fee: string | null;
   created_at: string;

@@ -5,6 +5,18 @@
 import type { PayerKind } from './payer-kind';
 import type { HoldReason } from './refund-states';
 
+/**
+ * Why `address` (lowercase or EIP-55) can never receive a refund, or undefined: the zero address
+ * (what is sent there is burnt) and the precompiles `0x…01`–`0x…ff` (value sent to them stays there;
+ * a token transfer to them may revert). Where the chain has no code at such an address today,
+ * a later hard fork may put some.
+ */
+export function unreceivableAddress(address: string): string | undefined {
+  const digits = address.toLowerCase().replace(/^0x/, '');
+  if (!/^0{38}[0-9a-f]{2}$/.test(digits)) return undefined;
+  return digits === '0'.repeat(40) ? 'is the zero address' : 'is a precompile address (0x…01 to 0x…ff)';
+}
+
 /** What the policy reads of a ledger row. */
 export interface RefundRowFacts {
   chain?: string;
@@ -47,8 +59,10 @@ export const isTokenAsset = (asset: string | undefined): asset is `erc20:${strin
  * hand the money to a person). Or why it may not be paid automatically.
  */
 export function refundDestination(row: RefundRowFacts, source: RefundSourceFacts): { to: string } | { hold: HoldReason } {
-  if (source.refundAddress !== undefined) return { to: source.refundAddress };
-  if (row.sender === undefined) return { hold: 'no-destination' };
+  // A refundAddress accepted before prepare refused such addresses is never paid to.
+  if (source.refundAddress !== undefined)
+    return unreceivableAddress(source.refundAddress) === undefined ? { to: source.refundAddress } : { hold: 'refund-address-refused' };
+  if (row.sender === undefined || unreceivableAddress(row.sender) !== undefined) return { hold: 'no-destination' };
   if (row.payerKind === 'contract') return { hold: 'contract-payer' };
   return { to: row.sender };
 }

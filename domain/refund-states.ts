@@ -36,7 +36,10 @@ export const OPEN_REFUND_STATES: readonly RefundState[] = ['due', 'held', 'payin
  * - `reverted`: the refund was mined with status 0 (its nonce is used; never re-sent);
  * - `no-transfer-log`: a token refund was mined without the token's `Transfer` log of the amount
  *   to its destination (its nonce is used; never re-sent: a person reads the token);
- * - `fee-cap`: not mined with fees up to the row's fee cap.
+ * - `fee-cap`: not mined with fees up to the row's fee cap;
+ * - `refund-reverts`: the refund transaction reverts when the node simulates it, look after look
+ *   (the destination's code refuses the money, or the token refuses the transfer: paused,
+ *   blacklisted); nothing is signed, the address's other rows go on.
  */
 export const HOLD_REASONS = [
   'no-destination',
@@ -51,5 +54,6 @@ export const HOLD_REASONS = [
   'reverted',
   'no-transfer-log',
   'fee-cap',
+  'refund-reverts',
 ] as const;
 export type HoldReason = (typeof HOLD_REASONS)[number];

@@ -96,6 +96,14 @@ export async function refundsCommand(argv: string[], ledger: RefundLedger): Prom
         ],
         code: 1,
       };
+    case 'nonce-taken':
+      return {
+        out: [JSON.stringify(result.row)],
+        err: [
+          `refunds: row ${values.id}'s refund nonce ${result.row.refundNonce} was taken by a transaction the service did not sign; settle it refunded --tx-hash with the transaction that paid it back, it is not waived`,
+        ],
+        code: 1,
+      };
     case 'tx-used':
       return {
         out: [JSON.stringify(result.row)],

@@ -168,6 +168,7 @@ export async function startWorker(
         gasAccounts: new GasAccountLedger(database),
         minFeeMultiple: config.refunds.minFeeMultiple,
         replaceAfterBlocks: config.refunds.replaceAfterBlocks,
+        sweepAddresses: config.refunds.sweepAddresses,
         pollIntervalMs: config.chain.pollIntervalMs,
         onRefundEvent: hooks.onRefundEvent,
       },

@@ -14,6 +14,7 @@ import { intentHash as hashIntent } from '../../domain/canonical';
 import { decodeKey, toHex } from '../../domain/encoding';
 import { parseEoa } from '../../domain/eoa';
 import { badRequest, conflict, unavailable } from '../../domain/errors';
+import { unreceivableAddress } from '../../domain/refund-policy';
 import { initialRecord, type DepositAsset, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
 import { depositAddress } from '../../lib/deposit-seed';
 import type { DepositDeps } from '../deps';
@@ -141,6 +142,8 @@ export class PrepareExecutions {
     if (wanted.refundAddress !== undefined) {
       const parsed = parseEoa(wanted.refundAddress);
       if (!parsed.ok) throw badRequest(`deposit.refundAddress ${parsed.reason}`);
+      const unreceivable = unreceivableAddress(parsed.address);
+      if (unreceivable !== undefined) throw badRequest(`deposit.refundAddress ${unreceivable}: nothing sent there can come back`);
       refundAddress = parsed.address;
     }
     let chain: string;

@@ -59,7 +59,7 @@ export const prepareBodySchema = {
           type: 'string',
           pattern: '^0x[0-9a-fA-F]{40}$',
           description:
-            "where the service pays back deposits to this execution that it does not take (absent: each transfer's payer; a payer with code, or none the chain showed, waits for a person). EIP-55 checked when in mixed case; never a deposit address of this service, this execution's included (400)",
+            "where the service pays back deposits to this execution that it does not take (absent: each transfer's payer; a payer with code, or none the chain showed, waits for a person). EIP-55 checked when in mixed case; never a deposit address of this service, this execution's included, the zero address or a precompile (0x…01 to 0x…ff) (400)",
         },
       },
     },

@@ -188,7 +188,7 @@ const settleOperation = (operationId: string, summary: string, request: string) 
     ...authAnswers('refunds:write'),
     404: execError('no such row'),
     409: execError(
-      'the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED)',
+      'the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), the refund transaction already pays back a row of another deposit address (REFUND_TX_USED), or a waiver of a row whose refund nonce a transaction the service did not sign took (REFUND_NONCE_TAKEN: settle it refunded, with the transaction that paid it)',
     ),
     413: execError('body over bodyLimitBytes (64 KiB)'),
     ...busy('execution', perToken),

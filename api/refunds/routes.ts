@@ -71,6 +71,11 @@ export function refundRoutes(router: Router, deps: AppDeps, limits: RateLimits):
           `refund ${id} is being paid by the service: its transaction is out, so nothing is recorded by hand until its nonce is mined`,
           'REFUND_PAYING',
         );
+      if (result.outcome === 'nonce-taken')
+        throw conflict(
+          `refund ${id}: a transaction the service did not sign took its refund nonce ${result.row.refundNonce}; record the transaction that paid it back (refunded, with its txHash), it is not waived`,
+          'REFUND_NONCE_TAKEN',
+        );
       if (result.outcome === 'tx-used')
         throw conflict(
           `refund ${id}: transaction ${(settlement as { txHash: string }).txHash.toLowerCase()} already pays back refund ${result.otherId}, of another deposit address; one refund transaction pays back one deposit address`,

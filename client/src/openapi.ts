@@ -414,7 +414,7 @@ export interface components {
                 asset: string;
                 /** @description base units of asset (wei; a token's smallest unit), a decimal string, at least 1 (a target of 0 would take any transfer, of any size, as the deposit) */
                 minAmount: string;
-                /** @description where the service pays back deposits to this execution that it does not take (absent: each transfer's payer; a payer with code, or none the chain showed, waits for a person). EIP-55 checked when in mixed case; never a deposit address of this service, this execution's included (400) */
+                /** @description where the service pays back deposits to this execution that it does not take (absent: each transfer's payer; a payer with code, or none the chain showed, waits for a person). EIP-55 checked when in mixed case; never a deposit address of this service, this execution's included, the zero address or a precompile (0x…01 to 0x…ff) (400) */
                 refundAddress?: string;
             };
         };
@@ -494,7 +494,7 @@ export interface components {
              * @description set while held: why a person must pay it back (or waive it) instead of the service
              * @enum {string}
              */
-            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
+            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap" | "refund-reverts";
             /**
              * Format: date-time
              * @description set while void: when a reorganisation removed its transfer
@@ -580,7 +580,7 @@ export interface components {
                  * @description set while held: why a person pays it back
                  * @enum {string}
                  */
-                holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
+                holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap" | "refund-reverts";
                 /** @description set once refunded: the refund transaction */
                 refundTxHash?: string;
                 /** @description where the service's refund goes (lowercase) */
@@ -779,7 +779,7 @@ export interface components {
              * @description set while held: why a person must act
              * @enum {string}
              */
-            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap";
+            holdReason?: "no-destination" | "contract-payer" | "too-small" | "above-limit" | "off-chain" | "no-gas-key" | "refund-address-refused" | "no-key" | "nonce-mismatch" | "reverted" | "no-transfer-log" | "fee-cap" | "refund-reverts";
             /** @description set once refunded: the refund transaction */
             refundTxHash?: string;
             /** @description set once the service's refund is mined: the base units it paid, a native refund's amount less its fee (wei), a token refund's whole amount */
@@ -1904,7 +1904,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), the refund transaction already pays back a row of another deposit address (REFUND_TX_USED), or a waiver of a row whose refund nonce a transaction the service did not sign took (REFUND_NONCE_TAKEN: settle it refunded, with the transaction that paid it) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -2041,7 +2041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), or the refund transaction already pays back a row of another deposit address (REFUND_TX_USED) */
+            /** @description the row was settled otherwise before (REFUND_SETTLED), the service is paying it (REFUND_PAYING: its transaction is out), the refund transaction already pays back a row of another deposit address (REFUND_TX_USED), or a waiver of a row whose refund nonce a transaction the service did not sign took (REFUND_NONCE_TAKEN: settle it refunded, with the transaction that paid it) */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

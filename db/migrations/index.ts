@@ -3,6 +3,7 @@ import type { DatabaseKind } from '../database';
 import { readModelMigrations } from './0001-0009-read-model';
 import { chainAndRefundsMigrations } from './0010-0016-chain-and-refunds';
 import { tokensAndAdmissionsMigrations } from './0017-0020-tokens-and-admissions';
+import { fairRefundsMigrations } from './0021-0029-fair-refunds';
 
 /**
  * The read model's versioned migrations, in order. Each is applied once per database (Kysely's
@@ -15,6 +16,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     ...readModelMigrations(kind),
     ...chainAndRefundsMigrations(kind),
     ...tokensAndAdmissionsMigrations(kind),
+    ...fairRefundsMigrations(kind),
   };
 }
 

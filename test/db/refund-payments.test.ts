@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -360,6 +361,26 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal((await ledger.settle(row.id, byHand, 'ops')).outcome, 'conflict');
     });
 
+    it("when a transaction the ledger did not sign took a row's refund nonce, then a waiver by hand is refused (nonce-taken, nothing written) and only a settlement with the transaction that paid it back is taken", async () => {
+      await register(1);
+      const row = await due(1, 1);
+      assert.equal(await payments.startPaying(await jobOf(1, row), 0, REFUND_TO, variant('refund', 1)), true);
+      assert.equal(await payments.recordNonceUsedElsewhere(await jobOf(1, row), 9), true);
+      const taken = (await ledger.get(row.id))!;
+      assert.deepEqual([taken.state, taken.holdReason, taken.refundNonce, taken.refundTxHash], ['held', 'nonce-mismatch', 0, undefined]);
+      const waived = await ledger.settle(row.id, { state: 'waived', reason: 'looks gone' }, 'ops');
+      assert.equal(waived.outcome, 'nonce-taken');
+      assert.equal((await ledger.get(row.id))?.state, 'held', 'nothing written');
+      const paidBy = '0x' + '77'.repeat(32);
+      const refunded = await ledger.settle(row.id, { state: 'refunded', txHash: paidBy }, 'ops');
+      assert.equal(refunded.outcome, 'settled');
+      assert.equal((await ledger.get(row.id))?.refundTxHash, paidBy);
+      // A row held nonce-mismatch before anything was signed for it (the address stopped) may still be waived.
+      const stopped = await due(1, 2);
+      assert.equal(await payments.holdAddress((await jobOf(1, stopped)).source, 'nonce-mismatch'), 1);
+      assert.equal((await ledger.settle(stopped.id, { state: 'waived', reason: 'dust' }, 'ops')).outcome, 'settled');
+    });
+
     it('when unpayable rows are held, then rows without a chain, an amount or a deposit address are held off-chain and the others stay due', async () => {
       await register(1);
       const payable = await due(1, 1);
@@ -399,10 +420,43 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal(await payments.holdInFlight(heldInFlight.id, 'fee-cap'), true);
       await ledger.void([voided.id], 'reorged');
 
-      assert.deepEqual(await payments.addressesToPay(CHAIN, 10), [addressOf(2), addressOf(1), addressOf(5)]);
-      assert.deepEqual(await payments.addressesToPay(CHAIN, 2), [addressOf(2), addressOf(1)]);
-      assert.deepEqual(await payments.addressesToPay(CHAIN, 10, false), [addressOf(2), addressOf(5)], 'not signing: only nonces out');
-      assert.deepEqual(await payments.addressesToPay('evm:1', 10), [], 'no deposit address on that chain');
+      // One sweep time for all: the addresses handed out at the same time take turns oldest row first.
+      const at = new Date(clock);
+      assert.deepEqual(await payments.addressesToPay(CHAIN, 10, true, at), [addressOf(2), addressOf(1), addressOf(5)]);
+      assert.deepEqual(await payments.addressesToPay(CHAIN, 2, true, at), [addressOf(2), addressOf(1)]);
+      assert.deepEqual(await payments.addressesToPay(CHAIN, 10, false, at), [addressOf(2), addressOf(5)], 'not signing: only nonces out');
+      assert.deepEqual(await payments.addressesToPay('evm:1', 10, true, at), [], 'no deposit address on that chain');
+    });
+
+    it('when N addresses stay to pay sweep after sweep (their refunds wait) and a new one comes, then the new one is handed out within ⌈(N + 1) / size⌉ sweeps, and every address at least once in every such span', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 40 }),
+          fc.integer({ min: 1, max: 12 }),
+          fc.integer({ min: 0, max: 5 }),
+          async (stuck, size, before) => {
+            await database.db.deleteFrom('refunds').execute();
+            await database.db.deleteFrom('deposit_addresses').execute();
+            let sweepAt = Date.parse('2026-03-01T00:00:00.000Z');
+            const sweep = () => payments.addressesToPay(CHAIN, size, true, new Date((sweepAt += 5_000)));
+            for (let n = 1; n <= stuck; n++) {
+              await register(n);
+              await due(n, n);
+            }
+            // The stuck addresses have been swept a few times already: they were handed out, and their rows are still due.
+            for (let i = 0; i < before; i++) await sweep();
+            const newcomer = stuck + 1;
+            await register(newcomer);
+            await due(newcomer, newcomer);
+            const span = Math.ceil((stuck + 1) / size);
+            const seen = new Map<string, number>();
+            for (let i = 0; i < span; i++) for (const a of await sweep()) seen.set(a, (seen.get(a) ?? 0) + 1);
+            assert.ok(seen.has(addressOf(newcomer)), `the newcomer was not handed out within ${span} sweeps of ${size}`);
+            for (let n = 1; n <= newcomer; n++) assert.ok(seen.has(addressOf(n)), `address ${n} was not handed out within ${span} sweeps`);
+          },
+        ),
+        { numRuns: 25 },
+      );
     });
 
     it('when the next row of an address is asked for, then the one with a transaction out comes before older due rows; else the oldest due row; none when nothing is left', async () => {
@@ -422,6 +476,24 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal((await payments.next(CHAIN, addressOf(1)))?.row.id, older.id);
       assert.equal(await payments.hold(older.id, 'above-limit'), true);
       assert.equal(await payments.next(CHAIN, addressOf(1)), undefined);
+    });
+
+    it('when a row is written void from the start (its transfer reorganised away before its execution closed), then it is not to pay, nothing is announced, and a restore makes it due and announced', async () => {
+      await register(1);
+      const gone = await due(1, 1, { voidReason: 'reorged' });
+      assert.equal(gone.state, 'void');
+      assert.equal(gone.voidReason, 'reorged');
+      assert.ok(gone.voidedAt);
+      assert.deepEqual(await payments.addressesToPay(CHAIN, 10), []);
+      assert.equal(await payments.next(CHAIN, addressOf(1)), undefined);
+      assert.deepEqual(await ledger.unannounced(10), [], 'owed to nobody: no refund.due, no refund.voided');
+      assert.deepEqual(await ledger.restore([gone.id]), [gone.id]);
+      assert.equal((await ledger.get(gone.id))?.state, 'due');
+      assert.deepEqual(
+        (await ledger.unannounced(10)).map((r) => [r.id, r.event % 2]),
+        [[gone.id, 1]],
+        'mined again: its refund.due goes out',
+      );
     });
 
     it('when a void row is restored, then it goes back where it was: paying with a nonce out, held with its reason, refunded with a refund transaction, else due', async () => {

@@ -68,7 +68,7 @@ describe("refund address: prepare's deposit.refundAddress, end to end", function
     }
   });
 
-  it('when the refundAddress fails its EIP-55 checksum, is no address, or is a deposit address of the service (of another execution, or its own), then prepare is 400 and starts nothing', async () => {
+  it('when the refundAddress fails its EIP-55 checksum, is no address, is the zero address or a precompile, or is a deposit address of the service (of another execution, or its own), then prepare is 400 and starts nothing', async () => {
     // Flip the case of its last letter: still 0x + 40 hex digits, no longer its checksum.
     let last = BACK.length - 1;
     while (!/[a-fA-F]/.test(BACK[last]!)) last--;
@@ -80,6 +80,9 @@ describe("refund address: prepare's deposit.refundAddress, end to end", function
     const cases: Array<[string, RegExp]> = [
       [badChecksum, /deposit\.refundAddress mixed-case address fails its EIP-55 checksum/],
       ['0x1234', /refundAddress/],
+      [`0x${'0'.repeat(40)}`, /deposit\.refundAddress is the zero address/],
+      [`0x${'0'.repeat(38)}01`, /deposit\.refundAddress is a precompile address/],
+      [`0x${'0'.repeat(38)}FF`, /deposit\.refundAddress is a precompile address/],
       [other.address, /deposit\.refundAddress is a deposit address of this service/],
       [other.address.toLowerCase(), /deposit\.refundAddress is a deposit address of this service/],
     ];

@@ -384,6 +384,29 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal((await sourceOf(e)).noncesMined, 0);
   });
 
+  it("when a row's destination gets code that reverts (an EOA delegating to a contract), then its refund is held refund-reverts within 3 minutes, nothing signed; another address's refund beside it is paid, and the address's next row goes on", async () => {
+    const [stuck, other] = [await taken(), await taken()];
+    const reverter = await fundedPayer(ETH);
+    const payer = await fundedPayer(ETH);
+    // The transfers are an EOA's when the watcher reads them; the code comes after (EIP-7702 delegation, or anvil_setCode).
+    const [stuckTx, otherTx] = [await overpay(stuck, reverter, ETH / 2n), await overpay(other, payer, ETH / 2n)];
+    await rowOf(stuck, stuckTx);
+    await chain.client.setCode({ address: reverter.address, bytecode: '0x60006000fd' }); // PUSH1 0 PUSH1 0 REVERT
+    const started = Date.now();
+    const before = await balance(payer.address);
+    const held = await rowMinedInto(stuck, stuckTx, 'held', 180_000);
+    assert.ok(Date.now() - started < 180_000);
+    assert.equal(held.holdReason, 'refund-reverts');
+    assert.equal(held.refundNonce, undefined, 'nothing was signed for it');
+    assert.equal(await nonceOf(stuck.address), 0);
+    await paidOnce(other, await rowMinedInto(other, otherTx, 'refunded'), before, payer.address, 1);
+    // The held row does not stop its address: a later transfer from a payer without code is paid.
+    const second = await fundedPayer(ETH);
+    const secondTx = await overpay(stuck, second, ETH / 4n);
+    const secondBefore = await balance(second.address);
+    await paidOnce(stuck, await rowMinedInto(stuck, secondTx, 'refunded'), secondBefore, second.address, 1);
+  });
+
   it('when a row is above the chain limit, then it is held above-limit until a person approves it (the approving token recorded), then paid once; a token without refunds:approve is refused', async () => {
     const e = await taken();
     const payer = await fundedPayer(3n * ETH);

@@ -203,6 +203,32 @@ describe('domain/execution-state: a record keeps a bounded number of refused dep
         ['0xfirst', 'cancelled-after-deposit', 'execution', undefined],
       ],
     );
+    assert.ok(
+      rows.every((r) => r.voidReason === undefined),
+      'nothing reorganised away: every row owed',
+    );
+  });
+
+  it('when a record whose deposit or refused transfer was reorganised away is projected after it closed, then those rows are void from the start (owed to nobody), the others owed', () => {
+    const rec = applyDeposit(pending(), { txHash: '0xother', amount: '5' }, '2026-01-01T00:00:02.000Z').record;
+    const expired: ExecutionRecord = {
+      ...rec,
+      status: 'EXPIRED',
+      deposit: { ...rec.deposit!, refundDue: true, reorged: true },
+      refusedDeposits: [
+        ...rec.refusedDeposits,
+        { txHash: '0xgone', amount: '7', at: '2026-01-01T00:00:03.000Z', reason: 'other-tx', reorged: true },
+      ],
+    };
+    const rows = refundsOfRecord('exec:w:e', expired, []);
+    assert.deepEqual(
+      rows.map((r) => [r.txHash, r.reason, r.voidReason]),
+      [
+        ['0xother', 'other-tx', undefined],
+        ['0xgone', 'other-tx', 'reorged'],
+        ['0xfirst', 'unsigned-by-deadline', 'reorged'],
+      ],
+    );
   });
 });
 

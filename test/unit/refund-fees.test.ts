@@ -13,7 +13,13 @@ import {
   withinFeeCap,
   type RefundFees,
 } from '../../domain/refund-fees';
-import { holdBeforeSigning, refundDestination, type RefundRowFacts, type RefundRules } from '../../domain/refund-policy';
+import {
+  holdBeforeSigning,
+  refundDestination,
+  unreceivableAddress,
+  type RefundRowFacts,
+  type RefundRules,
+} from '../../domain/refund-policy';
 
 const wei = fc.bigInt({ min: 0n, max: 10n ** 15n });
 const eip1559 = fc
@@ -111,6 +117,26 @@ describe('domain/refund-policy: which rows the service pays back by itself, and 
     assert.deepEqual(refundDestination(row(), {}), { to: payer });
     assert.deepEqual(refundDestination(row({ payerKind: 'contract' }), {}), { hold: 'contract-payer' });
     assert.deepEqual(refundDestination(row({ sender: undefined }), {}), { hold: 'no-destination' });
+  });
+
+  it('when a refundAddress or a payer is the zero address or a precompile (0x…01 to 0x…ff), then nothing is paid there; any other address is a destination', () => {
+    const low = fc.integer({ min: 0, max: 255 }).map((n) => `0x${n.toString(16).padStart(40, '0')}`);
+    fc.assert(
+      fc.property(low, (address) => {
+        assert.notEqual(unreceivableAddress(address), undefined, address);
+        assert.notEqual(unreceivableAddress(address.toUpperCase().replace('0X', '0x')), undefined, address);
+        assert.deepEqual(refundDestination(row(), { refundAddress: address }), { hold: 'refund-address-refused' });
+        assert.deepEqual(refundDestination(row({ sender: address }), {}), { hold: 'no-destination' });
+      }),
+    );
+    const above = fc.bigInt({ min: 256n, max: 2n ** 160n - 1n }).map((n) => `0x${n.toString(16).padStart(40, '0')}`);
+    fc.assert(
+      fc.property(above, (address) => {
+        assert.equal(unreceivableAddress(address), undefined, address);
+        assert.deepEqual(refundDestination(row(), { refundAddress: address }), { to: address });
+      }),
+    );
+    assert.equal(unreceivableAddress(`0x${'0'.repeat(40)}`), 'is the zero address');
   });
 
   it("when a row has no chain or amount, is a dust batch, above its asset's limit or of an asset without one, below its minimum, or a token without a gas account, then it is held with that reason; else it may be paid", () => {
