@@ -18,7 +18,7 @@ import { eventually } from '../support/executions';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
 import { runReconcile } from '../support/reconcile-run';
-import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
+import { startRpcRelay, type RpcAnswer, type RpcCall } from '../support/rpc-relay';
 import { replayHistories } from '../support/history-replay';
 import { refundReads } from '../support/refund-reads';
 import { docSnippets } from '../support/doc-snippets';
@@ -50,7 +50,7 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
   let stack: ProcessStack;
   let relay: { url: string; close: () => void };
   /** What the relay refuses right now. */
-  let refuse: (call: RpcCall) => { code: number; message: string } | undefined = () => undefined;
+  let refuse: (call: RpcCall) => RpcAnswer | undefined = () => undefined;
   let metricsUrl: string;
 
   before(async function () {
@@ -405,6 +405,27 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     const secondTx = await overpay(stuck, second, ETH / 4n);
     const secondBefore = await balance(second.address);
     await paidOnce(stuck, await rowMinedInto(stuck, secondTx, 'refunded'), secondBefore, second.address, 1);
+  });
+
+  it("when the worker's node answers the address's nonce from a fresh backend and the refund's receipt from a lagging one, then the refund is not taken for someone else's: it waits for a second look and is recorded paid once the receipt shows", async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 2n);
+    const before = await balance(payer.address);
+    const paying = await rowMinedInto(e, tx, 'paying');
+    const refundHashes = new Set(paying.refundVariants!.map((v) => v.hash.toLowerCase()));
+    refuse = (call) =>
+      call.method === 'eth_getTransactionReceipt' && refundHashes.has(String(call.params[0]).toLowerCase()) ? { result: null } : undefined;
+    // Mined: the node's count says nonce 0 is used, its receipts say nothing is mined.
+    await mineUntil(async () => (await nonceOf(e.address)) === 1);
+    const seen = await eventually(
+      async () => (await readModel((_, payments) => payments.next(CHAIN, e.address)))?.nonceGoneSeenBlock,
+      30_000,
+    );
+    assert.ok(seen > 0, 'the refunder saw the nonce used without a receipt');
+    assert.equal((await rowNow(e, tx))?.state, 'paying', 'one read decides nothing: still paying');
+    refuse = () => undefined;
+    await paidOnce(e, await rowMinedInto(e, tx, 'refunded'), before, payer.address, 1);
   });
 
   it('when a row is above the chain limit, then it is held above-limit until a person approves it (the approving token recorded), then paid once; a token without refunds:approve is refused', async () => {

@@ -8,15 +8,18 @@ export interface RpcCall {
   params: unknown[];
 }
 
+/** What a relay answers for a call instead of the node: a JSON-RPC error, or a result of its own (a lagging backend's `null`). */
+export type RpcAnswer = { code: number; message: string } | { result: unknown };
+
 /**
  * A JSON-RPC relay on loopback in front of a real node (`upstream`), the way a provider with fewer
- * methods or tighter limits answers: a request (or batch) holding a call that `refusal` refuses is
- * answered with that error for it (and an error for the others of its batch); every other request
- * goes to the node as it came.
+ * methods, tighter limits or a lagging backend answers: a request (or batch) holding a call that
+ * `refusal` answers is answered with that error or result for it (and an error for the others of
+ * its batch); every other request goes to the node as it came.
  */
 export async function startRpcRelay(
   upstream: string,
-  refusal: (call: RpcCall) => { code: number; message: string } | undefined,
+  refusal: (call: RpcCall) => RpcAnswer | undefined,
 ): Promise<{ url: string; close: () => void }> {
   const relay = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -27,7 +30,10 @@ export async function startRpcRelay(
       const calls = Array.isArray(parsed) ? parsed : [parsed];
       res.setHeader('content-type', 'application/json');
       if (calls.some((c) => refusal(c) !== undefined)) {
-        const answer = (c: RpcCall) => ({ jsonrpc: '2.0', id: c.id, error: refusal(c) ?? { code: -32603, message: 'not sent' } });
+        const answer = (c: RpcCall) => {
+          const own = refusal(c) ?? { code: -32603, message: 'not sent' };
+          return 'result' in own ? { jsonrpc: '2.0', id: c.id, result: own.result } : { jsonrpc: '2.0', id: c.id, error: own };
+        };
         res.end(JSON.stringify(Array.isArray(parsed) ? calls.map(answer) : answer(calls[0])));
         return;
       }
