@@ -4,13 +4,18 @@ import type { TopUp, TopUpVariant } from '../db/gas-account';
 import type { RefundJob } from '../db/refund-payments';
 import { feesOf, maxCost, replacementFees, withinTokenFeeCap, type RefundFees } from '../domain/refund-fees';
 import type { RefundDeps } from './refunds';
-import { markSent, marketFees, nonceTakenForSure, receiptOf, sendAll, signRecorded } from './signed-transactions';
+import { markSent, marketFees, mostCost, nonceTakenForSure, receiptOf, sendAll, signRecorded } from './signed-transactions';
 
 /**
  * The gas account's top-ups of deposit addresses: a token refund's fee is paid from the gas
- * account (REFUND_GAS_KEY_FILE), sent to the deposit address first, one top-up in flight per
- * account. `funded` is all the refund activities ask; the rest works the account's top-ups.
+ * account (REFUND_GAS_KEY_FILE), sent to the deposit address first, up to TOP_UPS_IN_FLIGHT at
+ * once per account (for different refunds, at consecutive nonces: token refunds are not one per
+ * confirmation period). `funded` is all the refund activities ask; the rest works the account's
+ * top-ups.
  */
+/** Top-ups one gas account has out at once, at most: each nonce waits for the one below it to be mined. */
+export const TOP_UPS_IN_FLIGHT = 8;
+
 export function createGasTopUps(
   need: () => RefundDeps,
   rpc: () => PublicClient,
@@ -30,7 +35,7 @@ export function createGasTopUps(
   };
 
   /**
-   * Works the gas account's top-up in flight, whoever's refund it pays: records it once a variant
+   * Works one of the gas account's top-ups being sent, whoever's refund it pays: records it once a variant
    * is mined deep enough (with the account's count), `lost` when a transaction it did not sign took
    * its nonce, replaced at the same nonce with raised fees after REFUND_REPLACE_AFTER_BLOCKS
    * (within the token fee cap), else sent again.
@@ -82,71 +87,76 @@ export function createGasTopUps(
 
   /**
    * Signs, records and sends the gas account's next top-up: `value` wei to `job`'s deposit address,
-   * at the nonce the read model counts, which must be the chain's (latest and pending). A count
-   * behind the chain with nothing pending follows it (someone sent from the account by hand: no
-   * top-up of the service was in flight, so nothing is paid twice); anything pending waits.
+   * at the nonce above the read model's count and the top-ups being sent (`sending`), when the
+   * chain agrees: its `latest` count within them, nothing pending beyond them. A count behind the
+   * chain with nothing sent and nothing pending follows it (someone sent from the account by hand:
+   * no top-up of the service was in flight, so nothing is paid twice); anything else waits.
    */
-  const topUp = async (job: RefundJob, account: string, value: bigint) => {
+  const topUp = async (job: RefundJob, account: string, value: bigint, sending: readonly TopUp[]) => {
     const d = need();
     const chain = job.source.chain;
+    if (sending.length >= TOP_UPS_IN_FLIGHT) return;
     const [latest, pending, balance] = await Promise.all([
       rpc().getTransactionCount({ address: account as Hex, blockTag: 'latest' }),
       rpc().getTransactionCount({ address: account as Hex, blockTag: 'pending' }),
       rpc().getBalance({ address: account as Hex }),
     ]);
     const counted = await d.gasAccounts.register(chain, account, latest);
-    if (latest !== counted || pending !== latest) {
-      if (pending === latest && latest > counted && (await d.gasAccounts.resync(chain, account, counted, latest)))
+    let next = counted + sending.length;
+    if (latest < counted || latest > next || pending > next) {
+      if (sending.length === 0 && pending === latest && latest > counted && (await d.gasAccounts.resync(chain, account, counted, latest))) {
         log().warn('the gas account sent transactions the service did not sign: its count follows the chain', {
           chain,
           account,
           counted,
           latest,
         });
-      else {
+        next = latest;
+      } else {
         log().warn(
-          'the gas account has a transaction the service did not sign pending, or its nonce is behind the read model: no top-up now',
-          {
-            chain,
-            account,
-            counted,
-            latest,
-            pending,
-          },
+          'the gas account has a transaction the service did not sign pending, or its nonce is not where the read model counts: no top-up now',
+          { chain, account, counted, sending: sending.length, latest, pending },
         );
         return;
       }
     }
     const fees = await marketFees(rpc());
-    if (balance < value + maxCost(21_000n, fees)) {
+    // The balance is the chain's `latest`: top-ups still being sent will spend their part of it.
+    const committed = sending.reduce((sum, t) => sum + mostCost(t.variants[t.variants.length - 1]), 0n);
+    if (balance < committed + value + maxCost(21_000n, fees)) {
       log().error("the gas account is too low to pay a token refund's fee", {
         chain,
         account,
         balance: balance.toString(),
         value: value.toString(),
+        committed: committed.toString(),
       });
       d.onRefundEvent?.({ kind: 'gas-balance', chain, address: account, wei: balance });
       return;
     }
-    const variant = await signTopUp(chain, latest, job.source.address, value, fees);
-    if (!(await d.gasAccounts.start({ chain, account, nonce: latest, refundId: job.row.id, to: job.source.address, value, variant })))
-      return;
+    const variant = await signTopUp(chain, next, job.source.address, value, fees);
+    const started = await d.gasAccounts.start(
+      { chain, account, nonce: next, refundId: job.row.id, to: job.source.address, value, variant },
+      TOP_UPS_IN_FLIGHT,
+    );
+    if (!started) return;
     log().info('gas top-up signed', {
       refund: job.row.id,
       to: job.source.address,
-      nonce: latest,
+      nonce: next,
       hash: variant.hash,
       value: value.toString(),
     });
     d.onRefundEvent?.({ kind: 'topped-up', chain });
-    const signed = await d.gasAccounts.inFlight(chain, account);
+    const signed = (await d.gasAccounts.sending(chain, account)).find((t) => t.nonce === next && t.refundId === job.row.id);
     if (signed) await sendTopUp(signed, Number(await rpc().getBlockNumber({ cacheTime: 0 })));
   };
 
   /**
    * Whether the gas account's mined top-ups for `job`'s token row cover `cost` (the most its newest
-   * transaction can cost). Until they do, works the gas account's one top-up in flight (whoever's
-   * it is: a top-up is never waited for by one workflow alone), or signs the next one.
+   * transaction can cost). Until they do, works every top-up the gas account has out (whoever's
+   * it is: a top-up is never waited for by one workflow alone), and signs the row's own when it
+   * has none out.
    */
   const funded = async (job: RefundJob, cost: bigint): Promise<boolean> => {
     const d = need();
@@ -156,13 +166,13 @@ export function createGasTopUps(
       return false;
     }
     const account = d.gasAccount.address.toLowerCase();
-    const flying = await d.gasAccounts.inFlight(job.source.chain, account);
-    if (flying) {
-      await workTopUp(flying);
-      return (await d.gasAccounts.toppedUp(job.row.id)) >= cost;
-    }
-    // Read again after the look for one in flight: a top-up recorded mined in between counts.
-    await topUp(job, account, cost - (await d.gasAccounts.toppedUp(job.row.id)));
+    for (const flying of await d.gasAccounts.sending(job.source.chain, account)) await workTopUp(flying);
+    // Read again after working them: a top-up recorded mined in between counts.
+    const have = await d.gasAccounts.toppedUp(job.row.id);
+    if (have >= cost) return true;
+    const sending = await d.gasAccounts.sending(job.source.chain, account);
+    if (sending.some((t) => t.refundId === job.row.id)) return false;
+    await topUp(job, account, cost - have, sending);
     return false;
   };
 

@@ -14,8 +14,9 @@ import { eventually } from '../scripts/lib/eventually';
 import { refundReads } from '../scripts/lib/refund-reads';
 import type { ProcessStack } from '../scripts/lib/stack/process-stack';
 
-const USAGE = `npm run bench:refunds [-- --refunds N] [--docs]
-  --refunds  late deposits of each asset (native, then tUSD), each to its own expired execution with a refundAddress (default 20)
+const USAGE = `npm run bench:refunds [-- --refunds N] [--addresses M] [--docs]
+  --refunds    late deposits of each asset (native, then tUSD) to expired executions with a refundAddress (default 20)
+  --addresses  how many expired executions (deposit addresses) of each asset they go to, in turn (default: one each)
   --docs     also put the table into docs/performance.md (between its bench-refunds markers)`;
 
 const CHAIN = 'evm:31337';
@@ -37,12 +38,15 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       refunds: { type: 'string', default: '20' },
+      addresses: { type: 'string' },
       docs: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return void console.log(USAGE);
   const count = Number(values.refunds);
+  const addresses = Math.min(count, Number(values.addresses ?? count));
+  if (!Number.isInteger(addresses) || addresses < 1) throw new Error(`--addresses must be a positive integer: ${USAGE}`);
   const chain = await TestChain.start();
   const tusd = await chain.deployToken('Test USD', 'tUSD');
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'intent-service-bench-refunds-'));
@@ -68,10 +72,10 @@ async function main(): Promise<void> {
       () => chain,
     );
 
-    /** `count` expired executions of `asset`, each then sent `send(address)`; answers when every row is `due` and the time from then to all `refunded`. */
+    /** `addresses` expired executions of `asset`, sent `count` transfers `send(address)` in turn; answers when every row is `due` and the time from then to all `refunded`. */
     const measure = async (asset: string, send: (address: string) => Promise<Hash>): Promise<{ seconds: number; perMinute: number }> => {
       const executions: PreparedDeposit[] = [];
-      for (let i = 0; i < count; i++) {
+      for (let i = 0; i < addresses; i++) {
         const refundAddress = privateKeyToAccount(generatePrivateKey()).address;
         executions.push(
           await deposits.prepare({
@@ -84,11 +88,13 @@ async function main(): Promise<void> {
       }
       for (const e of executions) await eventually(async () => (await deposits.record(e)).status === 'EXPIRED', 30_000);
       const txs: Hash[] = [];
-      for (const e of executions) txs.push(await send(e.address));
+      for (let i = 0; i < count; i++) txs.push(await send(executions[i % addresses].address));
       const states = () =>
         reads.readModel(async (ledger) => {
-          const rows = await Promise.all(executions.map((e) => ledger.ofExecution(executionWorkflowId(e.wallet.id, e.executionId))));
-          return rows.map((r, i) => r.find((row) => row.txHash === txs[i].toLowerCase())?.state);
+          const rows = (
+            await Promise.all(executions.map((e) => ledger.ofExecution(executionWorkflowId(e.wallet.id, e.executionId))))
+          ).flat();
+          return txs.map((tx) => rows.find((row) => row.txHash === tx.toLowerCase())?.state);
         });
       await eventually(async () => (await states()).every((s) => s !== undefined), 120_000, 100);
       const start = Date.now();
@@ -102,12 +108,12 @@ async function main(): Promise<void> {
     const token = await measure(`erc20:${tusd.toLowerCase()}`, (to) => chain.sendToken(tusd as Address, to, 5n * USD));
     const fmt = (m: { seconds: number; perMinute: number }) => `${m.seconds.toFixed(1)} s | ${m.perMinute.toFixed(1)}`;
     const table = [
-      `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)} at the end; \`npm run bench:refunds -- --refunds ${count}\`; one worker, a block a second, DEPOSIT_CONFIRMATIONS ${CONFIRMATIONS}, CHAIN_REORG_WINDOW 6`,
+      `${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} CPUs, load ${os.loadavg()[0].toFixed(1)} at the end; \`npm run bench:refunds -- --refunds ${count} --addresses ${addresses}\`; one worker, a block a second, DEPOSIT_CONFIRMATIONS ${CONFIRMATIONS}, CHAIN_REORG_WINDOW 6`,
       '',
-      '| refunds | rows | all due → all refunded | refunds/min |',
-      '|---|---|---|---|',
-      `| native (0.01 ETH each) | ${count} | ${fmt(native)} |`,
-      `| tUSD (5 each; fee topped up by the gas account) | ${count} | ${fmt(token)} |`,
+      '| refunds | rows | deposit addresses | all due → all refunded | refunds/min |',
+      '|---|---|---|---|---|',
+      `| native (0.01 ETH each) | ${count} | ${addresses} | ${fmt(native)} |`,
+      `| tUSD (5 each; fee topped up by the gas account) | ${count} | ${addresses} | ${fmt(token)} |`,
       '',
     ].join('\n');
     process.stdout.write(`${JSON.stringify({ native, token })}\n\n${table}`);

@@ -1,6 +1,8 @@
 import { ConfigError } from './config-error';
 import type { CombinedField } from './derive-config';
 import { explicitConfirmations, parseConfirmations } from './confirmations';
+import { parseDepositTokens, tokenAsset } from './deposit-tokens';
+import { amountFor, DEFAULT_REFUND_LIMITS, DEFAULT_REFUND_MINIMUMS, parseAssetAmounts } from './refund-limits';
 import { httpUrl } from './setting-converters';
 import type { ResolvedSettings, Settings } from './settings';
 import { tracingConfigOf } from './tracing';
@@ -100,5 +102,21 @@ export const SETTING_RULES: ReadonlyArray<(context: SettingsContext) => void> = 
     for (const n of explicitConfirmations(parseConfirmations(value.DEPOSIT_CONFIRMATIONS)))
       if (value.CHAIN_REORG_WINDOW <= n)
         throw new ConfigError(`CHAIN_REORG_WINDOW (${value.CHAIN_REORG_WINDOW}) must be more than DEPOSIT_CONFIRMATIONS (${n})`);
+  },
+  // A token refund's fee is the gas account's (a top-up and a transfer), whatever the amount: a
+  // token the service pays back by itself without a minimum lets anyone drain the gas account with
+  // one-unit transfers. Native rows have REFUND_MIN_FEE_MULTIPLE; tokens have no price to compare.
+  function tokenRefundsHaveMinimums({ value }) {
+    const limits = parseAssetAmounts('REFUND_LIMITS', value.REFUND_LIMITS);
+    const minimums = parseAssetAmounts('REFUND_MINIMUMS', value.REFUND_MINIMUMS);
+    const tokens = parseDepositTokens(value.DEPOSIT_TOKENS);
+    for (const t of tokens) {
+      const asset = tokenAsset(t.address);
+      if (amountFor(limits, DEFAULT_REFUND_LIMITS, tokens, t.chain, asset) === undefined) continue;
+      if (amountFor(minimums, DEFAULT_REFUND_MINIMUMS, tokens, t.chain, asset) !== undefined) continue;
+      throw new ConfigError(
+        `REFUND_LIMITS lets the service pay back ${t.chain}:${t.symbol} by itself, but REFUND_MINIMUMS sets no minimum for it: every token refund costs the gas account a top-up and a transfer's fee, so set the least worth that (e.g. REFUND_MINIMUMS=${t.chain}:${t.symbol}=<base units>)`,
+      );
+    }
   },
 ];

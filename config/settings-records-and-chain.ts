@@ -123,7 +123,7 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     toConfig: refundMinimums,
     readBy: 'worker',
     description:
-      'the least a refunds ledger row is paid back by the service, in base units, per asset (written like REFUND_LIMITS); a row below it is held `too-small`',
+      'the least a refunds ledger row is paid back by the service, in base units, per asset (written like REFUND_LIMITS); a row below it is held `too-small` as it is written, with no refund workflow and no webhook. A token that REFUND_LIMITS lets the service pay back must have one (the worker and the API refuse to start without it): its refund costs the gas account a top-up and a fee whatever the amount',
   },
   REFUND_GAS_KEY_FILE: {
     kind: 'string',

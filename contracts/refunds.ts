@@ -81,6 +81,9 @@ export type VoidReason = 'reorged';
 export const LEDGER_ONLY_REASONS = ['closed', 'cancelled-after-deposit', 'unsigned-by-deadline'] as const;
 
 /** What an operator records once a refund is settled. */
+/** What the refunds ledger asks of a row it is about to write: held from the start, and why (dust: `too-small`), or undefined. */
+export type RefundJudge = (due: RefundDue) => Promise<HoldReason | undefined>;
+
 export type Settlement = { state: 'refunded'; txHash: string } | { state: 'waived'; reason: string };
 
 export interface RefundRow extends Required<

@@ -42,9 +42,9 @@ export interface NewTopUp {
 }
 
 /**
- * The gas accounts' transactions (docs/decisions/0085): each chain's gas account sends one top-up
- * at a time, at the nonce the read model counts, with every signed variant written before it is
- * broadcast. A top-up is a row here, never a deposit nor a refunds ledger row. The unique index
+ * The gas accounts' transactions (docs/decisions/0085, 0088): each chain's gas account sends a
+ * few top-ups at once, for different refunds, at consecutive nonces above the count the read model
+ * keeps, with every signed variant written before it is broadcast. A top-up is a row here, never a deposit nor a refunds ledger row. The unique index
  * on (chain, account, nonce) is what serialises every worker's top-ups on one account: two that
  * read the same count can both try, one insert wins.
  */
@@ -108,17 +108,17 @@ export class GasAccountLedger {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  /** The top-up of the gas account being sent (there is at most one), or undefined. */
-  async inFlight(chain: string, account: string): Promise<TopUp | undefined> {
-    const row = await this.database.db
+  /** The gas account's top-ups being sent, lowest nonce first (at most the `maxInFlight` start allowed). */
+  async sending(chain: string, account: string): Promise<TopUp[]> {
+    const rows = await this.database.db
       .selectFrom('gas_topups')
       .selectAll()
       .where('chain', '=', chain)
       .where('account', '=', account.toLowerCase())
       .where('state', '=', 'sending')
       .orderBy('nonce')
-      .executeTakeFirst();
-    return row && toTopUp(row);
+      .execute();
+    return rows.map(toTopUp);
   }
 
   /** Wei the mined top-ups for refund `refundId` put on its deposit address. */
@@ -139,11 +139,13 @@ export class GasAccountLedger {
   }
 
   /**
-   * Writes a top-up with its first signed variant, before it is broadcast: only while the gas
-   * account's count is `nonce` and none of its top-ups is being sent. False when another worker
-   * took the nonce first (nothing written: the signature is thrown away).
+   * Writes a top-up with its first signed variant, before it is broadcast: only at the gas
+   * account's next nonce (its count plus the top-ups being sent, which hold the nonces right above
+   * the count), while fewer than `maxInFlight` are being sent and none of them is for the same
+   * refund. False when any of that changed or another worker took the nonce first (nothing
+   * written: the signature is thrown away).
    */
-  async start(topUp: NewTopUp, now = new Date()): Promise<boolean> {
+  async start(topUp: NewTopUp, maxInFlight: number, now = new Date()): Promise<boolean> {
     const account = topUp.account.toLowerCase();
     try {
       return await this.database.db.transaction().execute(async (trx) => {
@@ -153,15 +155,16 @@ export class GasAccountLedger {
           .where('chain', '=', topUp.chain)
           .where('address', '=', account)
           .executeTakeFirst();
-        if (counted === undefined || Number(counted.nonces_mined) !== topUp.nonce) return false;
+        if (counted === undefined) return false;
         const sending = await trx
           .selectFrom('gas_topups')
-          .select('id')
+          .select('refund_id')
           .where('chain', '=', topUp.chain)
           .where('account', '=', account)
           .where('state', '=', 'sending')
-          .executeTakeFirst();
-        if (sending) return false;
+          .execute();
+        if (sending.length >= maxInFlight || sending.some((s) => s.refund_id === topUp.refundId)) return false;
+        if (Number(counted.nonces_mined) + sending.length !== topUp.nonce) return false;
         await trx
           .insertInto('gas_topups')
           .values({

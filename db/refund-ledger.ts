@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Database } from './database';
-import type { HoldReason, RefundDue, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
+import type { HoldReason, RefundDue, RefundJudge, RefundRow, RefundState, Settlement, VoidReason } from '../contracts/refunds';
 import type { LedgerPosition } from './page-token';
 import { isBaseUnits } from '../domain/wei';
 import { readRefundRow, refundId, toRow } from './refund-rows';
@@ -14,7 +14,15 @@ export type { HoldReason, RefundDue, RefundRow, RefundState, RefundVariant, Sett
  * money on the chain always has a row saying whose it is, and paying it back is recorded once.
  */
 export class RefundLedger {
-  constructor(private readonly database: Database) {}
+  /**
+   * @param judge asked about each row before it is written (not one already held or void): a row
+   *   it holds `too-small` is dust, written held and announced to nobody (no refund.due, no
+   *   refund.held), so that money scattered by an outsider starts no refund workflow and no webhook.
+   */
+  constructor(
+    private readonly database: Database,
+    private readonly judge?: RefundJudge,
+  ) {}
 
   /**
    * Records a refund as due; idempotent (a repeat of the same transfer keeps the first row, and
@@ -29,6 +37,8 @@ export class RefundLedger {
         `refund amount ${JSON.stringify(String(due.amount).slice(0, 100))} is not base units of a positive amount (a decimal integer, 1 to 2^256 − 1): zero moves nothing and is never owed`,
       );
     const id = refundId(due);
+    const dust =
+      due.holdReason === undefined && due.voidReason === undefined && this.judge !== undefined && (await this.judge(due)) === 'too-small';
     await this.database.db
       .insertInto('refunds')
       .values({
@@ -46,13 +56,14 @@ export class RefundLedger {
         reason: due.reason,
         reported_by: due.reportedBy,
         transfers: due.transfers ?? 1,
-        hold_reason: due.holdReason ?? null,
-        state: due.voidReason !== undefined ? 'void' : due.holdReason === undefined ? 'due' : 'held',
+        hold_reason: dust ? 'too-small' : (due.holdReason ?? null),
+        state: due.voidReason !== undefined ? 'void' : due.holdReason === undefined && !dust ? 'due' : 'held',
         created_at: now.toISOString(),
         // Void from the start: its due and void events count as announced, since nobody was ever told it was owed.
         ...(due.voidReason === undefined
           ? {}
           : { void_reason: due.voidReason, voided_at: now.toISOString(), events: 2, announced_events: 2 }),
+        ...(dust ? { announced_events: 1, held_announced: 'too-small' } : {}),
       })
       .onConflict((oc) =>
         due.sender === undefined

@@ -68,6 +68,27 @@ export function refundDestination(row: RefundRowFacts, source: RefundSourceFacts
 }
 
 /**
+ * Whether a row is dust the moment it is written (`too-small`), from its amount alone: below its
+ * asset's minimum, or, for the chain's coin, below `nativeFloor` (REFUND_MIN_FEE_MULTIPLE times
+ * the most a plain transfer costs at the fees of the moment). Such a row is held without a refund
+ * workflow or a webhook: money an outsider scatters costs the service nothing. Undefined when the
+ * row may be paid (it is judged again, with its own gas estimate, right before signing).
+ */
+export function dustAtWrite(
+  row: { chain?: string; amount?: string; asset?: string },
+  minimum: RefundRules['minimum'],
+  nativeFloor?: bigint,
+): 'too-small' | undefined {
+  if (row.chain === undefined || row.amount === undefined) return undefined;
+  const asset = row.asset ?? 'native';
+  const amount = BigInt(row.amount);
+  const min = minimum(row.chain, asset);
+  if (min !== undefined && amount < min) return 'too-small';
+  if (asset === 'native' && nativeFloor !== undefined && amount < nativeFloor) return 'too-small';
+  return undefined;
+}
+
+/**
  * Why `row` must wait for a person before anything is signed, read from the ledger alone; undefined
  * when the refunder may go on (fees, depth and the nonce are checked on the chain after this). A
  * person's approval lifts the limit, nothing else.

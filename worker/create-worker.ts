@@ -12,6 +12,9 @@ import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
 import { ensureRefundAnnouncer, ensureRefundSweep } from './refund-schedules';
 import { RefundPayments } from '../db/refund-payments';
 import { SeedFileSigner } from '../lib/refund-signer';
+import { chainClient } from '../lib/chain-client';
+import { dustJudge, lazyClient } from '../lib/refund-dust';
+import { marketFees } from '../activities/signed-transactions';
 import { amountFor, DEFAULT_REFUND_LIMITS, DEFAULT_REFUND_MINIMUMS } from '../config/refund-limits';
 import { GasAccountLedger } from '../db/gas-account';
 import { readGasAccountKey } from '../lib/gas-account-key';
@@ -84,6 +87,11 @@ export async function startWorker(
   // Before anything is opened: a worker without the storage nodes' keys cannot do its job.
   const nodeTransport = loadNodeTransport(config);
   const tokens = config.chain?.tokens ?? [];
+  const minimum = (chain: string, asset: string) => amountFor(config.refunds.minimums, DEFAULT_REFUND_MINIMUMS, tokens, chain, asset);
+  // Rows too small to ever pay back are held as they are written (lib/refund-dust.ts).
+  const chain = config.chain;
+  const judge =
+    chain && dustJudge(minimum, config.refunds.minFeeMultiple, { client: lazyClient(() => chainClient(chain.rpcUrl)), read: marketFees });
   // A read model that does not answer only delays its writes (projectExecution retries); the
   // worker starts anyway, since executions and batches do not need it.
   const database = await openDatabase(
@@ -141,7 +149,7 @@ export async function startWorker(
       nodeRequestTimeoutMs: 10_000,
       nodeTransport,
       executions: new ExecutionStore(database),
-      refunds: new RefundLedger(database),
+      refunds: new RefundLedger(database, judge),
       webhooks: () => config.webhooks,
       onNodeRequest: hooks.onNodeRequest,
       onLateNode: hooks.onLateNode,
@@ -151,7 +159,7 @@ export async function startWorker(
         addresses: new DepositAddressStore(database),
         progress: new WatcherProgressStore(database),
         executions: new ExecutionStore(database),
-        refunds: new RefundLedger(database),
+        refunds: new RefundLedger(database, judge),
         onChainEvent: hooks.onChainEvent,
       },
       refunder: config.chain && {
@@ -162,7 +170,7 @@ export async function startWorker(
         confirmations: confirmationsOf(config.chain),
         windowSize: config.chain.windowSize,
         limit: (chain: string, asset: string) => amountFor(config.refunds.limits, DEFAULT_REFUND_LIMITS, tokens, chain, asset),
-        minimum: (chain: string, asset: string) => amountFor(config.refunds.minimums, DEFAULT_REFUND_MINIMUMS, tokens, chain, asset),
+        minimum,
         tokens,
         ...(config.refunds.gasKeyFile === undefined ? {} : { gasAccount: readGasAccountKey(config.refunds.gasKeyFile) }),
         gasAccounts: new GasAccountLedger(database),

@@ -496,6 +496,37 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       );
     });
 
+    it('when the ledger judges a row dust as it is written, then it is held too-small with nothing to announce (no refund.due, no refund.held) and no address to pay; a row the judge passes is due and announced', async () => {
+      await register(1);
+      const judged = new RefundLedger(database, async (d) => (BigInt(d.amount ?? '0') < 1000n ? 'too-small' : undefined));
+      const write = (tx: string, amount: string) =>
+        judged.recordDue({
+          wallet: 'w',
+          executionId: 'refund-1',
+          workflowId: workflowOf(1),
+          chain: CHAIN,
+          transferIndex: 0,
+          asset: 'native',
+          txHash: '0x' + tx.repeat(32),
+          amount,
+          reason: 'closed',
+          reportedBy: 'chain-watcher',
+        });
+      const dustId = await write('01', '1');
+      const owedId = await write('02', '5000');
+      assert.deepEqual([(await ledger.get(dustId))?.state, (await ledger.get(dustId))?.holdReason], ['held', 'too-small']);
+      assert.equal((await ledger.get(owedId))?.state, 'due');
+      assert.deepEqual(
+        (await ledger.unannounced(10)).map((r) => r.id),
+        [owedId],
+        'only the owed row has a refund.due to send',
+      );
+      assert.deepEqual(await ledger.unannouncedHeld(10), [], 'dust is announced to nobody');
+      assert.deepEqual(await payments.addressesToPay(CHAIN, 10), [addressOf(1)]);
+      await ledger.settle(owedId, { state: 'waived', reason: 'test' }, 'ops');
+      assert.deepEqual(await payments.addressesToPay(CHAIN, 10), [], 'dust starts no refund workflow');
+    });
+
     it('when a void row is restored, then it goes back where it was: paying with a nonce out, held with its reason, refunded with a refund transaction, else due', async () => {
       for (const n of [1, 2, 3, 4]) await register(n);
       const paying = await due(1, 1);

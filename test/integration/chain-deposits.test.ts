@@ -38,6 +38,12 @@ const CHAIN = 'evm:31337';
 const CONFIRMATIONS = 3;
 
 /**
+ * A transfer worth paying back: far above REFUND_MIN_FEE_MULTIPLE times a plain transfer's fee on
+ * anvil, so that its ledger row is written `due` (a row below it is dust, held as it is written).
+ */
+const OWED = 10n ** 16n;
+
+/**
  * On-chain deposits end to end: a real anvil chain (automine off, so each test mines its blocks),
  * a real Temporal dev server, the worker and the API as real processes (the worker is SIGKILLed in
  * one test), real HTTP. The worker runs the chain watcher; the test only sends transfers and mines.
@@ -366,10 +372,10 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   };
 
   it('when a transfer reaches an EXPIRED execution, whose workflow has closed, then it is refused as expired: one row of the refunds ledger, the record unchanged', async () => {
-    const e = await prepareWithDeposit('1000', { ttlSeconds: 1 });
+    const e = await prepareWithDeposit(String(OWED), { ttlSeconds: 1 });
     await eventually(async () => (await record(e)).status === 'EXPIRED', 15_000);
     await stack.client.workflow.getHandle(executionWorkflowId(e.wallet.id, e.executionId)).result();
-    const tx = await chain.send(e.address, 1000n);
+    const tx = await chain.send(e.address, OWED);
     await chain.mine(CONFIRMATIONS);
     const rows = await eventually(async () => {
       const found = await refundsOf(e);
@@ -377,7 +383,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     }, 30_000);
     assert.deepEqual(
       rows.map((d) => ({ txHash: d.txHash, reason: d.reason, amount: d.amount, chain: d.chain, reportedBy: d.reportedBy, state: d.state })),
-      [{ txHash: tx, reason: 'expired', amount: '1000', chain: CHAIN, reportedBy: 'chain-watcher', state: 'due' }],
+      [{ txHash: tx, reason: 'expired', amount: String(OWED), chain: CHAIN, reportedBy: 'chain-watcher', state: 'due' }],
     );
     const r = await record(e);
     assert.equal(r.status, 'EXPIRED');
@@ -502,10 +508,10 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
   });
 
   it('when 40 more transfers of minAmount reach an execution after its deposit and one reaches an execution that has closed, then the execution does not grow (one deposit signal, no refusedDeposits) and the ledger holds 41 rows due', async () => {
-    const e = await prepareWithDeposit('1000');
-    const closed = await prepareWithDeposit('1000', { ttlSeconds: 1 });
+    const e = await prepareWithDeposit(String(OWED));
+    const closed = await prepareWithDeposit(String(OWED), { ttlSeconds: 1 });
     await stack.client.workflow.getHandle(executionWorkflowId(closed.wallet.id, closed.executionId)).result();
-    const first = await chain.send(e.address, 1000n);
+    const first = await chain.send(e.address, OWED);
     await chain.mine(CONFIRMATIONS);
     // The read model shows the deposit (the list route reads it): from here the watcher owes the rest back.
     await eventually(async () => {
@@ -513,8 +519,8 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       return list.status === 200 && list.body.result.length === 1;
     }, 30_000);
     const more: string[] = [];
-    for (let i = 0; i < 40; i++) more.push(await chain.send(e.address, 1000n));
-    const late = await chain.send(closed.address, 1000n);
+    for (let i = 0; i < 40; i++) more.push(await chain.send(e.address, OWED));
+    const late = await chain.send(closed.address, OWED);
     await chain.mine(CONFIRMATIONS);
     const rows = await eventually(async () => {
       const found = await refundsOf(e);
@@ -530,7 +536,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
     );
     assert.ok(rows.every((d) => d.state === 'due'));
     assert.deepEqual(new Set(rows.map((r) => r.txHash)), new Set(more));
-    assert.ok(rows.every((r) => r.reason === 'other-tx' && r.amount === '1000' && r.reportedBy === 'chain-watcher'));
+    assert.ok(rows.every((r) => r.reason === 'other-tx' && r.amount === String(OWED) && r.reportedBy === 'chain-watcher'));
     // Where each refund goes back to: the sender the chain shows.
     const sender = ANVIL_DEV_ACCOUNT.address.toLowerCase();
     assert.deepEqual(

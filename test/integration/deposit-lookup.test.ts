@@ -95,7 +95,8 @@ describe('deposit lookup: what became of a transaction, on a real anvil chain', 
   });
 
   it('when a second transfer reaches the execution whose deposit was taken, then the lookup answers it owed, with its refunds ledger row due; the first stays taken', async () => {
-    const second = await chain.send(taken.address, 4000n);
+    // Worth paying back: far above a refund's fee (4000 wei would be dust, held as it is written).
+    const second = await chain.send(taken.address, 10n ** 16n);
     await chain.mine(CONFIRMATIONS);
     const [entry] = await entriesOnce(second, (e) => e.length === 1);
     assert.deepEqual(
@@ -104,7 +105,7 @@ describe('deposit lookup: what became of a transaction, on a real anvil chain', 
     );
     assert.deepEqual(
       [entry.txHash, entry.transferIndex, entry.asset, entry.amount, entry.wallet, entry.executionId, entry.status, entry.outcome],
-      [second.toLowerCase(), 0, 'native', '4000', taken.wallet.id, taken.executionId, 'OPERATION_PENDING', 'owed'],
+      [second.toLowerCase(), 0, 'native', String(10n ** 16n), taken.wallet.id, taken.executionId, 'OPERATION_PENDING', 'owed'],
     );
     assert.match(entry.refund.id, /^[0-9a-f]{32}$/);
     assert.deepEqual([entry.refund.state, entry.refund.reason], ['due', 'other-tx']);

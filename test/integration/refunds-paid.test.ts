@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { Address, Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import type { RefundRow } from '../../contracts/refunds';
-import { executionWorkflowId } from '../../contracts/temporal';
+import { executionWorkflowId, refundAddressWorkflowId } from '../../contracts/temporal';
 import { openDatabase } from '../../db/database';
 import type { RefundSource } from '../../db/refund-payments';
 import { depositPrivateKey } from '../../domain/deposit-key';
@@ -426,6 +426,49 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     assert.equal((await rowNow(e, tx))?.state, 'paying', 'one read decides nothing: still paying');
     refuse = () => undefined;
     await paidOnce(e, await rowMinedInto(e, tx, 'refunded'), before, payer.address, 1);
+  });
+
+  it('when 1 wei reaches each of 20 expired executions, and 30 one-wei transfers in 30 blocks reach one of them, then every row is held too-small as it is written: nothing due or paying, no refund workflow for those addresses, nothing to announce', async () => {
+    const expired = await Promise.all(
+      Array.from({ length: 20 }, () => deposits.prepare({ minAmount: '1000', idPrefix: 'dust', extra: { ttlSeconds: 1 } })),
+    );
+    for (const e of expired) await eventually(async () => (await deposits.record(e)).status === 'EXPIRED', 15_000);
+    for (const e of expired) await chain.send(e.address, 1n);
+    await chain.mine(1);
+    for (let i = 0; i < 30; i++) {
+      await chain.send(expired[0].address, 1n);
+      await chain.mine(1);
+    }
+    await deposits.watcherPast((await chain.head()) + CONFIRMATIONS);
+    const workflowIds = expired.map((e) => executionWorkflowId(e.wallet.id, e.executionId));
+    const rows = (await readModel((ledger) => Promise.all(workflowIds.map((id) => ledger.ofExecution(id))))).flat();
+    const perExecution = new Set(rows.map((r) => r.workflowId));
+    assert.equal(perExecution.size, 20, 'every execution has its row: the money is on the books');
+    assert.ok(rows.length >= 21, `the 30 transfers to one address are rows too (${rows.length} in all)`);
+    assert.deepEqual(
+      rows.filter((r) => r.state !== 'held' || r.holdReason !== 'too-small').map((r) => [r.state, r.holdReason, r.amount]),
+      [],
+      'nothing due or paying',
+    );
+    const ids = new Set(rows.map((r) => r.id));
+    const [unannounced, unannouncedHeld] = await readModel((ledger) =>
+      Promise.all([ledger.unannounced(1000), ledger.unannouncedHeld(1000)]),
+    );
+    assert.deepEqual(
+      [...unannounced, ...unannouncedHeld].filter((r) => ids.has(r.id)),
+      [],
+      'no refund.due or refund.held to send',
+    );
+    for (const e of expired) {
+      const described = await stack.client.workflow
+        .getHandle(refundAddressWorkflowId(CHAIN, e.address.toLowerCase()))
+        .describe()
+        .then(
+          () => 'started',
+          () => 'never started',
+        );
+      assert.equal(described, 'never started', `a refund workflow for ${e.address}`);
+    }
   });
 
   it('when a row is above the chain limit, then it is held above-limit until a person approves it (the approving token recorded), then paid once; a token without refunds:approve is refused', async () => {

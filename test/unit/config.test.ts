@@ -44,6 +44,18 @@ describe('config: rate limits and trusted proxies', () => {
     assert.deepEqual(config.trustProxy, ['loopback', '10.0.0.0/8']);
   });
 
+  it('when a token the service may pay back by itself (REFUND_LIMITS) has no REFUND_MINIMUMS entry, then loading fails naming it; with one, or without a limit, it loads', () => {
+    const USDC = '0x' + 'a0'.repeat(20);
+    const tokens = { CHAIN_RPC_URL: 'http://127.0.0.1:8545', DEPOSIT_TOKENS: `evm:1:${USDC}=USDC:6` };
+    assert.throws(
+      () => loadConfig({ ...tokens, REFUND_LIMITS: 'evm:1:USDC=1000000000' }),
+      (err: Error) =>
+        err instanceof ConfigError && /REFUND_MINIMUMS sets no minimum for it/.test(err.message) && /evm:1:USDC/.test(err.message),
+    );
+    assert.ok(loadConfig({ ...tokens, REFUND_LIMITS: 'evm:1:USDC=1000000000', REFUND_MINIMUMS: `evm:1:${USDC}=1000000` }));
+    assert.ok(loadConfig(tokens), 'no limit: every row of it is held for a person, no gas spent');
+  });
+
   it('when TRUST_PROXY or a limit is malformed, then loading fails with a ConfigError naming it', () => {
     assert.throws(
       () => loadConfig({ TRUST_PROXY: 'not-an-address' }),

@@ -14,6 +14,7 @@ import {
   type RefundFees,
 } from '../../domain/refund-fees';
 import {
+  dustAtWrite,
   holdBeforeSigning,
   refundDestination,
   unreceivableAddress,
@@ -137,6 +138,21 @@ describe('domain/refund-policy: which rows the service pays back by itself, and 
       }),
     );
     assert.equal(unreceivableAddress(`0x${'0'.repeat(40)}`), 'is the zero address');
+  });
+
+  it("when a row is written below its asset's minimum, or a native one below the fee floor of the moment, then it is dust from the start; at or above both it may be paid; rows without a chain or amount are judged later", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 20n }), fc.bigInt({ min: 1n, max: 10n ** 20n }), (amount, floor) => {
+        const native = dustAtWrite({ chain: 'evm:31337', amount: String(amount), asset: 'native' }, rules().minimum, floor);
+        assert.equal(native, amount < floor ? 'too-small' : undefined);
+        // A token's floor is its minimum alone: the gas account pays its fee.
+        const token = dustAtWrite({ chain: 'evm:31337', amount: String(amount), asset: TOKEN }, rules().minimum, floor);
+        assert.equal(token, amount < 10n ? 'too-small' : undefined);
+      }),
+    );
+    assert.equal(dustAtWrite({ chain: 'evm:31337', amount: '1' }, rules().minimum), undefined, 'no floor known: judged before signing');
+    assert.equal(dustAtWrite({ amount: '1' }, rules().minimum, 10n), undefined);
+    assert.equal(dustAtWrite({ chain: 'evm:31337' }, rules().minimum, 10n), undefined);
   });
 
   it("when a row has no chain or amount, is a dust batch, above its asset's limit or of an asset without one, below its minimum, or a token without a gas account, then it is held with that reason; else it may be paid", () => {
