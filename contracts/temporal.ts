@@ -14,6 +14,14 @@ import type { ChainTransfer, WatcherState } from '../domain/chain-watcher';
 import type { WebhookDelivery } from './webhooks';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
+
+/**
+ * The task queue of the workflows anyone outside can cause in numbers (refunds, the refunds
+ * ledger's sweeps and webhook deliveries, an execution's handed-over webhooks), beside the
+ * service's task queue `taskQueue`: their runs take no place among CAPACITY_OPEN_RUNS, and the
+ * worker that polls it keeps no cache (docs/decisions/0089).
+ */
+export const backgroundTaskQueue = (taskQueue: string) => `${taskQueue}-background`;
 export const CHAIN_WATCHER_WORKFLOW_TYPE = 'chainWatcherWorkflow';
 export const EXECUTION_WEBHOOKS_WORKFLOW_TYPE = 'executionWebhooksWorkflow';
 export const WHITELIST_BATCH_WORKFLOW_TYPE = 'whitelistBatchWorkflow';

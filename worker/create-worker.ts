@@ -19,13 +19,17 @@ import type { RefundEvent } from '../activities/refunds';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
+import { backgroundTaskQueue } from '../contracts/temporal';
 import { runCatchUp } from './read-model-catch-up';
 import { bundleInChild, SHARED_WORKFLOW_MODULES } from './workflow-bundle';
 import type { Tracing } from '../lib/tracing';
 import { activityInterceptors, WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from './tracing';
 
 export interface RunningWorker {
+  /** The worker of the service's task queue: executions, batches, the chain watcher, and whatever an older build started there. */
   worker: Worker;
+  /** The worker of the background task queue (backgroundTaskQueue): refunds, the ledger's sweeps, webhook deliveries; no cache (decision 0089). */
+  background: Worker;
   /** The read model the projectExecution activity writes to. */
   database: Database;
   connection: NativeConnection;
@@ -42,9 +46,9 @@ export interface RunningWorker {
   refundAnnouncer: Promise<string | undefined>;
   /** Resolves with the refund payments' schedule id once it exists (undefined without CHAIN_RPC_URL or after a shutdown first). */
   refundSweep: Promise<string | undefined>;
-  /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
+  /** Resolves when both workers have stopped (after shutdown() or a fatal error of either, which stops the other). */
   done: Promise<void>;
-  /** Drains: stops polling, lets running tasks finish, then closes the connection. */
+  /** Drains both workers: stops polling, lets running tasks finish, then closes the connection. */
   shutdown(): Promise<void>;
 }
 
@@ -60,6 +64,18 @@ export interface RunningWorker {
 const tuning = (config: WorkerConfig): Partial<WorkerOptions> => ({
   maxCachedWorkflows: config.workerCachedWorkflows,
 });
+
+/**
+ * The background worker's tuning (docs/decisions/0089): its runs are as many as outsiders make them
+ * (one per deposit address with a refund owed, one per webhook a receiver has not taken yet), so no
+ * cache size could hold them all. Without a cache there is no sticky queue, every task carries its
+ * run's whole history, and no run is ever evicted to make room: the path on which the core wedges
+ * a run (0075) needs a sticky task of an uncached run. One task at a time, so that no task waits in
+ * the worker, where its timeout runs, for the one run the core holds; the others wait on the server.
+ * A task replays its run from the start: these histories are short (webhooks), or bounded by
+ * continue-as-new (a refund address's, 200 steps).
+ */
+const BACKGROUND_TUNING = { maxCachedWorkflows: 0, maxConcurrentWorkflowTaskExecutions: 1 } as const;
 
 /** Builds and starts a worker for the service's workflows and activities. */
 export async function startWorker(
@@ -126,11 +142,12 @@ export async function startWorker(
     config.workerDeployment && bundle !== undefined
       ? { deploymentName: config.workerDeployment.name, buildId: buildIdOf(bundle) }
       : undefined;
-  const worker = await Worker.create({
+  const common = {
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
+    ...(version
+      ? { workerDeploymentOptions: { useWorkerVersioning: true as const, version, defaultVersioningBehavior: 'PINNED' as const } }
+      : {}),
     ...(code !== undefined
       ? { workflowBundle: { code } }
       : overrides.workflowBundle === undefined
@@ -178,21 +195,31 @@ export async function startWorker(
       activity: activityInterceptors(hooks.tracing),
     },
     sinks: workflowSinks(hooks.tracing),
-    ...tuning(config),
-    ...overrides,
-  });
+  };
+  const taskQueue = overrides.taskQueue ?? config.temporal.taskQueue;
+  const worker = await Worker.create({ ...common, taskQueue, ...tuning(config), ...overrides });
+  // Same code, activities and version: a Worker Deployment Version spans every task queue its
+  // workers poll. Its tuning comes last, so that no override gives it a cache.
+  const background = await Worker.create({ ...common, ...overrides, taskQueue: backgroundTaskQueue(taskQueue), ...BACKGROUND_TUNING });
   const stopPromoting = new AbortController();
   let catchUp = Promise.resolve();
-  const done = worker.run().finally(async () => {
+  // Either worker stopping (a fatal error, or a shutdown) stops the other: the process serves both or neither.
+  const stopBoth = () => {
+    for (const w of [worker, background]) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  const runs = [worker, background].map((w) => w.run().finally(stopBoth));
+  const done = Promise.allSettled(runs).then(async (outcomes) => {
     stopPromoting.abort();
     await promoted.catch(() => undefined);
     await catchUp;
     await connection.close().catch(() => undefined);
     await database.close().catch(() => undefined);
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
   });
   const promoted =
     version && config.workerDeployment?.promote === 'current'
-      ? makeCurrent(connection, config.temporal.namespace, version, stopPromoting.signal)
+      ? makeCurrent(connection, config.temporal.namespace, version, stopPromoting.signal, [taskQueue, backgroundTaskQueue(taskQueue)])
       : Promise.resolve();
   // Returned once new workflows come here (or the server refused the version: `promoted` says why).
   await promoted.catch(() => undefined);
@@ -229,6 +256,7 @@ export async function startWorker(
   );
   return {
     worker,
+    background,
     database,
     connection,
     version,
@@ -238,7 +266,7 @@ export async function startWorker(
     refundSweep,
     done,
     async shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopBoth();
       await done;
     },
   };

@@ -3,6 +3,7 @@ import { loadConfigOf, type WorkerConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
+import { backgroundTaskQueue } from '../contracts/temporal';
 import { createWorkerMetrics, refundLedgerMetrics } from './metrics';
 import { RefundLedger } from '../db/refund-ledger';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
@@ -79,8 +80,14 @@ async function main() {
     ),
   );
   lifecycle.info(
-    { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace, version: running.version },
-    `worker polling task queue ${config.temporal.taskQueue}`,
+    {
+      taskQueue: config.temporal.taskQueue,
+      backgroundTaskQueue: backgroundTaskQueue(config.temporal.taskQueue),
+      address,
+      namespace: config.temporal.namespace,
+      version: running.version,
+    },
+    `worker polling task queue ${config.temporal.taskQueue} (and ${backgroundTaskQueue(config.temporal.taskQueue)})`,
   );
   let stopping = false;
   void running.chainWatcher.then(
@@ -105,7 +112,8 @@ async function main() {
   }
   // A wedged run: drain this worker (the wedged run's task cannot complete, so the drain ends at
   // shutdownForceTime at worst) and start a new one with an empty cache; the run's next workflow
-  // task attempt replays it from its history there.
+  // task attempt replays it from its history there. The background worker, which has no cache and
+  // cannot wedge, is recreated with it: one connection and one read model serve both.
   for (;;) {
     const restart = new Promise<'restart'>((resolve) => (wedged = () => resolve('restart')));
     const outcome = await Promise.race([running.done.then(() => 'done' as const), restart]);

@@ -37,6 +37,7 @@ import {
 } from '../domain/execution-state';
 import {
   ExecutionFailure,
+  backgroundTaskQueue,
   cancelExecutionUpdate,
   depositCompletedSignal,
   depositReorgedSignal,
@@ -360,8 +361,11 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   const settled = () => lingered && writesInFlight === 0 && allHandlersFinished();
   await condition(settled);
   if (sent < events.length && !(await condition(() => sent >= events.length, WEBHOOKS_WAIT))) {
+    // On the background queue: a receiver that stays down keeps this child open for days, which
+    // must not take an execution's place (decision 0089).
     await startChild(executionWebhooksWorkflow, {
       workflowId: executionWebhooksWorkflowId(workflowId),
+      taskQueue: backgroundTaskQueue(workflowInfo().taskQueue),
       args: [
         { executionWorkflowId: workflowId, deliveries: events.slice(sent).map((e) => statusChangedDelivery(workflowId, e.seq, e.record)) },
       ],
