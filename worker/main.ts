@@ -3,7 +3,7 @@ import { loadConfigOf, type WorkerConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
-import { backgroundTaskQueue } from '../contracts/temporal';
+import { serviceTaskQueues } from '../contracts/temporal';
 import { createWorkerMetrics, refundLedgerMetrics } from './metrics';
 import { RefundLedger } from '../db/refund-ledger';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
@@ -82,12 +82,12 @@ async function main() {
   lifecycle.info(
     {
       taskQueue: config.temporal.taskQueue,
-      backgroundTaskQueue: backgroundTaskQueue(config.temporal.taskQueue),
+      taskQueues: serviceTaskQueues(config.temporal.taskQueue),
       address,
       namespace: config.temporal.namespace,
       version: running.version,
     },
-    `worker polling task queue ${config.temporal.taskQueue} (and ${backgroundTaskQueue(config.temporal.taskQueue)})`,
+    `worker polling task queue ${config.temporal.taskQueue} (and ${serviceTaskQueues(config.temporal.taskQueue).slice(1).join(', ')})`,
   );
   let stopping = false;
   void running.chainWatcher.then(
@@ -112,8 +112,8 @@ async function main() {
   }
   // A wedged run: drain this worker (the wedged run's task cannot complete, so the drain ends at
   // shutdownForceTime at worst) and start a new one with an empty cache; the run's next workflow
-  // task attempt replays it from its history there. The background worker, which has no cache and
-  // cannot wedge, is recreated with it: one connection and one read model serve both.
+  // task attempt replays it from its history there. The refunds and webhooks workers are recreated
+  // with it: one connection and one read model serve the three.
   for (;;) {
     const restart = new Promise<'restart'>((resolve) => (wedged = () => resolve('restart')));
     const outcome = await Promise.race([running.done.then(() => 'done' as const), restart]);
