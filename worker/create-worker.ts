@@ -72,8 +72,9 @@ const tuning = (config: WorkerConfig): Partial<WorkerOptions> => ({
  * refund workflows running, counted from Temporal's visibility before each sweep; the cache holds
  * twice as many and the sweep itself, so that a sweep that read a count a whole sweep old still
  * leaves it room and no open run is evicted for another (the path of decision 0075). Refunds keep
- * a cache, unlike webhooks: a refund's history grows to about 3,000 events before continue-as-new
- * (200 steps), and replaying that at every task would cost over a second each.
+ * a cache, unlike webhooks: a refund's history can reach about 3,000 events before continue-as-new
+ * (200 steps of a dozen or more), and replaying that at every task, at the half millisecond an
+ * event measured here, would cost over a second each.
  */
 const refundsTuning = (config: WorkerConfig): Partial<WorkerOptions> => {
   const cache = 2 * config.refunds.openRuns + 1;
