@@ -87,7 +87,8 @@ async function main() {
       namespace: config.temporal.namespace,
       version: running.version,
     },
-    `worker polling task queue ${config.temporal.taskQueue} (and ${serviceTaskQueues(config.temporal.taskQueue).slice(1).join(', ')})`,
+    // The message is the ready line supervisors and tests wait for, unchanged; the other queues are in `taskQueues`.
+    `worker polling task queue ${config.temporal.taskQueue}`,
   );
   let stopping = false;
   void running.chainWatcher.then(
