@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { encodeFunctionData, erc20Abi, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { RefundActivities, RefundAddress, RefundStep } from '../contracts/activities';
+import { REFUND_ADDRESS_WORKFLOW_TYPE } from '../contracts/temporal';
 import type { HoldReason, RefundVariant } from '../contracts/refunds';
 import type { GasAccountLedger } from '../db/gas-account';
 import type { RefundJob, RefundPayments } from '../db/refund-payments';
@@ -67,6 +68,8 @@ export interface RefundDeps {
   /** How long a refund workflow waits between looks at the chain (CHAIN_POLL_INTERVAL_MS). */
   pollIntervalMs: number;
   onRefundEvent?: (event: RefundEvent) => void;
+  /** REFUND_OPEN_RUNS: refund workflows running at once on the sweep's task queue, at most (decision 0089). */
+  openRuns: number;
 }
 
 /**
@@ -239,7 +242,13 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         d.onRefundEvent?.({ kind: 'gas-balance', chain, address: address.toLowerCase(), wei });
       }
       const addresses = await d.payments.addressesToPay(chain, d.sweepAddresses, d.enabled);
-      return { chain, addresses, pollIntervalMs: d.pollIntervalMs };
+      // Each running refund workflow holds a place in the refunds worker's cache, which must never
+      // have to evict one (decision 0089): the sweep starts only what REFUND_OPEN_RUNS leaves.
+      const { client, info } = Context.current();
+      const { count } = await client.workflow.count(
+        `TaskQueue = '${info.taskQueue}' AND WorkflowType = '${REFUND_ADDRESS_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`,
+      );
+      return { chain, addresses, pollIntervalMs: d.pollIntervalMs, room: Math.max(0, d.openRuns - count) };
     },
 
     async nextRefund(input: RefundAddress) {

@@ -143,6 +143,16 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     readBy: 'worker',
     description: "a row below this many times its refund's most cost (gas × fee cap) is held `too-small`",
   },
+  REFUND_OPEN_RUNS: {
+    kind: 'integer',
+    min: 1,
+    max: 10000,
+    default: 100,
+    config: 'refunds.openRuns',
+    readBy: 'worker',
+    description:
+      "refund workflows (one per deposit address with a row to pay) the sweep keeps running at once; other addresses wait their turn. The worker's cache for refunds holds twice as many, so that no refund run waits for a cache slot (decision 0089)",
+  },
   REFUND_REPLACE_AFTER_BLOCKS: {
     kind: 'integer',
     min: 1,

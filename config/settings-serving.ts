@@ -49,7 +49,8 @@ export const SERVING_SETTINGS = {
     file: 'temporal.taskQueue',
     config: 'temporal.taskQueue',
     readBy: 'api, worker',
-    description: 'task queue of both workflows',
+    description:
+      "the service's task queue (executions, batches, the chain watcher); workers also poll `<queue>-refunds` and `<queue>-webhooks` (decision 0089)",
   },
   TEMPORAL_API_KEY: {
     kind: 'string',
@@ -185,7 +186,7 @@ export const SERVING_SETTINGS = {
     config: 'capacity.openRuns',
     readBy: 'api',
     description:
-      "the open workflow runs the service lets its workers hold: open executions (PREPARED, OPERATION_PENDING) and the workers' other running workflows; a prepare beyond it is 503 `CAPACITY_FULL`. Keep it below the smallest worker's WORKER_CACHED_WORKFLOWS (any worker may end up holding every run): a run that must wait for a cache slot is how the Temporal core wedges one (0: off)",
+      "the open workflow runs the service lets its workers hold on its task queue: open executions (PREPARED, OPERATION_PENDING) and the other workflows running there (batches, the chain watcher; refunds and webhooks run on queues of their own, decision 0089); a prepare beyond it is 503 `CAPACITY_FULL`. Keep it below the smallest worker's WORKER_CACHED_WORKFLOWS (any worker may end up holding every run): a run that must wait for a cache slot is how the Temporal core wedges one (0: off)",
   },
   CAPACITY_PER_WALLET: {
     kind: 'integer',

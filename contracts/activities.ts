@@ -130,9 +130,10 @@ export interface RefundActivities {
    * The sweep: holds the rows no refunder can pay (`off-chain`), and answers the chain of this
    * worker's node with the deposit addresses that have a row to work on. While REFUND_PAYMENTS is
    * off it holds nothing and answers only the addresses with a transaction out (its nonce must be
-   * watched).
+   * watched). `room`: how many new refund workflows the sweep may start, REFUND_OPEN_RUNS less
+   * those running on its task queue (decision 0089).
    */
-  refundAddressesToPay(): Promise<{ chain?: string; addresses: string[]; pollIntervalMs: number }>;
+  refundAddressesToPay(): Promise<{ chain?: string; addresses: string[]; pollIntervalMs: number; room: number }>;
   /** The address's next row: `watch` when it has a transaction out, `sign` when due; undefined when none is left. */
   nextRefund(input: RefundAddress): Promise<{ id: string; step: 'sign' | 'watch' } | undefined>;
   /**

@@ -14,6 +14,17 @@ import type { ChainTransfer, WatcherState } from '../domain/chain-watcher';
 import type { WebhookDelivery } from './webhooks';
 
 export const EXECUTION_WORKFLOW_TYPE = 'executionWorkflow';
+
+/**
+ * The task queues of the workflows anyone outside can cause in numbers, beside the service's task
+ * queue `taskQueue`; their runs take no place among CAPACITY_OPEN_RUNS (docs/decisions/0089).
+ * Refunds: the sweep and one workflow per deposit address, as many as REFUND_OPEN_RUNS at once.
+ */
+export const refundsTaskQueue = (taskQueue: string) => `${taskQueue}-refunds`;
+/** Webhook deliveries (an execution's handed-over webhooks, the refunds ledger's announcer and its deliveries), on a worker without a cache. */
+export const webhooksTaskQueue = (taskQueue: string) => `${taskQueue}-webhooks`;
+/** Every task queue a worker of the service polls. */
+export const serviceTaskQueues = (taskQueue: string) => [taskQueue, refundsTaskQueue(taskQueue), webhooksTaskQueue(taskQueue)];
 export const CHAIN_WATCHER_WORKFLOW_TYPE = 'chainWatcherWorkflow';
 export const EXECUTION_WEBHOOKS_WORKFLOW_TYPE = 'executionWebhooksWorkflow';
 export const WHITELIST_BATCH_WORKFLOW_TYPE = 'whitelistBatchWorkflow';

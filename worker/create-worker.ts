@@ -22,13 +22,19 @@ import type { RefundEvent } from '../activities/refunds';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { buildIdOf, makeCurrent, type DeploymentVersion } from './deployment-version';
+import { refundsTaskQueue, serviceTaskQueues, webhooksTaskQueue } from '../contracts/temporal';
 import { runCatchUp } from './read-model-catch-up';
 import { bundleInChild, SHARED_WORKFLOW_MODULES } from './workflow-bundle';
 import type { Tracing } from '../lib/tracing';
 import { activityInterceptors, WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from './tracing';
 
 export interface RunningWorker {
+  /** The worker of the service's task queue: executions, batches, the chain watcher, and whatever an older build started there. */
   worker: Worker;
+  /** The worker of the refunds task queue (refundsTaskQueue): the sweep and the refund workflows it bounds (decision 0089). */
+  refunds: Worker;
+  /** The worker of the webhooks task queue (webhooksTaskQueue): every webhook delivery and the ledger's announcer, without a cache (decision 0089). */
+  webhooks: Worker;
   /** The read model the projectExecution activity writes to. */
   database: Database;
   connection: NativeConnection;
@@ -45,9 +51,9 @@ export interface RunningWorker {
   refundAnnouncer: Promise<string | undefined>;
   /** Resolves with the refund payments' schedule id once it exists (undefined without CHAIN_RPC_URL or after a shutdown first). */
   refundSweep: Promise<string | undefined>;
-  /** Resolves when the worker has stopped (after shutdown() or a fatal error). */
+  /** Resolves when the three workers have stopped (after shutdown() or a fatal error of one, which stops the others). */
   done: Promise<void>;
-  /** Drains: stops polling, lets running tasks finish, then closes the connection. */
+  /** Drains the three workers: stops polling, lets running tasks finish, then closes the connection. */
   shutdown(): Promise<void>;
 }
 
@@ -63,6 +69,32 @@ export interface RunningWorker {
 const tuning = (config: WorkerConfig): Partial<WorkerOptions> => ({
   maxCachedWorkflows: config.workerCachedWorkflows,
 });
+
+/**
+ * The refunds worker's tuning (docs/decisions/0089): the sweep keeps at most REFUND_OPEN_RUNS
+ * refund workflows running, counted from Temporal's visibility before each sweep; the cache holds
+ * twice as many and the sweep itself, so that a sweep that read a count a whole sweep old still
+ * leaves it room and no open run is evicted for another (the path of decision 0075). Refunds keep
+ * a cache, unlike webhooks: a refund's history can reach about 3,000 events before continue-as-new
+ * (200 steps of a dozen or more), and replaying that at every task, at the half millisecond an
+ * event measured here, would cost over a second each.
+ */
+const refundsTuning = (config: WorkerConfig): Partial<WorkerOptions> => {
+  const cache = 2 * config.refunds.openRuns + 1;
+  return { maxCachedWorkflows: cache, maxConcurrentWorkflowTaskExecutions: Math.min(cache, 40) };
+};
+
+/**
+ * The webhooks worker's tuning (docs/decisions/0089): its runs are as many as receivers leave
+ * undelivered (one per execution or ledger change, open up to three days while a receiver is
+ * down), and an execution cannot wait for room to hand its webhooks over, so no cache could be
+ * sized for them. Without a cache there is no sticky queue, every task carries its run's whole
+ * history and no run is evicted to make room: the core's wedge (0075) needs a sticky task of an
+ * uncached run. One task at a time, so that no task waits in the worker, where its timeout runs,
+ * for the one run the core holds; the others wait on the server. Each task replays its run from
+ * the start, which these short histories (a few events per webhook) make cheap.
+ */
+const WEBHOOKS_TUNING = { maxCachedWorkflows: 0, maxConcurrentWorkflowTaskExecutions: 1 } as const;
 
 /** Builds and starts a worker for the service's workflows and activities. */
 export async function startWorker(
@@ -134,11 +166,12 @@ export async function startWorker(
     config.workerDeployment && bundle !== undefined
       ? { deploymentName: config.workerDeployment.name, buildId: buildIdOf(bundle) }
       : undefined;
-  const worker = await Worker.create({
+  const common = {
     connection,
     namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    ...(version ? { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' as const } } : {}),
+    ...(version
+      ? { workerDeploymentOptions: { useWorkerVersioning: true as const, version, defaultVersioningBehavior: 'PINNED' as const } }
+      : {}),
     ...(code !== undefined
       ? { workflowBundle: { code } }
       : overrides.workflowBundle === undefined
@@ -178,6 +211,7 @@ export async function startWorker(
         replaceAfterBlocks: config.refunds.replaceAfterBlocks,
         sweepAddresses: config.refunds.sweepAddresses,
         pollIntervalMs: config.chain.pollIntervalMs,
+        openRuns: config.refunds.openRuns,
         onRefundEvent: hooks.onRefundEvent,
       },
     }),
@@ -187,21 +221,33 @@ export async function startWorker(
       activity: activityInterceptors(hooks.tracing),
     },
     sinks: workflowSinks(hooks.tracing),
-    ...tuning(config),
-    ...overrides,
-  });
+  };
+  const taskQueue = overrides.taskQueue ?? config.temporal.taskQueue;
+  const worker = await Worker.create({ ...common, taskQueue, ...tuning(config), ...overrides });
+  // Same code, activities and version: a Worker Deployment Version spans every task queue its
+  // workers poll. Their tuning comes last, so that no override changes their caches.
+  const refunds = await Worker.create({ ...common, ...overrides, taskQueue: refundsTaskQueue(taskQueue), ...refundsTuning(config) });
+  const webhooks = await Worker.create({ ...common, ...overrides, taskQueue: webhooksTaskQueue(taskQueue), ...WEBHOOKS_TUNING });
+  const workers = [worker, refunds, webhooks];
   const stopPromoting = new AbortController();
   let catchUp = Promise.resolve();
-  const done = worker.run().finally(async () => {
+  // One worker stopping (a fatal error, or a shutdown) stops the others: the process serves all three queues or none.
+  const stopAll = () => {
+    for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  const runs = workers.map((w) => w.run().finally(stopAll));
+  const done = Promise.allSettled(runs).then(async (outcomes) => {
     stopPromoting.abort();
     await promoted.catch(() => undefined);
     await catchUp;
     await connection.close().catch(() => undefined);
     await database.close().catch(() => undefined);
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) throw failed.reason;
   });
   const promoted =
     version && config.workerDeployment?.promote === 'current'
-      ? makeCurrent(connection, config.temporal.namespace, version, stopPromoting.signal)
+      ? makeCurrent(connection, config.temporal.namespace, version, stopPromoting.signal, serviceTaskQueues(taskQueue))
       : Promise.resolve();
   // Returned once new workflows come here (or the server refused the version: `promoted` says why).
   await promoted.catch(() => undefined);
@@ -238,6 +284,8 @@ export async function startWorker(
   );
   return {
     worker,
+    refunds,
+    webhooks,
     database,
     connection,
     version,
@@ -247,7 +295,7 @@ export async function startWorker(
     refundSweep,
     done,
     async shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopAll();
       await done;
     },
   };

@@ -28,18 +28,31 @@ const PROMOTE_RETRY_MS = 250;
 /**
  * Makes `version` the current version of its deployment: workflows started from now on run on
  * it, pinned workflows stay on the version that started them. Retries while the server does not
- * know the version yet (until this worker's first poll reaches it). Resolves once it is current;
- * rejects after PROMOTE_WITHIN_MS, or with the last error once `signal` aborts.
+ * know the version yet (until this worker's first poll reaches it), and until the version has
+ * polled every one of `taskQueues` (the server learns a version's task queues from their polls),
+ * so that the promotion covers each queue this process serves, not only the first one polled.
+ * Resolves once it is current; rejects after PROMOTE_WITHIN_MS, or with the last error once
+ * `signal` aborts.
  */
 export async function makeCurrent(
   connection: NativeConnection,
   namespace: string,
   version: DeploymentVersion,
   signal?: AbortSignal,
+  taskQueues: readonly string[] = [],
 ): Promise<void> {
   const deadline = Date.now() + PROMOTE_WITHIN_MS;
   for (;;) {
     try {
+      if (taskQueues.length > 0) {
+        const described = await connection.workflowService.describeWorkerDeploymentVersion({
+          namespace,
+          deploymentVersion: { deploymentName: version.deploymentName, buildId: version.buildId },
+        });
+        const polled = new Set((described.workerDeploymentVersionInfo?.taskQueueInfos ?? []).map((q) => q.name));
+        const missing = taskQueues.filter((q) => !polled.has(q));
+        if (missing.length > 0) throw new Error(`version ${version.buildId} has not polled ${missing.join(', ')} yet`);
+      }
       await connection.workflowService.setWorkerDeploymentCurrentVersion({
         namespace,
         deploymentName: version.deploymentName,

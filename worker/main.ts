@@ -3,6 +3,7 @@ import { loadConfigOf, type WorkerConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
+import { serviceTaskQueues } from '../contracts/temporal';
 import { createWorkerMetrics, refundLedgerMetrics } from './metrics';
 import { RefundLedger } from '../db/refund-ledger';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
@@ -79,7 +80,14 @@ async function main() {
     ),
   );
   lifecycle.info(
-    { taskQueue: config.temporal.taskQueue, address, namespace: config.temporal.namespace, version: running.version },
+    {
+      taskQueue: config.temporal.taskQueue,
+      taskQueues: serviceTaskQueues(config.temporal.taskQueue),
+      address,
+      namespace: config.temporal.namespace,
+      version: running.version,
+    },
+    // The message is the ready line supervisors and tests wait for, unchanged; the other queues are in `taskQueues`.
     `worker polling task queue ${config.temporal.taskQueue}`,
   );
   let stopping = false;
@@ -105,7 +113,8 @@ async function main() {
   }
   // A wedged run: drain this worker (the wedged run's task cannot complete, so the drain ends at
   // shutdownForceTime at worst) and start a new one with an empty cache; the run's next workflow
-  // task attempt replays it from its history there.
+  // task attempt replays it from its history there. The refunds and webhooks workers are recreated
+  // with it: one connection and one read model serve the three.
   for (;;) {
     const restart = new Promise<'restart'>((resolve) => (wedged = () => resolve('restart')));
     const outcome = await Promise.race([running.done.then(() => 'done' as const), restart]);

@@ -5,6 +5,8 @@ import {
   REFUND_SWEEP_WORKFLOW_TYPE,
   refundAnnouncerScheduleId,
   refundSweepScheduleId,
+  refundsTaskQueue,
+  webhooksTaskQueue,
 } from '../contracts/temporal';
 import { ensureSchedule } from './schedules';
 
@@ -16,7 +18,8 @@ export const REFUND_PAY_INTERVAL = '5s';
 
 /**
  * Makes sure the refunds ledger's refund.due webhooks go out: a Temporal Schedule
- * (`refund-announcer:<task queue>`) starts refundAnnouncerWorkflow every 10 s, one at a time.
+ * (`refund-announcer:<task queue>`) starts refundAnnouncerWorkflow every 10 s, one at a time, on
+ * the webhooks task queue, where the deliveries it starts run too (decision 0089).
  * Created by every worker with a webhook endpoint. Answers the schedule id, or undefined when no
  * webhook endpoint is configured (nothing to announce to).
  */
@@ -34,6 +37,7 @@ export async function ensureRefundAnnouncer(
       scheduleId: refundAnnouncerScheduleId(config.temporal.taskQueue),
       workflowType: REFUND_ANNOUNCER_WORKFLOW_TYPE,
       every: REFUND_ANNOUNCE_INTERVAL,
+      taskQueue: webhooksTaskQueue(config.temporal.taskQueue),
     },
     signal,
     onError,
@@ -42,8 +46,8 @@ export async function ensureRefundAnnouncer(
 
 /**
  * Makes sure the service pays refunds: a Temporal Schedule (`refund-sweep:<task queue>`) starts
- * refundSweepWorkflow every 5 s, which starts the refund workflow of each deposit address with a row
- * to pay (decision 0081). Created by every worker with a chain (CHAIN_RPC_URL), whatever its
+ * refundSweepWorkflow every 5 s on the refunds task queue, which starts the refund workflow of each
+ * deposit address with a row to pay (decision 0081) there too, as its children (decision 0089). Created by every worker with a chain (CHAIN_RPC_URL), whatever its
  * REFUND_PAYMENTS: with payments off the sweep still watches the transactions already out.
  * Answers the schedule id, or undefined without a chain.
  */
@@ -57,7 +61,12 @@ export async function ensureRefundSweep(
   return ensureSchedule(
     connection,
     config,
-    { scheduleId: refundSweepScheduleId(config.temporal.taskQueue), workflowType: REFUND_SWEEP_WORKFLOW_TYPE, every: REFUND_PAY_INTERVAL },
+    {
+      scheduleId: refundSweepScheduleId(config.temporal.taskQueue),
+      workflowType: REFUND_SWEEP_WORKFLOW_TYPE,
+      every: REFUND_PAY_INTERVAL,
+      taskQueue: refundsTaskQueue(config.temporal.taskQueue),
+    },
     signal,
     onError,
   );

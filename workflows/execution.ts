@@ -45,6 +45,7 @@ import {
   getExecutionQuery,
   recordDepositUpdate,
   submitSignatureUpdate,
+  webhooksTaskQueue,
   type ExecutionWorkflowInput,
 } from '../contracts/temporal';
 import { CANCEL_REFUSALS, DEPOSIT_REFUSALS, SUBMIT_REFUSALS, refusalOf, type Refusals } from '../contracts/execution-commands';
@@ -360,8 +361,11 @@ export async function executionWorkflow(input: ExecutionWorkflowInput): Promise<
   const settled = () => lingered && writesInFlight === 0 && allHandlersFinished();
   await condition(settled);
   if (sent < events.length && !(await condition(() => sent >= events.length, WEBHOOKS_WAIT))) {
+    // On the webhooks queue: a receiver that stays down keeps this child open for days, which must
+    // not take an execution's place (decision 0089).
     await startChild(executionWebhooksWorkflow, {
       workflowId: executionWebhooksWorkflowId(workflowId),
+      taskQueue: webhooksTaskQueue(workflowInfo().taskQueue),
       args: [
         { executionWorkflowId: workflowId, deliveries: events.slice(sent).map((e) => statusChangedDelivery(workflowId, e.seq, e.record)) },
       ],

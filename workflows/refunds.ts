@@ -15,14 +15,16 @@ const STEPS_PER_RUN = 200;
 
 /**
  * The sweep of the refunds ledger (schedule `refund-sweep:<task queue>`, every few seconds): starts
- * the refund workflow of each deposit address with a row to pay, one per address; one already
- * running is left alone. Answers how many it started.
+ * the refund workflow of each deposit address with a row to pay, one per address, on its own task
+ * queue, and no more than `room` new ones (decision 0089); one already running is left alone, the
+ * rest wait for a later sweep. Answers how many it started.
  */
 export async function refundSweepWorkflow(): Promise<number> {
-  const { chain, addresses, pollIntervalMs } = await refundAddressesToPay();
+  const { chain, addresses, pollIntervalMs, room } = await refundAddressesToPay();
   if (chain === undefined) return 0;
   let started = 0;
   for (const address of addresses) {
+    if (started >= room) break;
     try {
       await startChild(refundAddressWorkflow, {
         workflowId: refundAddressWorkflowId(chain, address),

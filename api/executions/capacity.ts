@@ -27,9 +27,11 @@ export const ADMISSION_GRACE_MS = 10 * 60_000;
 
 /**
  * Admission of new executions (docs/decisions/0082). The workers may hold CAPACITY_OPEN_RUNS open
- * runs: the open executions, counted atomically in the read model that every API shares, and the
- * other workflows running on the task queue (webhook deliveries, refunds, batches, the chain
- * watcher), counted by Temporal's visibility every few seconds, since no prepare starts those.
+ * runs on the service's task queue: the open executions, counted atomically in the read model that
+ * every API shares, and the other workflows running on that queue (batches, the chain watcher, and
+ * whatever an older build started there), counted by Temporal's visibility every few seconds, since
+ * no prepare starts those. Refunds and webhook deliveries run on the background task queue, whose
+ * worker keeps no cache, and take no place (decision 0089).
  */
 export class Capacity {
   private others = 0;
@@ -81,7 +83,7 @@ export class Capacity {
   }
 
   /**
-   * The other workflows running on the task queue, counted at most every 5 s. A count that fails
+   * The other workflows running on the service's task queue, counted at most every 5 s. A count that fails
    * keeps the last one: Temporal down refuses the prepare's start anyway.
    */
   private async otherRuns(): Promise<number> {

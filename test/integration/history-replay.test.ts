@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { depositCompletedSignal, depositReorgedSignal, executionWorkflowId } from '../../contracts/temporal';
+import { serviceTaskQueues, depositCompletedSignal, depositReorgedSignal, executionWorkflowId } from '../../contracts/temporal';
 import {
   cancelBody,
   cancelHttp,
@@ -117,9 +117,12 @@ describe('replay: recorded workflow histories replay without nondeterminism', ()
     made = await makeHistories(stack);
   });
 
-  it("when every history on the test task queue (this file's, and whatever ran before) is replayed with the current workflow code, then none fails", async function () {
+  it("when every history on the test task queues (this file's, and whatever ran before) is replayed with the current workflow code, then none fails", async function () {
     this.timeout(120_000);
-    const histories = stack.client.workflow.list({ query: `TaskQueue = '${stack.config.temporal.taskQueue}'` }).intoHistories();
+    const query = serviceTaskQueues(stack.config.temporal.taskQueue)
+      .map((q) => `TaskQueue = '${q}'`)
+      .join(' OR ');
+    const histories = stack.client.workflow.list({ query }).intoHistories();
     const { seen, failures } = await replayHistories(histories, 'live-histories');
     assert.deepEqual(failures, []);
     assert.ok((seen.get('exec') ?? 0) >= made.executions, `replayed execution histories: ${JSON.stringify([...seen])}`);

@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { childEnv } from '../../../config/child-env';
 import { freePort } from '../../../config/free-port';
 import { createToken } from '../../../tokens/token-store';
+import { serviceTaskQueues } from '../../../contracts/temporal';
 import type { ChildService } from '../child-service';
 import type { RunningTemporalCluster } from '../cluster/temporal-cluster';
 import type { DevServerSettings } from '../temporal-dev-server';
@@ -172,10 +173,14 @@ export class ProcessStack {
     await this.launched!.startWorker(0);
   }
 
-  /** Fails every activity attempt that the worker `identity` started and that is still open, on this stack's task queue, and takes its workflows off its sticky queue. */
+  /** Fails every activity attempt that the worker `identity` started and that is still open, on this stack's task queues (the service's, the refunds' and the webhooks'), and takes its workflows off its sticky queue. */
   private async failActivitiesOf(identity: string): Promise<void> {
     const STARTED = proto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-    const open = this.client.workflow.list({ query: `TaskQueue = '${this.taskQueue}' AND ExecutionStatus = 'Running'` });
+    const open = this.client.workflow.list({
+      query: `(${serviceTaskQueues(this.taskQueue)
+        .map((q) => `TaskQueue = '${q}'`)
+        .join(' OR ')}) AND ExecutionStatus = 'Running'`,
+    });
     for await (const run of open) {
       const described = await this.client.workflow.getHandle(run.workflowId, run.runId).describe();
       for (const activity of described.raw.pendingActivities ?? []) {
