@@ -26,7 +26,9 @@ import { mapLimited } from '../lib/map-limited';
 
 /** What the chain activities are told, for the worker's metrics and logs (activities/ keeps no metrics). */
 export type ChainEvent =
-  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number }
+  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number; at: number }
+  /** Blocks read without their call traces this round (`untraced`), and the backlog of such blocks the watcher holds after it. */
+  | { kind: 'untraced'; chain: string; untraced: number; backlog: number }
   | { kind: 'dust'; chain: string; owed: number }
   | { kind: 'signals'; chain: string; delivered: number; undelivered: UndeliveredDeposit[] }
   /** Deposits reorganised away after they were signalled: rows voided, closed SIGNING executions left without their deposit. */
@@ -58,12 +60,25 @@ export interface ChainDeps {
 /** Longest wait for a new block inside one readChainRound (well within its 10 s start-to-close timeout). */
 export const MAX_WAIT_MS = 5_000;
 /**
- * A round stops reading at the end of the group of blocks that brings this many transfers (a dust
- * batch counts one): its answer stays far below Temporal's payload limit (2 MiB) whatever a block holds.
+ * A round answers whole blocks while they bring at most this many transfers (a batch counts one)
+ * and this many bytes of them: its answer stays far below Temporal's payload limit (2 MiB), and so
+ * do the watcher's state and the activities' inputs made of it, whatever a block holds.
  */
 export const MAX_TRANSFERS_PER_ROUND = 500;
+export const MAX_ROUND_BYTES = 256 * 1024;
+/**
+ * How long a round waits for call traces: a node flooded with transactions answers them slowly,
+ * and waiting longer would starve the round's other reads and fail it. Blocks not traced in time
+ * are read without traces and traced again in a later round (the watcher's backlog).
+ */
+export const TRACE_BUDGET_MS = 5_000;
 /** A round stops reading at the end of the group of blocks that passes this long (its activity's timeout is 30 s). */
 const ROUND_READ_BUDGET_MS = 10_000;
+/**
+ * Blocks a round reads at once (one batch of blocks, one log query over them): a node flooded with
+ * transactions answers a wider query after the client's timeout, and a round that times out reads nothing.
+ */
+const BLOCKS_PER_GROUP = 4;
 /** How often a waiting readChainRound asks the node for its head. */
 const HEAD_POLL_MS = 100;
 
@@ -78,7 +93,9 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     if (!deps) throw new Error('this worker has no CHAIN_RPC_URL');
     return deps;
   };
-  const rpc = () => (client ??= chainClient(chainDeps().rpcUrl));
+  // A timed-out request is not sent again on top of itself: the node may still be working on it,
+  // and the activity's own retry comes after a backoff.
+  const rpc = () => (client ??= chainClient(chainDeps().rpcUrl, { retryCount: 0 }));
   /** The canonical hash of each block number (numbers past the head are left out). */
   const canonicalOf = async (numbers: readonly number[]) => {
     const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
@@ -158,7 +175,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       return resumed;
     },
 
-    async readChainRound({ chain, from, waitAfter, checkpoint }): Promise<ChainRound> {
+    async readChainRound({ chain, from, waitAfter, checkpoint, untraced: backlog = [] }): Promise<ChainRound> {
       const d = chainDeps();
       // A watcher started elsewhere waits (retried) rather than signal with a guessed depth.
       const confirmations = d.confirmations(chain);
@@ -175,10 +192,25 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       }
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
-      const { headers, transfers, serviceTransfers } = await reader(chain).read(chain, numbers, 20, {
-        transfers: MAX_TRANSFERS_PER_ROUND,
-        deadline: Date.now() + ROUND_READ_BUDGET_MS,
-      });
+      const { headers, transfers, serviceTransfers, untraced, traced } = await reader(chain).read(
+        chain,
+        numbers,
+        BLOCKS_PER_GROUP,
+        {
+          transfers: MAX_TRANSFERS_PER_ROUND,
+          bytes: MAX_ROUND_BYTES,
+          deadline: Date.now() + ROUND_READ_BUDGET_MS,
+          traceDeadline: Date.now() + TRACE_BUDGET_MS,
+        },
+        backlog,
+      );
+      if (untraced.length > 0)
+        Context.current().log.warn(
+          "blocks read without their call traces: the node did not answer them in the round's budget; they are traced again later",
+          { chain, blocks: untraced.map((b) => b.number), backlog: backlog.length },
+        );
+      if (untraced.length > 0 || backlog.length > 0)
+        d.onChainEvent?.({ kind: 'untraced', chain, untraced: untraced.length, backlog: backlog.length - traced.length + untraced.length });
       for (const t of serviceTransfers.slice(0, 10))
         Context.current().log.info('transfer from a deposit address to another left out: the service sent it, it is no deposit', {
           chain,
@@ -189,11 +221,13 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           workflowId: t.workflowId,
         });
       const last = headers[headers.length - 1]?.number;
-      d.onChainEvent?.({ kind: 'round', chain, head, to: last, transfers: transfers.length });
+      d.onChainEvent?.({ kind: 'round', chain, head, to: last, transfers: transfers.length, at: Date.now() });
       return {
         head,
         blocks: headers,
         transfers,
+        ...(untraced.length > 0 ? { untraced } : {}),
+        ...(traced.length > 0 ? { traced } : {}),
         confirmations,
         pollIntervalMs: d.pollIntervalMs,
         windowSize: d.windowSize,
@@ -301,6 +335,8 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           ...(u.signal.transfers === undefined ? {} : { transfers: u.signal.transfers }),
           // Past its address's share, a transfer it can never take is dust: never paid back without a person.
           ...(isDust(u) ? { holdReason: 'too-small' as const } : {}),
+          // A surplus batch has many payers and no one destination: a person pays it back.
+          ...(u.signal.surplus ? { holdReason: 'no-destination' as const } : {}),
         });
         Context.current().log.warn('deposit its execution cannot take (closed, or its record refuses it): recorded in the refunds ledger', {
           workflowId,

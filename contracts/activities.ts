@@ -47,6 +47,13 @@ export interface ChainRound {
   blocks: BlockHeader[];
   /** Native transfers in those blocks whose `to` is a known deposit address. */
   transfers: ChainTransfer[];
+  /**
+   * Blocks of `blocks` read without their call traces (the node did not answer them in the round's
+   * trace budget): the watcher's backlog. Absent from an older build's answer: none.
+   */
+  untraced?: BlockRef[];
+  /** Blocks of the backlog given whose traces answered this round (their transfers are in `transfers`). */
+  traced?: BlockRef[];
   /** The worker's settings, read each round so that a change applies without restarting the watcher. */
   confirmations: number;
   pollIntervalMs: number;
@@ -77,7 +84,13 @@ export interface ChainActivities {
    * deposits in them. With `waitAfter`, first waits (up to CHAIN_POLL_INTERVAL_MS, at most 5 s) for
    * the head to pass that block: the caught-up watcher's long poll.
    */
-  readChainRound(input: { chain: string; from: number; waitAfter?: number; checkpoint?: BlockRef }): Promise<ChainRound>;
+  readChainRound(input: {
+    chain: string;
+    from: number;
+    waitAfter?: number;
+    checkpoint?: BlockRef;
+    untraced?: BlockRef[];
+  }): Promise<ChainRound>;
   /** The canonical hash of each block number (numbers past the head are left out). */
   canonicalHashes(input: { chain: string; numbers: number[] }): Promise<Array<{ number: number; hash: string }>>;
   /**

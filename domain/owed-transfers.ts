@@ -39,7 +39,12 @@ export function signalVerdict(
   | { verdict: 'send' | 'skip' }
   | ({ verdict: 'owed' } & OwedSignal)
   | { verdict: 'dust'; outcome: 'refused-below-minimum' | 'refused-wrong-asset' } {
-  // A dust batch can never be a deposit, however much it sums to: owed back as one row.
+  // A batch can never be a deposit, however much it sums to: owed back as one row.
+  if (signal.surplus)
+    return {
+      verdict: 'owed',
+      reason: `${signal.transfers} transfers in one block past the first the address could take (a surplus batch)`,
+    };
   if (signal.transfers !== undefined)
     return { verdict: 'owed', reason: `${signal.transfers} transfers in one block the address cannot take (a dust batch)`, tooSmall: true };
   const { outcome } = record ? applyDeposit(record, signal.deposit, at) : { outcome: 'applied' as const };
@@ -74,10 +79,12 @@ export function owedReason(
   record: ExecutionRecord | undefined,
   at: string,
 ): RefusedDeposit['reason'] | 'closed' | undefined {
+  // Its execution takes one deposit, and the block's earlier transfers came first.
+  if (signal.surplus) return 'other-tx';
   if (signal.transfers !== undefined) return dustBatchReason(record, signal.deposit);
   return record ? closedDepositRefusal(record, signal.deposit, at) : 'closed';
 }
 
-/** Whether an owed transfer is dust (a batch, or past its address's share): never paid back without a person. */
+/** Whether an owed transfer is dust (a dust batch, or past its address's share): never paid back without a person. */
 export const isDust = (owed: { signal: DepositSignal; tooSmall?: true }): boolean =>
-  owed.signal.transfers !== undefined || owed.tooSmall === true;
+  (owed.signal.transfers !== undefined && !owed.signal.surplus) || owed.tooSmall === true;

@@ -122,10 +122,39 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     labelNames: ['chain'] as const,
     registers: [registry],
   });
+  const untraced = new Counter({
+    name: 'intent_chain_untraced_blocks_total',
+    help: "Blocks the watcher read without their call traces (the node did not answer them in the round's budget): each traced again later, or named by npm run reconcile",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  const backlog = new Gauge({
+    name: 'intent_chain_trace_backlog_blocks',
+    help: 'Blocks read without their call traces and not yet traced again: internal-call deposits in them wait',
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  // When each chain's last round succeeded on this worker: the age is read at each scrape, so it
+  // grows while rounds fail, when the head and watcher gauges stand still.
+  const lastRound = new Map<string, number>();
+  new Gauge({
+    name: 'intent_chain_round_age_seconds',
+    help: "Seconds since the chain watcher's last successful round on this worker (alert: above 30)",
+    labelNames: ['chain'] as const,
+    registers: [registry],
+    collect() {
+      const now = Date.now();
+      for (const [chain, at] of lastRound) this.set({ chain }, (now - at) / 1000);
+    },
+  });
   return (event: ChainEvent) => {
     if (event.kind === 'round') {
       head.set({ chain: event.chain }, event.head);
       if (event.to !== undefined) read.set({ chain: event.chain }, event.to);
+      lastRound.set(event.chain, event.at);
+    } else if (event.kind === 'untraced') {
+      if (event.untraced > 0) untraced.inc({ chain: event.chain }, event.untraced);
+      backlog.set({ chain: event.chain }, event.backlog);
     } else if (event.kind === 'dust') {
       dust.inc({ chain: event.chain }, event.owed);
     } else if (event.kind === 'signals') {

@@ -50,6 +50,17 @@ describe('domain/owed-transfers: which transfers the watcher signals and which i
     assert.equal(isDust({ signal: batch }), true);
   });
 
+  it('when a signal is a surplus batch, then it is owed as money another deposit of the block came before, not as dust, whatever the record says', () => {
+    const batch = signal('7000', { transfers: 7, surplus: true });
+    for (const record of [prepared(), undefined])
+      assert.deepEqual(signalVerdict(record, batch, T1), {
+        verdict: 'owed',
+        reason: '7 transfers in one block past the first the address could take (a surplus batch)',
+      });
+    assert.equal(owedReason(batch, prepared(), T1), 'other-tx');
+    assert.equal(isDust({ signal: batch }), false);
+  });
+
   it('when a transfer is below the minimum or of another asset, then it is dust: sent within its address share, owed past it', () => {
     assert.deepEqual(signalVerdict(prepared(), signal('999'), T1), { verdict: 'dust', outcome: 'refused-below-minimum' });
     assert.deepEqual(signalVerdict(prepared(), signal('5000', {}, TOKEN), T1), { verdict: 'dust', outcome: 'refused-wrong-asset' });
