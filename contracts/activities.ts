@@ -67,6 +67,8 @@ export interface UndeliveredDeposit {
   reason: string;
   /** Dust (past its address's share of signalled ones, or a batch): its row is held as too small to pay back automatically. */
   tooSmall?: true;
+  /** Not sent: another transfer of the round came first to the same execution, which takes one deposit (owed as `other-tx`). */
+  laterInRound?: true;
 }
 
 export interface ChainActivities {

@@ -17,7 +17,7 @@ export interface AddressOwner {
  * first signalled, so a block's transfers past its first can only be owed back; thousands of
  * entries would make the round's answer (and the watcher's state) too big for Temporal.
  */
-export const DEPOSITS_PER_ADDRESS_BLOCK = 10;
+export const DEPOSITS_PER_ADDRESS_BLOCK = 100;
 
 /**
  * Joins a round's transfers with the deposit addresses they pay, and sums what an address can

@@ -57,6 +57,33 @@ export function signalVerdict(
   return { verdict: 'skip' };
 }
 
+/**
+ * Splits the signals a round would send so that each execution hears at most one that could
+ * become its deposit: the first in chain order (`send` keeps the round's order). An execution
+ * takes one deposit, the first it hears, and Temporal does not deliver signals of one task to one
+ * workflow in the order they were sent, so a block's later transfer could otherwise win over its
+ * first; the later ones (`later`) are owed back as another transaction's, as the execution would
+ * refuse them. `mayBeDeposit` tells a signal that could become the deposit (the execution holds
+ * none yet) from one it hears for another reason (its own deposit mined again), always sent.
+ */
+export function firstPerExecution(
+  signals: readonly DepositSignal[],
+  mayBeDeposit: (s: DepositSignal) => boolean,
+): { send: DepositSignal[]; later: DepositSignal[] } {
+  const heard = new Set<string>();
+  const send: DepositSignal[] = [];
+  const later: DepositSignal[] = [];
+  for (const s of signals) {
+    if (!mayBeDeposit(s)) send.push(s);
+    else if (heard.has(s.workflowId)) later.push(s);
+    else {
+      heard.add(s.workflowId);
+      send.push(s);
+    }
+  }
+  return { send, later };
+}
+
 /** A dust signal owed back because its address had its share of signalled ones. */
 export const pastDustShare = (outcome: 'refused-below-minimum' | 'refused-wrong-asset'): OwedSignal => ({
   reason: `${outcome.slice('refused-'.length)}, past the address share of signalled ones`,

@@ -57,15 +57,22 @@ export interface DepositRead {
   untraced: BlockRef[];
   /** Blocks of the backlog given whose traces answered: their internal transfers are in `transfers`. */
   traced: BlockRef[];
+  /**
+   * Blocks of `headers` with more transactions than `limits.traceMaxTransactions`: read without
+   * their call traces and never traced by the watcher (npm run reconcile traces them).
+   */
+  heavy: BlockRef[];
 }
 
 /** What a read may take: bounds on its answer, and the times after which it reads no more blocks or waits for no trace. */
 export interface ReadLimits extends RoundBounds {
   deadline: number;
   traceDeadline: number;
+  /** The most transactions of a block whose call traces are asked: a node re-executes the whole block to trace it. */
+  traceMaxTransactions: number;
 }
 
-const UNLIMITED: ReadLimits = { transfers: Infinity, bytes: Infinity, deadline: Infinity, traceDeadline: Infinity };
+const UNLIMITED: ReadLimits = { transfers: Infinity, bytes: Infinity, deadline: Infinity, traceDeadline: Infinity, traceMaxTransactions: Infinity };
 
 /**
  * Call traces asked at once: a trace re-executes its block, so a node flooded with transactions
@@ -144,11 +151,13 @@ export class DepositReader {
     }
     const answer = emptyRoundPart();
     const untraced: BlockRef[] = [];
+    const heavy: BlockRef[] = [];
     for (let i = 0; i < numbers.length; i += concurrency) {
-      const part = await this.readBlocks(chain, numbers.slice(i, i + concurrency), concurrency, limits.traceDeadline);
+      const part = await this.readBlocks(chain, numbers.slice(i, i + concurrency), concurrency, limits);
       const whole = addWholeBlocks(answer, part, limits);
       const taken = new Set(answer.headers.map((h) => h.hash));
       untraced.push(...part.untraced.filter((b) => taken.has(b.hash)));
+      heavy.push(...part.heavy.filter((b) => taken.has(b.hash)));
       if (!whole || answer.transfers.length >= limits.transfers || Date.now() >= limits.deadline) break;
     }
     const traced: BlockRef[] = [];
@@ -156,7 +165,7 @@ export class DepositReader {
     if (untraced.length === 0 && this.tracesOffered === true)
       for (const block of backlog) {
         if (Date.now() >= limits.traceDeadline) break;
-        const found = await this.tracedLater(chain, block, limits.traceDeadline);
+        const found = await this.tracedLater(chain, block, limits);
         if (found === undefined) break;
         const into: RoundPart = {
           headers: [...answer.headers],
@@ -171,14 +180,14 @@ export class DepositReader {
         traced.push(block);
       }
     const { headers, transfers, serviceTransfers } = answer;
-    return { headers, transfers, serviceTransfers, untraced, traced };
+    return { headers, transfers, serviceTransfers, untraced, traced, heavy };
   }
 
   /** readBlocks() for one block of the backlog: only the value its internal calls moved; undefined when its trace did not answer in time. */
   private async tracedLater(
     chain: string,
     block: BlockRef,
-    traceDeadline: number,
+    limits: ReadLimits,
   ): Promise<{ transfers: ChainTransfer[]; serviceTransfers: ChainTransfer[] } | undefined> {
     const header = { number: block.number, hash: block.hash, parentHash: '' };
     const full = await this.client.getBlock({ blockHash: block.hash as `0x${string}` }).catch((err: unknown) => {
@@ -187,8 +196,8 @@ export class DepositReader {
       throw err;
     });
     if (full === undefined) return { transfers: [], serviceTransfers: [] };
-    const traced = await this.internalTransfers([{ transactions: full.transactions.map((hash) => ({ hash })) }], [header], traceDeadline);
-    if (traced.untraced.length > 0) return undefined;
+    const traced = await this.internalTransfers([{ transactions: full.transactions.map((hash) => ({ hash })) }], [header], limits);
+    if (traced.untraced.length > 0 || traced.heavy.length > 0) return undefined;
     return this.join(chain, traced.found);
   }
 
@@ -197,7 +206,7 @@ export class DepositReader {
     chain: string,
     numbers: readonly number[],
     concurrency: number,
-    traceDeadline: number,
+    limits: ReadLimits,
   ): Promise<Omit<DepositRead, 'traced'>> {
     const blocks = await mapLimited(numbers, concurrency, (n) =>
       this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }),
@@ -205,10 +214,10 @@ export class DepositReader {
     const headers = blocks.map(blockHeader);
     const candidates = blocks.flatMap((block, i) => topLevelTransfers(block, headers[i]));
     // Read after the blocks: a reorg in between shows as a log or trace of another block hash, which the round drops and a rewind re-reads.
-    const internal = await this.internalTransfers(blocks, headers, traceDeadline);
+    const internal = await this.internalTransfers(blocks, headers, limits);
     candidates.push(...internal.found);
     if (numbers.length > 0) candidates.push(...(await this.tokenTransfers(chain, headers)));
-    return { headers, ...(await this.join(chain, candidates)), untraced: internal.untraced };
+    return { headers, ...(await this.join(chain, candidates)), untraced: internal.untraced, heavy: internal.heavy };
   }
 
   /** Joins transfers found with the deposit addresses they pay; the service's own apart. */
@@ -250,15 +259,21 @@ export class DepositReader {
    * Native value the blocks' internal calls move (`debug_traceBlockByHash`, callTracer), a few
    * blocks at once; none where the node has no traces. A trace not answered by `traceDeadline` is
    * not waited for (nor asked again: the node may still be working on it), and no further one is
-   * asked: those blocks are answered in `untraced`.
+   * asked: those blocks are answered in `untraced`. A block of more than
+   * `limits.traceMaxTransactions` transactions is not traced at all (`heavy`): the node
+   * re-executes a block to trace it and answers nothing else meanwhile, so one trace of a flooded
+   * block (tens of seconds for a few hundred token transfers) would stall every reader of the node.
    */
   private async internalTransfers(
     blocks: ReadonlyArray<{ transactions: ReadonlyArray<{ hash: `0x${string}` }> }>,
     headers: readonly BlockHeader[],
-    traceDeadline: number,
-  ): Promise<{ found: FoundTransfer[]; untraced: BlockRef[] }> {
-    if (this.tracesOffered === false) return { found: [], untraced: [] };
-    const withTxs = headers.filter((_, i) => blocks[i].transactions.length > 0);
+    { traceDeadline, traceMaxTransactions }: ReadLimits,
+  ): Promise<{ found: FoundTransfer[]; untraced: BlockRef[]; heavy: BlockRef[] }> {
+    if (this.tracesOffered === false) return { found: [], untraced: [], heavy: [] };
+    const heavy = headers
+      .filter((_, i) => blocks[i].transactions.length > traceMaxTransactions)
+      .map((h) => ({ number: h.number, hash: h.hash }));
+    const withTxs = headers.filter((_, i) => blocks[i].transactions.length > 0 && blocks[i].transactions.length <= traceMaxTransactions);
     // A trace an earlier round stopped waiting for may still hold the node: none is added to it.
     let late = this.tracesInFlight > 0;
     let traces: Array<BlockTraces | undefined>;
@@ -277,7 +292,7 @@ export class DepositReader {
     } catch (err) {
       if (!isMissingMethod(err)) throw err;
       this.noTraces();
-      return { found: [], untraced: [] };
+      return { found: [], untraced: [], heavy: [] };
     }
     if (traces.some((t) => t !== undefined)) this.tracesOffered = true;
     const out: FoundTransfer[] = [];
@@ -305,7 +320,7 @@ export class DepositReader {
           });
       }
     }
-    return { found: out, untraced };
+    return { found: out, untraced, heavy };
   }
 
   /** Asks the node for a block's traces, kept by hash until a round takes the answer (or it fails). */
