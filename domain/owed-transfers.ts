@@ -66,13 +66,13 @@ export function signalVerdict(
  * refuse them. `mayBeDeposit` tells a signal that could become the deposit (the execution holds
  * none yet) from one it hears for another reason (its own deposit mined again), always sent.
  */
-export function firstPerExecution(
-  signals: readonly DepositSignal[],
-  mayBeDeposit: (s: DepositSignal) => boolean,
-): { send: DepositSignal[]; later: DepositSignal[] } {
+export function firstPerExecution<S extends DepositSignal>(
+  signals: readonly S[],
+  mayBeDeposit: (s: S) => boolean,
+): { send: S[]; later: S[] } {
   const heard = new Set<string>();
-  const send: DepositSignal[] = [];
-  const later: DepositSignal[] = [];
+  const send: S[] = [];
+  const later: S[] = [];
   for (const s of signals) {
     if (!mayBeDeposit(s)) send.push(s);
     else if (heard.has(s.workflowId)) later.push(s);

@@ -72,7 +72,13 @@ export interface ReadLimits extends RoundBounds {
   traceMaxTransactions: number;
 }
 
-const UNLIMITED: ReadLimits = { transfers: Infinity, bytes: Infinity, deadline: Infinity, traceDeadline: Infinity, traceMaxTransactions: Infinity };
+const UNLIMITED: ReadLimits = {
+  transfers: Infinity,
+  bytes: Infinity,
+  deadline: Infinity,
+  traceDeadline: Infinity,
+  traceMaxTransactions: Infinity,
+};
 
 /**
  * Call traces asked at once: a trace re-executes its block, so a node flooded with transactions
