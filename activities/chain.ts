@@ -186,7 +186,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       return resumed;
     },
 
-    async readChainRound({ chain, from, waitAfter, checkpoint, untraced: backlog = [] }): Promise<ChainRound> {
+    async readChainRound({ chain, from, waitAfter, checkpoint, untraced: backlog = [], room }): Promise<ChainRound> {
       const d = chainDeps();
       // A watcher started elsewhere waits (retried) rather than signal with a guessed depth.
       const confirmations = d.confirmations(chain);
@@ -208,7 +208,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         numbers,
         BLOCKS_PER_GROUP,
         {
-          transfers: MAX_TRANSFERS_PER_ROUND,
+          transfers: Math.min(MAX_TRANSFERS_PER_ROUND, room ?? Infinity),
           bytes: MAX_ROUND_BYTES,
           deadline: Date.now() + ROUND_READ_BUDGET_MS,
           traceDeadline: Date.now() + TRACE_BUDGET_MS,

@@ -92,6 +92,8 @@ export interface ChainActivities {
     waitAfter?: number;
     checkpoint?: BlockRef;
     untraced?: BlockRef[];
+    /** The most transfers the watcher's state has room for (domain/chain-watcher roundRoom); absent: a round's own bound. */
+    room?: number;
   }): Promise<ChainRound>;
   /** The canonical hash of each block number (numbers past the head are left out). */
   canonicalHashes(input: { chain: string; numbers: number[] }): Promise<Array<{ number: number; hash: string }>>;

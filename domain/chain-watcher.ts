@@ -286,6 +286,20 @@ function reorgReport(t: ChainTransfer, chain: string): ReorgReport {
 }
 
 /**
+ * Transfers the watcher's state may hold (pending and signalled within the window) before its
+ * rounds answer one block each: the state is carried through continue-as-new and must stay far
+ * below Temporal's payload limit (2 MiB), however many rounds of a flood the window holds.
+ */
+export const MAX_HELD_TRANSFERS = 2_000;
+
+/**
+ * How many transfers the next round may answer: what the state has room for. At 0 a round still
+ * answers its first block (a watcher that took nothing would never move), and room comes back as
+ * blocks leave the window.
+ */
+export const roundRoom = (state: WatcherState): number => Math.max(0, MAX_HELD_TRANSFERS - state.pending.length - state.signalled.length);
+
+/**
  * The watcher's last confirmed block: the highest block of the window at least `confirmations`
  * deep and below every block of the backlog, so that every transfer at or below it was signalled
  * (or owed). Kept outside the workflow's history, it is where a watcher started afresh resumes

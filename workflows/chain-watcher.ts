@@ -6,6 +6,7 @@ import {
   nextRoundFrom,
   rewind,
   rewindNumbers,
+  roundRoom,
   type DepositSignal,
   type WatcherParams,
   type BlockRef,
@@ -81,6 +82,7 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
       waitAfter: caughtUp ? state.cursor : undefined,
       ...(moved ? { checkpoint } : {}),
       ...(state.untraced ? { untraced: state.untraced } : {}),
+      room: roundRoom(state),
     });
     if (moved) saved = checkpoint;
     roundsPerRun = read.roundsPerRun;

@@ -3,7 +3,9 @@ import {
   applyRound,
   confirmedCheckpoint,
   initialWatcherState,
+  MAX_HELD_TRANSFERS,
   rewind,
+  roundRoom,
   type BlockHeader,
   type ChainTransfer,
   type WatcherParams,
@@ -69,5 +71,12 @@ describe('chain watcher backlog of untraced blocks (domain/chain-watcher)', () =
     const outcome = applyRound(state, [header(5)], [{ ...internal(2), blockHash: '0xother' }], params, { traced: [ref(2)] });
     assert.deepEqual(outcome.state.pending, []);
     assert.deepEqual(outcome.signals, []);
+  });
+
+  it('when the state holds transfers, then the next round has room for what is left of MAX_HELD_TRANSFERS, never less than none', () => {
+    const many = (count: number) => Array.from({ length: count }, (_, i) => ({ ...internal(1), txHash: `0xt${i}` }));
+    assert.equal(roundRoom(start()), MAX_HELD_TRANSFERS);
+    assert.equal(roundRoom({ ...start(), pending: many(10), signalled: many(90) }), MAX_HELD_TRANSFERS - 100);
+    assert.equal(roundRoom({ ...start(), signalled: many(MAX_HELD_TRANSFERS + 5) }), 0);
   });
 });
