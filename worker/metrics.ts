@@ -129,15 +129,19 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     labelNames: ['chain'] as const,
     registers: [registry],
   });
+  // Blocks read without their call traces (decision 0090): counted by reason, and the backlog waiting to be traced again.
+  const untracedHelp =
+    "Blocks the watcher read without their call traces: reason late (the node did not answer them in the round's budget; traced again later, or named by npm run reconcile) or heavy (too many transactions to trace; npm run reconcile names any internal-call deposit in them)";
   const untraced = new Counter({
     name: 'intent_chain_untraced_blocks_total',
-    help: "Blocks the watcher read without their call traces: reason late (the node did not answer them in the round's budget; traced again later, or named by npm run reconcile) or heavy (too many transactions to trace; npm run reconcile names any internal-call deposit in them)",
+    help: untracedHelp,
     labelNames: ['chain', 'reason'] as const,
     registers: [registry],
   });
+  const backlogHelp = 'Blocks read without their call traces and not yet traced again: internal-call deposits in them wait';
   const backlog = new Gauge({
     name: 'intent_chain_trace_backlog_blocks',
-    help: 'Blocks read without their call traces and not yet traced again: internal-call deposits in them wait',
+    help: backlogHelp,
     labelNames: ['chain'] as const,
     registers: [registry],
   });
