@@ -18,7 +18,7 @@ import {
   type ReorgReport,
 } from '../domain/chain-watcher';
 import { FINAL_STATUSES, markReincluded, markReorged, sameTransfer, type ExecutionRecord } from '../domain/execution-state';
-import { DUST_TRANSFERS_PER_ADDRESS, isDust, owedReason, pastDustShare, signalVerdict } from '../domain/owed-transfers';
+import { DUST_TRANSFERS_PER_ADDRESS, firstPerExecution, isDust, owedReason, pastDustShare, signalVerdict } from '../domain/owed-transfers';
 import { chainClient } from '../lib/chain-client';
 import { blockHeader, DepositReader } from '../lib/chain-reader';
 import { payerKindOf, payerOf, proveOnChain } from '../lib/chain-transaction';
@@ -26,7 +26,13 @@ import { mapLimited } from '../lib/map-limited';
 
 /** What the chain activities are told, for the worker's metrics and logs (activities/ keeps no metrics). */
 export type ChainEvent =
-  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number }
+  | { kind: 'round'; chain: string; head: number; to?: number; transfers: number; at: number }
+  /**
+   * Blocks read without their call traces this round: `untraced` (their traces did not answer in
+   * the round's budget; traced again later) and `heavy` (too many transactions to trace; left to
+   * npm run reconcile), and the backlog of untraced blocks the watcher holds after the round.
+   */
+  | { kind: 'untraced'; chain: string; untraced: number; heavy: number; backlog: number }
   | { kind: 'dust'; chain: string; owed: number }
   | { kind: 'signals'; chain: string; delivered: number; undelivered: UndeliveredDeposit[] }
   /** Deposits reorganised away after they were signalled: rows voided, closed SIGNING executions left without their deposit. */
@@ -58,12 +64,32 @@ export interface ChainDeps {
 /** Longest wait for a new block inside one readChainRound (well within its 10 s start-to-close timeout). */
 export const MAX_WAIT_MS = 5_000;
 /**
- * A round stops reading at the end of the group of blocks that brings this many transfers (a dust
- * batch counts one): its answer stays far below Temporal's payload limit (2 MiB) whatever a block holds.
+ * A round answers whole blocks while they bring at most this many transfers (a batch counts one)
+ * and this many bytes of them: its answer stays far below Temporal's payload limit (2 MiB), and so
+ * do the watcher's state and the activities' inputs made of it, whatever a block holds.
  */
 export const MAX_TRANSFERS_PER_ROUND = 500;
+export const MAX_ROUND_BYTES = 256 * 1024;
+/**
+ * How long a round waits for call traces: a node flooded with transactions answers them slowly,
+ * and waiting longer would starve the round's other reads and fail it. Blocks not traced in time
+ * are read without traces and traced again in a later round (the watcher's backlog).
+ */
+export const TRACE_BUDGET_MS = 5_000;
+/**
+ * The most transactions of a block the watcher traces. A node re-executes a block to trace it and
+ * answers little else meanwhile (anvil: about 24 s of a core for 500 token transfers), so tracing
+ * a flooded block would stall the watcher, the refunder and the API on the same node. A block with
+ * more is read without traces: an internal-call deposit in it is named by npm run reconcile.
+ */
+export const TRACE_MAX_TRANSACTIONS = 50;
 /** A round stops reading at the end of the group of blocks that passes this long (its activity's timeout is 30 s). */
 const ROUND_READ_BUDGET_MS = 10_000;
+/**
+ * Blocks a round reads at once (one batch of blocks, one log query over them): a node flooded with
+ * transactions answers a wider query after the client's timeout, and a round that times out reads nothing.
+ */
+const BLOCKS_PER_GROUP = 4;
 /** How often a waiting readChainRound asks the node for its head. */
 const HEAD_POLL_MS = 100;
 
@@ -78,7 +104,9 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
     if (!deps) throw new Error('this worker has no CHAIN_RPC_URL');
     return deps;
   };
-  const rpc = () => (client ??= chainClient(chainDeps().rpcUrl));
+  // A timed-out request is not sent again on top of itself: the node may still be working on it,
+  // and the activity's own retry comes after a backoff.
+  const rpc = () => (client ??= chainClient(chainDeps().rpcUrl, { retryCount: 0 }));
   /** The canonical hash of each block number (numbers past the head are left out). */
   const canonicalOf = async (numbers: readonly number[]) => {
     const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
@@ -158,7 +186,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       return resumed;
     },
 
-    async readChainRound({ chain, from, waitAfter, checkpoint }): Promise<ChainRound> {
+    async readChainRound({ chain, from, waitAfter, checkpoint, untraced: backlog = [], room }): Promise<ChainRound> {
       const d = chainDeps();
       // A watcher started elsewhere waits (retried) rather than signal with a guessed depth.
       const confirmations = d.confirmations(chain);
@@ -175,10 +203,37 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       }
       const to = Math.min(head, from + d.maxBlocksPerRound - 1);
       const numbers = to >= from ? Array.from({ length: to - from + 1 }, (_, i) => from + i) : [];
-      const { headers, transfers, serviceTransfers } = await reader(chain).read(chain, numbers, 20, {
-        transfers: MAX_TRANSFERS_PER_ROUND,
-        deadline: Date.now() + ROUND_READ_BUDGET_MS,
-      });
+      const { headers, transfers, serviceTransfers, untraced, traced, heavy } = await reader(chain).read(
+        chain,
+        numbers,
+        BLOCKS_PER_GROUP,
+        {
+          transfers: Math.min(MAX_TRANSFERS_PER_ROUND, room ?? Infinity),
+          bytes: MAX_ROUND_BYTES,
+          deadline: Date.now() + ROUND_READ_BUDGET_MS,
+          traceDeadline: Date.now() + TRACE_BUDGET_MS,
+          traceMaxTransactions: TRACE_MAX_TRANSACTIONS,
+        },
+        backlog,
+      );
+      if (untraced.length > 0)
+        Context.current().log.warn(
+          "blocks read without their call traces: the node did not answer them in the round's budget; they are traced again later",
+          { chain, blocks: untraced.map((b) => b.number), backlog: backlog.length },
+        );
+      if (heavy.length > 0)
+        Context.current().log.warn(
+          'blocks read without their call traces: too many transactions to trace without stalling the node; npm run reconcile over them names any internal-call deposit',
+          { chain, blocks: heavy.map((b) => b.number), maxTransactions: TRACE_MAX_TRANSACTIONS },
+        );
+      if (untraced.length > 0 || heavy.length > 0 || backlog.length > 0)
+        d.onChainEvent?.({
+          kind: 'untraced',
+          chain,
+          untraced: untraced.length,
+          heavy: heavy.length,
+          backlog: backlog.length - traced.length + untraced.length,
+        });
       for (const t of serviceTransfers.slice(0, 10))
         Context.current().log.info('transfer from a deposit address to another left out: the service sent it, it is no deposit', {
           chain,
@@ -189,11 +244,13 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           workflowId: t.workflowId,
         });
       const last = headers[headers.length - 1]?.number;
-      d.onChainEvent?.({ kind: 'round', chain, head, to: last, transfers: transfers.length });
+      d.onChainEvent?.({ kind: 'round', chain, head, to: last, transfers: transfers.length, at: Date.now() });
       return {
         head,
         blocks: headers,
         transfers,
+        ...(untraced.length > 0 ? { untraced } : {}),
+        ...(traced.length > 0 ? { traced } : {}),
         confirmations,
         pollIntervalMs: d.pollIntervalMs,
         windowSize: d.windowSize,
@@ -232,17 +289,19 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
       const { executions, addresses } = chainDeps();
       const records = await executions.getMany([...new Set(signals.map((s) => s.workflowId))]);
       const at = new Date().toISOString();
-      const send: DepositSignal[] = [];
+      const sendable: DepositSignal[] = [];
+      // Signalled although they can never complete the deposit (within their address's share).
+      const dustSent: DepositSignal[] = [];
       const owed: UndeliveredDeposit[] = [];
       let dust = 0;
       for (const signal of signals) {
         const judged = signalVerdict(records.get(signal.workflowId), signal, at);
-        if (judged.verdict === 'send') send.push(signal);
+        if (judged.verdict === 'send') sendable.push(signal);
         else if (judged.verdict === 'owed') {
           const { verdict: _verdict, ...why } = judged;
           owed.push({ signal, ...why });
         } else if (judged.verdict === 'dust') {
-          if (await addresses.takeDustSignal(signal.deposit.chain, signal.to, DUST_TRANSFERS_PER_ADDRESS)) send.push(signal);
+          if (await addresses.takeDustSignal(signal.deposit.chain, signal.to, DUST_TRANSFERS_PER_ADDRESS)) dustSent.push(signal);
           else {
             dust++;
             Context.current().log.warn(
@@ -258,7 +317,10 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         }
       }
       if (dust > 0) deps?.onChainEvent?.({ kind: 'dust', chain: signals[0].deposit.chain, owed: dust });
-      return { send, owed };
+      const { send, later } = firstPerExecution(sendable, (s) => records.get(s.workflowId)?.deposit === undefined);
+      for (const signal of later)
+        owed.push({ signal, reason: 'another transfer of the round came first to its execution', laterInRound: true });
+      return { send: [...send, ...dustSent], owed };
     },
 
     async checkDeposit({ target, deposit }) {
@@ -285,7 +347,7 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
         const sender = senders[i];
         const payerKind = kinds[i];
         const record = records.get(workflowId);
-        const reason = owedReason(u.signal, record, at.toISOString());
+        const reason = u.laterInRound ? 'other-tx' : owedReason(u.signal, record, at.toISOString());
         if (reason === undefined) continue;
         const ids = parseExecutionWorkflowId(workflowId);
         const id = await refunds.recordDue({
@@ -301,6 +363,8 @@ export function createChainActivities(deps: ChainDeps | undefined): ChainActivit
           ...(u.signal.transfers === undefined ? {} : { transfers: u.signal.transfers }),
           // Past its address's share, a transfer it can never take is dust: never paid back without a person.
           ...(isDust(u) ? { holdReason: 'too-small' as const } : {}),
+          // A surplus batch has many payers and no one destination: a person pays it back.
+          ...(u.signal.surplus ? { holdReason: 'no-destination' as const } : {}),
         });
         Context.current().log.warn('deposit its execution cannot take (closed, or its record refuses it): recorded in the refunds ledger', {
           workflowId,

@@ -47,6 +47,13 @@ export interface ChainRound {
   blocks: BlockHeader[];
   /** Native transfers in those blocks whose `to` is a known deposit address. */
   transfers: ChainTransfer[];
+  /**
+   * Blocks of `blocks` read without their call traces (the node did not answer them in the round's
+   * trace budget): the watcher's backlog. Absent from an older build's answer: none.
+   */
+  untraced?: BlockRef[];
+  /** Blocks of the backlog given whose traces answered this round (their transfers are in `transfers`). */
+  traced?: BlockRef[];
   /** The worker's settings, read each round so that a change applies without restarting the watcher. */
   confirmations: number;
   pollIntervalMs: number;
@@ -60,6 +67,8 @@ export interface UndeliveredDeposit {
   reason: string;
   /** Dust (past its address's share of signalled ones, or a batch): its row is held as too small to pay back automatically. */
   tooSmall?: true;
+  /** Not sent: another transfer of the round came first to the same execution, which takes one deposit (owed as `other-tx`). */
+  laterInRound?: true;
 }
 
 export interface ChainActivities {
@@ -77,7 +86,15 @@ export interface ChainActivities {
    * deposits in them. With `waitAfter`, first waits (up to CHAIN_POLL_INTERVAL_MS, at most 5 s) for
    * the head to pass that block: the caught-up watcher's long poll.
    */
-  readChainRound(input: { chain: string; from: number; waitAfter?: number; checkpoint?: BlockRef }): Promise<ChainRound>;
+  readChainRound(input: {
+    chain: string;
+    from: number;
+    waitAfter?: number;
+    checkpoint?: BlockRef;
+    untraced?: BlockRef[];
+    /** The most transfers the watcher's state has room for (domain/chain-watcher roundRoom); absent: a round's own bound. */
+    room?: number;
+  }): Promise<ChainRound>;
   /** The canonical hash of each block number (numbers past the head are left out). */
   canonicalHashes(input: { chain: string; numbers: number[] }): Promise<Array<{ number: number; hash: string }>>;
   /**

@@ -61,6 +61,11 @@ export interface ChainTransfer {
    * `transferIndex` 0). Absent: one transfer.
    */
   transfers?: number;
+  /**
+   * With `transfers`: a surplus batch, transfers that could each have been the deposit, past the
+   * first few of the block to one address (domain/dust-batches.ts): owed back, never a deposit.
+   */
+  surplus?: true;
   /** Set on a signalled transfer once its block was reorganised away (reported once). */
   reorged?: true;
 }
@@ -72,6 +77,8 @@ export interface DepositSignal {
   to: string;
   /** A dust batch (ChainTransfer.transfers): never signalled to the execution, owed back as one row. */
   transfers?: number;
+  /** A surplus batch (ChainTransfer.surplus). */
+  surplus?: true;
   /** The hash of the transfer's block (the read model keeps it, to notice a reorganisation while no watcher runs). */
   blockHash: string;
   /** Who paid it (ChainTransfer's `from`): a refund's sender. Not sent to the execution; unset from an older build's state. */
@@ -104,6 +111,17 @@ export interface WatcherState {
   pending: ChainTransfer[];
   /** Transfers signalled whose block is still within the window, kept to notice a deep reorg and never to signal twice. */
   signalled: ChainTransfer[];
+  /**
+   * Blocks of the window read without their call traces (the node did not answer in a round's
+   * budget), oldest first: traced again by later rounds. Absent in an older build's state: none.
+   */
+  untraced?: BlockRef[];
+}
+
+/** What a round's call traces did: blocks read without them, and blocks of the backlog traced now. */
+export interface RoundTraces {
+  untraced?: readonly BlockRef[];
+  traced?: readonly BlockRef[];
 }
 
 export interface WatcherParams {
@@ -124,6 +142,11 @@ export interface RoundOutcome {
   reorged: ReorgReport[];
   /** True when a block did not extend the window: ask the chain for the window's canonical hashes and rewind. */
   needsRewind: boolean;
+  /**
+   * Blocks of the backlog that left the window untraced: the watcher no longer traces them, and an
+   * internal-call deposit in them is named by `npm run reconcile` instead.
+   */
+  abandoned: BlockRef[];
 }
 
 export interface RewindOutcome {
@@ -148,14 +171,17 @@ export function initialWatcherState(block: BlockRef): WatcherState {
 /**
  * Applies one round: `blocks` (ascending; normally the block at `cursor` again and the ones after
  * it) and the `transfers` found in them. Blocks are accepted while they extend the window; the
- * first that does not stops the round with `needsRewind`. Then transfers of newly accepted blocks
- * join `pending`, and pending transfers deep enough are signalled.
+ * first that does not stops the round with `needsRewind`. Then transfers of blocks the window
+ * holds (newly accepted, or traced late: `traces.traced`) join `pending` unless known, and
+ * pending transfers deep enough are signalled. Accepted blocks read without their traces
+ * (`traces.untraced`) join the backlog; backlog blocks that leave the window are `abandoned`.
  */
 export function applyRound(
   state: WatcherState,
   blocks: readonly BlockHeader[],
   transfers: readonly ChainTransfer[],
   params: WatcherParams,
+  traces: RoundTraces = {},
 ): RoundOutcome {
   const window = [...state.window];
   const accepted = new Map<number, string>();
@@ -185,8 +211,9 @@ export function applyRound(
   const known = new Set([...state.pending, ...state.signalled.filter((t) => !t.reorged)].map(transferKey));
   const seenNow = new Set<string>();
   const pending = [...state.pending];
+  const held = new Map(window.map((b) => [b.number, b.hash]));
   for (const t of transfers) {
-    if (accepted.get(t.blockNumber) !== t.blockHash) continue;
+    if (held.get(t.blockNumber) !== t.blockHash) continue;
     const key = transferKey(t);
     if (known.has(key)) continue;
     known.add(key);
@@ -204,18 +231,27 @@ export function applyRound(
   const stillPending = pending.filter((t) => depth(t) < params.confirmations);
   const trimmed = window.slice(Math.max(0, window.length - params.windowSize));
   const oldest = trimmed[0]?.number ?? cursor;
+  const kept = new Map(trimmed.map((b) => [b.number, b.hash]));
+  const tracedNow = new Set((traces.traced ?? []).map((b) => b.hash));
+  const backlog = [
+    ...(state.untraced ?? []).filter((b) => !tracedNow.has(b.hash)),
+    ...(traces.untraced ?? []).filter((b) => accepted.get(b.number) === b.hash),
+  ];
+  const untraced = backlog.filter((b) => kept.get(b.number) === b.hash);
   return {
     state: {
       cursor,
       window: trimmed,
       pending: stillPending,
       signalled: [...signalledBefore, ...ready].filter((t) => t.blockNumber >= oldest),
+      ...(untraced.length > 0 ? { untraced } : {}),
     },
     signals: ready.map((t) => ({
       workflowId: t.workflowId,
       to: t.to,
       blockHash: t.blockHash,
       ...(t.transfers === undefined ? {} : { transfers: t.transfers }),
+      ...(t.surplus === undefined ? {} : { surplus: t.surplus }),
       ...(t.from === undefined ? {} : { from: t.from }),
       deposit: {
         txHash: t.txHash,
@@ -228,6 +264,8 @@ export function applyRound(
     })),
     reorged,
     needsRewind,
+    // Blocks that left the window below it; those of another hash were reorganised away (a rewind reads their numbers again).
+    abandoned: backlog.filter((b) => b.number < oldest && held.get(b.number) === b.hash),
   };
 }
 
@@ -248,12 +286,27 @@ function reorgReport(t: ChainTransfer, chain: string): ReorgReport {
 }
 
 /**
+ * Transfers the watcher's state may hold (pending and signalled within the window) before its
+ * rounds answer one block each: the state is carried through continue-as-new and must stay far
+ * below Temporal's payload limit (2 MiB), however many rounds of a flood the window holds.
+ */
+export const MAX_HELD_TRANSFERS = 2_000;
+
+/**
+ * How many transfers the next round may answer: what the state has room for. At 0 a round still
+ * answers its first block (a watcher that took nothing would never move), and room comes back as
+ * blocks leave the window.
+ */
+export const roundRoom = (state: WatcherState): number => Math.max(0, MAX_HELD_TRANSFERS - state.pending.length - state.signalled.length);
+
+/**
  * The watcher's last confirmed block: the highest block of the window at least `confirmations`
- * deep, so that every transfer at or below it was signalled (or owed). Kept outside the workflow's
- * history, it is where a watcher started afresh resumes; undefined while no window block is that deep.
+ * deep and below every block of the backlog, so that every transfer at or below it was signalled
+ * (or owed). Kept outside the workflow's history, it is where a watcher started afresh resumes
+ * (and traces again what the backlog held); undefined while no window block is that deep.
  */
 export function confirmedCheckpoint(state: WatcherState, confirmations: number): BlockRef | undefined {
-  const deepest = state.cursor - confirmations + 1;
+  const deepest = Math.min(state.cursor - confirmations + 1, ...(state.untraced ?? []).map((b) => b.number - 1));
   for (let i = state.window.length - 1; i >= 0; i--) if (state.window[i].number <= deepest) return state.window[i];
   return undefined;
 }
@@ -314,6 +367,7 @@ export function signalledTransfer(s: DepositSignal): ChainTransfer {
     amount: s.deposit.amount,
     workflowId: s.workflowId,
     ...(s.transfers === undefined ? {} : { transfers: s.transfers }),
+    ...(s.surplus === undefined ? {} : { surplus: s.surplus }),
   };
 }
 
@@ -351,6 +405,8 @@ export function rewind(state: WatcherState, canonical: ReadonlyMap<number, strin
       // A reorged deposit's key is kept (with no block of the window to match it) until the window
       // moves past its number, so the re-mined transaction is not signalled a second time.
       signalled: state.signalled.map((t) => (orphaned(t) ? { ...t, reorged: true as const } : t)),
+      // Blocks above the fork point are read again, with their traces.
+      ...(state.untraced?.some((b) => b.number <= limit) ? { untraced: state.untraced.filter((b) => b.number <= limit) } : {}),
     },
     reorged,
     forkPoint,

@@ -39,7 +39,12 @@ export function signalVerdict(
   | { verdict: 'send' | 'skip' }
   | ({ verdict: 'owed' } & OwedSignal)
   | { verdict: 'dust'; outcome: 'refused-below-minimum' | 'refused-wrong-asset' } {
-  // A dust batch can never be a deposit, however much it sums to: owed back as one row.
+  // A batch can never be a deposit, however much it sums to: owed back as one row.
+  if (signal.surplus)
+    return {
+      verdict: 'owed',
+      reason: `${signal.transfers} transfers in one block past the first the address could take (a surplus batch)`,
+    };
   if (signal.transfers !== undefined)
     return { verdict: 'owed', reason: `${signal.transfers} transfers in one block the address cannot take (a dust batch)`, tooSmall: true };
   const { outcome } = record ? applyDeposit(record, signal.deposit, at) : { outcome: 'applied' as const };
@@ -50,6 +55,33 @@ export function signalVerdict(
   // The execution's own transfer, mined again after a reorganisation: it hears it (to clear its mark).
   if (outcome !== 'duplicate' || (record !== undefined && !holds(record, signal.deposit))) return { verdict: 'send' };
   return { verdict: 'skip' };
+}
+
+/**
+ * Splits the signals a round would send so that each execution hears at most one that could
+ * become its deposit: the first in chain order (`send` keeps the round's order). An execution
+ * takes one deposit, the first it hears, and Temporal does not deliver signals of one task to one
+ * workflow in the order they were sent, so a block's later transfer could otherwise win over its
+ * first; the later ones (`later`) are owed back as another transaction's, as the execution would
+ * refuse them. `mayBeDeposit` tells a signal that could become the deposit (the execution holds
+ * none yet) from one it hears for another reason (its own deposit mined again), always sent.
+ */
+export function firstPerExecution<S extends DepositSignal>(
+  signals: readonly S[],
+  mayBeDeposit: (s: S) => boolean,
+): { send: S[]; later: S[] } {
+  const heard = new Set<string>();
+  const send: S[] = [];
+  const later: S[] = [];
+  for (const s of signals) {
+    if (!mayBeDeposit(s)) send.push(s);
+    else if (heard.has(s.workflowId)) later.push(s);
+    else {
+      heard.add(s.workflowId);
+      send.push(s);
+    }
+  }
+  return { send, later };
 }
 
 /** A dust signal owed back because its address had its share of signalled ones. */
@@ -74,10 +106,12 @@ export function owedReason(
   record: ExecutionRecord | undefined,
   at: string,
 ): RefusedDeposit['reason'] | 'closed' | undefined {
+  // Its execution takes one deposit, and the block's earlier transfers came first.
+  if (signal.surplus) return 'other-tx';
   if (signal.transfers !== undefined) return dustBatchReason(record, signal.deposit);
   return record ? closedDepositRefusal(record, signal.deposit, at) : 'closed';
 }
 
-/** Whether an owed transfer is dust (a batch, or past its address's share): never paid back without a person. */
+/** Whether an owed transfer is dust (a dust batch, or past its address's share): never paid back without a person. */
 export const isDust = (owed: { signal: DepositSignal; tooSmall?: true }): boolean =>
-  owed.signal.transfers !== undefined || owed.tooSmall === true;
+  (owed.signal.transfers !== undefined && !owed.signal.surplus) || owed.tooSmall === true;

@@ -1,8 +1,10 @@
-import type { PublicClient } from 'viem';
+import { BlockNotFoundError, type PublicClient } from 'viem';
 import { dustBatches, type AddressOwner, type FoundTransfer } from '../domain/dust-batches';
-import type { BlockHeader, ChainTransfer } from '../domain/chain-watcher';
+import type { BlockHeader, BlockRef, ChainTransfer } from '../domain/chain-watcher';
+import { addWholeBlocks, emptyRoundPart, type RoundBounds, type RoundPart } from '../domain/round-bounds';
 import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC, type CallFrame } from '../domain/transfers';
 import { isMissingMethod, offersTraces } from './chain-transaction';
+import { beforeDeadline } from './deadline';
 import { mapLimited } from './map-limited';
 
 /**
@@ -51,7 +53,42 @@ export interface DepositRead {
   transfers: ChainTransfer[];
   /** Transfers to a deposit address whose payer is a deposit address of the chain: the service's own, never deposits. */
   serviceTransfers: ChainTransfer[];
+  /** Blocks of `headers` with transactions whose call traces did not answer in time: read without them. */
+  untraced: BlockRef[];
+  /** Blocks of the backlog given whose traces answered: their internal transfers are in `transfers`. */
+  traced: BlockRef[];
+  /**
+   * Blocks of `headers` with more transactions than `limits.traceMaxTransactions`: read without
+   * their call traces and never traced by the watcher (npm run reconcile traces them).
+   */
+  heavy: BlockRef[];
 }
+
+/** What a read may take: bounds on its answer, and the times after which it reads no more blocks or waits for no trace. */
+export interface ReadLimits extends RoundBounds {
+  deadline: number;
+  traceDeadline: number;
+  /** The most transactions of a block whose call traces are asked: a node re-executes the whole block to trace it. */
+  traceMaxTransactions: number;
+}
+
+const UNLIMITED: ReadLimits = {
+  transfers: Infinity,
+  bytes: Infinity,
+  deadline: Infinity,
+  traceDeadline: Infinity,
+  traceMaxTransactions: Infinity,
+};
+
+/**
+ * Call traces asked at once: a trace re-executes its block, so a node flooded with transactions
+ * answers each slowly, and more at once only lengthens the queue every other request waits in.
+ */
+const TRACE_CONCURRENCY = 1;
+/** Late traces kept for a later round (each a block's traces). */
+const KEPT_LATE_TRACES = 8;
+
+type BlockTraces = Array<{ txHash?: string; result?: CallFrame }>;
 
 /** Topics per `eth_getLogs` request (an OR-list of recipients), and the most addresses filtered by topic at all. */
 const TOPICS_PER_REQUEST = 1_000;
@@ -69,6 +106,10 @@ export class DepositReader {
   private tracesOffered?: boolean;
   /** Whether the node answers eth_getBlockReceipts; undefined until asked. */
   private blockReceipts?: boolean;
+  /** Trace requests sent and not yet answered, this round's or an earlier one's the round stopped waiting for. */
+  private tracesInFlight = 0;
+  /** Traces a round stopped waiting for, by block hash: a later round takes the node's answer instead of asking again. */
+  private readonly lateTraces = new Map<string, Promise<BlockTraces>>();
 
   constructor(
     private readonly client: PublicClient,
@@ -90,18 +131,23 @@ export class DepositReader {
    * transfers, native value moved by internal calls (call traces), and Transfer logs of the allowed
    * tokens. Bounded, so that no flood of transfers can make one round's answer too big for
    * Temporal or too slow for its activity: zero transfers are dropped, the transfers an address can
-   * never take are summed per block (dustBatches), and the read stops at the end of the first
-   * group of blocks that brings `limits.transfers` transfers or passes `limits.deadline` (the
-   * blocks after it are the next round's). A transfer whose payer is one of `chain`'s deposit
+   * never take (and those past the first few of a block it could) are summed per block
+   * (dustBatches), whole blocks are answered while `limits.transfers` entries and `limits.bytes`
+   * bytes hold, and no group of blocks is read after `limits.deadline` (the blocks left are the
+   * next round's). Traces are waited for until `limits.traceDeadline`: a block whose trace has not
+   * answered by then is read without it and named in `untraced`. Then, if every trace answered,
+   * the time left traces blocks of `backlog` (blocks an earlier round left untraced), oldest first;
+   * those traced are named in `traced`. A transfer whose payer is one of `chain`'s deposit
    * addresses is the service's own (a refund or a cancel, signed with a key derived from the seed)
-   * and never a deposit nor money owed: it is left out of `transfers` and answered apart, one
-   * entry each, in `serviceTransfers` (reconcile labels them).
+   * and never a deposit nor money owed: it is left out of `transfers` and answered apart, one entry
+   * each, in `serviceTransfers` (reconcile labels them).
    */
   async read(
     chain: string,
     numbers: readonly number[],
     concurrency: number,
-    limits: { transfers: number; deadline: number } = { transfers: Infinity, deadline: Infinity },
+    limits: ReadLimits = UNLIMITED,
+    backlog: readonly BlockRef[] = [],
   ): Promise<DepositRead> {
     // Asked before any block needs it, so that a node without traces is told at the watcher's first round.
     if (this.tracesOffered === undefined) {
@@ -109,29 +155,82 @@ export class DepositReader {
       if (offered === false) this.noTraces();
       else this.tracesOffered = offered;
     }
-    const headers: BlockHeader[] = [];
-    const transfers: ChainTransfer[] = [];
-    const serviceTransfers: ChainTransfer[] = [];
+    const answer = emptyRoundPart();
+    const untraced: BlockRef[] = [];
+    const heavy: BlockRef[] = [];
     for (let i = 0; i < numbers.length; i += concurrency) {
-      const part = await this.readBlocks(chain, numbers.slice(i, i + concurrency), concurrency);
-      headers.push(...part.headers);
-      transfers.push(...part.transfers);
-      serviceTransfers.push(...part.serviceTransfers);
-      if (transfers.length >= limits.transfers || Date.now() >= limits.deadline) break;
+      const part = await this.readBlocks(chain, numbers.slice(i, i + concurrency), concurrency, limits);
+      const whole = addWholeBlocks(answer, part, limits);
+      const taken = new Set(answer.headers.map((h) => h.hash));
+      untraced.push(...part.untraced.filter((b) => taken.has(b.hash)));
+      heavy.push(...part.heavy.filter((b) => taken.has(b.hash)));
+      if (!whole || answer.transfers.length >= limits.transfers || Date.now() >= limits.deadline) break;
     }
-    return { headers, transfers, serviceTransfers };
+    const traced: BlockRef[] = [];
+    // A node that let a trace go unanswered is not given older blocks to trace on top of it.
+    if (untraced.length === 0 && this.tracesOffered === true)
+      for (const block of backlog) {
+        if (Date.now() >= limits.traceDeadline) break;
+        const found = await this.tracedLater(chain, block, limits);
+        if (found === undefined) break;
+        const into: RoundPart = {
+          headers: [...answer.headers],
+          transfers: [...answer.transfers],
+          serviceTransfers: [...answer.serviceTransfers],
+          bytes: answer.bytes,
+        };
+        if (!addWholeBlocks(into, { headers: [{ ...block, parentHash: '' }], ...found }, limits)) break;
+        answer.transfers = into.transfers;
+        answer.serviceTransfers = into.serviceTransfers;
+        answer.bytes = into.bytes;
+        traced.push(block);
+      }
+    const { headers, transfers, serviceTransfers } = answer;
+    return { headers, transfers, serviceTransfers, untraced, traced, heavy };
+  }
+
+  /** readBlocks() for one block of the backlog: only the value its internal calls moved; undefined when its trace did not answer in time. */
+  private async tracedLater(
+    chain: string,
+    block: BlockRef,
+    limits: ReadLimits,
+  ): Promise<{ transfers: ChainTransfer[]; serviceTransfers: ChainTransfer[] } | undefined> {
+    const header = { number: block.number, hash: block.hash, parentHash: '' };
+    const full = await this.client.getBlock({ blockHash: block.hash as `0x${string}` }).catch((err: unknown) => {
+      // Reorganised away: nothing of it is wanted (the watcher's window no longer holds it).
+      if (err instanceof BlockNotFoundError) return undefined;
+      throw err;
+    });
+    if (full === undefined) return { transfers: [], serviceTransfers: [] };
+    const traced = await this.internalTransfers([{ transactions: full.transactions.map((hash) => ({ hash })) }], [header], limits);
+    if (traced.untraced.length > 0 || traced.heavy.length > 0) return undefined;
+    return this.join(chain, traced.found);
   }
 
   /** read() for one group of blocks. */
-  private async readBlocks(chain: string, numbers: readonly number[], concurrency: number): Promise<DepositRead> {
+  private async readBlocks(
+    chain: string,
+    numbers: readonly number[],
+    concurrency: number,
+    limits: ReadLimits,
+  ): Promise<Omit<DepositRead, 'traced'>> {
     const blocks = await mapLimited(numbers, concurrency, (n) =>
       this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true }),
     );
     const headers = blocks.map(blockHeader);
     const candidates = blocks.flatMap((block, i) => topLevelTransfers(block, headers[i]));
     // Read after the blocks: a reorg in between shows as a log or trace of another block hash, which the round drops and a rewind re-reads.
-    candidates.push(...(await this.internalTransfers(blocks, headers, concurrency)));
+    const internal = await this.internalTransfers(blocks, headers, limits);
+    candidates.push(...internal.found);
     if (numbers.length > 0) candidates.push(...(await this.tokenTransfers(chain, headers)));
+    return { headers, ...(await this.join(chain, candidates)), untraced: internal.untraced, heavy: internal.heavy };
+  }
+
+  /** Joins transfers found with the deposit addresses they pay; the service's own apart. */
+  private async join(
+    chain: string,
+    candidates: readonly FoundTransfer[],
+  ): Promise<{ transfers: ChainTransfer[]; serviceTransfers: ChainTransfer[] }> {
     const nonzero = candidates.filter((c) => c.amount !== '0');
     const owners =
       nonzero.length > 0
@@ -147,7 +246,6 @@ export class DepositReader {
     const service = payers.length > 0 ? await this.addresses.servicePayers(chain, payers) : new Set<string>();
     const byService = (c: FoundTransfer) => c.from !== undefined && service.has(c.from.toLowerCase());
     return {
-      headers,
       transfers: dustBatches(
         nonzero.filter((c) => !byService(c)),
         owners,
@@ -163,34 +261,56 @@ export class DepositReader {
     this.onNoTraces?.();
   }
 
-  /** Native value the blocks' internal calls move (`debug_traceBlockByHash`, callTracer); none where the node has no traces. */
+  /**
+   * Native value the blocks' internal calls move (`debug_traceBlockByHash`, callTracer), a few
+   * blocks at once; none where the node has no traces. A trace not answered by `traceDeadline` is
+   * not waited for (nor asked again: the node may still be working on it), and no further one is
+   * asked: those blocks are answered in `untraced`. A block of more than
+   * `limits.traceMaxTransactions` transactions is not traced at all (`heavy`): the node
+   * re-executes a block to trace it and answers nothing else meanwhile, so one trace of a flooded
+   * block (tens of seconds for a few hundred token transfers) would stall every reader of the node.
+   */
   private async internalTransfers(
     blocks: ReadonlyArray<{ transactions: ReadonlyArray<{ hash: `0x${string}` }> }>,
     headers: readonly BlockHeader[],
-    concurrency: number,
-  ): Promise<FoundTransfer[]> {
-    if (this.tracesOffered === false) return [];
-    const withTxs = headers.filter((_, i) => blocks[i].transactions.length > 0);
-    let traces: Array<Array<{ txHash?: string; result?: CallFrame }>>;
+    { traceDeadline, traceMaxTransactions }: ReadLimits,
+  ): Promise<{ found: FoundTransfer[]; untraced: BlockRef[]; heavy: BlockRef[] }> {
+    if (this.tracesOffered === false) return { found: [], untraced: [], heavy: [] };
+    const heavy = headers
+      .filter((_, i) => blocks[i].transactions.length > traceMaxTransactions)
+      .map((h) => ({ number: h.number, hash: h.hash }));
+    const withTxs = headers.filter((_, i) => blocks[i].transactions.length > 0 && blocks[i].transactions.length <= traceMaxTransactions);
+    // A trace an earlier round stopped waiting for may still hold the node: none is added to it.
+    let late = this.tracesInFlight > 0;
+    let traces: Array<BlockTraces | undefined>;
     try {
-      traces = await mapLimited(
-        withTxs,
-        concurrency,
-        (h) =>
-          this.client.request({ method: 'debug_traceBlockByHash', params: [h.hash, { tracer: 'callTracer' }] } as never) as Promise<
-            Array<{ txHash?: string; result?: CallFrame }>
-          >,
-      );
+      traces = await mapLimited(withTxs, TRACE_CONCURRENCY, async (h) => {
+        let request = this.lateTraces.get(h.hash);
+        if (request === undefined) {
+          if (late || Date.now() >= traceDeadline) return undefined;
+          request = this.traceBlock(h.hash);
+        }
+        const answer = await beforeDeadline(request, traceDeadline);
+        if (answer === undefined) late = true;
+        else this.lateTraces.delete(h.hash);
+        return answer;
+      });
     } catch (err) {
       if (!isMissingMethod(err)) throw err;
       this.noTraces();
-      return [];
+      return { found: [], untraced: [], heavy: [] };
     }
-    if (withTxs.length > 0) this.tracesOffered = true;
+    if (traces.some((t) => t !== undefined)) this.tracesOffered = true;
     const out: FoundTransfer[] = [];
+    const untraced: BlockRef[] = [];
     for (const [i, h] of withTxs.entries()) {
+      const blockTraces = traces[i];
+      if (blockTraces === undefined) {
+        untraced.push({ number: h.number, hash: h.hash });
+        continue;
+      }
       const txs = blocks[headers.indexOf(h)].transactions;
-      for (const [j, trace] of traces[i].entries()) {
+      for (const [j, trace] of blockTraces.entries()) {
         const txHash = (trace.txHash ?? txs[j]?.hash)?.toLowerCase();
         if (txHash === undefined || trace.result === undefined) continue;
         for (const [k, call] of internalValueTransfers(trace.result).entries())
@@ -206,7 +326,22 @@ export class DepositReader {
           });
       }
     }
-    return out;
+    return { found: out, untraced, heavy };
+  }
+
+  /** Asks the node for a block's traces, kept by hash until a round takes the answer (or it fails). */
+  private traceBlock(hash: string): Promise<BlockTraces> {
+    this.tracesInFlight++;
+    const request = (
+      this.client.request({ method: 'debug_traceBlockByHash', params: [hash, { tracer: 'callTracer' }] } as never) as Promise<BlockTraces>
+    ).finally(() => this.tracesInFlight--);
+    this.lateTraces.set(hash, request);
+    request.catch(() => this.lateTraces.delete(hash));
+    for (const oldest of this.lateTraces.keys()) {
+      if (this.lateTraces.size <= KEPT_LATE_TRACES) break;
+      this.lateTraces.delete(oldest);
+    }
+    return request;
   }
 
   /**

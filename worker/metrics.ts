@@ -66,6 +66,13 @@ export interface WorkerMetrics {
   readonly recordCatchUp: (outcome: { wrote: number } | { failed: Error }) => void;
 }
 
+/**
+ * The round age (`intent_chain_round_age_seconds`) past which the watcher is stalled: a round
+ * answers within about 15 s (a long poll of at most 5 s, a read budget of 10 s), so twice that
+ * without one means rounds fail (the node down or flooded past the watcher's bounds).
+ */
+export const ROUND_AGE_ALERT_SECONDS = 30;
+
 /** The chain watcher's metrics in `registry`; returns the recorder of the chain activities' `onChainEvent` hook. */
 export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
   const head = new Gauge({
@@ -122,10 +129,44 @@ export function chainMetrics(registry: Registry): (event: ChainEvent) => void {
     labelNames: ['chain'] as const,
     registers: [registry],
   });
+  // Blocks read without their call traces (decision 0090): counted by reason, and the backlog waiting to be traced again.
+  const untracedHelp =
+    "Blocks the watcher read without their call traces: reason late (the node did not answer them in the round's budget; traced again later, or named by npm run reconcile) or heavy (too many transactions to trace; npm run reconcile names any internal-call deposit in them)";
+  const untraced = new Counter({
+    name: 'intent_chain_untraced_blocks_total',
+    help: untracedHelp,
+    labelNames: ['chain', 'reason'] as const,
+    registers: [registry],
+  });
+  const backlogHelp = 'Blocks read without their call traces and not yet traced again: internal-call deposits in them wait';
+  const backlog = new Gauge({
+    name: 'intent_chain_trace_backlog_blocks',
+    help: backlogHelp,
+    labelNames: ['chain'] as const,
+    registers: [registry],
+  });
+  // When each chain's last round succeeded on this worker: the age is read at each scrape, so it
+  // grows while rounds fail, when the head and watcher gauges stand still.
+  const lastRound = new Map<string, number>();
+  new Gauge({
+    name: 'intent_chain_round_age_seconds',
+    help: `Seconds since the chain watcher's last successful round on this worker (alert: the least of every worker's above ${ROUND_AGE_ALERT_SECONDS})`,
+    labelNames: ['chain'] as const,
+    registers: [registry],
+    collect() {
+      const now = Date.now();
+      for (const [chain, at] of lastRound) this.set({ chain }, (now - at) / 1000);
+    },
+  });
   return (event: ChainEvent) => {
     if (event.kind === 'round') {
       head.set({ chain: event.chain }, event.head);
       if (event.to !== undefined) read.set({ chain: event.chain }, event.to);
+      lastRound.set(event.chain, event.at);
+    } else if (event.kind === 'untraced') {
+      if (event.untraced > 0) untraced.inc({ chain: event.chain, reason: 'late' }, event.untraced);
+      if (event.heavy > 0) untraced.inc({ chain: event.chain, reason: 'heavy' }, event.heavy);
+      backlog.set({ chain: event.chain }, event.backlog);
     } else if (event.kind === 'dust') {
       dust.inc({ chain: event.chain }, event.owed);
     } else if (event.kind === 'signals') {

@@ -6,6 +6,7 @@ import {
   nextRoundFrom,
   rewind,
   rewindNumbers,
+  roundRoom,
   type DepositSignal,
   type WatcherParams,
   type BlockRef,
@@ -80,13 +81,20 @@ export async function chainWatcherWorkflow(input: ChainWatcherInput): Promise<vo
       from: nextRoundFrom(state),
       waitAfter: caughtUp ? state.cursor : undefined,
       ...(moved ? { checkpoint } : {}),
+      ...(state.untraced ? { untraced: state.untraced } : {}),
+      room: roundRoom(state),
     });
     if (moved) saved = checkpoint;
     roundsPerRun = read.roundsPerRun;
     confirmations = read.confirmations;
     const params: WatcherParams = { chain, confirmations: read.confirmations, windowSize: read.windowSize };
-    const outcome = applyRound(state, read.blocks, read.transfers, params);
+    const outcome = applyRound(state, read.blocks, read.transfers, params, { untraced: read.untraced, traced: read.traced });
     state = outcome.state;
+    if (outcome.abandoned.length > 0)
+      log.warn('blocks left the watcher window without their call traces: npm run reconcile names any internal-call deposit in them', {
+        chain,
+        blocks: outcome.abandoned.map((b) => b.number),
+      });
     if (outcome.needsRewind) {
       const canonical = await canonicalHashes({ chain, numbers: rewindNumbers(state) });
       const rewound = rewind(state, new Map(canonical.map((b) => [b.number, b.hash])), params);

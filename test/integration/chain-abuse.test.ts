@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import type { Address } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { chainWatcherWorkflowId, executionWorkflowId } from '../../contracts/temporal';
-import { openDatabase } from '../../db/database';
-import { RefundLedger } from '../../db/refund-ledger';
 import { TestChain } from '../support/chain';
-import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
+import { depositHelpers, refundsOf as refundsOfExecution, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { eventually, signedBody } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
@@ -63,14 +60,7 @@ describe('the deposit path attacked: floods, reorganisations and a watcher gone,
     CHAIN,
   );
   const workflowIdOf = (e: PreparedDeposit) => executionWorkflowId(e.wallet.id, e.executionId);
-  const refundsOf = async (e: PreparedDeposit) => {
-    const database = await openDatabase({ sqliteFile: path.join(stack.tmpDir, 'read-model.sqlite') });
-    try {
-      return await new RefundLedger(database).ofExecution(workflowIdOf(e));
-    } finally {
-      await database.close();
-    }
-  };
+  const refundsOf = (e: PreparedDeposit) => refundsOfExecution(stack, e);
   const metric = async (name: string) => metricSum(await scrape(metricsUrl), name, { chain: CHAIN });
 
   it(`when ${FLOOD} token transfers of 1 unit and 500 of 0 reach one deposit address in a few blocks, then a deposit to another execution in the next block reaches OPERATION_PENDING within a minute, every round's answer stays far below the payload limit, and the flood is one held row per block`, async () => {

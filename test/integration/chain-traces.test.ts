@@ -133,6 +133,46 @@ describe('chain traces: internal calls where the node has traces, a plain statem
     }
   });
 
+  it("when a block's call traces answer after the read's trace budget, then it is read without them and named untraced; a later read of it from the backlog takes the same late answer, asking the node no second time, and finds the internal transfer: late, not lost", async () => {
+    const internal = await chain.sendThrough(forwarder, deposit, 40n);
+    const block = await chain.mine(1);
+    const traced: unknown[] = [];
+    const slow = await startRpcRelay(
+      chain.url,
+      (c) => {
+        if (c.method === 'debug_traceBlockByHash') traced.push(c.params[0]);
+        return undefined;
+      },
+      (c) => (c.method === 'debug_traceBlockByHash' ? 1_500 : 0),
+    );
+    try {
+      const reader = new DepositReader(chainClient(slow.url), new DepositAddressStore(database), []);
+      const limits = (traceMs: number) => ({
+        transfers: Infinity,
+        bytes: Infinity,
+        deadline: Infinity,
+        traceDeadline: Date.now() + traceMs,
+        traceMaxTransactions: 50,
+      });
+      const isInternal = (t: { txHash: string; transferIndex: number }) => t.txHash === internal.toLowerCase() && t.transferIndex === 1;
+      const first = await reader.read(CHAIN, [block], 4, limits(200));
+      assert.deepEqual(
+        first.untraced.map((b) => b.number),
+        [block],
+      );
+      assert.ok(!first.transfers.some(isInternal));
+      const later = await reader.read(CHAIN, [], 4, limits(5_000), first.untraced);
+      assert.deepEqual(later.traced, first.untraced);
+      assert.deepEqual(
+        later.transfers.filter(isInternal).map((t) => t.amount),
+        ['40'],
+      );
+      assert.equal(traced.length, 1);
+    } finally {
+      slow.close();
+    }
+  });
+
   it('when the worker and the API follow a node without traces, then the worker says so at its first round, before any transaction (intent_chain_no_traces 1), and the operator /readyz says chain.traces false; on anvil itself, true and 0', async function () {
     this.timeout(120_000);
     const noTraces = async (rpcUrl: string) => {

@@ -15,11 +15,13 @@ export type RpcAnswer = { code: number; message: string } | { result: unknown };
  * A JSON-RPC relay on loopback in front of a real node (`upstream`), the way a provider with fewer
  * methods, tighter limits or a lagging backend answers: a request (or batch) holding a call that
  * `refusal` answers is answered with that error or result for it (and an error for the others of
- * its batch); every other request goes to the node as it came.
+ * its batch); every other request goes to the node as it came, after `delayMs` of its slowest call
+ * (a busy node's late answer).
  */
 export async function startRpcRelay(
   upstream: string,
   refusal: (call: RpcCall) => RpcAnswer | undefined,
+  delayMs: (call: RpcCall) => number = () => 0,
 ): Promise<{ url: string; close: () => void }> {
   const relay = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -37,9 +39,10 @@ export async function startRpcRelay(
         res.end(JSON.stringify(Array.isArray(parsed) ? calls.map(answer) : answer(calls[0])));
         return;
       }
-      void fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (answer) =>
-        res.end(await answer.text()),
-      );
+      const delay = Math.max(0, ...calls.map(delayMs));
+      void new Promise((r) => setTimeout(r, delay))
+        .then(() => fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body }))
+        .then(async (answer) => res.end(await answer.text()));
     });
   });
   await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));

@@ -89,6 +89,28 @@ describe('lib/chain-reader DepositReader: the transfers a round reads', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('when a block has more transactions than the trace limit, then it is read without asking its call traces and named heavy, its top-level and token transfers still answered', async () => {
+    const node = fakeNode();
+    const asked: string[] = [];
+    const request = node.request.bind(node);
+    node.request = (async (args: { method: string }) => {
+      asked.push(args.method);
+      return request(args as never);
+    }) as typeof node.request;
+    const reader = new DepositReader(node, store, [T]);
+    const read = await reader.read(CHAIN, [5], 10, {
+      transfers: Infinity,
+      bytes: Infinity,
+      deadline: Infinity,
+      traceDeadline: Infinity,
+      traceMaxTransactions: 3,
+    });
+    assert.ok(!asked.includes('debug_traceBlockByHash'));
+    assert.deepEqual(read.heavy, [{ number: 5, hash: BLOCK_HASH }]);
+    assert.deepEqual(read.untraced, []);
+    assert.deepEqual(read.transfers.map((t) => `${t.txHash.slice(-1)}/${t.transferIndex}`).sort(), ['1/0', '4/1']);
+  });
+
   it("when a deposit address pays another (natively, by an internal call or in a token), then that transfer is no deposit: it is answered apart, and the others' payers are kept", async () => {
     const reader = new DepositReader(fakeNode(), store, [T]);
     const read = await reader.read(CHAIN, [5], 10);

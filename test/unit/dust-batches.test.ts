@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { dustBatches, type AddressOwner, type FoundTransfer } from '../../domain/dust-batches';
+import { DEPOSITS_PER_ADDRESS_BLOCK, dustBatches, type AddressOwner, type FoundTransfer } from '../../domain/dust-batches';
 
 const A = '0x' + 'aa'.repeat(20);
 const B = '0x' + 'bb'.repeat(20);
@@ -30,6 +30,21 @@ describe('domain/dust-batches: a round joins its transfers with their addresses 
         ['exec:w:a', '5000', undefined],
         ['exec:w:b', '50', undefined],
       ],
+    );
+  });
+
+  it('when one block brings an address 8,000 transfers that could each complete its deposit, then the first few stay one entry each, in order, and the rest are one surplus batch with their sum and count: the round stays small', () => {
+    const flood = Array.from({ length: 8_000 }, () => found(A, '1000', 7));
+    const out = dustBatches(flood, owners);
+    assert.equal(out.length, DEPOSITS_PER_ADDRESS_BLOCK + 1);
+    assert.deepEqual(
+      out.slice(0, DEPOSITS_PER_ADDRESS_BLOCK).map((t) => t.txHash),
+      flood.slice(0, DEPOSITS_PER_ADDRESS_BLOCK).map((t) => t.txHash),
+    );
+    const batch = out[DEPOSITS_PER_ADDRESS_BLOCK];
+    assert.deepEqual(
+      [batch.txHash, batch.transferIndex, batch.transfers, batch.amount, batch.surplus],
+      ['0xb7', 1, 8_000 - DEPOSITS_PER_ADDRESS_BLOCK, String(1000 * (8_000 - DEPOSITS_PER_ADDRESS_BLOCK)), true],
     );
   });
 

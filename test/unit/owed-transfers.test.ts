@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { DepositSignal } from '../../domain/chain-watcher';
 import { applyCancel, applyDeposit, initialRecord, type ExecutionRecord } from '../../domain/execution-state';
-import { dustBatchReason, isDust, owedReason, pastDustShare, signalVerdict } from '../../domain/owed-transfers';
+import { dustBatchReason, firstPerExecution, isDust, owedReason, pastDustShare, signalVerdict } from '../../domain/owed-transfers';
 
 const CHAIN = 'evm:31337';
 const ADDRESS = '0x' + 'aa'.repeat(20);
@@ -48,6 +48,17 @@ describe('domain/owed-transfers: which transfers the watcher signals and which i
     assert.equal(owedReason(batch, prepared(), T1), 'below-minimum');
     assert.equal(owedReason(signal('5000', { transfers: 2 }, TOKEN), prepared(), T1), 'wrong-asset');
     assert.equal(isDust({ signal: batch }), true);
+  });
+
+  it('when a signal is a surplus batch, then it is owed as money another deposit of the block came before, not as dust, whatever the record says', () => {
+    const batch = signal('7000', { transfers: 7, surplus: true });
+    for (const record of [prepared(), undefined])
+      assert.deepEqual(signalVerdict(record, batch, T1), {
+        verdict: 'owed',
+        reason: '7 transfers in one block past the first the address could take (a surplus batch)',
+      });
+    assert.equal(owedReason(batch, prepared(), T1), 'other-tx');
+    assert.equal(isDust({ signal: batch }), false);
   });
 
   it('when a transfer is below the minimum or of another asset, then it is dust: sent within its address share, owed past it', () => {
@@ -96,5 +107,33 @@ describe('domain/owed-transfers: which transfers the watcher signals and which i
       ),
     );
     assert.equal(dustBatchReason(undefined, {}), 'below-minimum', 'no record: a native address');
+  });
+
+  it('when a round brings one execution several transfers that could each be its deposit, then only the first in chain order is sent, every signal is sent or owed once, and each execution hears at most one possible deposit', () => {
+    const executions = ['exec:w1:e1', 'exec:w1:e2', 'exec:w1:e3'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ execution: fc.constantFrom(...executions), ownAgain: fc.boolean() }), { maxLength: 40 }),
+        (drawn) => {
+          const signals = drawn.map(({ execution, ownAgain }) => ({ ...signal('1000', { workflowId: execution }), ownAgain }));
+          const { send, later } = firstPerExecution(signals, (s) => !s.ownAgain);
+          assert.equal(send.length + later.length, signals.length);
+          assert.deepEqual(
+            send,
+            signals.filter((s) => send.includes(s)),
+            'send keeps the round order',
+          );
+          for (const e of executions) {
+            const possible = signals.filter((s) => s.workflowId === e && !s.ownAgain);
+            const sent = send.filter((s) => s.workflowId === e && !s.ownAgain);
+            assert.deepEqual(sent, possible.slice(0, 1));
+          }
+          assert.ok(
+            signals.filter((s) => s.ownAgain).every((s) => send.includes(s)),
+            'its own deposit mined again is always sent',
+          );
+        },
+      ),
+    );
   });
 });
