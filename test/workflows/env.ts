@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
-import { executionStatusKey, executionWalletKey } from '../../contracts/temporal';
+import { executionStatusKey, executionWalletKey, serviceTaskQueues } from '../../contracts/temporal';
 
 /**
  * Temporal's time-skipping test server (Java, in memory), fetched once by scripts/test-server.sh
@@ -33,24 +33,28 @@ export async function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 }
 let runtimeInstalled = false;
 
-/** A worker for the service's workflows with the given (mocked) activities; run it for the file's tests. */
+/**
+ * Workers for the service's workflows with the given (mocked) activities, on `taskQueue` and the
+ * queues the service names from it (refunds, webhook deliveries), as a service worker polls them;
+ * run them for the file's tests. `worker` is the one on `taskQueue`.
+ */
 export async function workflowWorker(
   env: TestWorkflowEnvironment,
   taskQueue: string,
   activities: object,
 ): Promise<{ worker: Worker; stop: () => Promise<void> }> {
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowsPath: require.resolve('../../workflows'),
-    activities,
-  });
-  const running = worker.run();
+  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  const workers = await Promise.all(
+    serviceTaskQueues(taskQueue).map((queue) =>
+      Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle, activities }),
+    ),
+  );
+  const running = workers.map((w) => w.run());
   return {
-    worker,
+    worker: workers[0],
     async stop() {
-      worker.shutdown();
-      await running;
+      for (const w of workers) w.shutdown();
+      await Promise.all(running);
     },
   };
 }
