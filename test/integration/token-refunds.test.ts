@@ -20,7 +20,7 @@ import { metricSum, scrape } from '../support/prometheus';
 import { request } from '../support/http';
 import { refundReads } from '../support/refund-reads';
 import { runReconcile } from '../support/reconcile-run';
-import { startRpcRelay, type RpcCall } from '../support/rpc-relay';
+import { startRpcRelay, type RpcAnswer, type RpcCall } from '../support/rpc-relay';
 
 const CHAIN = 'evm:31337';
 const CONFIRMATIONS = 2;
@@ -42,7 +42,7 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
   let tmp: string;
   let metricsUrl: string;
   let relay: { url: string; close: () => void };
-  let refuse: (call: RpcCall) => { code: number; message: string } | undefined = () => undefined;
+  let refuse: (call: RpcCall) => RpcAnswer | undefined = () => undefined;
 
   before(async function () {
     this.timeout(180_000);
@@ -88,6 +88,14 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
     chain.client.readContract({ address: tusd, abi: erc20Abi, functionName: 'balanceOf', args: [address as Address] });
   const nativeBalance = (address: string) => chain.client.getBalance({ address: address as Address });
   const topUpsOf = (row: RefundRow) => readModel((_, __, gas) => gas.ofRefund(row.id));
+
+  /** The row of `tx` to `e` once it is paying with its one top-up recorded, mining a block at a time meanwhile. */
+  const payingWithTopUp = (e: PreparedDeposit, tx: Hex) =>
+    mineUntil(async () => {
+      const row = await rowOf(e, tx);
+      const topUps = row.state === 'paying' ? await topUpsOf(row) : [];
+      return topUps.length === 1 && row;
+    });
 
   /** A tUSD execution with `refundAddress` that expired without a deposit, then `amount` tUSD sent to it, mined CONFIRMATIONS deep. */
   async function lateDeposit(refundAddress: string, amount: bigint): Promise<{ e: PreparedDeposit; tx: Hex }> {
@@ -222,11 +230,7 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
     refuse = (call) => (call.method === 'eth_sendRawTransaction' ? { code: -32000, message: 'refused by the test' } : undefined);
     const back = freshAddress();
     const { e, tx } = await lateDeposit(back, 7n * USD);
-    const paying = await mineUntil(async () => {
-      const row = await rowOf(e, tx);
-      const topUps = row.state === 'paying' ? await topUpsOf(row) : [];
-      return topUps.length === 1 && row;
-    });
+    const paying = await payingWithTopUp(e, tx);
     const [recorded] = await topUpsOf(paying);
     assert.equal(recorded.state, 'sending');
     await ProcessStack.kill(stack.worker);
@@ -236,6 +240,30 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
     const topUps = await paidWhole(e, row, back, 7n * USD);
     assert.equal(topUps.length, 1, 'the top-up recorded before the kill, no other');
     assert.equal(topUps[0].txHash, recorded.variants[0].hash);
+  });
+
+  it("when the node answers the gas account's nonce from a fresh backend and the top-up's receipt from a lagging one, then the top-up is not recorded lost at that read: it waits for a second look, is recorded mined once the receipt shows, and the refund is paid once", async () => {
+    const back = freshAddress();
+    const { e, tx } = await lateDeposit(back, 6n * USD);
+    const paying = await payingWithTopUp(e, tx);
+    const [topUp] = await topUpsOf(paying);
+    const hashes = new Set(topUp.variants.map((v) => v.hash.toLowerCase()));
+    refuse = (call) =>
+      call.method === 'eth_getTransactionReceipt' && hashes.has(String(call.params[0]).toLowerCase()) ? { result: null } : undefined;
+    const account = ANVIL_GAS_ACCOUNT.address;
+    const before = await chain.client.getTransactionCount({ address: account, blockTag: 'latest' });
+    await mineUntil(async () => (await chain.client.getTransactionCount({ address: account, blockTag: 'latest' })) > before);
+    const seen = await eventually(async () => (await topUpsOf(paying))[0].nonceGoneSeenBlock, 30_000);
+    assert.ok(seen > 0, 'the refunder saw the nonce used without a receipt');
+    assert.equal((await topUpsOf(paying))[0].state, 'sending', 'one read decides nothing: not lost');
+    refuse = () => undefined;
+    const row = await rowMinedInto(e, tx, 'refunded');
+    const topUps = await paidWhole(e, row, back, 6n * USD);
+    assert.deepEqual(
+      topUps.map((t) => [t.id, t.state]),
+      [[topUp.id, 'mined']],
+      'the one top-up, recorded mined, none lost and none sent again',
+    );
   });
 
   it("when npm run reconcile reads the chain after the cases above, then it is balanced: the top-ups are the service's own transfers, and every token refund is confirmed by its Transfer log", async () => {
