@@ -6,6 +6,9 @@ import { feesOf, maxCost, replacementFees, withinTokenFeeCap, type RefundFees } 
 import type { RefundDeps } from './refunds';
 import { markSent, marketFees, mostCost, nonceTakenForSure, receiptOf, sendAll, signRecorded } from './signed-transactions';
 
+/** Top-ups one gas account has out at once, at most: each nonce waits for the one below it to be mined. */
+export const TOP_UPS_IN_FLIGHT = 8;
+
 /**
  * The gas account's top-ups of deposit addresses: a token refund's fee is paid from the gas
  * account (REFUND_GAS_KEY_FILE), sent to the deposit address first, up to TOP_UPS_IN_FLIGHT at
@@ -13,9 +16,6 @@ import { markSent, marketFees, mostCost, nonceTakenForSure, receiptOf, sendAll, 
  * confirmation period). `funded` is all the refund activities ask; the rest works the account's
  * top-ups.
  */
-/** Top-ups one gas account has out at once, at most: each nonce waits for the one below it to be mined. */
-export const TOP_UPS_IN_FLIGHT = 8;
-
 export function createGasTopUps(
   need: () => RefundDeps,
   rpc: () => PublicClient,

@@ -44,9 +44,9 @@ export interface NewTopUp {
 /**
  * The gas accounts' transactions (docs/decisions/0085, 0088): each chain's gas account sends a
  * few top-ups at once, for different refunds, at consecutive nonces above the count the read model
- * keeps, with every signed variant written before it is broadcast. A top-up is a row here, never a deposit nor a refunds ledger row. The unique index
- * on (chain, account, nonce) is what serialises every worker's top-ups on one account: two that
- * read the same count can both try, one insert wins.
+ * keeps, with every signed variant written before it is broadcast. A top-up is a row here, never a
+ * deposit nor a refunds ledger row. The unique index on (chain, account, nonce) is what serialises
+ * every worker's top-ups on one account: two that read the same nonce can both try, one insert wins.
  */
 export class GasAccountLedger {
   constructor(private readonly database: Database) {}

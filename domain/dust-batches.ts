@@ -41,8 +41,9 @@ export function dustBatches(found: readonly FoundTransfer[], owners: ReadonlyMap
     const joined: ChainTransfer = { ...t, workflowId: owner.workflowId };
     const asset = (t.asset ?? 'native').toLowerCase();
     const where = `${t.blockHash}\n${t.to.toLowerCase()}\n${asset}`;
-    const surplus = asset === owner.asset.toLowerCase() && atLeast(t.amount, owner.minAmount);
-    if (surplus) {
+    // Could complete the deposit: past the block's first few to the address, it goes to the surplus batch.
+    const depositSized = asset === owner.asset.toLowerCase() && atLeast(t.amount, owner.minAmount);
+    if (depositSized) {
       const seen = deposits.get(where) ?? 0;
       deposits.set(where, seen + 1);
       if (seen < DEPOSITS_PER_ADDRESS_BLOCK) {
@@ -50,11 +51,11 @@ export function dustBatches(found: readonly FoundTransfer[], owners: ReadonlyMap
         continue;
       }
     }
-    const key = `${where}\n${surplus ? 'surplus' : 'dust'}`;
+    const key = `${where}\n${depositSized ? 'surplus' : 'dust'}`;
     const group = groups.get(key);
     if (group) group.members.push(joined);
     else {
-      groups.set(key, { at: out.length, members: [joined], surplus });
+      groups.set(key, { at: out.length, members: [joined], surplus: depositSized });
       out.push(joined);
     }
   }

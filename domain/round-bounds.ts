@@ -24,23 +24,33 @@ export const emptyRoundPart = (): RoundPart => ({ headers: [], transfers: [], se
  * (domain/dust-batches.ts), and a round that took nothing would never move. The blocks left out
  * are the next round's.
  */
-export function addWholeBlocks(
-  into: RoundPart,
-  part: { headers: readonly BlockHeader[]; transfers: readonly ChainTransfer[]; serviceTransfers: readonly ChainTransfer[] },
-  bounds: RoundBounds,
-): boolean {
-  for (const h of part.headers) {
-    const of = (t: ChainTransfer) => t.blockNumber === h.number && t.blockHash === h.hash;
-    const transfers = part.transfers.filter(of);
-    const service = part.serviceTransfers.filter(of);
-    const bytes = jsonBytes(transfers) + jsonBytes(service);
-    const over = into.transfers.length + transfers.length > bounds.transfers || into.bytes + bytes > bounds.bytes;
-    if (over && into.headers.length > 0) return false;
-    into.headers.push(h);
-    into.transfers.push(...transfers);
-    into.serviceTransfers.push(...service);
-    into.bytes += bytes;
-  }
+export function addWholeBlocks(into: RoundPart, part: { headers: readonly BlockHeader[] } & BlockTransfers, bounds: RoundBounds): boolean {
+  for (const h of part.headers) if (!addBlock(into, h, part, bounds)) return false;
+  return true;
+}
+
+/** Transfers found in some blocks, the service's own apart. */
+export interface BlockTransfers {
+  transfers: readonly ChainTransfer[];
+  serviceTransfers: readonly ChainTransfer[];
+}
+
+/**
+ * Adds block `h`'s transfers of `part` to `into`, and `h` itself unless `withHeader` is false (a
+ * block traced late: the window holds it already), when they stay within `bounds` or `into` holds
+ * no block yet (addWholeBlocks says why); false, and nothing added, otherwise.
+ */
+export function addBlock(into: RoundPart, h: BlockHeader, part: BlockTransfers, bounds: RoundBounds, withHeader = true): boolean {
+  const of = (t: ChainTransfer) => t.blockNumber === h.number && t.blockHash === h.hash;
+  const transfers = part.transfers.filter(of);
+  const service = part.serviceTransfers.filter(of);
+  const bytes = jsonBytes(transfers) + jsonBytes(service);
+  const over = into.transfers.length + transfers.length > bounds.transfers || into.bytes + bytes > bounds.bytes;
+  if (over && into.headers.length > 0) return false;
+  if (withHeader) into.headers.push(h);
+  into.transfers.push(...transfers);
+  into.serviceTransfers.push(...service);
+  into.bytes += bytes;
   return true;
 }
 

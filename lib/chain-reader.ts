@@ -1,7 +1,7 @@
 import { BlockNotFoundError, type PublicClient } from 'viem';
 import { dustBatches, type AddressOwner, type FoundTransfer } from '../domain/dust-batches';
 import type { BlockHeader, BlockRef, ChainTransfer } from '../domain/chain-watcher';
-import { addWholeBlocks, emptyRoundPart, type RoundBounds, type RoundPart } from '../domain/round-bounds';
+import { addBlock, addWholeBlocks, emptyRoundPart, type RoundBounds } from '../domain/round-bounds';
 import { addressTopic, internalValueTransfers, tokenTransfer, TRANSFER_TOPIC, type CallFrame } from '../domain/transfers';
 import { isMissingMethod, offersTraces } from './chain-transaction';
 import { beforeDeadline } from './deadline';
@@ -173,16 +173,7 @@ export class DepositReader {
         if (Date.now() >= limits.traceDeadline) break;
         const found = await this.tracedLater(chain, block, limits);
         if (found === undefined) break;
-        const into: RoundPart = {
-          headers: [...answer.headers],
-          transfers: [...answer.transfers],
-          serviceTransfers: [...answer.serviceTransfers],
-          bytes: answer.bytes,
-        };
-        if (!addWholeBlocks(into, { headers: [{ ...block, parentHash: '' }], ...found }, limits)) break;
-        answer.transfers = into.transfers;
-        answer.serviceTransfers = into.serviceTransfers;
-        answer.bytes = into.bytes;
+        if (!addBlock(answer, { ...block, parentHash: '' }, found, limits, false)) break;
         traced.push(block);
       }
     const { headers, transfers, serviceTransfers } = answer;

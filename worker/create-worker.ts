@@ -13,7 +13,7 @@ import { ensureRefundAnnouncer, ensureRefundSweep } from './refund-schedules';
 import { RefundPayments } from '../db/refund-payments';
 import { SeedFileSigner } from '../lib/refund-signer';
 import { chainClient } from '../lib/chain-client';
-import { dustJudge, lazyClient } from '../lib/refund-dust';
+import { dustJudge } from '../lib/refund-dust';
 import { marketFees } from '../activities/signed-transactions';
 import { amountFor, DEFAULT_REFUND_LIMITS, DEFAULT_REFUND_MINIMUMS } from '../config/refund-limits';
 import { GasAccountLedger } from '../db/gas-account';
@@ -120,10 +120,10 @@ export async function startWorker(
   const nodeTransport = loadNodeTransport(config);
   const tokens = config.chain?.tokens ?? [];
   const minimum = (chain: string, asset: string) => amountFor(config.refunds.minimums, DEFAULT_REFUND_MINIMUMS, tokens, chain, asset);
-  // Rows too small to ever pay back are held as they are written (lib/refund-dust.ts).
-  const chain = config.chain;
-  const judge =
-    chain && dustJudge(minimum, config.refunds.minFeeMultiple, { client: lazyClient(() => chainClient(chain.rpcUrl)), read: marketFees });
+  // Rows too small to ever pay back are held as they are written (lib/refund-dust.ts). A viem
+  // client sends nothing until its first request: the node is asked for fees only when a row is new.
+  const feesClient = config.chain && chainClient(config.chain.rpcUrl);
+  const judge = feesClient && dustJudge(minimum, config.refunds.minFeeMultiple, () => marketFees(feesClient));
   // A read model that does not answer only delays its writes (projectExecution retries); the
   // worker starts anyway, since executions and batches do not need it.
   const database = await openDatabase(
