@@ -4,7 +4,8 @@ import type { RefundActivities, RefundAddress, RefundStep } from '../contracts/a
 import { REFUND_ADDRESS_WORKFLOW_TYPE } from '../contracts/temporal';
 import type { HoldReason, RefundVariant } from '../contracts/refunds';
 import type { GasAccountLedger } from '../db/gas-account';
-import type { RefundJob, RefundPayments } from '../db/refund-payments';
+import { rowIds, type RefundJob, type RefundPayments } from '../db/refund-payments';
+import type { RefundRow } from '../db/refund-ledger';
 import { payerAt, proveDeposit, type AllowedToken } from '../domain/deposit-proof';
 import { evmChainId } from '../domain/deposit-key';
 import type { DepositAsset } from '../domain/execution-state';
@@ -20,6 +21,7 @@ import {
   withinTokenFeeCap,
   type RefundFees,
 } from '../domain/refund-fees';
+import { moneyLeft, REFUND_BATCH_ROWS, rowsPaidWith } from '../domain/refund-batch';
 import { holdBeforeSigning, isTokenAsset, refundDestination, type RefundRules } from '../domain/refund-policy';
 import { tokenTransfer } from '../domain/transfers';
 import { chainClient } from '../lib/chain-client';
@@ -167,6 +169,24 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     return (finalized !== undefined && block <= finalized) || head - block + 1 > need().windowSize ? 'deep' : 'shallow';
   };
 
+  /**
+   * The address's other `due` rows that `job`'s refund transaction to `to` pays too: the policy's
+   * choice (domain/refund-batch.ts), each proven deep on the chain; a row not deep yet, or one the
+   * chain contradicts, waits for its own turn.
+   */
+  const paidWith = async (job: RefundJob, to: string): Promise<RefundRow[]> => {
+    const d = need();
+    const rules = { limit: d.limit, minimum: d.minimum, gasAccount: d.gasAccount !== undefined };
+    const candidates = rowsPaidWith(job.row, await d.payments.dueAlongside(job, 4 * REFUND_BATCH_ROWS), job.source, rules);
+    const members: RefundRow[] = [];
+    for (const row of candidates) {
+      const sameTo = refundDestination(row, job.source);
+      if (!('to' in sameTo) || sameTo.to !== to) continue;
+      if ((await provenDeep({ row, members: [], source: job.source })) === 'deep') members.push(row);
+    }
+    return members;
+  };
+
   /** Holds every due row of the address and says so loudly: its nonce is not what the ledger says. */
   const stopAddress = async (job: RefundJob, found: string) => {
     const rows = await need().payments.holdAddress(job.source, 'nonce-mismatch');
@@ -212,18 +232,20 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     }
   };
 
-  /** Whether a token refund's receipt holds the token's `Transfer` of the row's amount from the deposit address to its destination. */
-  const transferLogged = (receipt: TransactionReceipt, job: RefundJob): boolean =>
-    receipt.logs.some((l) => {
+  /** Whether a token refund's receipt holds the token's `Transfer` of its rows' amount from the deposit address to their destination. */
+  const transferLogged = (receipt: TransactionReceipt, job: RefundJob): boolean => {
+    const amount = [job.row, ...job.members].reduce((total, r) => total + BigInt(r.amount!), 0n);
+    return receipt.logs.some((l) => {
       const t = tokenTransfer({ address: l.address, topics: l.topics, data: l.data });
       return (
         t !== undefined &&
         `erc20:${t.token}` === job.row.asset?.toLowerCase() &&
         t.from === job.source.address &&
         t.to === job.row.refundTo &&
-        t.amount === job.row.amount
+        t.amount === amount.toString()
       );
     });
+  };
 
   return {
     async refundAddressesToPay() {
@@ -300,18 +322,23 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         await stopAddress(job, `latest ${latest}, ${deep} ${confirmations} blocks deep`);
         return 'held';
       }
+      // The address's other rows to the same destination in the same asset go in the same
+      // transaction, each proven on the chain like the first (one fee, one top-up for them all).
+      const members = await paidWith(job, to);
+      const rows = [row, ...members];
       let variant: RefundVariant;
       if (isTokenAsset(row.asset)) {
         // The whole amount goes back; the gas account pays the fee (broadcastRefund tops the address up first).
         const token = row.asset.slice('erc20:'.length) as Hex;
-        const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, BigInt(row.amount!)] });
+        const sum = rows.reduce((total, r) => total + BigInt(r.amount!), 0n);
+        const data = encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [to as Hex, sum] });
         const estimate = await estimateOrHold(job, { account: address, to: token, data });
         if (estimate === 'held') return 'held';
         const gas = gasLimit(estimate);
         variant = await signVariant(job, 'refund', latest, token, 0n, gas, await marketFees(rpc()), data);
       } else {
-        // The row's own money left on the address: its amount less what a cancel of it cost.
-        const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
+        // The rows' own money left on the address: their amounts less what cancels of them cost.
+        const amount = rows.reduce((total, r) => total + moneyLeft(r), 0n);
         const estimate = await estimateOrHold(job, { account: address, to: to as Hex, value: amount / 2n });
         if (estimate === 'held') return 'held';
         const gas = gasLimit(estimate);
@@ -320,7 +347,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         if (value === undefined || tooSmall(amount, gas, fees, d.minFeeMultiple)) return held(job, 'too-small');
         variant = await signVariant(job, 'refund', latest, to, value, gas, fees);
       }
-      if (!(await d.payments.startPaying(job, latest, to, variant))) return 'gone';
+      if (!(await d.payments.startPaying(job, latest, to, variant, members))) return 'gone';
       log().info('refund signed', {
         id: row.id,
         chain: source.chain,
@@ -329,6 +356,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         nonce: latest,
         hash: variant.hash,
         value: variant.value,
+        ...(members.length > 0 ? { alsoPays: members.map((m) => m.id) } : {}),
       });
       d.onRefundEvent?.({ kind: 'signed', chain: source.chain });
       return 'paying';
@@ -344,7 +372,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       if (isTokenAsset(job.row.asset) && !(await topUps.funded(job, mostCost(variants[variants.length - 1])))) return;
       const head = Number(await rpc().getBlockNumber({ cacheTime: 0 }));
       const marked = markSent(variants, await sendAll(rpc(), variants, job.row.id), head);
-      if (marked) await d.payments.updateVariants(job.row.id, variants, marked);
+      if (marked) await d.payments.updateVariants(rowIds(job), variants, marked);
     },
 
     async checkRefund(input) {
@@ -353,6 +381,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const variants = job?.row.refundVariants;
       if (!job || !variants || job.row.refundNonce === undefined || job.row.refundBlock !== undefined) return 'mined';
       const { row, source } = job;
+      const rows = [row, ...job.members];
       const nonce = job.row.refundNonce;
       // The nonce first: a variant mined after this read still shows its receipt below.
       const latest = await rpc().getTransactionCount({ address: source.address as Hex, blockTag: 'latest' });
@@ -380,19 +409,31 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
             : { fee: fee.toString() }),
         });
         if (after) {
-          log().info('refund nonce mined', { id: row.id, hash: v.hash, kind: v.kind, block, state: after.state });
-          if (after.state === 'refunded') d.onRefundEvent?.({ kind: 'paid', chain: source.chain, whileVoid: row.state === 'void' });
+          log().info('refund nonce mined', {
+            id: row.id,
+            hash: v.hash,
+            kind: v.kind,
+            block,
+            state: after.state,
+            ...(job.members.length > 0 ? { alsoPays: job.members.map((m) => m.id) } : {}),
+          });
+          if (after.state === 'refunded')
+            for (const r of rows) d.onRefundEvent?.({ kind: 'paid', chain: source.chain, whileVoid: r.state === 'void' });
           if (after.holdReason === 'reverted' && v.kind === 'refund' && receipt.status !== 'success')
-            d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'reverted', rows: 1 });
+            d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'reverted', rows: rows.length });
           if (after.holdReason === 'no-transfer-log') {
             log().error("a token refund was mined without the token's Transfer of its amount to its destination: held for a person", {
               id: row.id,
               hash: v.hash,
             });
-            d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'no-transfer-log', rows: 1 });
+            d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'no-transfer-log', rows: rows.length });
           }
-          if (row.state === 'void' && after.state === 'refunded')
-            log().error('a refund was mined for a row voided while it was paid: its transfer was reorganised away', { id: row.id });
+          for (const r of rows)
+            if (r.state === 'void' && after.state === 'refunded')
+              log().error('a refund was mined for a row voided while it was paid: its transfer was reorganised away', {
+                id: r.id,
+                hash: v.hash,
+              });
         }
         return 'mined';
       }
@@ -407,7 +448,8 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         await stopAddress(job, `nonce ${nonce} mined by a transaction the ledger did not sign`);
         return 'mined';
       }
-      if (row.state === 'void' && !variants.some((v) => v.kind === 'cancel')) return 'cancel';
+      // One row of the transaction voided (its transfer reorganised away) takes the nonce back for all.
+      if (rows.some((r) => r.state === 'void') && !variants.some((v) => v.kind === 'cancel')) return 'cancel';
       const last = variants[variants.length - 1];
       if (last.sentAtBlock === undefined || head - last.sentAtBlock < d.replaceAfterBlocks || row.state === 'held') return 'pending';
       return 'replace';
@@ -421,21 +463,23 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const { row, source } = job;
       const nonce = job.row.refundNonce;
       await checkChain(source.chain);
-      const kind: RefundVariant['kind'] = row.state === 'void' ? 'cancel' : 'refund';
+      const rows = [row, ...job.members];
+      const kind: RefundVariant['kind'] = rows.some((r) => r.state === 'void') ? 'cancel' : 'refund';
       const token = isTokenAsset(row.asset);
       const last = variants[variants.length - 1];
       // The refund variant a new one repeats (a cancel may be the newest, on a row restored after it was voided).
       const refund = [...variants].reverse().find((v) => v.kind === 'refund') ?? last;
       const fees = replacementFees(feesOf(last), await marketFees(rpc()));
-      const amount = BigInt(row.amount!) - BigInt(row.feesSpent ?? '0');
+      const amount = rows.reduce((total, r) => total + moneyLeft(r), 0n);
       const gas = kind === 'cancel' ? 21_000n : BigInt(refund.gas);
       const withinCap = token
         ? withinTokenFeeCap(maxCost(BigInt(variants[0].gas), feesOf(variants[0])), maxCost(gas, fees))
         : withinFeeCap(amount, gas, fees);
       if (!withinCap) {
-        if (row.state === 'paying' && (await d.payments.holdInFlight(row.id, 'fee-cap'))) {
-          log().warn('refund held at its fee cap: its transactions stay out until one is mined', { id: row.id, nonce });
-          d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'fee-cap', rows: 1 });
+        const capped = row.state === 'paying' ? await d.payments.holdInFlight(rowIds(job), 'fee-cap') : 0;
+        if (capped > 0) {
+          log().warn('refund held at its fee cap: its transactions stay out until one is mined', { id: row.id, nonce, rows: capped });
+          d.onRefundEvent?.({ kind: 'held', chain: source.chain, reason: 'fee-cap', rows: capped });
         }
         return 'capped';
       }
@@ -444,7 +488,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       if (kind === 'refund' && !token && value === 0n) return 'capped';
       const data = kind === 'refund' && token ? (refund.data as Hex) : undefined;
       const variant = await signVariant(job, kind, nonce, to, value, gas, fees, data);
-      if (!(await d.payments.updateVariants(row.id, variants, [...variants, variant]))) return 'gone';
+      if (!(await d.payments.updateVariants(rowIds(job), variants, [...variants, variant]))) return 'gone';
       log().info('refund replaced at the same nonce', {
         id: row.id,
         kind,

@@ -3,6 +3,7 @@ import type { Database } from './database';
 import { DepositAddressStore } from './deposit-addresses';
 import type { HoldReason, RefundRow, RefundVariant } from './refund-ledger';
 import { toRow } from './refund-rows';
+import { moneyLeft, sharesOf } from '../domain/refund-batch';
 
 /** A deposit address as the refunder sees it: whose it is, where its refunds go, how many of its nonces are mined. */
 export interface RefundSource {
@@ -16,9 +17,16 @@ export interface RefundSource {
   noncesMined: number;
 }
 
-/** A row the refunder works on, with its deposit address. */
+/**
+ * A row the refunder works on, with its deposit address. Rows of one address, asset and destination
+ * are paid by one transaction (docs/decisions/0091): the oldest is the job's `row`, the others its
+ * `members`, and every one of them carries the transaction's nonce and variants, so that each row
+ * alone says a transaction is out for it (a person settling it, a reorganisation voiding it).
+ */
 export interface RefundJob {
   row: RefundRow;
+  /** The other rows the same nonce pays (none when the row is paid alone, or not signed yet). */
+  members: RefundRow[];
   source: RefundSource;
   /** The head when the row's nonce was first seen used with none of its variants mined (the refunder looks again before it decides). */
   nonceGoneSeenBlock?: number;
@@ -45,6 +53,12 @@ export interface MinedNonce {
  * transaction), and holds. Every update names the state it expects, so a second worker, a
  * terminated workflow or an operator racing it changes nothing.
  */
+/** The ids of `job`'s rows: its row, then its members. */
+export const rowIds = (job: RefundJob): string[] => [job.row.id, ...job.members.map((m) => m.id)];
+
+/** Thrown inside a database transaction to roll it back when an update of several rows did not reach each of them. */
+class NotAllRows extends Error {}
+
 export class RefundPayments {
   constructor(private readonly database: Database) {}
 
@@ -135,8 +149,9 @@ export class RefundPayments {
 
   /**
    * The row of `address` to work on next: the one whose transaction is out (its nonce not mined:
-   * paying, voided while paying, or held at its fee cap; there is at most one), else its oldest
-   * `due` row; undefined when none is left.
+   * paying, voided while paying, or held at its fee cap; there is at most one nonce out, and its
+   * oldest row leads, the others are its members), else its oldest `due` row; undefined when none
+   * is left.
    */
   async next(chain: string, address: string): Promise<RefundJob | undefined> {
     const source = await this.source(chain, address);
@@ -148,11 +163,12 @@ export class RefundPayments {
       .where('chain', '=', chain)
       .orderBy('created_at')
       .orderBy('id');
-    const inFlight = await base.where('refund_nonce', 'is not', null).where('refund_block', 'is', null).executeTakeFirst();
-    const row = inFlight ?? (await base.where('state', '=', 'due').executeTakeFirst());
+    const inFlight = await base.where('refund_nonce', 'is not', null).where('refund_block', 'is', null).execute();
+    const row = inFlight[0] ?? (await base.where('state', '=', 'due').executeTakeFirst());
     return (
       row && {
         row: toRow(row),
+        members: inFlight.slice(1).map(toRow),
         source,
         ...(row.nonce_gone_seen_block === null ? {} : { nonceGoneSeenBlock: Number(row.nonce_gone_seen_block) }),
       }
@@ -183,126 +199,218 @@ export class RefundPayments {
   }
 
   /**
-   * `due` → `paying` with the nonce, the destination and the first signed variant, before anything
-   * is broadcast: only while the row is `due`, the address's mined nonces are still `nonce` (nothing
-   * was mined from it since the refunder read its nonce) and no other row of the address has a
-   * transaction out. False when any of that changed (nothing written: the signature is thrown away).
+   * The address's other `due` rows (beside `job`'s row), oldest first, at most `limit`: those a
+   * refund transaction may pay together with it.
    */
-  async startPaying(job: RefundJob, nonce: number, to: string, variant: RefundVariant): Promise<boolean> {
-    const { row, source } = job;
-    const result = await this.database.db
-      .updateTable('refunds')
-      .set({
-        state: 'paying',
-        refund_nonce: nonce,
-        refund_to: to.toLowerCase(),
-        refund_variants: JSON.stringify([variant]),
-      })
-      .where('id', '=', row.id)
+  async dueAlongside(job: RefundJob, limit: number): Promise<RefundRow[]> {
+    const rows = await this.database.db
+      .selectFrom('refunds')
+      .selectAll()
+      .where('workflow_id', '=', job.source.workflowId)
+      .where('chain', '=', job.source.chain)
       .where('state', '=', 'due')
-      .where('refund_nonce', 'is', null)
-      .where((eb) =>
-        eb.exists(
-          eb
-            .selectFrom('deposit_addresses as d')
-            .select(sql<number>`1`.as('one'))
-            .where('d.chain', '=', source.chain)
-            .where('d.address', '=', source.address)
-            .where('d.refund_nonces_mined', '=', nonce),
-        ),
-      )
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('refunds as o')
-              .select(sql<number>`1`.as('one'))
-              .where('o.workflow_id', '=', source.workflowId)
-              .where('o.chain', '=', source.chain)
-              .where('o.refund_nonce', 'is not', null)
-              .where('o.refund_block', 'is', null)
-              .where('o.id', '<>', row.id),
-          ),
-        ),
-      )
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+      .where('id', '<>', job.row.id)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map(toRow);
   }
 
   /**
-   * Replaces the row's list of variants (a new one appended, or one marked broadcast) when it is
-   * still `expected` (the list this caller read) and the nonce is not mined; false otherwise.
+   * `due` → `paying` with the nonce, the destination and the first signed variant, before anything
+   * is broadcast, for `job`'s row and the `members` its transaction pays too, all or none (one
+   * database transaction): only while each is `due`, the address's mined nonces are still `nonce`
+   * (nothing was mined from it since the refunder read its nonce) and no other row of the address
+   * has a transaction out. False when any of that changed (nothing written: the signature is thrown
+   * away).
    */
-  async updateVariants(id: string, expected: readonly RefundVariant[], variants: readonly RefundVariant[]): Promise<boolean> {
-    const result = await this.database.db
-      .updateTable('refunds')
-      .set({ refund_variants: JSON.stringify(variants) })
-      .where('id', '=', id)
-      .where('refund_variants', '=', JSON.stringify(expected))
-      .where('refund_block', 'is', null)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  async startPaying(
+    job: RefundJob,
+    nonce: number,
+    to: string,
+    variant: RefundVariant,
+    members: readonly RefundRow[] = [],
+  ): Promise<boolean> {
+    const { row, source } = job;
+    const ids = [row.id, ...members.map((m) => m.id)];
+    return this.database.db
+      .transaction()
+      .execute(async (trx) => {
+        const result = await trx
+          .updateTable('refunds')
+          .set({
+            state: 'paying',
+            refund_nonce: nonce,
+            refund_to: to.toLowerCase(),
+            refund_variants: JSON.stringify([variant]),
+          })
+          .where('id', 'in', ids)
+          .where('workflow_id', '=', source.workflowId)
+          .where('chain', '=', source.chain)
+          .where('state', '=', 'due')
+          .where('refund_nonce', 'is', null)
+          .where((eb) =>
+            eb.exists(
+              eb
+                .selectFrom('deposit_addresses as d')
+                .select(sql<number>`1`.as('one'))
+                .where('d.chain', '=', source.chain)
+                .where('d.address', '=', source.address)
+                .where('d.refund_nonces_mined', '=', nonce),
+            ),
+          )
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('refunds as o')
+                  .select(sql<number>`1`.as('one'))
+                  .where('o.workflow_id', '=', source.workflowId)
+                  .where('o.chain', '=', source.chain)
+                  .where('o.refund_nonce', 'is not', null)
+                  .where('o.refund_block', 'is', null)
+                  .where('o.id', 'not in', ids),
+              ),
+            ),
+          )
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) !== ids.length) throw new NotAllRows();
+        return true;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof NotAllRows) return false;
+        throw err;
+      });
   }
 
   /**
-   * Records that the row's nonce was mined by `mined` (one of its variants), once, with the
-   * address's count of mined nonces in the same transaction:
-   * - a refund variant that succeeded: `refunded` (refundTxHash, block, value; no hold reason left),
-   *   whatever state the row had (a refund mined for a row voided meanwhile is still money paid, and
-   *   says so);
+   * Replaces the list of variants of rows `ids` (a job's row and its members: they share it; a new
+   * one appended, or one marked broadcast) when it is still `expected` (the list this caller read)
+   * on each and the nonce is not mined, all or none; false otherwise.
+   */
+  async updateVariants(ids: readonly string[], expected: readonly RefundVariant[], variants: readonly RefundVariant[]): Promise<boolean> {
+    return this.database.db
+      .transaction()
+      .execute(async (trx) => {
+        const result = await trx
+          .updateTable('refunds')
+          .set({ refund_variants: JSON.stringify(variants) })
+          .where('id', 'in', [...ids])
+          .where('refund_variants', '=', JSON.stringify(expected))
+          .where('refund_block', 'is', null)
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) !== ids.length) throw new NotAllRows();
+        // The rows of one nonce keep one list: a caller that named only some of them writes nothing.
+        const first = await trx
+          .selectFrom('refunds')
+          .select(['workflow_id', 'chain', 'refund_nonce'])
+          .where('id', '=', ids[0])
+          .executeTakeFirstOrThrow();
+        const left = await trx
+          .selectFrom('refunds')
+          .select('id')
+          .where('workflow_id', '=', first.workflow_id)
+          .where('chain', '=', first.chain)
+          .where('refund_nonce', '=', first.refund_nonce)
+          .where('refund_block', 'is', null)
+          .where('id', 'not in', [...ids])
+          .executeTakeFirst();
+        if (left) throw new NotAllRows();
+        return true;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof NotAllRows) return false;
+        throw err;
+      });
+  }
+
+  /**
+   * Records that the nonce of `job`'s rows (its row and its members) was mined by `mined` (one of
+   * their variants), once, with the address's count of mined nonces in the same transaction:
+   * - a refund variant that succeeded: every row `refunded` (refundTxHash, block; no hold reason
+   *   left), whatever state it had (a refund mined for a row voided meanwhile is still money paid,
+   *   and says so), each with its share of what the transaction paid as its refundValue (a token
+   *   row its amount; native rows the value shared in proportion to their money on the address);
    * - a refund variant that failed (status 0): `held` as `reverted` (the nonce is used);
    * - a token refund that succeeded without its `Transfer` log: `held` as `no-transfer-log`;
    * - a cancel: a `void` row stays void; a row restored meanwhile goes back to `due`, its nonce
    *   and hold reason forgotten (a new one is signed).
-   * Answers the row after, or undefined when the nonce was recorded mined before.
+   * What a transaction that paid nobody cost comes out of the leading row's own amount (a later
+   * refund pays that much less). Answers the leading row after, or undefined when the nonce was
+   * recorded mined before.
    */
   async recordMined(job: RefundJob, mined: MinedNonce, now = new Date()): Promise<RefundRow | undefined> {
     const { row, source } = job;
     const variant = row.refundVariants?.find((v) => v.hash === mined.hash);
     if (!variant) throw new Error(`transaction ${mined.hash} is not a variant of refund ${row.id}`);
     return this.database.db.transaction().execute(async (trx) => {
-      const current = await trx.selectFrom('refunds').selectAll().where('id', '=', row.id).executeTakeFirst();
-      if (!current || current.refund_block !== null || current.refund_nonce === null) return undefined;
-      const paid = variant.kind === 'refund' && mined.succeeded && mined.noTransferLog !== true;
-      // What a transaction that paid nobody cost comes out of the row's own amount (a later refund pays that much less).
-      const spent = {
-        ...(paid || mined.fee === undefined ? {} : { fees_spent: (BigInt(current.fees_spent ?? '0') + BigInt(mined.fee)).toString() }),
-        ...(mined.gasLeft === undefined ? {} : { gas_left: mined.gasLeft }),
-      };
-      const set =
-        variant.kind === 'refund'
-          ? paid
-            ? {
-                state: 'refunded',
-                refund_tx_hash: mined.hash.toLowerCase(),
-                refund_block: mined.block,
-                // A token refund moves the whole amount by its call; a native one its value.
-                refund_value: variant.data === undefined ? variant.value : current.amount,
-                ...spent,
-                settled_at: now.toISOString(),
-                settled_by: 'refunder',
-                // Held at its fee cap before it mined: paid now, held no more.
-                hold_reason: null,
-              }
-            : {
-                state: current.state === 'void' ? 'void' : 'held',
-                hold_reason: (mined.succeeded ? 'no-transfer-log' : 'reverted') satisfies HoldReason,
-                refund_block: mined.block,
-                ...spent,
-              }
-          : current.state === 'void'
-            ? { refund_block: mined.block, ...spent }
-            : { state: 'due', refund_nonce: null, refund_to: null, refund_variants: null, hold_reason: null, ...spent };
-      // Conditional on what was read: a second caller recording the same nonce at once (PostgreSQL
-      // reads without locking) updates nothing here, and counts nothing.
-      const updated = await trx
-        .updateTable('refunds')
-        .set(set)
-        .where('id', '=', row.id)
+      const lead = await trx.selectFrom('refunds').selectAll().where('id', '=', row.id).executeTakeFirst();
+      if (!lead || lead.refund_block !== null || lead.refund_nonce === null) return undefined;
+      const group = await trx
+        .selectFrom('refunds')
+        .selectAll()
+        .where('workflow_id', '=', source.workflowId)
+        .where('chain', '=', source.chain)
+        .where('refund_nonce', '=', lead.refund_nonce)
         .where('refund_block', 'is', null)
-        .where('refund_nonce', '=', current.refund_nonce)
-        .executeTakeFirst();
-      if (Number(updated.numUpdatedRows) !== 1) return undefined;
+        .where('id', '<>', lead.id)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      const rows = [lead, ...group];
+      const paid = variant.kind === 'refund' && mined.succeeded && mined.noTransferLog !== true;
+      const token = variant.data !== undefined;
+      const shares = sharesOf(
+        BigInt(variant.value),
+        rows.map((r) => moneyLeft({ amount: r.amount ?? '0', ...(r.fees_spent === null ? {} : { feesSpent: r.fees_spent }) })),
+      );
+      let updatedLead = false;
+      for (const [i, current] of rows.entries()) {
+        const first = i === 0;
+        const spent = {
+          ...(paid || mined.fee === undefined || !first
+            ? {}
+            : { fees_spent: (BigInt(current.fees_spent ?? '0') + BigInt(mined.fee)).toString() }),
+          ...(mined.gasLeft === undefined || !first ? {} : { gas_left: mined.gasLeft }),
+        };
+        const set =
+          variant.kind === 'refund'
+            ? paid
+              ? {
+                  state: 'refunded',
+                  refund_tx_hash: mined.hash.toLowerCase(),
+                  refund_block: mined.block,
+                  // A token refund moves each row's whole amount by its call; a native one shares its value.
+                  refund_value: token ? current.amount : shares[i].toString(),
+                  ...spent,
+                  settled_at: now.toISOString(),
+                  settled_by: 'refunder',
+                  // Held at its fee cap before it mined: paid now, held no more.
+                  hold_reason: null,
+                }
+              : {
+                  state: current.state === 'void' ? 'void' : 'held',
+                  hold_reason: (mined.succeeded ? 'no-transfer-log' : 'reverted') satisfies HoldReason,
+                  refund_block: mined.block,
+                  ...spent,
+                }
+            : current.state === 'void'
+              ? { refund_block: mined.block, ...spent }
+              : { state: 'due', refund_nonce: null, refund_to: null, refund_variants: null, hold_reason: null, ...spent };
+        // Conditional on what was read: a second caller recording the same nonce at once (PostgreSQL
+        // reads without locking) updates nothing here, and counts nothing.
+        const updated = await trx
+          .updateTable('refunds')
+          .set(set)
+          .where('id', '=', current.id)
+          .where('refund_block', 'is', null)
+          .where('refund_nonce', '=', lead.refund_nonce)
+          .executeTakeFirst();
+        if (first && Number(updated.numUpdatedRows) !== 1) return undefined;
+        updatedLead ||= first;
+      }
+      if (!updatedLead) return undefined;
       await trx
         .updateTable('deposit_addresses')
         .set((eb) => ({ refund_nonces_mined: eb('refund_nonces_mined', '+', 1) }))
@@ -315,8 +423,8 @@ export class RefundPayments {
   }
 
   /**
-   * Records that the row's nonce was mined by a transaction that is none of its variants (a spend
-   * by hand from the address): the row is `held` as `nonce-mismatch` (a `void` row stays void) and
+   * Records that the nonce of `job`'s rows was mined by a transaction that is none of their variants
+   * (a spend by hand from the address): each is `held` as `nonce-mismatch` (a `void` row stays void) and
    * its nonce is no longer watched (refundBlock: the head when it was seen). The address's count of
    * mined nonces is left behind the chain on purpose: no refund is signed from it again until a
    * person looks.
@@ -329,11 +437,11 @@ export class RefundPayments {
         hold_reason: 'nonce-mismatch' satisfies HoldReason,
         refund_block: head,
       }))
-      .where('id', '=', job.row.id)
+      .where('id', 'in', rowIds(job))
       .where('refund_nonce', 'is not', null)
       .where('refund_block', 'is', null)
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** Keeps `head` as the block at which row `id`'s nonce was seen used with none of its variants mined. */
@@ -342,18 +450,20 @@ export class RefundPayments {
   }
 
   /**
-   * A row whose transaction is out to `held` (its fees reached their cap unmined). Its variants stay
+   * Rows `ids` (a job's row and its members) whose transaction is out to `held` (its fees reached their cap unmined): how
+   * many. Their variants stay
    * and are still watched: whichever mines later is recorded, and nobody settles the row by hand
    * until then (RefundLedger.settle answers `paying`).
    */
-  async holdInFlight(id: string, reason: HoldReason): Promise<boolean> {
+  async holdInFlight(ids: readonly string[], reason: HoldReason): Promise<number> {
     const result = await this.database.db
       .updateTable('refunds')
       .set({ state: 'held', hold_reason: reason })
-      .where('id', '=', id)
+      .where('id', 'in', [...ids])
       .where('state', '=', 'paying')
+      .where('refund_block', 'is', null)
       .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return Number(result.numUpdatedRows);
   }
 
   /** Whether `address` (any case) is a deposit address on any chain: never a refund's destination. */

@@ -127,7 +127,8 @@ export interface ReconcileReport {
   refundTransfers: InboundTransfer[];
   /**
    * The refunds the service recorded paid, each checked on the chain: `confirmed`, its mined
-   * transaction succeeded paying refundTo exactly refundValue; `missing`, the chain shows otherwise
+   * transaction succeeded paying refundTo exactly refundValue (with the other rows it paid, their
+   * refundValues added up); `missing`, the chain shows otherwise
    * (a contradiction, counted against `balanced` over the whole chain, from block 0).
    */
   refundsPaid: { confirmed: number; missing: MissingRefund[] };
@@ -224,7 +225,12 @@ export function reconcile(
     unaccounted: sums.unaccounted.toString(),
   });
   const refundsPaid: ReconcileReport['refundsPaid'] = { confirmed: 0, missing: [] };
+  // Rows of one address paid together share one transaction: it must pay what they add up to.
+  const paidByTx = new Map<string, bigint>();
+  for (const r of service.refundsPaid ?? [])
+    paidByTx.set(r.txHash.toLowerCase(), (paidByTx.get(r.txHash.toLowerCase()) ?? 0n) + BigInt(r.value));
   for (const r of service.refundsPaid ?? []) {
+    const value = paidByTx.get(r.txHash.toLowerCase())!.toString();
     const tx = service.refundTxs?.get(r.txHash.toLowerCase());
     // A token refund pays by its Transfer log: a log of the token to the destination must move the value.
     const token = r.asset?.startsWith('erc20:') ? r.asset.slice('erc20:'.length).toLowerCase() : undefined;
@@ -239,10 +245,10 @@ export function reconcile(
           : !paidTo.includes(r.to.toLowerCase())
             ? 'other-recipient'
             : token === undefined
-              ? tx.value !== r.value
+              ? tx.value !== value
                 ? 'other-value'
                 : undefined
-              : logs.some((t) => t.to === r.to.toLowerCase() && t.amount === r.value)
+              : logs.some((t) => t.to === r.to.toLowerCase() && t.amount === value)
                 ? undefined
                 : 'other-value';
     if (why === undefined) refundsPaid.confirmed++;

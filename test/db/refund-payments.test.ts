@@ -106,7 +106,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
     async function jobOf(n: number, row: RefundRow): Promise<RefundJob> {
       const source = await payments.source(CHAIN, addressOf(n));
       assert.ok(source, `execution ${n} has a deposit address`);
-      return { row: (await ledger.get(row.id))!, source };
+      return { row: (await ledger.get(row.id))!, members: [], source };
     }
 
     const noncesMined = async (n: number) => (await payments.source(CHAIN, addressOf(n)))!.noncesMined;
@@ -176,16 +176,16 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const v2 = variant('refund', 2, '980000');
       const v3 = variant('refund', 3, '970000');
       assert.equal(await payments.startPaying(await jobOf(1, row), 0, REFUND_TO, v1), true);
-      assert.equal(await payments.updateVariants(row.id, [v1], [v1, v2]), true);
+      assert.equal(await payments.updateVariants([row.id], [v1], [v1, v2]), true);
       assert.deepEqual((await ledger.get(row.id))!.refundVariants, [v1, v2]);
-      assert.equal(await payments.updateVariants(row.id, [v1], [v1, v3]), false, 'the list read before v2 is stale');
+      assert.equal(await payments.updateVariants([row.id], [v1], [v1, v3]), false, 'the list read before v2 is stale');
       assert.deepEqual((await ledger.get(row.id))!.refundVariants, [v1, v2]);
       const broadcast = { ...v2, sentAtBlock: 17 };
-      assert.equal(await payments.updateVariants(row.id, [v1, v2], [v1, broadcast]), true);
+      assert.equal(await payments.updateVariants([row.id], [v1, v2], [v1, broadcast]), true);
       assert.deepEqual((await ledger.get(row.id))!.refundVariants, [v1, broadcast]);
 
       assert.ok(await payments.recordMined(await jobOf(1, row), { hash: v1.hash, block: 20, succeeded: true }));
-      assert.equal(await payments.updateVariants(row.id, [v1, broadcast], [v1, broadcast, v3]), false, 'mined: the list is final');
+      assert.equal(await payments.updateVariants([row.id], [v1, broadcast], [v1, broadcast, v3]), false, 'mined: the list is final');
       assert.deepEqual((await ledger.get(row.id))!.refundVariants, [v1, broadcast]);
     });
 
@@ -195,7 +195,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const v1 = variant('refund', 1, '990000');
       const v2 = variant('refund', 2, '980000');
       assert.equal(await payments.startPaying(await jobOf(1, row), 0, REFUND_TO, v1), true);
-      assert.equal(await payments.updateVariants(row.id, [v1], [v1, v2]), true);
+      assert.equal(await payments.updateVariants([row.id], [v1], [v1, v2]), true);
       const job = await jobOf(1, row);
       const after = await payments.recordMined(job, { hash: v2.hash, block: 42, succeeded: true });
       assert.ok(after);
@@ -218,6 +218,112 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       );
     });
 
+    it('when rows of one address start paying together, then all or none are paying at one nonce with one list of variants; the next job leads with the oldest and names the others', async () => {
+      await register(1);
+      const [a, b, c] = [await due(1, 1), await due(1, 2, { amount: '3000000' }), await due(1, 3)];
+      const v1 = variant('refund', 1, '4990000');
+      // A member settled by hand meanwhile: nothing is written for any of them.
+      assert.equal((await ledger.settle(c.id, { state: 'waived', reason: 'test' }, 'ops')).outcome, 'settled');
+      assert.equal(await payments.startPaying(await jobOf(1, a), 0, REFUND_TO, v1, [b, c]), false);
+      for (const r of [a, b]) assert.equal((await ledger.get(r.id))!.state, 'due', 'all or none');
+
+      assert.deepEqual(
+        (await payments.dueAlongside(await jobOf(1, a), 10)).map((r) => r.id),
+        [b.id],
+      );
+      assert.equal(await payments.startPaying(await jobOf(1, a), 0, REFUND_TO, v1, [b]), true);
+      for (const r of [a, b]) {
+        const now = (await ledger.get(r.id))!;
+        assert.equal(now.state, 'paying');
+        assert.equal(now.refundNonce, 0);
+        assert.deepEqual(now.refundVariants, [v1]);
+      }
+      const job = (await payments.next(CHAIN, addressOf(1)))!;
+      assert.equal(job.row.id, a.id);
+      assert.deepEqual(
+        job.members.map((m) => m.id),
+        [b.id],
+      );
+      // A member is settled by nobody while the transaction is out: it may still be mined.
+      assert.equal((await ledger.settle(b.id, { state: 'waived', reason: 'x' }, 'ops')).outcome, 'paying');
+      const v2 = { ...variant('refund', 2, '4980000'), sentAtBlock: 3 };
+      assert.equal(await payments.updateVariants([a.id], [v1], [v1, v2]), false, 'one list for the group: a part of it writes nothing');
+      assert.equal(await payments.updateVariants([a.id, b.id], [v1], [v1, v2]), true);
+      assert.deepEqual((await ledger.get(b.id))!.refundVariants, [v1, v2]);
+    });
+
+    it('when the nonce of rows paid together is mined by their refund, then each is refunded by that transaction with its share of the value (shares add up to it), and the nonce counts once', async () => {
+      await register(1);
+      const [a, b, c] = [
+        await due(1, 1, { amount: '1000000' }),
+        await due(1, 2, { amount: '3000000' }),
+        await due(1, 3, { amount: '1000000' }),
+      ];
+      const v1 = variant('refund', 1, '4999997');
+      assert.equal(await payments.startPaying(await jobOf(1, a), 0, REFUND_TO, v1, [b, c]), true);
+      const job = (await payments.next(CHAIN, addressOf(1)))!;
+      const after = await payments.recordMined(job, { hash: v1.hash, block: 30, succeeded: true });
+      assert.equal(after?.state, 'refunded');
+      const rows = await Promise.all([a, b, c].map(async (r) => (await ledger.get(r.id))!));
+      for (const r of rows) {
+        assert.equal(r.state, 'refunded');
+        assert.equal(r.refundTxHash, v1.hash);
+        assert.equal(r.refundBlock, 30);
+      }
+      // In proportion to 1 : 3 : 1, rounded down, the unit rounding leaves to the leading row.
+      assert.deepEqual(
+        rows.map((r) => r.refundValue),
+        ['1000000', '2999998', '999999'],
+      );
+      assert.equal(
+        rows.reduce((sum, r) => sum + BigInt(r.refundValue!), 0n),
+        4999997n,
+        'the shares add up to what the transaction paid',
+      );
+      assert.equal(await noncesMined(1), 1);
+      assert.equal(await payments.recordMined(job, { hash: v1.hash, block: 30, succeeded: true }), undefined, 'once');
+      assert.equal(await noncesMined(1), 1);
+    });
+
+    it("when one row of a group is voided (its transfer reorganised away) and the group's cancel is mined, then it stays void, the others are due again with their nonce forgotten, and the cancel's fee comes out of the leading row", async () => {
+      await register(1);
+      const [a, b] = [await due(1, 1), await due(1, 2)];
+      const v1 = variant('refund', 1);
+      const cancel = variant('cancel', 2);
+      assert.equal(await payments.startPaying(await jobOf(1, a), 0, REFUND_TO, v1, [b]), true);
+      await ledger.void([b.id], 'reorged');
+      assert.equal(await payments.updateVariants([a.id, b.id], [v1], [v1, cancel]), true);
+      const job = (await payments.next(CHAIN, addressOf(1)))!;
+      assert.deepEqual(
+        job.members.map((m) => [m.id, m.state]),
+        [[b.id, 'void']],
+      );
+      assert.ok(await payments.recordMined(job, { hash: cancel.hash, block: 12, succeeded: true, fee: '21000' }));
+      const [lead, member] = [(await ledger.get(a.id))!, (await ledger.get(b.id))!];
+      assert.equal(lead.state, 'due');
+      assert.equal(lead.refundNonce, undefined);
+      assert.equal(lead.feesSpent, '21000');
+      assert.equal(member.state, 'void');
+      assert.equal(member.refundBlock, 12);
+      assert.equal(member.feesSpent, undefined);
+      assert.equal(await noncesMined(1), 1);
+      // The next start takes the next nonce, alone now.
+      assert.equal(await payments.startPaying(await jobOf(1, a), 1, REFUND_TO, variant('refund', 3)), true);
+    });
+
+    it('when the nonce of rows paid together is taken by a transaction the ledger did not sign, then each is held nonce-mismatch with its nonce, and none can be waived by hand', async () => {
+      await register(1);
+      const [a, b] = [await due(1, 1), await due(1, 2)];
+      assert.equal(await payments.startPaying(await jobOf(1, a), 0, REFUND_TO, variant('refund', 1), [b]), true);
+      assert.equal(await payments.recordNonceUsedElsewhere((await payments.next(CHAIN, addressOf(1)))!, 50), true);
+      for (const r of [a, b]) {
+        const now = (await ledger.get(r.id))!;
+        assert.equal(now.state, 'held');
+        assert.equal(now.holdReason, 'nonce-mismatch');
+        assert.equal((await ledger.settle(r.id, { state: 'waived', reason: 'x' }, 'ops')).outcome, 'nonce-taken');
+      }
+    });
+
     it('when the same mined nonce is recorded by several callers at once (a refund, or a cancel of a restored row), then it is recorded and counted once', async () => {
       for (let n = 1; n <= 10; n++) {
         await register(n);
@@ -228,7 +334,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         // Odd rows: their refund mines; even rows: voided, restored, and the cancel mines (the row goes back to due).
         if (n % 2 === 0) {
           await ledger.void([row.id], 'reorged');
-          assert.equal(await payments.updateVariants(row.id, [v1], [v1, cancel]), true);
+          assert.equal(await payments.updateVariants([row.id], [v1], [v1, cancel]), true);
           await ledger.restore([row.id]);
         }
         const job = await jobOf(n, row);
@@ -291,7 +397,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const cancel = variant('cancel', 2);
       assert.equal(await payments.startPaying(await jobOf(1, row), 0, REFUND_TO, v1), true);
       assert.deepEqual((await ledger.void([row.id], 'reorged')).voided, [row.id]);
-      assert.equal(await payments.updateVariants(row.id, [v1], [v1, cancel]), true);
+      assert.equal(await payments.updateVariants([row.id], [v1], [v1, cancel]), true);
       const after = await payments.recordMined(await jobOf(1, row), { hash: cancel.hash, block: 61, succeeded: true });
       assert.ok(after);
       assert.equal(after.state, 'void');
@@ -316,7 +422,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const cancel = variant('cancel', 2);
       assert.equal(await payments.startPaying(await jobOf(1, row), 0, REFUND_TO, v1), true);
       await ledger.void([row.id], 'reorged');
-      assert.equal(await payments.updateVariants(row.id, [v1], [v1, cancel]), true);
+      assert.equal(await payments.updateVariants([row.id], [v1], [v1, cancel]), true);
       assert.deepEqual(await ledger.restore([row.id]), [row.id]);
       assert.equal((await ledger.get(row.id))!.state, 'paying');
       const after = await payments.recordMined(await jobOf(1, row), { hash: cancel.hash, block: 70, succeeded: true });
@@ -342,8 +448,8 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal(paying.outcome, 'paying');
       assert.equal((await ledger.get(row.id))!.state, 'paying');
 
-      assert.equal(await payments.holdInFlight(row.id, 'fee-cap'), true);
-      assert.equal(await payments.holdInFlight(row.id, 'fee-cap'), false, 'held already');
+      assert.equal(await payments.holdInFlight([row.id], 'fee-cap'), 1);
+      assert.equal(await payments.holdInFlight([row.id], 'fee-cap'), 0, 'held already');
       const held = (await ledger.get(row.id))!;
       assert.equal(held.state, 'held');
       assert.equal(held.holdReason, 'fee-cap');
@@ -417,7 +523,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.equal(await payments.startPaying(await jobOf(4, refunded), 0, REFUND_TO, v4), true);
       assert.ok(await payments.recordMined(await jobOf(4, refunded), { hash: v4.hash, block: 5, succeeded: true }));
       assert.equal(await payments.startPaying(await jobOf(5, heldInFlight), 0, REFUND_TO, variant('refund', 5)), true);
-      assert.equal(await payments.holdInFlight(heldInFlight.id, 'fee-cap'), true);
+      assert.equal(await payments.holdInFlight([heldInFlight.id], 'fee-cap'), 1);
       await ledger.void([voided.id], 'reorged');
 
       // One sweep time for all: the addresses handed out at the same time take turns oldest row first.
@@ -470,7 +576,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       assert.deepEqual(first?.source, { chain: CHAIN, address: addressOf(1), workflowId: workflowOf(1), noncesMined: 0 });
       assert.equal(await payments.startPaying(await jobOf(1, newer), 0, REFUND_TO, variant('refund', 2)), true);
       assert.equal((await payments.next(CHAIN, addressOf(1)))?.row.id, newer.id, 'the row in flight first');
-      assert.equal(await payments.holdInFlight(newer.id, 'fee-cap'), true);
+      assert.equal(await payments.holdInFlight([newer.id], 'fee-cap'), 1);
       assert.equal((await payments.next(CHAIN, addressOf(1)))?.row.id, newer.id, 'held at its fee cap, still in flight');
       assert.ok(await payments.recordMined(await jobOf(1, newer), { hash: variant('refund', 2).hash, block: 3, succeeded: true }));
       assert.equal((await payments.next(CHAIN, addressOf(1)))?.row.id, older.id);

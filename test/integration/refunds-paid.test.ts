@@ -327,6 +327,33 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     }
   });
 
+  it('when three transfers of one payer reach a taken deposit in one block, then one transaction pays them all back at one nonce: one fee, each row refunded by it with its share, the shares adding up to what the payer got', async () => {
+    const e = await taken();
+    const payer = await fundedPayer(ETH);
+    const amounts = [ETH / 8n, ETH / 16n, ETH / 32n];
+    const txs: Hex[] = [];
+    for (const value of amounts) txs.push(await chain.sendRaw(await chain.signedTransfer(payer.key, e.address, value)));
+    await chain.mine(CONFIRMATIONS);
+    const before = await balance(payer.address);
+    const rows = await mineUntil(async () => {
+      const found = await Promise.all(txs.map((t) => rowNow(e, t)));
+      return found.every((r) => r?.state === 'refunded') && (found as RefundRow[]);
+    });
+    assert.equal(new Set(rows.map((r) => r.refundTxHash)).size, 1, 'one transaction');
+    assert.deepEqual(
+      rows.map((r) => r.refundNonce),
+      [0, 0, 0],
+    );
+    const mined = rows[0].refundVariants!.find((v) => v.hash === rows[0].refundTxHash)!;
+    const paid = rows.reduce((sum, r) => sum + BigInt(r.refundValue!), 0n);
+    assert.equal(paid, BigInt(mined.value), 'the shares add up to the value sent');
+    assert.equal((await balance(payer.address)) - before, paid);
+    // One fee for the three: what they brought less the value is one transaction's most cost.
+    assert.equal(amounts.reduce((a, b) => a + b, 0n) - paid, BigInt(mined.gas) * BigInt(mined.maxFeePerGas ?? mined.gasPrice!));
+    assert.equal(await nonceOf(e.address), 1);
+    assert.equal((await sourceOf(e)).noncesMined, 1);
+  });
+
   it('when a row is voided while its refund is out (a reorganisation the watcher reported), then the refunder takes the nonce back with a zero-value cancel to the address itself: nothing paid, the nonce counted; restored, it is paid at the next nonce', async () => {
     const e = await taken();
     const payer = await fundedPayer(ETH);

@@ -97,8 +97,12 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
       return topUps.length === 1 && row;
     });
 
-  /** A tUSD execution with `refundAddress` that expired without a deposit, then `amount` tUSD sent to it, mined CONFIRMATIONS deep. */
-  async function lateDeposit(refundAddress: string, amount: bigint): Promise<{ e: PreparedDeposit; tx: Hex }> {
+  /** A tUSD execution with `refundAddress` that expired without a deposit, then `amount` tUSD sent to it (and `also`, in the same block), mined CONFIRMATIONS deep. */
+  async function lateDeposit(
+    refundAddress: string,
+    amount: bigint,
+    also: readonly bigint[] = [],
+  ): Promise<{ e: PreparedDeposit; tx: Hex; more: Hex[] }> {
     const asset = `erc20:${tusd.toLowerCase()}`;
     const e = await deposits.prepare({
       asset,
@@ -108,8 +112,10 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
     });
     await eventually(async () => (await deposits.record(e)).status === 'EXPIRED', 15_000);
     const tx = await chain.sendToken(tusd, e.address, amount);
+    const more: Hex[] = [];
+    for (const value of also) more.push(await chain.sendToken(tusd, e.address, value));
     await chain.mine(CONFIRMATIONS);
-    return { e, tx };
+    return { e, tx, more };
   }
 
   /** A fresh address nobody holds anything at. */
@@ -224,6 +230,26 @@ describe('token refunds: the whole amount back, the fee paid by the gas account,
     } finally {
       await second.stop(5000);
     }
+  });
+
+  it('when three tUSD transfers reach one expired execution in one block, then one transaction pays them all back whole, after one top-up: each row refunded by it with its own amount', async () => {
+    const back = freshAddress();
+    const { e, tx, more } = await lateDeposit(back, 2n * USD, [3n * USD, 4n * USD]);
+    const txs = [tx, ...more];
+    const rows = await mineUntil(async () => {
+      const found = await Promise.all(txs.map((t) => rowOf(e, t)));
+      return found.every((r) => r.state === 'refunded') && found;
+    }, 150_000);
+    assert.equal(new Set(rows.map((r) => r.refundTxHash)).size, 1, 'one transaction');
+    assert.deepEqual(
+      rows.map((r) => r.refundValue),
+      [2n, 3n, 4n].map((n) => String(n * USD)),
+    );
+    assert.equal(await tokenBalance(back), 9n * USD, 'the whole amounts, nothing taken for the fee');
+    assert.equal(await tokenBalance(e.address), 0n);
+    const topUps = (await Promise.all(rows.map((r) => topUpsOf(r)))).flat();
+    assert.equal(topUps.length, 1, 'one top-up for the three');
+    assert.equal(await chain.client.getTransactionCount({ address: e.address as Hex, blockTag: 'latest' }), 1);
   });
 
   it('when the worker is killed with a top-up recorded and never sent, then a new worker sends that very top-up (no second one) and the refund is paid once', async () => {

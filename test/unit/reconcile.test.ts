@@ -202,4 +202,25 @@ describe("domain/reconcile: the service's own transfers and the refunds it paid"
     const allThere = reconcile([], new Map(), [], { from: 0, to: 100 }, { refundsPaid: [paid(1), paid(2)], refundTxs });
     assert.deepEqual([allThere.refundsPaid.confirmed, allThere.balanced], [2, true]);
   });
+
+  it('when rows of one address were paid together by one transaction, then their refundValues add up to what it paid and each is confirmed; a share recorded wrong makes each of them missing', () => {
+    const together = [paid(1, { value: '300' }), paid(2, { txHash: tx(0x101), value: '600' })];
+    const refundTxs = new Map<string, RefundOnChain | undefined>([[tx(0x101), onChain()]]);
+    const report = reconcile([], new Map(), [], { from: 0, to: 100 }, { refundsPaid: together, refundTxs });
+    assert.deepEqual([report.refundsPaid.confirmed, report.balanced], [2, true]);
+    const wrong = reconcile(
+      [],
+      new Map(),
+      [],
+      { from: 0, to: 100 },
+      { refundsPaid: [together[0], { ...together[1], value: '601' }], refundTxs },
+    );
+    assert.deepEqual(
+      wrong.refundsPaid.missing.map((m) => [m.id, m.why]),
+      [
+        ['r1', 'other-value'],
+        ['r2', 'other-value'],
+      ],
+    );
+  });
 });
