@@ -112,7 +112,8 @@ export const refundRowSchema = {
     refundNonce: {
       type: 'integer',
       minimum: 0,
-      description: "set once the service signed its refund: the deposit address's nonce it uses",
+      description:
+        "set once the service signed its refund: the deposit address's nonce it uses (rows of one address, asset and destination paid by one transaction share it, and their variants)",
     },
     refundTo: { type: 'string', pattern: '^0x[0-9a-f]{40}$', description: "where the service's refund goes (lowercase)" },
     refundVariants: {
@@ -142,7 +143,8 @@ export const refundRowSchema = {
     refundBlock: { type: 'integer', minimum: 0, description: "set once the service's refund nonce is mined: its block" },
     refundValue: {
       type: 'string',
-      description: "base units the mined refund paid: a native refund's amount less its fee (wei), a token refund's whole amount",
+      description:
+        "base units the mined refund paid for this row: a native refund's amount less its fee (wei; rows paid by one transaction share what it sent in proportion to their amounts), a token refund's whole amount",
     },
     gasLeft: {
       type: 'string',

@@ -502,7 +502,7 @@ export interface components {
             voidedAt?: string;
             /** @enum {string} */
             voidReason?: "reorged";
-            /** @description set once the service signed its refund: the deposit address's nonce it uses */
+            /** @description set once the service signed its refund: the deposit address's nonce it uses (rows of one address, asset and destination paid by one transaction share it, and their variants) */
             refundNonce?: number;
             /** @description where the service's refund goes (lowercase) */
             refundTo?: string;
@@ -528,7 +528,7 @@ export interface components {
             }[];
             /** @description set once the service's refund nonce is mined: its block */
             refundBlock?: number;
-            /** @description base units the mined refund paid: a native refund's amount less its fee (wei), a token refund's whole amount */
+            /** @description base units the mined refund paid for this row: a native refund's amount less its fee (wei; rows paid by one transaction share what it sent in proportion to their amounts), a token refund's whole amount */
             refundValue?: string;
             /** @description a token refund's, once mined: wei the gas account's top-ups left on the deposit address (topped up less the fee) */
             gasLeft?: string;
