@@ -4,7 +4,7 @@ import type { RefundActivities, RefundAddress, RefundStep } from '../contracts/a
 import { REFUND_ADDRESS_WORKFLOW_TYPE } from '../contracts/temporal';
 import type { HoldReason, RefundVariant } from '../contracts/refunds';
 import type { GasAccountLedger } from '../db/gas-account';
-import { rowIds, type RefundJob, type RefundPayments } from '../db/refund-payments';
+import { rowIds, type RefundJob, type RefundPayments, type RefundSource } from '../db/refund-payments';
 import type { RefundRow } from '../db/refund-ledger';
 import { payerAt, proveDeposit, type AllowedToken } from '../domain/deposit-proof';
 import { evmChainId } from '../domain/deposit-key';
@@ -28,9 +28,16 @@ import { chainClient } from '../lib/chain-client';
 import { isExecutionRevert } from '../lib/chain-errors';
 import { readChainTransaction } from '../lib/chain-transaction';
 import type { GasAccountSigner } from '../lib/gas-account-key';
-import type { RefundSigner } from '../lib/refund-signer';
+import type { DepositKeyRef, RefundSigner } from '../lib/refund-signer';
 import { createGasTopUps } from './gas-top-ups';
 import { markSent, marketFees, mostCost, nonceTakenForSure, receiptOf, sendAll, signRecorded } from './signed-transactions';
+
+/** The deposit address key a row is signed with. */
+const keyOf = (source: RefundSource): DepositKeyRef => ({
+  chain: source.chain,
+  workflowId: source.workflowId,
+  derivation: source.derivation,
+});
 
 /** What the refunder tells the worker, for its metrics (activities/ keeps none). */
 export type RefundEvent =
@@ -131,9 +138,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     data?: Hex,
   ): Promise<RefundVariant> => {
     const { signer } = need();
-    const signed = await signRecorded(job.source.chain, { nonce, to, value, gas, data }, fees, (tx) =>
-      signer.sign(job.source.chain, job.source.workflowId, tx),
-    );
+    const signed = await signRecorded(job.source.chain, { nonce, to, value, gas, data }, fees, (tx) => signer.sign(keyOf(job.source), tx));
     return { kind, ...signed };
   };
 
@@ -298,7 +303,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       if (source.refundAddress === undefined && row.payerKind === undefined) {
         if (payerKind(await rpc().getCode({ address: to as Hex })) === 'contract') return held(job, 'contract-payer');
       }
-      if ((await d.signer.address(source.chain, source.workflowId)).toLowerCase() !== source.address) return held(job, 'no-key');
+      if ((await d.signer.address(keyOf(source))).toLowerCase() !== source.address) return held(job, 'no-key');
       const depth = await provenDeep(job);
       if (depth === 'refuted') return held(job, 'off-chain');
       if (depth === 'shallow') return 'wait';

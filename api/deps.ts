@@ -1,3 +1,4 @@
+import type { HDKey } from '@scure/bip32';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { NodeTransport } from '../activities/node-transport';
@@ -39,8 +40,8 @@ export interface DepositDeps {
   payerKind(address: string): Promise<PayerKind>;
   /** `evm:<chainId>` of CHAIN_RPC_URL, asked of the node once; rejects while it cannot be reached. */
   chain(): Promise<string>;
-  /** The deposit seed (DEPOSIT_SEED_FILE). */
-  seed: Uint8Array;
+  /** The deposit account's extended public key (DEPOSIT_XPUB_FILE): new addresses derive from it. */
+  xpub: HDKey;
   store: DepositAddressStore;
   /**
    * Whether the chain's node offers call traces (value sent by contracts' internal calls is seen

@@ -7,7 +7,7 @@ import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger } from '../db/refund-ledger';
 import { DepositAddressStore } from '../db/deposit-addresses';
-import { loadDepositSeed } from '../lib/deposit-seed';
+import { readDepositXpub } from '../lib/deposit-derivation';
 import { chainClient } from '../lib/chain-client';
 import type { DepositDeps } from './deps';
 import { confirmationsFor, type ConfirmationsRule } from '../config/confirmations';
@@ -66,7 +66,7 @@ export async function startApi(
     nodeTransport,
     executionStore: new ExecutionStore(database),
     refunds: new RefundLedger(database),
-    deposits: config.chain && depositDeps(config.chain, config.depositSeedFile, database),
+    deposits: config.chain && depositDeps(config.chain, config.depositXpubFile, database),
     limiterStore: { pool: database.pool },
   });
   // Koa's handler returns a promise that never rejects (errors end in errorMiddleware / app.onerror).
@@ -130,13 +130,17 @@ export async function startApi(
   };
 }
 
-/** On-chain deposits: the seed (created on first use), the chain id asked of the node once, the address table, proofs read from the node. */
+/**
+ * On-chain deposits: the deposit account's extended public key (read at start: missing or not
+ * one, the API refuses to start naming the file; it holds no private key), the chain id asked of
+ * the node once, the address table, proofs read from the node.
+ */
 function depositDeps(
   { rpcUrl, confirmations, tokens }: { rpcUrl: string; confirmations: ConfirmationsRule; tokens: readonly DepositToken[] },
-  seedFile: string,
+  xpubFile: string,
   database: Database,
 ): DepositDeps {
-  const seed = loadDepositSeed(seedFile);
+  const xpub = readDepositXpub(xpubFile);
   const rpc = chainClient(rpcUrl);
   const store = new DepositAddressStore(database);
   let chain: Promise<string> | undefined;
@@ -152,7 +156,7 @@ function depositDeps(
       traces ??= await offersTraces(rpc);
       return traces;
     },
-    seed,
+    xpub,
     store,
     chain() {
       chain ??= rpc.getChainId().then((id) => `evm:${id}`);

@@ -41,6 +41,7 @@ export type Row = Spec & {
     | 'api, worker'
     | 'api, scripts'
     | 'api, worker, scripts'
+    | 'worker, scripts'
     | 'api, worker, storage node'
     | 'npm run cluster'
     | 'tests'

@@ -93,9 +93,18 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     default: 'data/deposit-seed',
     config: 'depositSeedFile',
     toConfig: inProject,
-    readBy: 'api, worker, scripts',
+    readBy: 'worker, scripts',
     description:
-      'the 32-byte secret every deposit address and its private key are derived from: the API creates it (0600) on first use and derives addresses from it, the workers read it (never create it) to sign refunds, `npm run seed` backs it up and verifies a backup; every API and worker of a deployment must read the same one, and losing it loses the keys of the deposit addresses (docs/backup.md "The deposit seed: custody, backup and restore")',
+      'the 32-byte secret every deposit address\'s private key is derived from (the BIP32 master seed; addresses issued before public derivation by HMAC): `npm run seed -- create` makes it once (`npm start` the first time), mode 0600 (a file group or others may read is refused); the workers read it to sign refunds and refuse to start without it, `npm run seed` exports its public key and backs it up; the API never reads it. Losing it loses the keys of the deposit addresses (docs/backup.md "The deposit seed: custody, backup and restore")',
+  },
+  DEPOSIT_XPUB_FILE: {
+    kind: 'string',
+    default: 'data/deposit-xpub',
+    config: 'depositXpubFile',
+    toConfig: inProject,
+    readBy: 'api, scripts',
+    description:
+      "the extended public key (`xpub…`) the API derives new deposit addresses from, written by `npm run seed -- xpub --out FILE` on a host that holds the seed (`npm start` writes it the first time): public, but it must be the seed's, or refunds cannot be signed; the API refuses to start without it when CHAIN_RPC_URL is set",
   },
   REFUND_PAYMENTS: {
     kind: 'enum',

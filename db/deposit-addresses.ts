@@ -1,3 +1,4 @@
+import type { KeyDerivation } from '../domain/deposit-key';
 import type { Database } from './database';
 
 export interface DepositAddressRow {
@@ -10,6 +11,8 @@ export interface DepositAddressRow {
   asset?: string;
   /** prepare's deposit.refundAddress, any case; stored lowercase (refunds of the address go there). */
   refundAddress?: string;
+  /** How its key derives from the seed; unset: `bip32-v1`, how every new address is derived. */
+  derivation?: KeyDerivation;
 }
 
 /** A deposit address's execution and what completes its deposit. */
@@ -47,6 +50,7 @@ export class DepositAddressStore {
         min_amount: row.minAmount,
         asset: (row.asset ?? 'native').toLowerCase(),
         refund_address: row.refundAddress?.toLowerCase() ?? null,
+        key_derivation: row.derivation ?? 'bip32-v1',
         created_at: now.toISOString(),
       })
       .onConflict((oc) => oc.columns(['chain', 'address']).doNothing())
@@ -60,6 +64,21 @@ export class DepositAddressStore {
     if (stored?.workflow_id !== row.workflowId)
       throw new Error(`deposit address ${address} on ${row.chain} belongs to another execution (${stored?.workflow_id ?? 'none'})`);
     return stored.refund_address === null ? {} : { refundAddress: stored.refund_address };
+  }
+
+  /**
+   * The address registered for execution `workflowId` on `chain` (lowercase) and how its key
+   * derives, or undefined: a prepare retried after an upgrade answers the address it was given.
+   */
+  async addressOf(chain: string, workflowId: string): Promise<{ address: string; derivation: KeyDerivation } | undefined> {
+    const row = await this.database.db
+      .selectFrom('deposit_addresses')
+      .select(['address', 'key_derivation'])
+      .where('chain', '=', chain)
+      .where('workflow_id', '=', workflowId)
+      .orderBy('created_at')
+      .executeTakeFirst();
+    return row && { address: row.address, derivation: row.key_derivation as KeyDerivation };
   }
 
   /** Whether `address` (any case) is a deposit address on any chain: never a refund address. */
@@ -131,16 +150,25 @@ export class DepositAddressStore {
     return found;
   }
 
-  /** The `limit` newest registered addresses of every chain, with their executions (`npm run seed -- verify` derives them again). */
-  async newest(limit: number): Promise<Array<{ chain: string; address: string; workflowId: string }>> {
+  /** The `limit` newest registered addresses of every chain (of one derivation, if given), with their executions (`npm run seed -- verify` and a worker's start derive them again). */
+  async newest(
+    limit: number,
+    derivation?: KeyDerivation,
+  ): Promise<Array<{ chain: string; address: string; workflowId: string; derivation: KeyDerivation }>> {
     const rows = await this.database.db
       .selectFrom('deposit_addresses')
-      .select(['chain', 'address', 'workflow_id'])
+      .select(['chain', 'address', 'workflow_id', 'key_derivation'])
+      .$if(derivation !== undefined, (q) => q.where('key_derivation', '=', derivation!))
       .orderBy('created_at', 'desc')
       .orderBy('address')
       .limit(limit)
       .execute();
-    return rows.map((r) => ({ chain: r.chain, address: r.address, workflowId: r.workflow_id }));
+    return rows.map((r) => ({
+      chain: r.chain,
+      address: r.address,
+      workflowId: r.workflow_id,
+      derivation: r.key_derivation as KeyDerivation,
+    }));
   }
 
   /** The executions of those of `addresses` (any case) that are deposit addresses on `chain`, by lowercase address. */

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { KeyDerivation } from '../domain/deposit-key';
 import type { Database } from './database';
 import { DepositAddressStore } from './deposit-addresses';
 import type { HoldReason, RefundRow, RefundVariant } from './refund-ledger';
@@ -15,6 +16,8 @@ export interface RefundSource {
   refundAddress?: string;
   /** Transactions the refunder saw mined from the address: the nonce its next refund must find. */
   noncesMined: number;
+  /** How its key derives from the seed. */
+  derivation: KeyDerivation;
 }
 
 /**
@@ -132,7 +135,7 @@ export class RefundPayments {
   async source(chain: string, address: string): Promise<RefundSource | undefined> {
     const d = await this.database.db
       .selectFrom('deposit_addresses')
-      .select(['chain', 'address', 'workflow_id', 'refund_address', 'refund_nonces_mined'])
+      .select(['chain', 'address', 'workflow_id', 'refund_address', 'refund_nonces_mined', 'key_derivation'])
       .where('chain', '=', chain)
       .where('address', '=', address.toLowerCase())
       .executeTakeFirst();
@@ -143,6 +146,7 @@ export class RefundPayments {
         workflowId: d.workflow_id,
         ...(d.refund_address === null ? {} : { refundAddress: d.refund_address }),
         noncesMined: Number(d.refund_nonces_mined),
+        derivation: d.key_derivation as KeyDerivation,
       }
     );
   }

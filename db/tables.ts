@@ -47,6 +47,8 @@ export interface DepositAddressesTable {
   refund_nonces_mined: Generated<number>;
   /** When the refund sweep last handed this address to a refund workflow (ISO time); null: never. */
   refund_swept_at: string | null;
+  /** How its key derives from the seed (domain/deposit-key.ts KeyDerivation): `hmac-v0` for addresses issued before public derivation. */
+  key_derivation: Generated<string>;
 }
 
 /** One row per watched chain: the chain watcher's last confirmed block, kept outside its history. */

@@ -33,3 +33,36 @@ export function depositPrivateKey(seed: Uint8Array, chain: string, workflowId: s
     if (value >= 1n && value < SECP256K1_N) return `0x${bytesToHex(mac)}`;
   }
 }
+
+/**
+ * How a deposit address's key is derived; each registered address records its own (the read
+ * model's `deposit_addresses.key_derivation`):
+ * - `hmac-v0`: HMAC-SHA256 of the seed (depositPrivateKey above): addresses issued before public
+ *   derivation; only a holder of the seed derives them, so the API needed it.
+ * - `bip32-v1`: a non-hardened BIP32 child of the account key DEPOSIT_ACCOUNT_PATH of the seed
+ *   (the seed is the BIP32 master seed), at the path depositKeyPath gives: the API derives the
+ *   address from the account's extended public key alone (docs/decisions/0092).
+ */
+export type KeyDerivation = 'hmac-v0' | 'bip32-v1';
+
+/** The hardened account under the BIP32 master key of the seed whose extended public key the API holds. */
+export const DEPOSIT_ACCOUNT_PATH = "m/8020'/0'";
+
+/** What depositKeyPath hashes first: a new scheme gets a new label, never another meaning for this one. */
+const PATH_LABEL = 'intent-service deposit address v1';
+
+/** Indices under the account key: 4 × 31 bits of SHA-256, so two executions share an address with probability about 2^-124 per pair. */
+const PATH_DEPTH = 4;
+
+/**
+ * The non-hardened BIP32 path, under the account key, of an execution's deposit address on
+ * `chain`: SHA-256(label "\n" chain "\n" workflowId) cut into PATH_DEPTH big-endian 32-bit words,
+ * each with its top bit cleared (an index below 2^31: non-hardened, derivable from the public
+ * key). Stateless and stable: the same chain and id give the same path for ever (a test holds
+ * known values).
+ */
+export function depositKeyPath(chain: string, workflowId: string): number[] {
+  const digest = sha256(utf8ToBytes(`${PATH_LABEL}\n${chain}\n${workflowId}`));
+  const view = new DataView(digest.buffer, digest.byteOffset, digest.byteLength);
+  return Array.from({ length: PATH_DEPTH }, (_, i) => view.getUint32(i * 4) & 0x7fffffff);
+}

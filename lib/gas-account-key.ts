@@ -3,10 +3,10 @@
  * digits. The account pays the fee of every token refund by topping its deposit address up first
  * (docs/decisions/0085); nothing derives it, so losing the file loses only what it holds.
  */
-import fs from 'node:fs';
 import type { Hex, TransactionSerializable } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createSecretFileOnce } from './durable-fs';
+import { readPrivateFile } from './secret-file';
 
 /** Who signs the gas account's transactions: one small interface, so that a KMS can take the file's place. */
 export interface GasAccountSigner {
@@ -15,14 +15,9 @@ export interface GasAccountSigner {
   sign(tx: TransactionSerializable): Promise<Hex>;
 }
 
-/** The signer of the key in `file`. Throws naming the file (never the key) when it cannot be read or holds no key. */
+/** The signer of the key in `file`. Throws naming the file (never the key) when it cannot be read, group or others may use it, or it holds no key. */
 export function readGasAccountKey(file: string): GasAccountSigner {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    throw new Error(`cannot read the gas account key file ${file}: ${(err as Error).message}`);
-  }
+  const text = readPrivateFile(file, 'gas account key file').trim();
   if (!/^0x[0-9a-f]{64}$/i.test(text)) throw new Error(`the gas account key file ${file} must hold 0x and 64 hex digits`);
   const account: PrivateKeyAccount = privateKeyToAccount(text as Hex);
   return { address: account.address, sign: (tx) => account.signTransaction(tx) };

@@ -4,36 +4,40 @@
  */
 import type { Hex, TransactionSerializable } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { depositPrivateKey } from '../domain/deposit-key';
-import { readDepositSeed } from './deposit-seed';
+import type { KeyDerivation } from '../domain/deposit-key';
+import { depositKey, readDepositSeed } from './deposit-seed';
+
+/** Which deposit address's key: its execution on a chain, and how the key derives (recorded when the address was registered). */
+export interface DepositKeyRef {
+  chain: string;
+  workflowId: string;
+  derivation: KeyDerivation;
+}
 
 export interface RefundSigner {
-  /** The address the signer holds the key of for an execution's deposit on `chain` (EIP-55). */
-  address(chain: string, workflowId: string): Promise<`0x${string}`>;
+  /** The address the signer holds the key of for `key` (EIP-55). */
+  address(key: DepositKeyRef): Promise<`0x${string}`>;
   /** Signs `tx` with that key; answers the serialized signed transaction. */
-  sign(chain: string, workflowId: string, tx: TransactionSerializable): Promise<Hex>;
+  sign(key: DepositKeyRef, tx: TransactionSerializable): Promise<Hex>;
 }
 
 /**
- * The signer of the deposit seed file (DEPOSIT_SEED_FILE): read at the first signature, never
- * created (the API creates the seed; a worker that made up its own would derive other addresses).
- * A file that is missing or malformed throws naming the file, never its content.
+ * The signer of the deposit seed file (DEPOSIT_SEED_FILE): read once, at construction (a file
+ * that is missing, malformed, or that group or others may read throws naming the file, never its
+ * content: the worker refuses to start), never created.
  */
 export class SeedFileSigner implements RefundSigner {
-  private seed?: Uint8Array;
+  private readonly seed: Uint8Array;
 
-  constructor(private readonly file: string) {}
-
-  private read(): Uint8Array {
-    this.seed ??= readDepositSeed(this.file);
-    return this.seed;
+  constructor(file: string) {
+    this.seed = readDepositSeed(file);
   }
 
-  async address(chain: string, workflowId: string): Promise<`0x${string}`> {
-    return privateKeyToAccount(depositPrivateKey(this.read(), chain, workflowId)).address;
+  async address(key: DepositKeyRef): Promise<`0x${string}`> {
+    return privateKeyToAccount(depositKey(this.seed, key.chain, key.workflowId, key.derivation)).address;
   }
 
-  async sign(chain: string, workflowId: string, tx: TransactionSerializable): Promise<Hex> {
-    return privateKeyToAccount(depositPrivateKey(this.read(), chain, workflowId)).signTransaction(tx);
+  async sign(key: DepositKeyRef, tx: TransactionSerializable): Promise<Hex> {
+    return privateKeyToAccount(depositKey(this.seed, key.chain, key.workflowId, key.derivation)).signTransaction(tx);
   }
 }

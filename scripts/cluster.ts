@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { readModelHoldsAddresses } from './lib/deposit-keys';
 import { loadConfig, projectRoot } from '../config/config';
 import { envSettings } from '../config/read-settings';
 import { PostgresMissingError, postgresBinDir } from './lib/cluster/postgres';
@@ -60,6 +61,12 @@ async function main() {
               },
             },
           }),
+      depositKeys: {
+        seedFile: config.depositSeedFile,
+        xpubFile: config.depositXpubFile,
+        holdsAddresses: () =>
+          readModelHoldsAddresses({ url: temporal.databaseUrl, sqliteFile: path.join(settings.dataDir, 'unused.sqlite') }),
+      },
       service: {
         env: {
           ...(config.chain?.rpcUrl ? { CHAIN_RPC_URL: config.chain.rpcUrl } : {}),

@@ -2,7 +2,9 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import SqliteDatabase from 'better-sqlite3';
 import { Client, Connection } from '@temporalio/client';
+import type { HDKey } from '@scure/bip32';
 import { loadConfig, type Config } from '../config/config';
+import { bip32DepositAddress, readDepositXpub } from '../lib/deposit-derivation';
 import { temporalConnectionOptions } from '../config/temporal-connection';
 import { openDatabase, openDatabaseAsIs, type DatabaseSettings } from '../db/database';
 import { migrationStatus } from '../db/migrations';
@@ -42,21 +44,25 @@ export interface RepairResult {
  */
 export async function restoreRecord(
   store: ExecutionStore,
-  addresses: DepositAddressStore | undefined,
+  addresses: { store: DepositAddressStore; xpub: () => HDKey } | undefined,
   workflowId: string,
   record: ExecutionRecord,
 ): Promise<boolean> {
   const written = await store.upsert(workflowId, record);
   const target = record.depositTarget;
-  if (addresses && target)
-    await addresses.register({
+  if (addresses && target) {
+    // The record names the address, not its derivation: the public key tells a new one from one issued before it.
+    const bip32 = bip32DepositAddress(addresses.xpub(), target.chain, workflowId).toLowerCase() === target.address.toLowerCase();
+    await addresses.store.register({
       chain: target.chain,
       address: target.address,
       workflowId,
       minAmount: target.minAmount,
       asset: target.asset,
+      derivation: bip32 ? 'bip32-v1' : 'hmac-v0',
       ...(target.refundAddress === undefined ? {} : { refundAddress: target.refundAddress }),
     });
+  }
   return written;
 }
 
@@ -65,7 +71,7 @@ export async function repairReadModel(
   client: Client,
   store: ExecutionStore,
   query: string,
-  addresses?: DepositAddressStore,
+  addresses?: { store: DepositAddressStore; xpub: () => HDKey },
 ): Promise<RepairResult> {
   const result: RepairResult = { seen: 0, written: 0, failed: [] };
   for await (const workflow of client.workflow.list({ query })) {
@@ -177,7 +183,11 @@ async function main(argv: string[]) {
     const connection = await Connection.connect(temporalConnectionOptions(config, config.temporal.address ?? '127.0.0.1:7233'));
     try {
       const client = new Client({ connection, namespace: config.temporal.namespace });
-      const result = await repairReadModel(client, new ExecutionStore(database), repairQuery(values), new DepositAddressStore(database));
+      const result = await repairReadModel(client, new ExecutionStore(database), repairQuery(values), {
+        store: new DepositAddressStore(database),
+        // Read when a record with a deposit address comes: a failure is that record's (named, exit 1).
+        xpub: () => readDepositXpub(config.depositXpubFile),
+      });
       console.log(JSON.stringify({ database: database.where, ...result, failed: result.failed.length }));
       for (const f of result.failed) console.error(`${f.workflowId}: ${f.reason}`);
       if (result.failed.length > 0) process.exitCode = 1;

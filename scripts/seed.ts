@@ -4,13 +4,21 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config/config';
 import { openDatabase, type Database } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
-import { createSecretFileOnce } from '../lib/durable-fs';
-import { depositAddress, readDepositSeed } from '../lib/deposit-seed';
+import path from 'node:path';
+import type { KeyDerivation } from '../domain/deposit-key';
+import { depositXpub } from '../lib/deposit-derivation';
+import { createSecretFileOnce, replaceFileSync } from '../lib/durable-fs';
+import { createDepositSeedFile, depositAddress, readDepositSeed } from '../lib/deposit-seed';
 
-const USAGE = `usage: npm run --silent seed -- backup FILE
+const USAGE = `usage: npm run --silent seed -- create
+       npm run --silent seed -- xpub [--out FILE]
+       npm run --silent seed -- backup FILE
        npm run --silent seed -- verify FILE [--addresses N]
 
-The deposit seed (DEPOSIT_SEED_FILE): every deposit address and its private key derive from it.
+The deposit seed (DEPOSIT_SEED_FILE): every deposit address's private key derives from it.
+create  makes it (32 random bytes, 0600) when it does not exist; an existing seed is never replaced
+xpub    prints the extended public key the APIs derive new deposit addresses from (DEPOSIT_XPUB_FILE);
+        --out FILE writes it there (an existing FILE must hold the same key, else exit 1)
 backup  copies it to FILE, created atomically and readable by its owner only (0600); an existing
         FILE is never overwritten (exit 2); then reads FILE back and checks it is the same seed
 verify  checks FILE holds 64 hex digits and is the same seed as DEPOSIT_SEED_FILE (their digests
@@ -47,7 +55,7 @@ export async function seedCommand(argv: string[], deps: SeedCommandDeps): Promis
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: { addresses: { type: 'string' }, help: { type: 'boolean' } },
+      options: { addresses: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean' } },
     });
   } catch (err) {
     return { out: [], err: [`seed: ${(err as Error).message}`, USAGE], code: 2 };
@@ -56,7 +64,10 @@ export async function seedCommand(argv: string[], deps: SeedCommandDeps): Promis
   if (values.help) return { out: [USAGE], err: [], code: 0 };
   const [command, file, ...rest] = positionals;
   const usage = (message?: string): SeedCommandResult => ({ out: [], err: [...(message ? [`seed: ${message}`] : []), USAGE], code: 2 });
-  if ((command !== 'backup' && command !== 'verify') || file === undefined || rest.length > 0) return usage();
+  if (command === 'create' && file === undefined && values.addresses === undefined && values.out === undefined)
+    return create(deps.seedFile);
+  if (command === 'xpub' && file === undefined && values.addresses === undefined) return exportXpub(deps.seedFile, values.out);
+  if ((command !== 'backup' && command !== 'verify') || file === undefined || rest.length > 0 || values.out !== undefined) return usage();
   const limit = Number(values.addresses ?? 100);
   if (command === 'backup' && values.addresses !== undefined) return usage('--addresses is for verify');
   if (!/^[0-9]+$/.test(values.addresses ?? '100') || limit > MAX_ADDRESSES) return usage(`--addresses must be 0 to ${MAX_ADDRESSES}`);
@@ -81,7 +92,8 @@ export async function seedCommand(argv: string[], deps: SeedCommandDeps): Promis
 
   let copy: Uint8Array;
   try {
-    copy = readDepositSeed(file);
+    // A backup left readable by others is still compared (and warned about below).
+    copy = readDepositSeed(file, { anyMode: true });
   } catch (err) {
     return { out, err: [`seed: ${(err as Error).message}`], code: 2 };
   }
@@ -95,7 +107,7 @@ export async function seedCommand(argv: string[], deps: SeedCommandDeps): Promis
   // A backup is a byte-for-byte copy of the seed just compared: deriving addresses from it again tells nothing more.
   if (command === 'backup' || limit === 0 || !deps.readModel) return { out, err, code: 0 };
 
-  let rows: Array<{ chain: string; address: string; workflowId: string }>;
+  let rows: Array<{ chain: string; address: string; workflowId: string; derivation: KeyDerivation }>;
   try {
     const database = await deps.readModel();
     try {
@@ -106,11 +118,55 @@ export async function seedCommand(argv: string[], deps: SeedCommandDeps): Promis
   } catch (e) {
     return { out, err: [...err, `seed: cannot read the read model's deposit addresses: ${(e as Error).message}`], code: 2 };
   }
-  const wrong = rows.filter((r) => depositAddress(copy, r.chain, r.workflowId).toLowerCase() !== r.address.toLowerCase());
+  const wrong = rows.filter((r) => depositAddress(copy, r.chain, r.workflowId, r.derivation).toLowerCase() !== r.address.toLowerCase());
   for (const r of wrong.slice(0, 10))
     err.push(`seed: ${r.address} on ${r.chain} (${r.workflowId}) is not the address ${file} derives for its execution`);
   out.push(`deposit addresses checked: ${rows.length}, matching: ${rows.length - wrong.length}`);
   return { out, err, code: wrong.length === 0 ? 0 : 1 };
+}
+
+/** `create`: the seed file, made once. */
+function create(seedFile: string): SeedCommandResult {
+  try {
+    return createDepositSeedFile(seedFile)
+      ? {
+          out: [
+            `created ${seedFile} (0600): back it up now (npm run seed -- backup FILE), then export its public key (npm run seed -- xpub)`,
+          ],
+          err: [],
+          code: 0,
+        }
+      : { out: [`${seedFile} exists: unchanged (a seed is never replaced)`], err: [], code: 0 };
+  } catch (err) {
+    return { out: [], err: [`seed: cannot create ${seedFile}: ${(err as Error).message}`], code: 2 };
+  }
+}
+
+/** `xpub`: the extended public key of the seed, printed, or written to `out`. */
+function exportXpub(seedFile: string, out: string | undefined): SeedCommandResult {
+  let xpub: string;
+  try {
+    xpub = depositXpub(readDepositSeed(seedFile));
+  } catch (err) {
+    return { out: [], err: [`seed: ${(err as Error).message}`], code: 2 };
+  }
+  if (out === undefined) return { out: [xpub], err: [], code: 0 };
+  try {
+    if (fs.existsSync(out)) {
+      const held = fs.readFileSync(out, 'utf8').trim();
+      return held === xpub
+        ? { out: [`${out} holds this seed's public key already`], err: [], code: 0 }
+        : {
+            out: [],
+            err: [`seed: ${out} holds another key than the public key of DEPOSIT_SEED_FILE (${seedFile}); not replaced`],
+            code: 1,
+          };
+    }
+    replaceFileSync(path.dirname(path.resolve(out)), out, Buffer.from(`${xpub}\n`), { mode: 0o644 });
+  } catch (err) {
+    return { out: [], err: [`seed: cannot write ${out}: ${(err as Error).message}`], code: 2 };
+  }
+  return { out: [`wrote ${out}: the public key the APIs read (DEPOSIT_XPUB_FILE)`], err: [], code: 0 };
 }
 
 async function main(argv: string[]): Promise<void> {

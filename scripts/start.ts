@@ -3,6 +3,7 @@ import { loadConfig, projectRoot } from '../config/config';
 import { envSettings } from '../config/read-settings';
 import { writeGasAccountKeyOnce } from '../lib/gas-account-key';
 import { ANVIL_GAS_ACCOUNT } from './lib/anvil';
+import { readModelHoldsAddresses } from './lib/deposit-keys';
 import { launchStack } from './lib/stack/launch-stack';
 import { startBanner } from './lib/start-banner';
 import { LOCAL_NODE_PORTS } from './lib/storage-nodes';
@@ -58,6 +59,12 @@ async function main() {
               },
             },
           }),
+      // The seed is made the first time only: gone while the read model holds addresses, npm start refuses.
+      depositKeys: {
+        seedFile: config.depositSeedFile,
+        xpubFile: config.depositXpubFile,
+        holdsAddresses: () => readModelHoldsAddresses(config.database),
+      },
       service: {
         env: {
           ...(config.storageNodes ? { STORAGE_NODES: config.storageNodes.join(','), STORAGE_NODE_KEYS_FILE: keysFile } : {}),

@@ -18,6 +18,7 @@ import { marketFees } from '../activities/signed-transactions';
 import { amountFor, DEFAULT_REFUND_LIMITS, DEFAULT_REFUND_MINIMUMS } from '../config/refund-limits';
 import { GasAccountLedger } from '../db/gas-account';
 import { readGasAccountKey } from '../lib/gas-account-key';
+import { checkDepositKeys } from './deposit-keys-check';
 import type { RefundEvent } from '../activities/refunds';
 import { TokenStore } from '../tokens/token-store';
 import { temporalConnectionOptions } from '../config/temporal-connection';
@@ -166,6 +167,11 @@ export async function startWorker(
     config.workerDeployment && bundle !== undefined
       ? { deploymentName: config.workerDeployment.name, buildId: buildIdOf(bundle) }
       : undefined;
+  // The deposit seed is read once here: missing, malformed, open to group or others, or not the
+  // seed of the read model's addresses, the worker refuses to start naming the file.
+  const signer = config.chain ? new SeedFileSigner(config.depositSeedFile) : undefined;
+  if (signer) await checkDepositKeys(signer, new DepositAddressStore(database), `the deposit seed file ${config.depositSeedFile}`);
+
   const common = {
     connection,
     namespace: config.temporal.namespace,
@@ -198,7 +204,7 @@ export async function startWorker(
       refunder: config.chain && {
         rpcUrl: config.chain.rpcUrl,
         payments: new RefundPayments(database),
-        signer: new SeedFileSigner(config.depositSeedFile),
+        signer: signer!,
         enabled: config.refunds.payments === 'on',
         confirmations: confirmationsOf(config.chain),
         windowSize: config.chain.windowSize,

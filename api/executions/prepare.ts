@@ -1,3 +1,4 @@
+import { getAddress } from 'viem';
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ApiConfig } from '../../config/config';
@@ -16,7 +17,7 @@ import { parseEoa } from '../../domain/eoa';
 import { badRequest, conflict, unavailable } from '../../domain/errors';
 import { unreceivableAddress } from '../../domain/refund-policy';
 import { initialRecord, type DepositAsset, type DepositTarget, type ExecutionRecord } from '../../domain/execution-state';
-import { depositAddress } from '../../lib/deposit-seed';
+import { bip32DepositAddress } from '../../lib/deposit-derivation';
 import type { DepositDeps } from '../deps';
 import { READ_MODEL_RETRY_AFTER_S } from '../http/read-model';
 import { mapTemporalError } from '../temporal/errors';
@@ -126,7 +127,8 @@ export class PrepareExecutions {
 
   /**
    * The deposit target of a prepare with `deposit`: the watched chain only, the address derived
-   * from the seed (the same id gives the same address) and registered in the read model before the
+   * from the deposit account's public key (the same id gives the same address; one registered
+   * before is answered as it is) and registered in the read model before the
    * workflow starts, so the watcher can map every transfer to it, with the refund address if one is
    * named (EIP-55 checked; never a deposit address of this service, of any chain). The read model
    * or the chain's node down: 503.
@@ -162,7 +164,9 @@ export class PrepareExecutions {
       if (!token) throw badRequest(`deposit.asset ${wanted.asset} is not a token this service accepts on ${chain} (DEPOSIT_TOKENS)`);
       asset = tokenAsset(token.address) as DepositAsset;
     }
-    const address = depositAddress(deps.seed, chain, workflowId);
+    // A prepare retried (after an upgrade too) answers the address registered for it, however derived.
+    const registered = await this.records.readModel(() => deps.store.addressOf(chain, workflowId));
+    const address = registered ? getAddress(registered.address) : bip32DepositAddress(deps.xpub, chain, workflowId);
     if (refundAddress !== undefined) {
       // Refunds are paid from deposit addresses: one paid to a deposit address would be taken for a deposit.
       if (refundAddress.toLowerCase() === address.toLowerCase())
@@ -171,7 +175,15 @@ export class PrepareExecutions {
         throw badRequest('deposit.refundAddress is a deposit address of this service');
     }
     const stored = await this.records.readModel(() =>
-      deps.store.register({ chain, address, workflowId, minAmount: wanted.minAmount, asset, ...(refundAddress ? { refundAddress } : {}) }),
+      deps.store.register({
+        chain,
+        address,
+        workflowId,
+        minAmount: wanted.minAmount,
+        asset,
+        derivation: registered?.derivation ?? 'bip32-v1',
+        ...(refundAddress ? { refundAddress } : {}),
+      }),
     );
     // The address was registered before (a retried prepare): where its refunds go never changes.
     if (stored.refundAddress !== refundAddress?.toLowerCase()) throw alreadyExists(executionId);

@@ -7,6 +7,7 @@ import { childEnv } from '../../config/child-env';
 import { openDatabase, openDatabaseAsIs, type DatabaseSettings } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { migrationStatus } from '../../db/migrations';
+import { bip32DepositAddress, depositXpub, parseDepositXpub } from '../../lib/deposit-derivation';
 import { createDepositSeedFile, depositAddress, readDepositSeed } from '../../lib/deposit-seed';
 import { backupReadModel, restoreRecord } from '../../scripts/db';
 import { ExecutionStore } from '../../db/execution-store';
@@ -150,14 +151,23 @@ describe('backup and restore (docs/backup.md): the commands the page gives, agai
         refundAddress: '0x' + 'cd'.repeat(20),
       });
       const [store, addresses] = [new ExecutionStore(database), new DepositAddressStore(database)];
+      const xpub = parseDepositXpub(depositXpub(new Uint8Array(32).fill(7)));
+      const restoring = { store: addresses, xpub: () => xpub };
       assert.equal(await addresses.isDepositAddress(address), false);
-      assert.equal(await restoreRecord(store, addresses, workflowId, record), true);
+      assert.equal(await restoreRecord(store, restoring, workflowId, record), true);
       assert.deepEqual(await addresses.workflowIds(CHAIN), [workflowId]);
+      // Not the public key's child: an address issued before public derivation.
+      assert.deepEqual(await addresses.addressOf(CHAIN, workflowId), { address, derivation: 'hmac-v0' });
+      const newer = 'exec:w:bip32-after-the-backup';
+      const derived = bip32DepositAddress(xpub, CHAIN, newer);
+      const newRecord = preparedRecord('bip32-after-the-backup', { chain: CHAIN, asset: 'native', minAmount: '5', address: derived });
+      assert.equal(await restoreRecord(store, restoring, newer, newRecord), true);
+      assert.deepEqual(await addresses.addressOf(CHAIN, newer), { address: derived.toLowerCase(), derivation: 'bip32-v1' });
       assert.deepEqual(await addresses.register({ chain: CHAIN, address, workflowId, minAmount: '5' }), {
         refundAddress: '0x' + 'cd'.repeat(20),
       });
-      assert.equal(await restoreRecord(store, addresses, workflowId, record), false, 'the record is there already');
-      assert.deepEqual(await addresses.workflowIds(CHAIN), [workflowId]);
+      assert.equal(await restoreRecord(store, restoring, workflowId, record), false, 'the record is there already');
+      assert.deepEqual((await addresses.workflowIds(CHAIN)).sort(), [newer, workflowId].sort());
     } finally {
       await database.close();
     }
@@ -201,7 +211,7 @@ describe('backup and restore (docs/backup.md): the commands the page gives, agai
     for (let n = 1; n <= 5; n++)
       await store.register({
         chain: CHAIN,
-        address: depositAddress(seed, CHAIN, `exec:w:${n}`),
+        address: depositAddress(seed, CHAIN, `exec:w:${n}`, 'bip32-v1'),
         workflowId: `exec:w:${n}`,
         minAmount: '1',
       });

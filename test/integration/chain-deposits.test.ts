@@ -20,7 +20,7 @@ import { RefundLedger, type RefundRow } from '../../db/refund-ledger';
 import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
-import { loadDepositSeed } from '../../lib/deposit-seed';
+import { readDepositXpub } from '../../lib/deposit-derivation';
 import { startChildService } from '../../scripts/lib/child-service';
 import { DUST_TRANSFERS_PER_ADDRESS } from '../../domain/owed-transfers';
 import { TestChain } from '../support/chain';
@@ -128,7 +128,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       prove: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       payerKind: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       traces: () => Promise.resolve(true),
-      seed: loadDepositSeed(path.join(stack.tmpDir, 'deposit-seed')),
+      xpub: readDepositXpub(path.join(stack.tmpDir, 'deposit-xpub')),
       store: new DepositAddressStore(database),
     });
     const wallet = newWallet();

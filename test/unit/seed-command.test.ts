@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
+import { depositXpub } from '../../lib/deposit-derivation';
 import { createDepositSeedFile, depositAddress, readDepositSeed } from '../../lib/deposit-seed';
 import { seedCommand } from '../../scripts/seed';
 
@@ -34,6 +35,34 @@ describe('npm run seed: backing up the deposit seed and verifying a backup', () 
     assert.equal(checked.code, 0, printed(checked));
     assert.match(printed(checked), /same seed/);
     for (const r of [made, checked]) assert.ok(!printed(r).toLowerCase().includes(seedHex().toLowerCase()), 'the seed is never printed');
+  });
+
+  it('when the seed is created, then it is made once (0600) and never replaced; its public key is printed, written with --out, and an --out file holding another key is refused', async () => {
+    const fresh = path.join(dir, 'fresh', 'deposit-seed');
+    const made = await seedCommand(['create'], { seedFile: fresh });
+    assert.equal(made.code, 0, printed(made));
+    assert.match(printed(made), /created/);
+    assert.equal(fs.statSync(fresh).mode & 0o777, 0o600);
+    const before = fs.readFileSync(fresh, 'utf8');
+    const again = await seedCommand(['create'], { seedFile: fresh });
+    assert.equal(again.code, 0);
+    assert.match(printed(again), /exists: unchanged/);
+    assert.equal(fs.readFileSync(fresh, 'utf8'), before, 'never replaced');
+
+    const shown = await seedCommand(['xpub'], { seedFile: fresh });
+    assert.equal(shown.code, 0, printed(shown));
+    assert.equal(shown.out[0], depositXpub(readDepositSeed(fresh)));
+    const out = path.join(dir, 'api', 'deposit-xpub');
+    fs.mkdirSync(path.dirname(out));
+    const written = await seedCommand(['xpub', '--out', out], { seedFile: fresh });
+    assert.equal(written.code, 0, printed(written));
+    assert.equal(fs.readFileSync(out, 'utf8'), `${shown.out[0]}\n`);
+    assert.equal((await seedCommand(['xpub', '--out', out], { seedFile: fresh })).code, 0, 'the same key again');
+    const other = await seedCommand(['xpub', '--out', out], { seedFile });
+    assert.equal(other.code, 1);
+    assert.match(printed(other), /another key/);
+    assert.equal(fs.readFileSync(out, 'utf8'), `${shown.out[0]}\n`, 'not replaced');
+    for (const r of [made, shown, written]) assert.ok(!printed(r).includes(before.trim()), 'the seed is never printed');
   });
 
   it('when a backup holds another seed, then verify exits 1 and says so without printing either seed', async () => {
@@ -88,7 +117,15 @@ describe('npm run seed: backing up the deposit seed and verifying a backup', () 
         for (let i = 0; i < n; i++) {
           const chain = i % 2 === 0 ? 'evm:31337' : 'evm:1';
           const workflowId = `exec:wallet${i}:e${i}`;
-          await store.register({ chain, address: depositAddress(seed, chain, workflowId), workflowId, minAmount: '1' });
+          // Addresses of both derivations: those issued before public derivation and the new ones.
+          const derivation = i % 3 === 0 ? 'hmac-v0' : 'bip32-v1';
+          await store.register({
+            chain,
+            address: depositAddress(seed, chain, workflowId, derivation),
+            workflowId,
+            minAmount: '1',
+            derivation,
+          });
         }
       } finally {
         await database.close();

@@ -4,6 +4,7 @@ import { projectRoot } from '../../../config/config';
 import { createNodeKeysFile } from '../../../lib/node-keys-file';
 import { LOCAL_CHAIN_PORT, startLocalChain, type AnvilProcess } from '../anvil';
 import { SERVICE_PROCESS_ENV, WORKER_NODE_ARGS, WORKER_PROCESS_ENV } from '../service-env';
+import { provisionDepositKeys, type DepositKeyFiles } from '../deposit-keys';
 import { startStorageNode, type StorageNodeProcess } from '../storage-nodes';
 import { childServiceStarter, killProcess, type ServiceProcess, type StackProcess, type StartService } from './service-process';
 import { startStackTemporal, type StackTemporal, type TemporalChoice } from './stack-temporal';
@@ -63,6 +64,11 @@ export interface LaunchOptions<P extends ServiceProcess> {
     start?: StartService<P>;
     echo?: boolean;
   };
+  /**
+   * The deposit key material this stack owns: provisioned before the workers start (the seed made
+   * once, the public key written), the seed given to the workers and the public key to the APIs.
+   */
+  depositKeys?: DepositKeyFiles;
   /** How long each kind gets between SIGTERM and SIGKILL when stopped (ms). */
   graceMs?: { services?: number; chain?: number; nodes?: number; temporal?: number };
   /**
@@ -152,6 +158,9 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
         TEMPORAL_ADDRESS: temporal?.address,
         ...(nodeOptions ? { STORAGE_NODES: nodes.map((n) => n.url).join(','), STORAGE_NODE_KEYS_FILE: nodeOptions.keysFile } : {}),
         ...(chain ? { CHAIN_RPC_URL: chain.url } : {}),
+        ...(options.depositKeys
+          ? { DEPOSIT_SEED_FILE: options.depositKeys.seedFile, DEPOSIT_XPUB_FILE: options.depositKeys.xpubFile }
+          : {}),
         ...chainSettings,
         ...service.env,
       },
@@ -179,7 +188,8 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
       name: name ?? service.apiName?.(index) ?? `api-${index + 1}`,
       script: dist('api/main.js'),
       nodeArgs: [...(service.nodeArgs ?? [])],
-      env: { ...env(), ...own, PORT: String(port) },
+      // The API derives addresses from the public key: it is never told where the seed is.
+      env: { ...env(), DEPOSIT_SEED_FILE: undefined, ...own, PORT: String(port) },
       readyPattern: API_READY,
     });
     apis[index] = api;
@@ -218,6 +228,8 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
       started('anvil', () => chain!.stop(grace.chain), chain.exited);
       chainSettings = (await options.chain.prepare?.(chain.url)) ?? {};
     }
+
+    if (options.depositKeys) for (const line of await provisionDepositKeys(options.depositKeys)) log(line);
 
     await Promise.all(workerEnvs.map((_, i) => startWorker(i)));
     await Promise.all(apiSpecs.map((_, i) => startApi(i)));

@@ -120,8 +120,6 @@ export class ProcessStack {
           TEMPORAL_TASK_QUEUE: this.taskQueue,
           API_TOKENS_FILE: this.tokensFile,
           DATABASE_FILE: path.join(this.tmpDir, 'read-model.sqlite'),
-          // The stack's own, never the project's data/deposit-seed, which npm start uses.
-          DEPOSIT_SEED_FILE: path.join(this.tmpDir, 'deposit-seed'),
           ...STACK_SERVICE_SETTINGS,
           // any free port: a second worker or API on this machine must not fight over the default one
           WORKER_METRICS_PORT: '0',
@@ -135,6 +133,12 @@ export class ProcessStack {
         workerName: () => 'fault-worker',
         apiName: () => 'fault-api',
         echo: false,
+      },
+      // The stack's own, never the project's data/deposit-seed, which npm start uses.
+      depositKeys: {
+        seedFile: path.join(this.tmpDir, 'deposit-seed'),
+        xpubFile: path.join(this.tmpDir, 'deposit-xpub'),
+        holdsAddresses: async () => false,
       },
       graceMs: { services: 5000, nodes: 2000, temporal: 5000 },
     });
