@@ -28,6 +28,8 @@ export interface PrepareDepositOptions {
   extra?: Record<string, unknown>;
   /** The execution id's prefix, so a test's executions are told apart in Temporal's UI. */
   idPrefix?: string;
+  /** The wallet and execution id to prepare under (default: a new wallet, the prefix and a UUID). */
+  as?: { wallet: TestWallet; executionId: string };
 }
 
 /**
@@ -122,8 +124,8 @@ export function depositHelpers(stack: () => ProcessStack, chain: () => TestChain
     /** Prepares an execution whose deposit is on `chainId`; asserts the target prepare answers. */
     async prepare(options: PrepareDepositOptions = {}): Promise<PreparedDeposit> {
       const { asset = 'native', minAmount = '1000', extra = {}, idPrefix = 'chain' } = options;
-      const wallet = newWallet();
-      const executionId = `${idPrefix}-${randomUUID()}`;
+      const wallet = options.as?.wallet ?? newWallet();
+      const executionId = options.as?.executionId ?? `${idPrefix}-${randomUUID()}`;
       const body = { executionId, intent: sampleIntent(), deposit: { chain: chainId, asset, minAmount }, ...extra };
       const res = await api('POST', `/api/v1/executions/${wallet.id}`, body);
       assert.equal(res.status, 201, res.text);

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RefundRow } from '../../contracts/refunds';
 import { executionWorkflowId } from '../../contracts/temporal';
 import { openDatabase } from '../../db/database';
+import { DepositAddressStore } from '../../db/deposit-addresses';
 import { GasAccountLedger } from '../../db/gas-account';
 import { RefundLedger } from '../../db/refund-ledger';
 import { RefundPayments } from '../../db/refund-payments';
@@ -14,10 +15,17 @@ import type { TestChain } from './test-chain';
 /** The read model's refunds as a test of the service's refunder reads them, on a stack that follows `chain` (both read at each call). */
 export function refundReads(stack: () => ProcessStack, chain: () => TestChain) {
   /** Runs `read` against the stack's read model. */
-  async function readModel<T>(read: (ledger: RefundLedger, payments: RefundPayments, gas: GasAccountLedger) => Promise<T>): Promise<T> {
+  async function readModel<T>(
+    read: (ledger: RefundLedger, payments: RefundPayments, gas: GasAccountLedger, addresses: DepositAddressStore) => Promise<T>,
+  ): Promise<T> {
     const database = await openDatabase({ sqliteFile: path.join(stack().tmpDir, 'read-model.sqlite') });
     try {
-      return await read(new RefundLedger(database), new RefundPayments(database), new GasAccountLedger(database));
+      return await read(
+        new RefundLedger(database),
+        new RefundPayments(database),
+        new GasAccountLedger(database),
+        new DepositAddressStore(database),
+      );
     } finally {
       await database.close();
     }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -9,12 +10,11 @@ import type { RefundRow } from '../../contracts/refunds';
 import { executionWorkflowId, refundAddressWorkflowId } from '../../contracts/temporal';
 import { openDatabase } from '../../db/database';
 import type { RefundSource } from '../../db/refund-payments';
-import { depositPrivateKey } from '../../domain/deposit-key';
-import { readDepositSeed } from '../../lib/deposit-seed';
+import { depositAddress, depositKey, readDepositSeed } from '../../lib/deposit-seed';
 import { startChildService, type ChildService } from '../../scripts/lib/child-service';
 import { projectRoot } from '../../config/config';
 import { TestChain } from '../support/chain';
-import { eventually } from '../support/executions';
+import { eventually, newWallet } from '../support/executions';
 import { depositHelpers, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
 import { ProcessStack } from '../support/process-stack';
 import { runReconcile } from '../support/reconcile-run';
@@ -392,10 +392,32 @@ describe('refunds paid by the service: native refunds on a real anvil chain, exa
     await paidOnce(e, paid, before, payer.address, 2);
   });
 
+  it('when an address was issued before public derivation (the HMAC of the seed, as the build before issued it), then the prepare retried after the upgrade answers it, and a transfer to it is refunded from it', async () => {
+    const as = { wallet: newWallet(), executionId: `legacy-${randomUUID()}` };
+    const workflowId = executionWorkflowId(as.wallet.id, as.executionId);
+    const seed = readDepositSeed(path.join(stack.tmpDir, 'deposit-seed'));
+    const legacy = depositAddress(seed, CHAIN, workflowId, 'hmac-v0');
+    assert.notEqual(legacy, depositAddress(seed, CHAIN, workflowId, 'bip32-v1'));
+    // What the build before wrote for this prepare before it was cut off: the address, registered by HMAC.
+    await readModel((_, __, ___, addresses) =>
+      addresses.register({ chain: CHAIN, address: legacy, workflowId, minAmount: '1000', derivation: 'hmac-v0' }),
+    );
+    const e = await deposits.prepare({ minAmount: '1000', as });
+    assert.equal(e.address, legacy, 'the address registered, not a new one');
+    await chain.send(e.address, 1000n);
+    await chain.mine(CONFIRMATIONS);
+    await operationPending(e, 30_000);
+    const payer = await fundedPayer(ETH);
+    const tx = await overpay(e, payer, ETH / 2n);
+    const before = await balance(payer.address);
+    const row = await rowMinedInto(e, tx, 'refunded');
+    await paidOnce(e, row, before, payer.address, 1);
+  });
+
   it('when someone spends from a deposit address by hand, then automatic refunds from it stop: its next row is held as nonce-mismatch and nothing is signed', async () => {
     const e = await taken();
     const seed = readDepositSeed(path.join(stack.tmpDir, 'deposit-seed'));
-    const key = depositPrivateKey(seed, CHAIN, executionWorkflowId(e.wallet.id, e.executionId));
+    const key = depositKey(seed, CHAIN, executionWorkflowId(e.wallet.id, e.executionId), 'bip32-v1');
     assert.equal(privateKeyToAccount(key).address.toLowerCase(), e.address.toLowerCase());
     const payer = await fundedPayer(ETH);
     // By hand: 100 wei out of the deposit address, at its nonce 0 (its fee from a balance set for it).

@@ -207,6 +207,8 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
   };
 
   try {
+    // First: a seed that is missing beside the read model's addresses stops the launch before anything starts.
+    if (options.depositKeys) for (const line of await provisionDepositKeys(options.depositKeys)) log(line);
     temporal = await startStackTemporal(options.temporal, log);
     if (temporal.exited) started('temporal', () => temporal!.release(grace.temporal), temporal.exited);
 
@@ -228,8 +230,6 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
       started('anvil', () => chain!.stop(grace.chain), chain.exited);
       chainSettings = (await options.chain.prepare?.(chain.url)) ?? {};
     }
-
-    if (options.depositKeys) for (const line of await provisionDepositKeys(options.depositKeys)) log(line);
 
     await Promise.all(workerEnvs.map((_, i) => startWorker(i)));
     await Promise.all(apiSpecs.map((_, i) => startApi(i)));
