@@ -22,11 +22,9 @@ export function createGasTopUps(
 ): { funded(job: RefundJob, cost: bigint): Promise<boolean> } {
   const log = () => Context.current().log;
 
-  /** Signs a gas account's top-up of `to` at `nonce`. */
-  const signTopUp = (chain: string, nonce: number, to: string, value: bigint, fees: RefundFees): Promise<TopUpVariant> => {
-    const gasAccount = need().gasAccount!;
-    return signRecorded(chain, { nonce, to, value, gas: 21_000n }, fees, (tx) => gasAccount.sign(tx));
-  };
+  /** Signs a gas account's top-up of `to` at `nonce`, for refund row `refund`. */
+  const signTopUp = (chain: string, refund: string, nonce: number, to: string, value: bigint, fees: RefundFees): Promise<TopUpVariant> =>
+    signRecorded(chain, { nonce, to, value, gas: 21_000n }, fees, (tx) => need().signer.sign({ kind: 'top-up', chain, refund, tx }));
 
   /** Sends a top-up's variants, recording the head on those first sent. */
   const sendTopUp = async (topUp: TopUp, head: number) => {
@@ -76,7 +74,7 @@ export function createGasTopUps(
     if (last.sentAtBlock !== undefined && head - last.sentAtBlock >= d.replaceAfterBlocks) {
       const fees = replacementFees(feesOf(last), await marketFees(rpc()));
       if (withinTokenFeeCap(maxCost(21_000n, feesOf(topUp.variants[0])), maxCost(21_000n, fees))) {
-        const variant = await signTopUp(topUp.chain, topUp.nonce, topUp.to, BigInt(topUp.value), fees);
+        const variant = await signTopUp(topUp.chain, topUp.refundId, topUp.nonce, topUp.to, BigInt(topUp.value), fees);
         if (!(await d.gasAccounts.updateVariants(topUp.id, topUp.variants, [...topUp.variants, variant]))) return;
         current = { ...topUp, variants: [...topUp.variants, variant] };
         log().info('gas top-up replaced at the same nonce', { refund: topUp.refundId, nonce: topUp.nonce, hash: variant.hash });
@@ -134,7 +132,7 @@ export function createGasTopUps(
       d.onRefundEvent?.({ kind: 'gas-balance', chain, address: account, wei: balance });
       return;
     }
-    const variant = await signTopUp(chain, next, job.source.address, value, fees);
+    const variant = await signTopUp(chain, job.row.id, next, job.source.address, value, fees);
     const started = await d.gasAccounts.start(
       { chain, account, nonce: next, refundId: job.row.id, to: job.source.address, value, variant },
       TOP_UPS_IN_FLIGHT,

@@ -27,8 +27,7 @@ import { tokenTransfer } from '../domain/transfers';
 import { chainClient } from '../lib/chain-client';
 import { isExecutionRevert } from '../lib/chain-errors';
 import { readChainTransaction } from '../lib/chain-transaction';
-import type { GasAccountSigner } from '../lib/gas-account-key';
-import type { DepositKeyRef, RefundSigner } from '../lib/refund-signer';
+import type { DepositKeyRef, Signer } from '../lib/signer';
 import { createGasTopUps } from './gas-top-ups';
 import { markSent, marketFees, mostCost, nonceTakenForSure, receiptOf, sendAll, signRecorded } from './signed-transactions';
 
@@ -55,7 +54,8 @@ export type RefundEvent =
 export interface RefundDeps {
   rpcUrl: string;
   payments: RefundPayments;
-  signer: RefundSigner;
+  /** Signs every refund, cancel and gas top-up (the key files here, or a signer service). */
+  signer: Signer;
   /** REFUND_PAYMENTS: false, no new refund is signed. */
   enabled: boolean;
   /** The chain's DEPOSIT_CONFIRMATIONS: a refund is recorded mined this deep. */
@@ -67,8 +67,8 @@ export interface RefundDeps {
   minimum: RefundRules['minimum'];
   /** DEPOSIT_TOKENS: a token row's transfer is proven like a deposit in it. */
   tokens: readonly AllowedToken[];
-  /** REFUND_GAS_KEY_FILE's account; undefined: token rows are held `no-gas-key`. */
-  gasAccount?: GasAccountSigner;
+  /** The signer's gas account (REFUND_GAS_KEY_FILE's); undefined: token rows are held `no-gas-key`. */
+  gasAccount?: { address: `0x${string}` };
   gasAccounts: GasAccountLedger;
   minFeeMultiple: number;
   replaceAfterBlocks: number;
@@ -126,9 +126,10 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     return 'held';
   };
 
-  /** Signs one transaction of `job`'s address at `nonce`. */
+  /** Signs one transaction of `job`'s address at `nonce`, paying (or cancelling) rows `rows`. */
   const signVariant = async (
     job: RefundJob,
+    rows: readonly string[],
     kind: RefundVariant['kind'],
     nonce: number,
     to: string,
@@ -138,7 +139,9 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
     data?: Hex,
   ): Promise<RefundVariant> => {
     const { signer } = need();
-    const signed = await signRecorded(job.source.chain, { nonce, to, value, gas, data }, fees, (tx) => signer.sign(keyOf(job.source), tx));
+    const signed = await signRecorded(job.source.chain, { nonce, to, value, gas, data }, fees, (tx) =>
+      signer.sign({ kind, key: keyOf(job.source), rows: [...rows], tx }),
+    );
     return { kind, ...signed };
   };
 
@@ -303,7 +306,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       if (source.refundAddress === undefined && row.payerKind === undefined) {
         if (payerKind(await rpc().getCode({ address: to as Hex })) === 'contract') return held(job, 'contract-payer');
       }
-      if ((await d.signer.address(keyOf(source))).toLowerCase() !== source.address) return held(job, 'no-key');
+      if ((await d.signer.depositAddress(keyOf(source))).toLowerCase() !== source.address) return held(job, 'no-key');
       const depth = await provenDeep(job);
       if (depth === 'refuted') return held(job, 'off-chain');
       if (depth === 'shallow') return 'wait';
@@ -331,6 +334,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       // transaction, each proven on the chain like the first (one fee, one top-up for them all).
       const members = await paidWith(job, to);
       const rows = [row, ...members];
+      const ids = rows.map((r) => r.id);
       let variant: RefundVariant;
       if (isTokenAsset(row.asset)) {
         // The whole amount goes back; the gas account pays the fee (broadcastRefund tops the address up first).
@@ -340,7 +344,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         const estimate = await estimateOrHold(job, { account: address, to: token, data });
         if (estimate === 'held') return 'held';
         const gas = gasLimit(estimate);
-        variant = await signVariant(job, 'refund', latest, token, 0n, gas, await marketFees(rpc()), data);
+        variant = await signVariant(job, ids, 'refund', latest, token, 0n, gas, await marketFees(rpc()), data);
       } else {
         // The rows' own money left on the address: their amounts less what cancels of them cost.
         const amount = rows.reduce((total, r) => total + moneyLeft(r), 0n);
@@ -350,7 +354,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
         const fees = await marketFees(rpc());
         const value = refundValue(amount, gas, fees);
         if (value === undefined || tooSmall(amount, gas, fees, d.minFeeMultiple)) return held(job, 'too-small');
-        variant = await signVariant(job, 'refund', latest, to, value, gas, fees);
+        variant = await signVariant(job, ids, 'refund', latest, to, value, gas, fees);
       }
       if (!(await d.payments.startPaying(job, latest, to, variant, members))) return 'gone';
       log().info('refund signed', {
@@ -492,7 +496,7 @@ export function createRefundActivities(deps: RefundDeps | undefined): RefundActi
       const value = kind === 'cancel' || token ? 0n : (refundValue(amount, gas, fees) ?? 0n);
       if (kind === 'refund' && !token && value === 0n) return 'capped';
       const data = kind === 'refund' && token ? (refund.data as Hex) : undefined;
-      const variant = await signVariant(job, kind, nonce, to, value, gas, fees, data);
+      const variant = await signVariant(job, rowIds(job), kind, nonce, to, value, gas, fees, data);
       if (!(await d.payments.updateVariants(rowIds(job), variants, [...variants, variant]))) return 'gone';
       log().info('refund replaced at the same nonce', {
         id: row.id,

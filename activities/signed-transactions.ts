@@ -1,16 +1,10 @@
 import { Context } from '@temporalio/activity';
-import {
-  keccak256,
-  TransactionReceiptNotFoundError,
-  type Hex,
-  type PublicClient,
-  type TransactionReceipt,
-  type TransactionSerializable,
-} from 'viem';
+import { keccak256, TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt } from 'viem';
 import type { RefundVariant } from '../contracts/refunds';
 import type { TopUpVariant } from '../db/gas-account';
 import { evmChainId } from '../domain/deposit-key';
 import { feeFields, feesOf, firstFees, maxCost, type RefundFees } from '../domain/refund-fees';
+import type { UnsignedTx } from '../domain/sign-request';
 
 // The refunder's transactions on the wire, refund variants and gas top-ups alike: signed as the
 // read model records them, sent to the node, looked for in receipts, at the fees the chain asks now.
@@ -26,14 +20,18 @@ export async function signRecorded(
   chain: string,
   fields: { nonce: number; to: string; value: bigint; gas: bigint; data?: Hex },
   fees: RefundFees,
-  sign: (tx: TransactionSerializable) => Promise<Hex>,
+  sign: (tx: UnsignedTx) => Promise<Hex>,
 ): Promise<Omit<RefundVariant, 'kind'>> {
   const { nonce, to, value, gas, data } = fields;
-  const common = { chainId: evmChainId(chain)!, nonce, to: to as Hex, value, gas, ...(data === undefined ? {} : { data }) };
-  const tx: TransactionSerializable =
-    fees.kind === 'legacy'
-      ? { ...common, type: 'legacy', gasPrice: fees.gasPrice }
-      : { ...common, type: 'eip1559', maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+  const tx: UnsignedTx = {
+    chainId: evmChainId(chain)!,
+    nonce,
+    to,
+    value: value.toString(),
+    gas: gas.toString(),
+    ...(data === undefined ? {} : { data }),
+    ...feeFields(fees),
+  };
   const raw = await sign(tx);
   return {
     hash: keccak256(raw),

@@ -143,6 +143,32 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     description:
       "the gas account's private key (a file holding `0x` + 64 hex digits, mode 0600): it pays the fee of every token refund by topping the deposit address up first; a worker without one holds token rows `no-gas-key`. A secret like the deposit seed: back it up",
   },
+  SIGNER_URL: {
+    kind: 'string',
+    defaultText: 'unset: the worker signs with its own key files',
+    config: 'signer.url',
+    readBy: 'worker',
+    description:
+      'the signer service the worker asks for every signature (refunds, cancels, gas top-ups) instead of holding keys: `http://127.0.0.1:PORT` of `npm run signer` on the same host; set, the worker reads no DEPOSIT_SEED_FILE nor REFUND_GAS_KEY_FILE',
+  },
+  SIGNER_TOKEN_FILE: {
+    kind: 'string',
+    default: 'data/signer-token',
+    config: 'signer.tokenFile',
+    toConfig: inProject,
+    readBy: 'worker, scripts',
+    description:
+      'the secret the worker proves itself to the signer service with (one line, mode 0600; `npm run signer` makes it when missing): the signer signs for nobody else',
+  },
+  SIGNER_PORT: {
+    kind: 'integer',
+    min: 0,
+    max: 65535,
+    default: 9480,
+    config: 'signer.port',
+    readBy: 'scripts',
+    description: '`npm run signer`: its port on 127.0.0.1 (0: any free one, printed on its ready line)',
+  },
   REFUND_MIN_FEE_MULTIPLE: {
     kind: 'integer',
     min: 1,

@@ -11,13 +11,13 @@ import type { ChainEvent } from '../activities/chain';
 import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
 import { ensureRefundAnnouncer, ensureRefundSweep } from './refund-schedules';
 import { RefundPayments } from '../db/refund-payments';
-import { SeedFileSigner } from '../lib/refund-signer';
+import { LocalSigner, type Signer } from '../lib/signer';
+import { RemoteSigner } from '../lib/remote-signer';
 import { chainClient } from '../lib/chain-client';
 import { dustJudge } from '../lib/refund-dust';
 import { marketFees } from '../activities/signed-transactions';
 import { amountFor, DEFAULT_REFUND_LIMITS, DEFAULT_REFUND_MINIMUMS } from '../config/refund-limits';
 import { GasAccountLedger } from '../db/gas-account';
-import { readGasAccountKey } from '../lib/gas-account-key';
 import { checkDepositKeys } from './deposit-keys-check';
 import type { RefundEvent } from '../activities/refunds';
 import { TokenStore } from '../tokens/token-store';
@@ -169,8 +169,18 @@ export async function startWorker(
       : undefined;
   // The deposit seed is read once here: missing, malformed, open to group or others, or not the
   // seed of the read model's addresses, the worker refuses to start naming the file.
-  const signer = config.chain ? new SeedFileSigner(config.depositSeedFile) : undefined;
-  if (signer) await checkDepositKeys(signer, new DepositAddressStore(database), `the deposit seed file ${config.depositSeedFile}`);
+  const signer: Signer | undefined = !config.chain
+    ? undefined
+    : config.signer.url !== undefined
+      ? new RemoteSigner(config.signer.url, config.signer.tokenFile)
+      : new LocalSigner({
+          seedFile: config.depositSeedFile,
+          ...(config.refunds.gasKeyFile === undefined ? {} : { gasKeyFile: config.refunds.gasKeyFile }),
+        });
+  const signerName =
+    config.signer.url !== undefined ? `the signer service ${config.signer.url}` : `the deposit seed file ${config.depositSeedFile}`;
+  if (signer) await checkDepositKeys(signer, new DepositAddressStore(database), signerName);
+  const gasAccount = await signer?.gasAccount();
 
   const common = {
     connection,
@@ -211,7 +221,7 @@ export async function startWorker(
         limit: (chain: string, asset: string) => amountFor(config.refunds.limits, DEFAULT_REFUND_LIMITS, tokens, chain, asset),
         minimum,
         tokens,
-        ...(config.refunds.gasKeyFile === undefined ? {} : { gasAccount: readGasAccountKey(config.refunds.gasKeyFile) }),
+        ...(gasAccount === undefined ? {} : { gasAccount: { address: gasAccount } }),
         gasAccounts: new GasAccountLedger(database),
         minFeeMultiple: config.refunds.minFeeMultiple,
         replaceAfterBlocks: config.refunds.replaceAfterBlocks,

@@ -1,6 +1,6 @@
 import type { DepositAddressStore } from '../db/deposit-addresses';
 import type { KeyDerivation } from '../domain/deposit-key';
-import type { RefundSigner } from '../lib/refund-signer';
+import type { Signer } from '../lib/signer';
 
 /** Addresses of each derivation a worker derives again at start. */
 const CHECKED_PER_DERIVATION = 3;
@@ -11,11 +11,11 @@ const CHECKED_PER_DERIVATION = 3;
  * derivation must be the ones it derives, or this throws naming `source` (the seed file) and the
  * first address that differs. With no address registered yet there is nothing to compare.
  */
-export async function checkDepositKeys(signer: RefundSigner, addresses: DepositAddressStore, source: string): Promise<number> {
+export async function checkDepositKeys(signer: Signer, addresses: DepositAddressStore, source: string): Promise<number> {
   let checked = 0;
   for (const derivation of ['hmac-v0', 'bip32-v1'] satisfies KeyDerivation[]) {
     for (const row of await addresses.newest(CHECKED_PER_DERIVATION, derivation)) {
-      const derived = await signer.address({ chain: row.chain, workflowId: row.workflowId, derivation });
+      const derived = await signer.depositAddress({ chain: row.chain, workflowId: row.workflowId, derivation });
       if (derived.toLowerCase() !== row.address.toLowerCase())
         throw new Error(
           `${source} does not derive the read model's deposit address ${row.address} on ${row.chain} (${row.workflowId}, ${derivation}): it is not this deployment's deposit seed; restore the right one (docs/backup.md)`,
