@@ -1,6 +1,6 @@
 /**
  * What the service asks its signer to sign, and when a signer that keeps its keys apart (the
- * signer service, a KMS adapter) refuses, pure (docs/decisions/0093): it signs only what the
+ * signer service, a KMS adapter) refuses, pure (docs/decisions/0100): it signs only what the
  * refunds ledger says, a refund of rows to their destination for at most their money, a cancel of
  * their nonce, a gas top-up of a token row's deposit address for at most its refund's fee.
  */

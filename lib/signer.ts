@@ -1,7 +1,7 @@
 /**
  * Who signs the service's transactions (refunds, cancels, gas top-ups): one interface, so that a
  * signer service, a KMS or an HSM can take the key files' place without touching the workflows or
- * the activities (docs/decisions/0093). The local signer holds the keys in the worker's memory.
+ * the activities (docs/decisions/0100). The local signer holds the keys in the worker's memory.
  */
 import type { Hex, TransactionSerializable } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';

@@ -1,5 +1,5 @@
 /**
- * `npm run signer`: the signer service (docs/decisions/0093). It holds the key files
+ * `npm run signer`: the signer service (docs/decisions/0100). It holds the key files
  * (DEPOSIT_SEED_FILE, REFUND_GAS_KEY_FILE) so that the worker needs none (SIGNER_URL), listens on
  * 127.0.0.1:SIGNER_PORT only, answers only a caller with the secret of SIGNER_TOKEN_FILE (made,
  * 0600, when missing), and signs only what the read model's refunds ledger says: a refund of rows
