@@ -122,7 +122,8 @@ export function topUpRefusal(
   if (!row || !source || row.chain !== request.chain) return 'no such refund row on this chain';
   if (tx.chainId !== evmChainId(request.chain)) return `chain id ${tx.chainId} is not ${request.chain}'s`;
   if (!isTokenAsset(row.asset)) return 'only a token refund is topped up';
-  if (row.state !== 'paying' && row.state !== 'held') return 'its refund is not being paid';
+  // Paying, held at its fee cap, or voided with its cancel to send: a transaction of it is out.
+  if (row.refundNonce === undefined || row.refundBlock !== undefined) return 'no transaction of its refund is out';
   if (tx.to.toLowerCase() !== source.address || tx.data !== undefined) return 'a top-up goes to the row’s deposit address';
   if (row.newestMostCost === undefined || BigInt(tx.value) > row.newestMostCost) return "a top-up of more than its refund's fee";
   return undefined;

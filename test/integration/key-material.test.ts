@@ -6,10 +6,14 @@ import { projectRoot, loadConfigOf } from '../../config/config';
 import { openDatabase } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
 import { depositAccountKey, depositXpub } from '../../lib/deposit-derivation';
-import { createDepositSeedFile, depositAddress } from '../../lib/deposit-seed';
+import { createDepositSeedFile, depositAddress, readDepositSeed } from '../../lib/deposit-seed';
+import { executionWorkflowId } from '../../contracts/temporal';
+import { TestChain } from '../support/chain';
+import { newWallet, sampleIntent } from '../support/executions';
+import { request } from '../support/http';
 import { startChildService } from '../../scripts/lib/child-service';
 import { provisionDepositKeys } from '../../scripts/lib/deposit-keys';
-import { stackEnv } from '../support/service-process';
+import { stackEnv, startServiceProcess } from '../support/service-process';
 import { getStack, type Stack } from '../support/stack';
 
 /**
@@ -74,6 +78,46 @@ describe('key material: processes refuse to start on a missing, open or foreign 
     const config = loadConfigOf('api', { CHAIN_RPC_URL: 'http://127.0.0.1:9' }) as unknown as Record<string, unknown>;
     assert.equal('depositSeedFile' in config, false);
     assert.equal(typeof config.depositXpubFile, 'string');
+  });
+
+  it('when the API runs beside a seed file it cannot read, then it starts and prepares answer the addresses the seed’s public key derives (nothing it holds derives a key)', async () => {
+    const chain = await TestChain.start();
+    const dir = fs.mkdtempSync(path.join(tmp, 'api-no-seed-'));
+    const seedFile = path.join(dir, 'deposit-seed');
+    const xpubFile = path.join(dir, 'deposit-xpub');
+    await provisionDepositKeys({ seedFile, xpubFile, holdsAddresses: async () => false });
+    const seed = readDepositSeed(seedFile);
+    fs.chmodSync(seedFile, 0o000);
+    const api = await startServiceProcess(
+      'api-beside-seed',
+      'api/main.js',
+      'api listening',
+      stackEnv(stack, {
+        CHAIN_RPC_URL: chain.url,
+        DEPOSIT_CONFIRMATIONS: 'evm:31337=2',
+        DEPOSIT_SEED_FILE: seedFile,
+        DEPOSIT_XPUB_FILE: xpubFile,
+        TEMPORAL_TASK_QUEUE: `keys-api-${process.pid}`,
+        DATABASE_FILE: path.join(dir, 'read-model.sqlite'),
+      }),
+    );
+    try {
+      const wallet = newWallet();
+      const executionId = `keys-${process.pid}-${Date.now()}`;
+      const answer = await request(api.url, 'POST', `/api/v1/executions/${wallet.id}`, {
+        json: { executionId, intent: sampleIntent(), deposit: { chain: 'evm:31337', asset: 'native', minAmount: '1000' } },
+        token: stack.tokens.all,
+      });
+      assert.equal(answer.status, 201, answer.text);
+      assert.equal(
+        answer.body.result.depositTarget.address,
+        depositAddress(seed, 'evm:31337', executionWorkflowId(wallet.id, executionId), 'bip32-v1'),
+      );
+    } finally {
+      await api.stop(5000);
+      fs.chmodSync(seedFile, 0o600);
+      await chain.stop();
+    }
   });
 
   it('when the API has a chain and its public key file is missing, or holds a private key, then it exits 1 naming the file', async () => {

@@ -82,5 +82,8 @@ describe('domain/sign-request: a signer apart from the worker signs only what th
     assert.notEqual(topUpRefusal({ ...request, tx: tx({ to: PAYER, value: '1' }) }, source, paying), undefined);
     assert.notEqual(topUpRefusal(request, source, row({ state: 'paying', newestMostCost: 42_000n })), undefined);
     assert.notEqual(topUpRefusal(request, source, undefined), undefined);
+    assert.equal(topUpRefusal(request, source, { ...paying, state: 'void' }), undefined, 'a voided row’s cancel is topped up too');
+    assert.notEqual(topUpRefusal(request, source, { ...paying, refundBlock: 9 }), undefined, 'its nonce mined');
+    assert.notEqual(topUpRefusal(request, source, row({ asset, state: 'due', newestMostCost: 42_000n })), undefined, 'nothing signed yet');
   });
 });
