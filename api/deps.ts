@@ -47,4 +47,8 @@ export interface DepositDeps {
    * only then); undefined while the node cannot be asked.
    */
   traces(): Promise<boolean | undefined>;
+  /** Blocks a deposit on `chain` needs, counting its own (DEPOSIT_CONFIRMATIONS); undefined for a chain without a number. */
+  confirmations(chain: string): number | undefined;
+  /** The block the chain's node shows transaction `txHash` mined in; undefined while it shows none. Rejects while it cannot be asked. */
+  transactionBlock(txHash: string): Promise<number | undefined>;
 }

@@ -154,6 +154,14 @@ function depositDeps(
     },
     seed,
     store,
+    confirmations: (chain) => confirmationsFor(confirmations, chain),
+    async transactionBlock(txHash) {
+      const receipt = await rpc.getTransactionReceipt({ hash: txHash as `0x${string}` }).catch((err: unknown) => {
+        if ((err as Error).name === 'TransactionReceiptNotFoundError') return undefined;
+        throw err;
+      });
+      return receipt === undefined ? undefined : Number(receipt.blockNumber);
+    },
     chain() {
       chain ??= rpc.getChainId().then((id) => `evm:${id}`);
       // A failed ask is not kept: the next prepare asks again.

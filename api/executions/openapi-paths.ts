@@ -106,6 +106,25 @@ export function executionPaths(): Json {
         },
       },
     },
+    '/api/v1/executions/lookup': {
+      post: {
+        operationId: 'lookupExecutions',
+        summary: 'Read up to 128 executions at once, each answered in the order asked',
+        tags: ['executions'],
+        security: [],
+        description:
+          "Public like the GET of one execution, and limited per client: each item costs one read of the client's budget. Served by the read model (written after every change, usually within a second). One item per execution asked: `{ record }` (with its statusReason) or its own `{ error, code }`: `NOT_FOUND` (no such execution for that wallet), `INVALID` (not a wallet and an execution id).",
+        parameters: [param('requestId')],
+        requestBody: body('LookupRequest'),
+        responses: {
+          200: answer('one item per execution asked, in that order', ref('LookupAnswer')),
+          400: execError('body invalid: not JSON, no executions, more than 128, an item without wallet or executionId, an unknown field'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
     '/api/v1/executions/{wallet}/submit': {
       post: {
         operationId: 'submitExecution',

@@ -6,6 +6,8 @@ import type { RefundLedger } from '../../db/refund-ledger';
 import { badRequest } from '../../domain/errors';
 import type { ExecutionRecord, ExecutionStatus } from '../../domain/execution-state';
 import type { ExecutionRecords } from './records';
+import { withReasons, type ChainProgress } from './chain-progress';
+import type { StatusReason } from '../../domain/status-reason';
 import { RECORD_REFUND_ROWS, refundSummary, type RefundSummary } from './refund-summary';
 
 export interface ListRequest {
@@ -19,7 +21,10 @@ export interface ListRequest {
  * (every deposit it did not take, the ones past the record's first refusals included) and the
  * ledger query that lists them. Absent from a GET when the read model cannot be read.
  */
-export type ExecutionAnswer = ExecutionRecord & { refunds?: { total: number; url: string; rows?: RefundSummary[] } };
+export type ExecutionAnswer = ExecutionRecord & {
+  statusReason?: StatusReason;
+  refunds?: { total: number; url: string; rows?: RefundSummary[] };
+};
 
 export interface ExecutionList {
   result: ExecutionAnswer[];
@@ -32,11 +37,18 @@ export class ReadExecutions {
     private readonly records: ExecutionRecords,
     private readonly store: ExecutionStore,
     private readonly refunds: RefundLedger,
+    private readonly progress: ChainProgress,
   ) {}
 
-  /** The record with its refunds summary and its first rows (read-model reads: throws when it is down). */
+  /** The record with its status reason (the chain watcher asked whether its deposit is confirming). */
+  async reasoned(record: ExecutionRecord): Promise<ExecutionAnswer> {
+    const [answer] = await withReasons(this.progress, [record]);
+    return answer!;
+  }
+
+  /** The record with its status reason, its refunds summary and its first rows (read-model reads: throws when it is down). */
   async answer(record: ExecutionRecord): Promise<ExecutionAnswer> {
-    const [answer] = await this.withRefunds([record]);
+    const [answer] = await this.withRefunds([await this.reasoned(record)]);
     const rows = await this.refunds.ofExecution(executionWorkflowId(record.wallet, record.executionId), RECORD_REFUND_ROWS);
     return { ...answer!, refunds: { ...answer!.refunds!, rows: rows.map(refundSummary) } };
   }
@@ -48,12 +60,12 @@ export class ReadExecutions {
     const page = await this.records.readModel(() =>
       this.store.list(wallet, { statuses: request.statuses, pageSize: request.pageSize, after }),
     );
-    const result = await this.records.readModel(() => this.withRefunds(page.records));
+    const result = await this.records.readModel(async () => this.withRefunds(await withReasons(this.progress, page.records)));
     return page.next ? { result, nextPageToken: encodePageToken(page.next) } : { result };
   }
 
   /** Each record with its row count in the refunds ledger and the query that lists those rows: one read for all. */
-  private async withRefunds(records: readonly ExecutionRecord[]): Promise<ExecutionAnswer[]> {
+  private async withRefunds(records: readonly ExecutionAnswer[]): Promise<ExecutionAnswer[]> {
     const ids = records.map((r) => executionWorkflowId(r.wallet, r.executionId));
     const counts = await this.refunds.countsOf(ids);
     return records.map((r, i) => ({

@@ -10,6 +10,7 @@ import { ReportDeposits } from './deposit';
 import { PrepareExecutions } from './prepare';
 import { ReadExecutions, type ExecutionAnswer, type ExecutionList, type ListRequest } from './read';
 import { ExecutionRecords } from './records';
+import { ChainProgress } from './chain-progress';
 import type { CancelRequest, PrepareRequest, SubmitRequest } from './request-schemas';
 import { noLimit, type WalletBudget } from './run-command';
 import { SignedRequests } from './signed-requests';
@@ -37,6 +38,8 @@ export class ExecutionService {
   private readonly submitting: SubmitSignatures;
   private readonly cancelling: CancelExecutions;
   private readonly depositing: ReportDeposits;
+  /** What the chain watcher says of deposits short of their confirmations (status reasons, the status pages). */
+  readonly progress: ChainProgress;
 
   constructor(
     client: Client,
@@ -50,7 +53,8 @@ export class ExecutionService {
     const signed = new SignedRequests(this.records, config, clock);
     const capacity = new Capacity(this.records.client, config, store, clock);
     this.preparing = new PrepareExecutions(this.records, signed, capacity, config, clock, deposits);
-    this.reading = new ReadExecutions(this.records, store, refunds);
+    this.progress = new ChainProgress(this.records.client, deposits);
+    this.reading = new ReadExecutions(this.records, store, refunds, this.progress);
     this.submitting = new SubmitSignatures(this.records, signed, clock);
     this.cancelling = new CancelExecutions(this.records, signed);
     this.depositing = new ReportDeposits(this.records, config, refunds, clock, deposits);
@@ -69,6 +73,11 @@ export class ExecutionService {
   /** The record with its refunds summary and its first rows (read-model reads: throws when it is down). */
   answer(record: ExecutionRecord): Promise<ExecutionAnswer> {
     return this.reading.answer(record);
+  }
+
+  /** The record with its status reason only (what a GET answers while the read model is down). */
+  reasoned(record: ExecutionRecord): Promise<ExecutionAnswer> {
+    return this.reading.reasoned(record);
   }
 
   /** One page of the wallet's executions from the read model, newest first. */

@@ -1,18 +1,18 @@
 import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 
-const EXECUTIONS = /^\/api\/v1\/executions\/[^/]+(?:\/([^/]+)(?:\/([^/]+))?)?\/?$/;
+const EXECUTIONS = /^\/api\/v1\/executions\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?\/?$/;
 
 /**
  * The methods a browser may use cross-origin on `path`: only the public execution routes (no
- * token: submit, cancel, read one, list, events). The token routes (prepare, deposit, whitelists)
+ * token: submit, cancel, read one, list, events, the batch lookup). The token routes (prepare, deposit, whitelists)
  * get no CORS headers at all, so no browser origin can call them with a user's credentials.
  */
 export function publicMethods(path: string): Array<'GET' | 'POST'> {
   const m = EXECUTIONS.exec(path);
   if (!m) return [];
-  const [, second, third] = m;
-  if (second === undefined) return ['GET']; // list (POST here is prepare, with a token)
+  const [, first, second, third] = m;
+  if (second === undefined) return first === 'lookup' ? ['POST'] : ['GET']; // the batch lookup; list (POST here is prepare, with a token)
   if (third === undefined) return second === 'submit' ? ['POST'] : ['GET']; // submit (no executionId is "submit"); read one
   if (third === 'cancel') return ['POST'];
   if (third === 'events') return ['GET'];

@@ -20,6 +20,8 @@ import { clientKey } from './client-key';
 export interface RateLimits {
   /** Koa middleware for a route without a token: one request of this client. */
   readonly publicRoute: (ctx: Context, next: Next) => Promise<void>;
+  /** Counts `points` more reads of this client (a batch's items past the one its request paid); throws 429 over the limit. */
+  reads(ctx: Context, points: number): Promise<void>;
   /**
    * The budget of `wallet`'s signed actions: spend only after the signature verified and only for
    * an action that may change something; give back what an action spent that changed nothing.
@@ -63,10 +65,10 @@ function limiter(points: number, windowS: number, keyPrefix: string, store: Limi
   });
 }
 
-async function consume(limit: RateLimiterAbstract | undefined, key: string, what: string): Promise<void> {
-  if (!limit) return;
+async function consume(limit: RateLimiterAbstract | undefined, key: string, what: string, points = 1): Promise<void> {
+  if (!limit || points <= 0) return;
   try {
-    await limit.consume(key);
+    await limit.consume(key, points);
   } catch (res) {
     if (!(res instanceof RateLimiterRes)) throw res;
     throw tooManyRequests(`too many requests for this ${what}; retry later`, Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
@@ -103,6 +105,7 @@ export function createRateLimits(config: Pick<ApiConfig, 'rateLimits' | 'trustPr
       await consume(client, clientKey(clientIp(ctx)), 'client address');
       await next();
     },
+    reads: (ctx, points) => consume(client, clientKey(clientIp(ctx)), 'client address', points),
     walletBudget: (w) => ({
       spend: () => consume(wallet, w, 'wallet'),
       // Best effort: a budget that cannot be given back (the database down) expires with its window.

@@ -64,6 +64,8 @@ export function buildOpenApiDocument(config: ApiConfig): Json {
         ExecutionRefund: executions.executionRefundSchema,
         ExecutionRecordAnswer: executions.recordAnswerSchema,
         SubmitAnswer: executions.submitAnswerSchema,
+        LookupRequest: component(executions.lookupBodySchema),
+        LookupAnswer: executions.lookupAnswerSchema,
         ExecutionList: executions.listAnswerSchema,
         Error: executions.errorSchema,
         WhitelistError: whitelists.whitelistErrorSchema,

@@ -13,6 +13,7 @@ import {
   type ExecutionRecord,
   type ExecutionRefund,
   type ExecutionStatus,
+  type LookupItem,
   type PrepareRequest,
   type SubmitAnswer,
 } from './types.js';
@@ -26,6 +27,7 @@ const ROUTES = {
   cancel: '/api/v1/executions/{wallet}/{executionId}/cancel',
   events: '/api/v1/executions/{wallet}/{executionId}/events',
   deposits: '/api/v1/deposits/{chain}/{txHash}',
+  lookup: '/api/v1/executions/lookup',
 } as const satisfies Record<string, keyof paths>;
 
 /** A route with its `{name}` segments filled in, each URL-encoded. */
@@ -145,6 +147,16 @@ export class IntentClient {
   async depositStatus(chain: string, txHash: string, options: CallOptions = {}): Promise<DepositEntry[]> {
     const response = await this.call('GET', route(ROUTES.deposits, { chain, txHash }), undefined, true, options);
     return ((await response.json()) as { result: DepositEntry[] }).result;
+  }
+
+  /**
+   * Up to 128 executions at once, answered in the order asked: each `{ record }` or its own
+   * `{ error, code }` (`NOT_FOUND`, `INVALID`). Each item costs one read of the client's rate limit.
+   */
+  async lookup(executions: ReadonlyArray<{ wallet: string; executionId: string }>, options: CallOptions = {}): Promise<LookupItem[]> {
+    const body = { executions: executions.map(({ wallet, executionId }) => ({ wallet, executionId })) };
+    const response = await this.call('POST', ROUTES.lookup, body, true, options);
+    return ((await response.json()) as { result: LookupItem[] }).result;
   }
 
   /**

@@ -36,7 +36,9 @@ export {
   type ExecutionRecord,
   type ExecutionRefund,
   type ExecutionStatus,
+  type LookupItem,
   type PrepareRequest,
+  type StatusReason,
   type SubmitAnswer,
   type SubmitRequest,
 } from './types.js';

@@ -28,6 +28,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read up to 128 executions at once, each answered in the order asked
+         * @description Public like the GET of one execution, and limited per client: each item costs one read of the client's budget. Served by the read model (written after every change, usually within a second). One item per execution asked: `{ record }` (with its statusReason) or its own `{ error, code }`: `NOT_FOUND` (no such execution for that wallet), `INVALID` (not a wallet and an execution id).
+         */
+        post: operations["lookupExecutions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{wallet}/submit": {
         parameters: {
             query?: never;
@@ -747,6 +767,39 @@ export interface components {
                 /** Format: date-time */
                 at: string;
             }[];
+            /** @description set on the API's answers (prepare, GET one, the list, the lookup): why the execution stands where it stands and what happens next, as a stable code and the words the status page shows */
+            statusReason?: {
+                /**
+                 * @description `awaiting-deposit`, `deposit-confirming` (the chain watcher holds a transfer short of its confirmations: confirmations), `deposit-refused` (a transfer below the minimum, of another asset or chain: owed back; still waiting), `awaiting-signature` (until signingDeadline), `signed`, `expired-without-deposit`, `expired-unsigned`, `cancelled`
+                 * @enum {string}
+                 */
+                code: "awaiting-deposit" | "deposit-confirming" | "deposit-refused" | "awaiting-signature" | "signed" | "expired-without-deposit" | "expired-unsigned" | "cancelled";
+                /** @description the same in words, for a person */
+                message: string;
+                /**
+                 * Format: date-time
+                 * @description the deadline the message speaks of (expiresAt, signingDeadline)
+                 */
+                until?: string;
+                /** @description with deposit-confirming: the transfer, its block, how deep it is (counting its own block) and how deep it must be */
+                confirmations?: {
+                    txHash: string;
+                    blockNumber: number;
+                    seen: number;
+                    needed: number;
+                };
+            };
+            /** @description set on prepare's answer when it names a deposit: what becomes of a transfer the execution does not take */
+            refundPolicy?: {
+                /** @description whether the service pays it back by itself (REFUND_PAYMENTS) */
+                automatic: boolean;
+                /** @description the least it pays back by itself, base units of the asset (REFUND_MINIMUMS); absent: none */
+                minimum?: string;
+                /** @description about how long after the transfer its refund is sent (CHAIN_REORG_WINDOW blocks, the sweep, the refund's own blocks); absent where the chain's block time is not known */
+                expectedSeconds?: number;
+                /** @description the same in words */
+                description: string;
+            };
             /** @description set on the read routes' answers (GET one, the list) when the read model answers: refusedDeposits holds the first 10 refusals, the refunds ledger holds every deposit not taken */
             refunds?: {
                 /** @description this execution's rows in the refunds ledger (its own deposit after a cancel included) */
@@ -793,6 +846,25 @@ export interface components {
                 /** @enum {string} */
                 status: "SIGNING" | "PREPARED";
             };
+        };
+        LookupRequest: {
+            /** @description 1 to 128 executions, answered in this order */
+            executions: {
+                wallet: string;
+                executionId: string;
+            }[];
+        };
+        LookupAnswer: {
+            result: ({
+                record: components["schemas"]["ExecutionRecord"];
+            } | {
+                error: string;
+                /**
+                 * @description `NOT_FOUND`: no such execution for that wallet; `INVALID`: not a wallet and an execution id
+                 * @enum {string}
+                 */
+                code: "NOT_FOUND" | "INVALID";
+            })[];
         };
         ExecutionList: {
             /** @description newest first (createdAt, then executionId, descending) */
@@ -1128,6 +1200,94 @@ export interface operations {
                 };
             };
             /** @description over the rate limit of this token; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    lookupExecutions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LookupRequest"];
+            };
+        };
+        responses: {
+            /** @description one item per execution asked, in that order */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LookupAnswer"];
+                };
+            };
+            /** @description body invalid: not JSON, no executions, more than 128, an item without wallet or executionId, an unknown field */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
             429: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

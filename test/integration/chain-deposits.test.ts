@@ -128,6 +128,8 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       prove: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       payerKind: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       traces: () => Promise.resolve(true),
+      confirmations: () => 2,
+      transactionBlock: () => Promise.reject(new Error('not asked: prepare reads no transaction')),
       seed: loadDepositSeed(path.join(stack.tmpDir, 'deposit-seed')),
       store: new DepositAddressStore(database),
     });
