@@ -16,6 +16,8 @@ import { docsRoutes } from './operations/docs-routes';
 import { executionRoutes } from './executions/routes';
 import { refundRoutes } from './refunds/routes';
 import { depositRoutes } from './deposits/routes';
+import { statusPageRoutes } from './status/routes';
+import { ASSETS, CONTENT_SECURITY_POLICY } from './http/pages';
 import { healthRoutes, operatorRoutes, probeTemporal } from './operations/routes';
 import { SharedProbe } from './operations/readiness';
 import { nodeName } from '../domain/node-names';
@@ -64,7 +66,8 @@ export function createApp(deps: AppDeps): ServiceApp {
   docsRoutes(router, buildOpenApiDocument(deps.config));
   executionRoutes(router, deps, executions, limits, events);
   refundRoutes(router, deps, limits);
-  depositRoutes(router, deps, limits);
+  depositRoutes(router, deps, limits, executions.progress);
+  statusPageRoutes(router, deps, executions, limits);
   whitelistRoutes(router, deps, whitelists, limits);
   // Node reads wait as long as a batch waits for its nodes by default (RequestConfig.TimeoutMs).
   whitelistReadRoutes(
@@ -86,6 +89,13 @@ export function createApp(deps: AppDeps): ServiceApp {
   app.use(async (ctx, next) => {
     // Whitelist paths answer in their own error style even when no route matched (e.g. GET).
     if (ctx.path.startsWith('/chain/')) ctx.state.errorStyle = 'whitelist';
+    if (ctx.path.startsWith('/status/') || ctx.path.startsWith(`${ASSETS}/`)) {
+      // The status pages: their errors are pages, and every answer is locked to this origin's script and style.
+      ctx.state.errorStyle = 'page';
+      ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Referrer-Policy', 'no-referrer');
+    }
     await next();
   });
   // Upstream of the router, so that it sees what allowedMethods made of the request first: a

@@ -51,4 +51,6 @@ export interface DepositDeps {
   confirmations(chain: string): number | undefined;
   /** The block the chain's node shows transaction `txHash` mined in; undefined while it shows none. Rejects while it cannot be asked. */
   transactionBlock(txHash: string): Promise<number | undefined>;
+  /** The chain watcher's last confirmed block on `chain`, as the read model keeps it (undefined before its first); rejects while the read model is down. */
+  checkpoint(chain: string): Promise<number | undefined>;
 }

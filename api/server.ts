@@ -7,6 +7,7 @@ import { openDatabase, type Database } from '../db/database';
 import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger } from '../db/refund-ledger';
 import { DepositAddressStore } from '../db/deposit-addresses';
+import { WatcherProgressStore } from '../db/watcher-progress';
 import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../lib/chain-client';
 import type { DepositDeps } from './deps';
@@ -139,6 +140,7 @@ function depositDeps(
   const seed = loadDepositSeed(seedFile);
   const rpc = chainClient(rpcUrl);
   const store = new DepositAddressStore(database);
+  const progress = new WatcherProgressStore(database);
   let chain: Promise<string> | undefined;
   let traces: boolean | undefined;
   return {
@@ -155,6 +157,7 @@ function depositDeps(
     seed,
     store,
     confirmations: (chain) => confirmationsFor(confirmations, chain),
+    checkpoint: async (chain) => (await progress.checkpoint(chain))?.number,
     async transactionBlock(txHash) {
       const receipt = await rpc.getTransactionReceipt({ hash: txHash as `0x${string}` }).catch((err: unknown) => {
         if ((err as Error).name === 'TransactionReceiptNotFoundError') return undefined;

@@ -3,7 +3,7 @@ import { executionWorkflowId } from '../../contracts/temporal';
 import type { ExecutionStore } from '../../db/execution-store';
 import type { ExecutionRecord } from '../../domain/execution-record';
 import { fromReadModel } from '../http/read-model';
-import { withReasons, type ChainProgress } from './chain-progress';
+import { withReasons, type ChainProgress } from '../temporal/chain-progress';
 import type { ExecutionAnswer } from './read';
 import { executionIdParamSchema, walletParamSchema, type LookupRequest } from './request-schemas';
 

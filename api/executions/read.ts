@@ -6,7 +6,7 @@ import type { RefundLedger } from '../../db/refund-ledger';
 import { badRequest } from '../../domain/errors';
 import type { ExecutionRecord, ExecutionStatus } from '../../domain/execution-state';
 import type { ExecutionRecords } from './records';
-import { withReasons, type ChainProgress } from './chain-progress';
+import { withReasons, type ChainProgress } from '../temporal/chain-progress';
 import type { StatusReason } from '../../domain/status-reason';
 import { RECORD_REFUND_ROWS, refundSummary, type RefundSummary } from './refund-summary';
 

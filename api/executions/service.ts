@@ -10,7 +10,7 @@ import { ReportDeposits } from './deposit';
 import { PrepareExecutions } from './prepare';
 import { ReadExecutions, type ExecutionAnswer, type ExecutionList, type ListRequest } from './read';
 import { ExecutionRecords } from './records';
-import { ChainProgress } from './chain-progress';
+import { ChainProgress } from '../temporal/chain-progress';
 import type { CancelRequest, PrepareRequest, SubmitRequest } from './request-schemas';
 import { noLimit, type WalletBudget } from './run-command';
 import { SignedRequests } from './signed-requests';

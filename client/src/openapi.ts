@@ -242,6 +242,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/status/{wallet}/{executionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An execution's status page, for its depositor (HTML)
+         * @description Rendered on the server: the status and its reason in words, the deposit target (address with a QR code, asset, minimum, deadline), the timeline and the refunds. Its script then follows the execution's event stream (or, without a stream slot, asks for the page again) and updates it in place. Public and limited per client like the GET of a record.
+         */
+        get: operations["executionStatusPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status/tx/{chain}/{txHash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What became of a deposit transaction, for the depositor who knows only its hash (HTML)
+         * @description Each transfer of the transaction the service knows of (taken by an execution, or owed back with its refund), or, while none is known, where the chain watcher stands: not reached yet or short of its confirmations (seen up to block X; the transaction is in block Y), or read and paying no deposit address of the service.
+         */
+        get: operations["transactionStatusPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status-assets/status.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the status pages' script */
+        get: operations["statusPageScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status-assets/status.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the status pages' stylesheet */
+        get: operations["statusPageStylesheet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/chain/whitelists/": {
         parameters: {
             query?: never;
@@ -2438,7 +2512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the service knows of no transfer of this transaction on this chain (yet: a transfer is seen once its confirmations are reached) */
+            /** @description the service knows of no transfer of this transaction on this chain; `code` says what the chain watcher knows: `DEPOSIT_NOT_REACHED` (mined in a block the watcher has not read, or short of its confirmations: ask again), `NOT_A_DEPOSIT` (in a block it has read: it paid no deposit address of this service), `NOT_FOUND` (the chain shows no such transaction, or the watcher cannot be asked) */
             404: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -2484,6 +2558,257 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    executionStatusPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a wallet or execution id that cannot exist, shown as text */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description over the rate limit of this client address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description the outcome is unknown (Temporal or the read model busy or unreachable); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    transactionStatusPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description `evm:<chainId>` */
+                chain: string;
+                /** @description `0x` + 64 hex digits, any case */
+                txHash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the transfers of the transaction the service knows of */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a chain or transaction hash that cannot exist, shown as text */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description no transfer of it known (yet): the page says whether the watcher has reached it; it asks again by itself */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description over the rate limit of this client address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description the outcome is unknown (Temporal or the read model busy or unreachable); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    statusPageScript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the status pages' script */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+        };
+    };
+    statusPageStylesheet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the status pages' stylesheet */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
                 };
             };
         };

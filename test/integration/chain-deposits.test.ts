@@ -129,6 +129,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       payerKind: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       traces: () => Promise.resolve(true),
       confirmations: () => 2,
+      checkpoint: () => Promise.reject(new Error('not asked: prepare reads no checkpoint')),
       transactionBlock: () => Promise.reject(new Error('not asked: prepare reads no transaction')),
       seed: loadDepositSeed(path.join(stack.tmpDir, 'deposit-seed')),
       store: new DepositAddressStore(database),

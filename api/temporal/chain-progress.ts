@@ -2,8 +2,14 @@ import type { Client } from '@temporalio/client';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-record';
 import { confirmingOf, statusReason, type Confirming, type StatusReason } from '../../domain/status-reason';
-import { withinMs } from '../temporal/call';
-import type { DepositDeps } from '../deps';
+import { withinMs } from './call';
+
+/** What the API's chain access tells of a chain (DepositDeps: DEPOSIT_CONFIRMATIONS, the node, the read model's checkpoint). */
+export interface ChainFacts {
+  confirmations(chain: string): number | undefined;
+  transactionBlock(txHash: string): Promise<number | undefined>;
+  checkpoint(chain: string): Promise<number | undefined>;
+}
 
 /** How long a page or a GET waits for the chain watcher's word before it answers without it. */
 const WATCHER_QUERY_MS = 1_500;
@@ -23,7 +29,7 @@ export type TransactionProgress =
 export class ChainProgress {
   constructor(
     private readonly client: Client,
-    private readonly deposits?: DepositDeps,
+    private readonly deposits?: ChainFacts,
   ) {}
 
   /** The watcher's view of `chain`, or undefined. */
@@ -55,8 +61,9 @@ export class ChainProgress {
   /** Where transaction `txHash` on `chain` stands for the watcher (the chain's node asked for its block when the watcher holds none of it). */
   async transaction(chain: string, txHash: string): Promise<TransactionProgress> {
     const needed = this.deposits?.confirmations(chain);
+    if (needed === undefined) return { kind: 'unknown' };
     const view = await this.view(chain);
-    if (!view || needed === undefined) return { kind: 'unknown' };
+    if (!view) return this.fromCheckpoint(chain, txHash, needed);
     const held = view.pending.find((t) => t.txHash.toLowerCase() === txHash);
     if (held)
       return {
@@ -70,6 +77,21 @@ export class ChainProgress {
     if (blockNumber === undefined) return { kind: 'unknown' };
     if (blockNumber > view.cursor) return { kind: 'not-reached', seenUpTo: view.cursor, blockNumber, needed };
     return { kind: 'past', seenUpTo: view.cursor, blockNumber };
+  }
+
+  /**
+   * Without the watcher's word (no worker answers its query): the last block it confirmed, as the
+   * read model keeps it. Only "not reached" can be told from it; a transaction at or below it may
+   * still be on its way to its execution.
+   */
+  private async fromCheckpoint(chain: string, txHash: string, needed: number): Promise<TransactionProgress> {
+    const deposits = this.deposits!;
+    const [checkpoint, blockNumber] = await Promise.all([
+      deposits.checkpoint(chain).catch(() => undefined),
+      deposits.transactionBlock(txHash).catch(() => undefined),
+    ]);
+    if (checkpoint === undefined || blockNumber === undefined || blockNumber <= checkpoint) return { kind: 'unknown' };
+    return { kind: 'not-reached', seenUpTo: checkpoint, blockNumber, needed };
   }
 }
 
