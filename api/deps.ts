@@ -53,4 +53,6 @@ export interface DepositDeps {
   transactionBlock(txHash: string): Promise<number | undefined>;
   /** The chain watcher's last confirmed block on `chain`, as the read model keeps it (undefined before its first); rejects while the read model is down. */
   checkpoint(chain: string): Promise<number | undefined>;
+  /** Whether the watcher recorded a transfer of `txHash` (lowercase) on `chain` as signalled or owed, near its checkpoint (the read model's chain_signals). */
+  signalled(chain: string, txHash: string): Promise<boolean>;
 }

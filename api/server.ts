@@ -158,6 +158,7 @@ function depositDeps(
     store,
     confirmations: (chain) => confirmationsFor(confirmations, chain),
     checkpoint: async (chain) => (await progress.checkpoint(chain))?.number,
+    signalled: async (chain, txHash) => (await progress.signals(chain)).some((t) => t.txHash.toLowerCase() === txHash),
     async transactionBlock(txHash) {
       const receipt = await rpc.getTransactionReceipt({ hash: txHash as `0x${string}` }).catch((err: unknown) => {
         if ((err as Error).name === 'TransactionReceiptNotFoundError') return undefined;

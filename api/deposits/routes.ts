@@ -138,6 +138,12 @@ export async function unknownTransaction(progress: ChainProgress, chain: string,
       'DEPOSIT_NOT_REACHED',
       `transaction ${txHash} is in block ${where.blockNumber}, ${where.seen} of ${where.needed} confirmations deep: not counted yet`,
     );
+  if (where.kind === 'settling')
+    return new ServiceError(
+      404,
+      'DEPOSIT_NOT_REACHED',
+      `transaction ${txHash} is in block ${where.blockNumber}, which the chain watcher has read; it is still being counted: ask again`,
+    );
   if (where.kind === 'past')
     return new ServiceError(
       404,

@@ -1,6 +1,6 @@
 /**
  * HTML built from template literals where every interpolated value is escaped unless it is
- * already Html (made by `html` itself or by `trusted`): the status pages' only way to make markup.
+ * already Html (made by `markup` itself or by `trusted`): the status pages' only way to make markup.
  */
 
 /** Markup that is safe to insert as it is. */
@@ -27,8 +27,8 @@ function render(part: Part): string {
   return escapeHtml(String(part));
 }
 
-/** A tagged template: `html\`<b>${name}</b>\`` escapes `name`; arrays are joined, undefined/false/null leave nothing. */
-export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
+/** A tagged template: `markup\`<b>${name}</b>\`` escapes `name`; arrays are joined, undefined/false/null leave nothing. */
+export function markup(strings: TemplateStringsArray, ...values: Part[]): Html {
   let out = strings[0]!;
   values.forEach((v, i) => (out += render(v) + strings[i + 1]!));
   return new Html(out);

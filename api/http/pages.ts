@@ -1,6 +1,6 @@
 // The shell of the HTML pages the API serves (the status pages, and errors on their paths): one
 // document layout, one Content-Security-Policy. The pages themselves are api/status/.
-import { html, type Html } from './html';
+import { markup, type Html } from './html';
 
 /** Where the pages' own script and style are served: a prefix of its own, so no `{wallet}` can shadow it. */
 export const ASSETS = '/status-assets';
@@ -16,8 +16,8 @@ export const CONTENT_SECURITY_POLICY =
 export function documentOf(title: string, main: Html, data: Record<string, string | undefined> = {}): string {
   const attributes = Object.entries(data)
     .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => html` data-${k}="${v}"`);
-  return html`<!doctype html>
+    .map(([k, v]) => markup` data-${k}="${v}"`);
+  return markup`<!doctype html>
     <html lang="en">
       <head>
         <meta charset="utf-8" />
@@ -45,7 +45,7 @@ export function errorPage(status: number, message: string): string {
           : 'Not available';
   return documentOf(
     `${status} ${title}`,
-    html`<h1>${title}</h1>
+    markup`<h1>${title}</h1>
       <p class="reason" role="status" data-reason="${status}">${message}</p>`,
     { final: 'true' },
   );

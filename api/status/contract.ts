@@ -1,5 +1,5 @@
 /**
- * The status pages' OpenAPI operations: HTML for people, so each answer is `text/html` (errors
+ * The status pages' OpenAPI operations: HTML for people, so each answer is `text/markup` (errors
  * too), and the two assets the pages load.
  */
 import { depositChainParamSchema, depositTxHashParamSchema } from '../deposits/contract';

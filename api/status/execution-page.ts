@@ -3,7 +3,7 @@ import { OPEN_REFUND_STATES } from '../../domain/refund-states';
 import { FINAL_STATUSES, type ExecutionRecord } from '../../domain/execution-record';
 import type { StatusReason } from '../../domain/status-reason';
 import type { RefundSummary } from '../executions/refund-summary';
-import { html, trusted, type Html } from '../http/html';
+import { markup, trusted, type Html } from '../http/html';
 import { documentOf } from '../http/pages';
 import { HISTORY_WORDS, HOLD_WORDS, REFUND_REASON_WORDS, REFUND_STATE_WORDS, STATUS_WORDS } from './words';
 
@@ -20,24 +20,24 @@ export interface ExecutionPageView {
 export function chainLink(explorer: string | undefined, kind: 'tx' | 'address' | 'block', value: string | number): Html {
   const text = String(value);
   return explorer
-    ? html`<a class="mono" href="${`${explorer}/${kind}/${encodeURIComponent(text)}`}" rel="noreferrer">${text}</a>`
-    : html`<code>${text}</code>`;
+    ? markup`<a class="mono" href="${`${explorer}/${kind}/${encodeURIComponent(text)}`}" rel="noreferrer">${text}</a>`
+    : markup`<code>${text}</code>`;
 }
 
 /** The deposit address as a QR code (inline SVG: nothing to load); the address is EIP-55 hex, nothing else reaches the SVG. */
 function qrOf(address: string): Html {
-  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return html``;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(address)) return markup``;
   const qr = qrcode(0, 'M');
   qr.addData(address);
   qr.make();
-  return html`<figure class="qr">
+  return markup`<figure class="qr">
     ${trusted(qr.createSvgTag({ scalable: true, margin: 2 }))}
     <figcaption class="note">the deposit address as a QR code</figcaption>
   </figure>`;
 }
 
 const time = (iso: string) =>
-  html`<time datetime="${iso}"
+  markup`<time datetime="${iso}"
     >${iso
       .replace('T', ' ')
       .replace(/\.\d+Z$/, ' UTC')
@@ -51,39 +51,37 @@ export function pageFinal(record: ExecutionPageView['record']): boolean {
 }
 
 function timeline({ record, explorer, confirmations }: ExecutionPageView): Html {
-  const items: Array<{ at: string; text: Html }> = record.history.map((h) => ({ at: h.at, text: html`${HISTORY_WORDS[h.status]}` }));
+  const items: Array<{ at: string; text: Html }> = record.history.map((h) => ({ at: h.at, text: markup`${HISTORY_WORDS[h.status]}` }));
   const d = record.deposit;
   if (d) {
     const at = record.history.find((h) => h.status === 'OPERATION_PENDING' || h.status === 'SIGNING')?.at ?? record.updatedAt;
     const block =
       d.blockNumber === undefined
-        ? html``
-        : html`, block
-          ${chainLink(explorer, 'block', d.blockNumber)}${confirmations === undefined ? '' : `, ${confirmations} of ${confirmations} confirmations`}`;
+        ? markup``
+        : markup`, block ${chainLink(explorer, 'block', d.blockNumber)}${confirmations === undefined ? '' : `, ${confirmations} of ${confirmations} confirmations`}`;
     items.push({
       at,
-      text: html`Deposit seen: ${chainLink(explorer, 'tx', d.txHash)}${block}${d.amount ? html`, ${d.amount} base units` : ''}`,
+      text: markup`Deposit seen: ${chainLink(explorer, 'tx', d.txHash)}${block}${d.amount ? markup`, ${d.amount} base units` : ''}`,
     });
   }
   const c = record.statusReason.confirmations;
   if (c)
     items.push({
       at: record.updatedAt,
-      text: html`Deposit confirming: ${chainLink(explorer, 'tx', c.txHash)} in block ${chainLink(explorer, 'block', c.blockNumber)},
-        <strong data-confirmations="${c.seen}/${c.needed}">${c.seen} of ${c.needed}</strong> confirmations`,
+      text: markup`Deposit confirming: ${chainLink(explorer, 'tx', c.txHash)} in block ${chainLink(explorer, 'block', c.blockNumber)}, <strong data-confirmations="${c.seen}/${c.needed}">${c.seen} of ${c.needed}</strong> confirmations`,
     });
-  if (record.signedPayload) items.push({ at: record.signedPayload.submittedAt, text: html`Signature received` });
+  if (record.signedPayload) items.push({ at: record.signedPayload.submittedAt, text: markup`Signature received` });
   items.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
-  return html`<ol class="timeline">
-    ${items.map((i) => html`<li>${time(i.at)}: ${i.text}</li>`)}
+  return markup`<ol class="timeline">
+    ${items.map((i) => markup`<li>${time(i.at)}: ${i.text}</li>`)}
   </ol>`;
 }
 
 function target({ record, explorer }: ExecutionPageView): Html {
   const t = record.depositTarget;
-  if (!t) return html``;
+  if (!t) return markup``;
   const open = record.status === 'PREPARED';
-  return html`<h2>Where the deposit goes</h2>
+  return markup`<h2>Where the deposit goes</h2>
     <dl>
       <dt>Address</dt>
       <dd>${chainLink(explorer, 'address', t.address)}</dd>
@@ -94,10 +92,10 @@ function target({ record, explorer }: ExecutionPageView): Html {
       <dt>Minimum</dt>
       <dd>${t.minAmount} base units</dd>
       <dt>Deadline</dt>
-      <dd>${time(record.expiresAt)}${open ? html` (<span data-countdown="${record.expiresAt}">counting</span>)` : ''}</dd>
+      <dd>${time(record.expiresAt)}${open ? markup` (<span data-countdown="${record.expiresAt}">counting</span>)` : ''}</dd>
       ${
         t.refundAddress
-          ? html`<dt>Refunds go to</dt>
+          ? markup`<dt>Refunds go to</dt>
               <dd>${chainLink(explorer, 'address', t.refundAddress)}</dd>`
           : ''
       }
@@ -107,8 +105,8 @@ function target({ record, explorer }: ExecutionPageView): Html {
 
 function refunds({ record, explorer }: ExecutionPageView): Html {
   const rows = record.refunds?.rows ?? [];
-  if (rows.length === 0) return html``;
-  return html`<h2>Transfers owed back</h2>
+  if (rows.length === 0) return markup``;
+  return markup`<h2>Transfers owed back</h2>
     <table>
       <caption class="note">
         ${record.refunds!.total} in all${record.refunds!.total > rows.length ? `, the first ${rows.length} shown` : ''}
@@ -125,13 +123,13 @@ function refunds({ record, explorer }: ExecutionPageView): Html {
       <tbody>
         ${rows.map(
           (r) =>
-            html`<tr data-refund="${r.id}" data-state="${r.state}">
+            markup`<tr data-refund="${r.id}" data-state="${r.state}">
               <td>${chainLink(explorer, 'tx', r.txHash)}</td>
-              <td>${r.amount ?? '?'}${r.asset && r.asset !== 'native' ? html` <span class="mono">${r.asset}</span>` : ''}</td>
+              <td>${r.amount ?? '?'}${r.asset && r.asset !== 'native' ? markup` <span class="mono">${r.asset}</span>` : ''}</td>
               <td>${REFUND_REASON_WORDS[r.reason] ?? r.reason}</td>
-              <td>${REFUND_STATE_WORDS[r.state]}${r.holdReason ? html`: ${HOLD_WORDS[r.holdReason]}` : ''}</td>
+              <td>${REFUND_STATE_WORDS[r.state]}${r.holdReason ? markup`: ${HOLD_WORDS[r.holdReason]}` : ''}</td>
               <td>
-                ${r.refundTxHash ? html`<span data-refund-tx="${r.refundTxHash}">${chainLink(explorer, 'tx', r.refundTxHash)}</span>` : '—'}
+                ${r.refundTxHash ? markup`<span data-refund-tx="${r.refundTxHash}">${chainLink(explorer, 'tx', r.refundTxHash)}</span>` : '—'}
               </td>
             </tr>`,
         )}
@@ -142,7 +140,7 @@ function refunds({ record, explorer }: ExecutionPageView): Html {
 /** The whole execution page. */
 export function executionPage(view: ExecutionPageView, eventsUrl: string): string {
   const { record } = view;
-  const main = html`<h1>Execution <span class="mono">${record.executionId}</span></h1>
+  const main = markup`<h1>Execution <span class="mono">${record.executionId}</span></h1>
     <p class="note">wallet <span class="mono">${record.wallet}</span></p>
     <p class="status" data-status="${record.status}">${STATUS_WORDS[record.status]}</p>
     <p class="reason" role="status" aria-live="polite" data-reason="${record.statusReason.code}">${record.statusReason.message}</p>

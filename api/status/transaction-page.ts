@@ -1,6 +1,6 @@
 import type { DepositEntry } from '../deposits/routes';
 import type { TransactionProgress } from '../temporal/chain-progress';
-import { html } from '../http/html';
+import { markup } from '../http/html';
 import { documentOf } from '../http/pages';
 import { chainLink } from './execution-page';
 import { HOLD_WORDS, REFUND_REASON_WORDS, REFUND_STATE_WORDS, STATUS_WORDS } from './words';
@@ -33,10 +33,17 @@ function notKnown(view: TransactionPageView): { text: string; code: string; wait
         waiting: true,
         confirming: true,
       };
+    case 'settling':
+      return {
+        code: 'DEPOSIT_NOT_REACHED',
+        text: `The service has read block ${p.blockNumber}, your transaction's, and is still counting it. This page asks again every few seconds.`,
+        waiting: true,
+        confirming: false,
+      };
     case 'past':
       return {
         code: 'NOT_A_DEPOSIT',
-        text: `The service has read block ${p.blockNumber ?? ''} and this transaction paid no deposit address of ours.`,
+        text: `The service has counted block ${p.blockNumber} and this transaction paid no deposit address of ours.`,
         waiting: false,
         confirming: false,
       };
@@ -56,23 +63,23 @@ function entryItem(e: DepositEntry, explorer?: string) {
   const r = e.refund;
   const outcome =
     e.outcome === 'taken'
-      ? html`taken as the deposit of execution <a href="${execution}">${e.executionId}</a> (${status})`
-      : html`owed back by execution <a href="${execution}">${e.executionId}</a> (${status}): ${REFUND_REASON_WORDS[r!.reason] ?? r!.reason};
-          ${REFUND_STATE_WORDS[r!.state]}${r!.holdReason ? html`: ${HOLD_WORDS[r!.holdReason]}` : ''}${r!.refundTxHash ? html`; refund ${chainLink(explorer, 'tx', r!.refundTxHash)}` : ''}`;
-  return html`<li data-outcome="${e.outcome}">
+      ? markup`taken as the deposit of execution <a href="${execution}">${e.executionId}</a> (${status})`
+      : markup`owed back by execution <a href="${execution}">${e.executionId}</a> (${status}): ${REFUND_REASON_WORDS[r!.reason] ?? r!.reason};
+          ${REFUND_STATE_WORDS[r!.state]}${r!.holdReason ? markup`: ${HOLD_WORDS[r!.holdReason]}` : ''}${r!.refundTxHash ? markup`; refund ${chainLink(explorer, 'tx', r!.refundTxHash)}` : ''}`;
+  return markup`<li data-outcome="${e.outcome}">
     transfer
-    ${e.transferIndex}${e.amount ? `, ${e.amount} base units` : ''}${e.asset && e.asset !== 'native' ? html` of <span class="mono">${e.asset}</span>` : ''}:
+    ${e.transferIndex}${e.amount ? `, ${e.amount} base units` : ''}${e.asset && e.asset !== 'native' ? markup` of <span class="mono">${e.asset}</span>` : ''}:
     ${outcome}
   </li>`;
 }
 
 /** The whole transaction page, and its HTTP status (404 while no transfer of it is known). */
 export function transactionPage(view: TransactionPageView): { status: number; body: string } {
-  const head = html`<h1>Transaction</h1>
+  const head = markup`<h1>Transaction</h1>
     <p><span class="mono">${chainLink(view.explorer, 'tx', view.txHash)}</span> on <span class="mono">${view.chain}</span></p>`;
   if (view.entries.length > 0) {
     const open = view.entries.some((e) => e.outcome === 'owed' && ['due', 'held', 'paying'].includes(e.refund!.state));
-    const main = html`${head}
+    const main = markup`${head}
       <p class="reason" role="status" aria-live="polite" data-reason="KNOWN">
         The service knows ${view.entries.length} transfer${view.entries.length > 1 ? 's' : ''} of this transaction:
       </p>
@@ -82,7 +89,7 @@ export function transactionPage(view: TransactionPageView): { status: number; bo
     return { status: 200, body: documentOf('Transaction: what became of it', main, { final: String(!open), confirming: 'false' }) };
   }
   const why = notKnown(view);
-  const main = html`${head}
+  const main = markup`${head}
     <p class="reason" role="status" aria-live="polite" data-reason="${why.code}">${why.text}</p>`;
   return {
     status: 404,

@@ -9,6 +9,8 @@ export interface ChainFacts {
   confirmations(chain: string): number | undefined;
   transactionBlock(txHash: string): Promise<number | undefined>;
   checkpoint(chain: string): Promise<number | undefined>;
+  /** Whether the watcher recorded a transfer of `txHash` (lowercase) on `chain` as signalled or owed, near its checkpoint. */
+  signalled(chain: string, txHash: string): Promise<boolean>;
 }
 
 /** How long a page or a GET waits for the chain watcher's word before it answers without it. */
@@ -19,7 +21,8 @@ export type TransactionProgress =
   | { kind: 'unknown' }
   | { kind: 'not-reached'; seenUpTo: number; blockNumber: number; needed: number }
   | { kind: 'confirming'; seenUpTo: number; blockNumber: number; seen: number; needed: number }
-  | { kind: 'past'; seenUpTo?: number; blockNumber?: number };
+  | { kind: 'settling'; seenUpTo: number; blockNumber: number }
+  | { kind: 'past'; seenUpTo: number; blockNumber: number };
 
 /**
  * What the chain watcher knows of deposits not yet deep enough: the status reason's "confirming
@@ -76,6 +79,13 @@ export class ChainProgress {
     const blockNumber = await this.deposits!.transactionBlock(txHash).catch(() => undefined);
     if (blockNumber === undefined) return { kind: 'unknown' };
     if (blockNumber > view.cursor) return { kind: 'not-reached', seenUpTo: view.cursor, blockNumber, needed };
+    // Read and not held: a transfer of it may be on its way to its execution (signalled, not yet
+    // written), until the watcher's checkpoint, saved after the round that signalled it, passes its block.
+    const [signalled, checkpoint] = await Promise.all([
+      this.deposits!.signalled(chain, txHash).catch(() => true),
+      this.deposits!.checkpoint(chain).catch(() => undefined),
+    ]);
+    if (signalled || checkpoint === undefined || checkpoint < blockNumber) return { kind: 'settling', seenUpTo: view.cursor, blockNumber };
     return { kind: 'past', seenUpTo: view.cursor, blockNumber };
   }
 

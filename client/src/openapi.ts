@@ -2512,7 +2512,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the service knows of no transfer of this transaction on this chain; `code` says what the chain watcher knows: `DEPOSIT_NOT_REACHED` (mined in a block the watcher has not read, or short of its confirmations: ask again), `NOT_A_DEPOSIT` (in a block it has read: it paid no deposit address of this service), `NOT_FOUND` (the chain shows no such transaction, or the watcher cannot be asked) */
+            /** @description the service knows of no transfer of this transaction on this chain; `code` says what the chain watcher knows: `DEPOSIT_NOT_REACHED` (mined in a block the watcher has not read, or not yet counted past its confirmations: ask again), `NOT_A_DEPOSIT` (in a block it has counted past its confirmations: it paid no deposit address of this service), `NOT_FOUND` (the chain shows no such transaction, or the watcher cannot be asked) */
             404: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

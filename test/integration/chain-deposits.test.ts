@@ -130,6 +130,7 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       traces: () => Promise.resolve(true),
       confirmations: () => 2,
       checkpoint: () => Promise.reject(new Error('not asked: prepare reads no checkpoint')),
+      signalled: () => Promise.reject(new Error('not asked: prepare reads no signals')),
       transactionBlock: () => Promise.reject(new Error('not asked: prepare reads no transaction')),
       seed: loadDepositSeed(path.join(stack.tmpDir, 'deposit-seed')),
       store: new DepositAddressStore(database),
