@@ -29,7 +29,7 @@ export function corsMiddleware(origins: readonly string[]): Middleware {
     origin: (ctx: Context) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
     credentials: false,
     allowHeaders: ['Content-Type', 'X-Request-Id', 'Last-Event-ID'],
-    exposeHeaders: ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed'],
+    exposeHeaders: ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy'],
     maxAge: 600,
     keepHeadersOnError: true,
   };

@@ -3,7 +3,7 @@
  * too), and the two assets the pages load.
  */
 import { depositChainParamSchema, depositTxHashParamSchema } from '../deposits/contract';
-import { param, requestIdHeader, retryAfter, type Json } from '../http/openapi-parts';
+import { param, rateLimitHeaders, requestIdHeader, retryAfter, type Json } from '../http/openapi-parts';
 import { ASSETS } from '../http/pages';
 
 const page = (description: string, headers: Json = {}) => ({
@@ -17,7 +17,7 @@ const page = (description: string, headers: Json = {}) => ({
 });
 
 const pageErrors = {
-  429: page('over the rate limit of this client address; retry after Retry-After seconds', retryAfter),
+  429: page('over the rate limit of this client address; retry after Retry-After seconds', { ...retryAfter, ...rateLimitHeaders }),
   503: page('the outcome is unknown (Temporal or the read model busy or unreachable); retry after Retry-After seconds', retryAfter),
   500: page('a fault of the service itself; no details'),
 };

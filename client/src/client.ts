@@ -1,6 +1,6 @@
 import { toBase58 } from '../../domain/encoding.js';
 import { IntentServiceError } from './errors.js';
-import { send, sleep, type CallOptions } from './http.js';
+import { send, sleep, type CallOptions, type Pace } from './http.js';
 import type { paths } from './openapi.js';
 import { signCancel, signSubmit, type KeyEncoding, type Signer, type SubmitSigning } from './signing.js';
 import { readEvents } from './sse.js';
@@ -93,14 +93,18 @@ export interface WatchOptions extends CallOptions {
 
 /**
  * A typed client of the intent service's execution routes. Calls that are safe to send again
- * (submit, cancel, get, list, watch) are retried after a 503 with Retry-After and after a network
- * failure, within the call's deadline; prepare and deposit are sent once. A 409 is never retried.
+ * (submit, cancel, get, list, lookup, watch) are retried after a 503 or 429 with Retry-After and
+ * after a network failure, within the call's deadline; prepare and deposit are sent once. A 409 is
+ * never retried. The client paces itself by the service's limits: after a 429, or an answer whose
+ * `RateLimit` field says nothing is left, no call leaves before the window resets.
  */
 export class IntentClient {
   private readonly baseUrl: string;
   private readonly token?: string;
   private readonly deadlineMs: number;
   private readonly fetchFn: typeof fetch;
+  /** Set by the service's RateLimit and Retry-After answers: every call waits for it. */
+  private readonly pace: Pace = { notBefore: 0 };
 
   constructor(options: IntentClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -207,7 +211,12 @@ export class IntentClient {
       const headers: Record<string, string> = { accept: 'text/event-stream' };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
-      const response = await send(this.fetchFn, this.baseUrl + url, { headers }, { retry: true, deadline, signal: options.signal });
+      const response = await send(
+        this.fetchFn,
+        this.baseUrl + url,
+        { headers },
+        { retry: true, deadline, signal: options.signal, pace: this.pace },
+      );
       if (response.status === 204 || !response.body) return; // the final record and settled refunds were the last seen
       try {
         for await (const message of readEvents(response.body)) {
@@ -255,7 +264,7 @@ export class IntentClient {
     }
     const init: RequestInit = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
     const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
-    return send(this.fetchFn, this.baseUrl + path, init, { retry, deadline, signal: options.signal });
+    return send(this.fetchFn, this.baseUrl + path, init, { retry, deadline, signal: options.signal, pace: this.pace });
   }
 }
 

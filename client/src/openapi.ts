@@ -1141,6 +1141,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1368,6 +1372,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1481,6 +1489,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1707,6 +1719,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1821,6 +1837,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1920,6 +1940,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2530,6 +2554,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2626,6 +2654,10 @@ export interface operations {
                     "Content-Security-Policy"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2727,6 +2759,10 @@ export interface operations {
                     "Content-Security-Policy"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
