@@ -5,6 +5,7 @@ import type { ApiConfig } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import type { DepositAddressStore } from '../db/deposit-addresses';
+import type { OwnerRefundAddresses } from '../db/owner-refund-address';
 import type { DepositProof } from '../domain/deposit-proof';
 import type { PayerKind } from '../domain/payer-kind';
 import type { Deposit, DepositTarget } from '../domain/execution-state';
@@ -42,6 +43,8 @@ export interface DepositDeps {
   /** The deposit seed (DEPOSIT_SEED_FILE). */
   seed: Uint8Array;
   store: DepositAddressStore;
+  /** The refund addresses owners set by a signed command (decision 0098). */
+  owners: OwnerRefundAddresses;
   /**
    * Whether the chain's node offers call traces (value sent by contracts' internal calls is seen
    * only then); undefined while the node cannot be asked.

@@ -8,6 +8,7 @@ import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger } from '../db/refund-ledger';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { WatcherProgressStore } from '../db/watcher-progress';
+import { OwnerRefundAddresses } from '../db/owner-refund-address';
 import { loadDepositSeed } from '../lib/deposit-seed';
 import { chainClient } from '../lib/chain-client';
 import type { DepositDeps } from './deps';
@@ -156,6 +157,7 @@ function depositDeps(
     },
     seed,
     store,
+    owners: new OwnerRefundAddresses(database),
     confirmations: (chain) => confirmationsFor(confirmations, chain),
     checkpoint: async (chain) => (await progress.checkpoint(chain))?.number,
     signalled: async (chain, txHash) => (await progress.signals(chain)).some((t) => t.txHash.toLowerCase() === txHash),

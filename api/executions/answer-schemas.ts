@@ -183,6 +183,11 @@ export const executionRecordSchema = {
         },
       },
     },
+    ownerRefundAddress: {
+      ...ref('OwnerRefundAddress'),
+      description:
+        'on GET of one execution: the refund address its owner set by a signed command (POST …/refund-address), and what it covers',
+    },
     refundPolicy: {
       type: 'object',
       additionalProperties: false,
@@ -277,6 +282,26 @@ export const listAnswerSchema = {
     },
     nextPageToken: { type: 'string', description: 'absent on the last page; pass as pageToken for the next one' },
   },
+} as const;
+
+/** The refund address an owner set: the address, the deposit and the payer it covers, when. */
+export const ownerRefundAddressSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['refundAddress', 'txHash', 'setAt'],
+  properties: {
+    refundAddress: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55' },
+    txHash: { type: 'string', description: "the execution's own deposit's transaction: its refund goes there" },
+    payer: { type: 'string', description: "that deposit's payer (lowercase): its other transfers to the execution are refunded there too" },
+    setAt: { ...isoTime, description: "the command's time (its envelope's timestamp)" },
+  },
+} as const;
+
+export const ownerRefundAnswerSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['result'],
+  properties: { result: ref('OwnerRefundAddress') },
 } as const;
 
 /** The batch lookup's answer: per item the record, or its own error. */

@@ -22,6 +22,7 @@ import {
 import {
   PAGE_SIZE,
   type cancelBodySchema,
+  type refundAddressBodySchema,
   executionIdParamSchema,
   listQuerySchema,
   type submitBodySchema,
@@ -50,6 +51,17 @@ const executionLinks = Object.fromEntries(
     },
   ]),
 );
+
+/** What a wallet's signed action on one execution (cancel, the refund address) answers besides its success and its 409. */
+const signedActionAnswers = (more400: string) => ({
+  400: execError(
+    `off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify${more400}`,
+  ),
+  404: execError('no such execution for this wallet'),
+  413: execError('body over bodyLimitBytes (64 KiB)'),
+  ...busy('execution', perClient),
+  500: execError('a fault of the service itself; no details'),
+});
 
 /** The execution routes, each path once: prepare and list, submit, deposit, read, cancel, the event stream. */
 export function executionPaths(): Json {
@@ -202,14 +214,29 @@ export function executionPaths(): Json {
         requestBody: body('CancelRequest'),
         responses: {
           200: answer('cancelled (or already CANCELLED: nothing written); the record', ref('ExecutionRecordAnswer')),
-          400: execError(
-            'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
-          ),
-          404: execError('no such execution for this wallet'),
+          ...signedActionAnswers(''),
           409: execError('the execution is SIGNING or EXPIRED and can no longer be cancelled'),
-          413: execError('body over bodyLimitBytes (64 KiB)'),
-          ...busy('execution', perClient),
-          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}/refund-address': {
+      post: {
+        operationId: 'setRefundAddress',
+        summary: "Set where refunds of the execution's own deposit go (signed by the wallet; no token)",
+        tags: ['executions'],
+        security: [],
+        description:
+          "The signer key signs (UTF-8, ed25519) `{domain} asks you to send refunds of execution {executionId} to {refundAddress}\\nWallet: {address}\\nTimestamp: {timestamp}`. The address then receives the refund of the execution's own deposit and of every transfer to the execution from that deposit's payer, never another payer's. A row held for want of a destination that it covers is due again. Changeable by a newer command until a refund of the execution is paying.",
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        requestBody: body('RefundAddressRequest'),
+        responses: {
+          200: answer('set (or the same command again: nothing written); the address in force', ref('OwnerRefundAnswer')),
+          ...signedActionAnswers(
+            '; a refundAddress with a wrong checksum, the zero address, a precompile or a deposit address of this service',
+          ),
+          409: execError(
+            '`REFUND_ADDRESS_STALE`: a command as new or newer is in force; `REFUND_PAYING`: a refund of the execution is being paid; `NO_DEPOSIT`: the execution holds no deposit yet; `NO_DEPOSIT_TARGET`: it has no deposit address',
+          ),
         },
       },
     },
@@ -258,7 +285,10 @@ export function executionPaths(): Json {
  * A signed body (submit, cancel) as the route checks it, with the configured domains declared as
  * the enum `connectEnvelope.domain` is held to.
  */
-export function withAllowedDomains(body: typeof submitBodySchema | typeof cancelBodySchema, allowedDomains: readonly string[]): Json {
+export function withAllowedDomains(
+  body: typeof submitBodySchema | typeof cancelBodySchema | typeof refundAddressBodySchema,
+  allowedDomains: readonly string[],
+): Json {
   const schema = component(body);
   const envelope = schema.properties.connectEnvelope;
   return {

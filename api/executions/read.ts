@@ -8,6 +8,8 @@ import type { ExecutionRecord, ExecutionStatus } from '../../domain/execution-st
 import type { ExecutionRecords } from './records';
 import { withReasons, type ChainProgress } from '../temporal/chain-progress';
 import type { StatusReason } from '../../domain/status-reason';
+import type { OwnerRefundAddresses } from '../../db/owner-refund-address';
+import { answerOf, type OwnerRefundAnswer } from './refund-address';
 import { RECORD_REFUND_ROWS, refundSummary, type RefundSummary } from './refund-summary';
 
 export interface ListRequest {
@@ -23,6 +25,8 @@ export interface ListRequest {
  */
 export type ExecutionAnswer = ExecutionRecord & {
   statusReason?: StatusReason;
+  /** The refund address the owner set by a signed command, on GET of one execution. */
+  ownerRefundAddress?: OwnerRefundAnswer;
   refunds?: { total: number; url: string; rows?: RefundSummary[] };
 };
 
@@ -38,6 +42,7 @@ export class ReadExecutions {
     private readonly store: ExecutionStore,
     private readonly refunds: RefundLedger,
     private readonly progress: ChainProgress,
+    private readonly owners?: OwnerRefundAddresses,
   ) {}
 
   /** The record with its status reason (the chain watcher asked whether its deposit is confirming). */
@@ -50,7 +55,13 @@ export class ReadExecutions {
   async answer(record: ExecutionRecord): Promise<ExecutionAnswer> {
     const [answer] = await this.withRefunds([await this.reasoned(record)]);
     const rows = await this.refunds.ofExecution(executionWorkflowId(record.wallet, record.executionId), RECORD_REFUND_ROWS);
-    return { ...answer!, refunds: { ...answer!.refunds!, rows: rows.map(refundSummary) } };
+    const target = record.depositTarget;
+    const owner = target && this.owners ? await this.owners.of(target.chain, target.address) : undefined;
+    return {
+      ...answer!,
+      ...(owner ? { ownerRefundAddress: answerOf(owner) } : {}),
+      refunds: { ...answer!.refunds!, rows: rows.map(refundSummary) },
+    };
   }
 
   /** One page of the wallet's executions from the read model, newest first. */

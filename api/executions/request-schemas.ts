@@ -152,6 +152,28 @@ export const cancelBodySchema = {
   },
 } as const;
 
+/** The owner's command that sets where refunds of its execution go (signed like cancel). */
+export const refundAddressBodySchema = {
+  $id: 'RefundAddressRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['refundAddress', 'publicKey', 'signature', 'connectEnvelope'],
+  properties: {
+    refundAddress: {
+      type: 'string',
+      pattern: '^0x[0-9a-fA-F]{40}$',
+      description:
+        "where refunds of the execution's own deposit, and of the transfers of its payer, go: EIP-55 checked when in mixed case; never a deposit address of this service, the zero address or a precompile",
+    },
+    publicKey: submitBodySchema.properties.publicKey,
+    signature: {
+      ...submitBodySchema.properties.signature,
+      description: 'ed25519 signature of the refund address message; base58 text must decode to exactly 64 bytes',
+    },
+    connectEnvelope: submitBodySchema.properties.connectEnvelope,
+  },
+} as const;
+
 /** Page sizes of the list route. */
 export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
 
@@ -174,6 +196,7 @@ export type PrepareRequest = FromSchema<typeof prepareBodySchema>;
 export type SubmitRequest = FromSchema<typeof submitBodySchema>;
 /** The cancel route's body: the wallet's signature of the cancel message, with its envelope. */
 export type CancelRequest = FromSchema<typeof cancelBodySchema>;
+export type RefundAddressRequest = FromSchema<typeof refundAddressBodySchema>;
 /** The list route's query string, before its statuses and page size are read. */
 export type ListQuery = FromSchema<typeof listQuerySchema>;
 /** A reported deposit; the schema's asset pattern spells a DepositAsset. */

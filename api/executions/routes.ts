@@ -23,6 +23,7 @@ import {
   listQuerySchema,
   lookupBodySchema,
   prepareBodySchema,
+  refundAddressBodySchema,
   submitBodySchema,
   walletParamSchema,
   type CancelRequest,
@@ -30,6 +31,7 @@ import {
   type ListQuery,
   type LookupRequest,
   type PrepareRequest,
+  type RefundAddressRequest,
   type SubmitRequest,
 } from './request-schemas';
 import { jsonDepth, validator } from '../http/validate';
@@ -41,6 +43,7 @@ const validPrepareBody = validator<PrepareRequest>(prepareBodySchema, 'request b
 const validSubmitBody = validator<SubmitRequest>(submitBodySchema, 'request body');
 const validDepositBody = validator<DepositRequest>(depositBodySchema, 'request body');
 const validCancelBody = validator<CancelRequest>(cancelBodySchema, 'request body');
+const validRefundAddressBody = validator<RefundAddressRequest>(refundAddressBodySchema, 'request body');
 const validLookupBody = validator<LookupRequest>(lookupBodySchema, 'request body');
 const validListQuery = validator<ListQuery>(listQuerySchema, 'query string', '');
 
@@ -169,6 +172,14 @@ export function executionRoutes(
     const record = await executions.cancel(wallet, executionId, body, walletBudget(ctx, limits, wallet));
     ctx.state.outcome = record.status;
     ctx.body = { result: record };
+  });
+
+  router.post('/api/v1/executions/:wallet/:executionId/refund-address', limits.authFailures, limits.publicRoute, async (ctx) => {
+    const wallet = validWallet(ctx.params.wallet);
+    const executionId = validExecutionId(ctx.params.executionId);
+    const body = validRefundAddressBody(await readJsonBody(ctx, limit));
+    ctx.state.workflowId = executionWorkflowId(wallet, executionId);
+    ctx.body = { result: await executions.setRefundAddress(wallet, executionId, body, walletBudget(ctx, limits, wallet)) };
   });
 
   router.get('/api/v1/executions/:wallet/:executionId/events', limits.publicRoute, async (ctx) => {

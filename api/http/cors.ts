@@ -5,7 +5,7 @@ const EXECUTIONS = /^\/api\/v1\/executions\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?\
 
 /**
  * The methods a browser may use cross-origin on `path`: only the public execution routes (no
- * token: submit, cancel, read one, list, events, the batch lookup). The token routes (prepare, deposit, whitelists)
+ * token: submit, cancel, the refund address, read one, list, events, the batch lookup). The token routes (prepare, deposit, whitelists)
  * get no CORS headers at all, so no browser origin can call them with a user's credentials.
  */
 export function publicMethods(path: string): Array<'GET' | 'POST'> {
@@ -14,7 +14,7 @@ export function publicMethods(path: string): Array<'GET' | 'POST'> {
   const [, first, second, third] = m;
   if (second === undefined) return first === 'lookup' ? ['POST'] : ['GET']; // the batch lookup; list (POST here is prepare, with a token)
   if (third === undefined) return second === 'submit' ? ['POST'] : ['GET']; // submit (no executionId is "submit"); read one
-  if (third === 'cancel') return ['POST'];
+  if (third === 'cancel' || third === 'refund-address') return ['POST'];
   if (third === 'events') return ['GET'];
   return []; // deposit
 }

@@ -3,13 +3,18 @@ import { OPEN_REFUND_STATES } from '../../domain/refund-states';
 import { FINAL_STATUSES, type ExecutionRecord } from '../../domain/execution-record';
 import type { StatusReason } from '../../domain/status-reason';
 import type { RefundSummary } from '../executions/refund-summary';
+import type { OwnerRefundAnswer } from '../executions/refund-address';
 import { markup, trusted, type Html } from '../http/html';
 import { documentOf } from '../http/pages';
 import { HISTORY_WORDS, HOLD_WORDS, REFUND_REASON_WORDS, REFUND_STATE_WORDS, STATUS_WORDS } from './words';
 
 /** What the execution page shows: the record as GET answers it, and what the deployment says of its chain. */
 export interface ExecutionPageView {
-  record: ExecutionRecord & { statusReason: StatusReason; refunds?: { total: number; rows?: RefundSummary[] } };
+  record: ExecutionRecord & {
+    statusReason: StatusReason;
+    refunds?: { total: number; rows?: RefundSummary[] };
+    ownerRefundAddress?: OwnerRefundAnswer;
+  };
   /** The block explorer of the deposit's chain (CHAIN_EXPLORERS); absent: no links. */
   explorer?: string;
   /** DEPOSIT_CONFIRMATIONS of the deposit's chain. */
@@ -97,6 +102,12 @@ function target({ record, explorer }: ExecutionPageView): Html {
         t.refundAddress
           ? markup`<dt>Refunds go to</dt>
               <dd>${chainLink(explorer, 'address', t.refundAddress)}</dd>`
+          : ''
+      }
+      ${
+        record.ownerRefundAddress
+          ? markup`<dt>Your refunds go to</dt>
+              <dd data-owner-refund="${record.ownerRefundAddress.refundAddress}">${chainLink(explorer, 'address', record.ownerRefundAddress.refundAddress)}, set by the owner at ${time(record.ownerRefundAddress.setAt)}: the deposit's refund and its payer's other transfers</dd>`
           : ''
       }
     </dl>

@@ -2,7 +2,7 @@ import { toBase58 } from '../../domain/encoding.js';
 import { IntentServiceError } from './errors.js';
 import { send, sleep, type CallOptions, type Pace } from './http.js';
 import type { paths } from './openapi.js';
-import { signCancel, signSubmit, type KeyEncoding, type Signer, type SubmitSigning } from './signing.js';
+import { signCancel, signRefundAddress, signSubmit, type KeyEncoding, type Signer, type SubmitSigning } from './signing.js';
 import { readEvents } from './sse.js';
 import {
   FINAL_STATUSES,
@@ -14,6 +14,7 @@ import {
   type ExecutionRefund,
   type ExecutionStatus,
   type LookupItem,
+  type OwnerRefundAddress,
   type PrepareRequest,
   type SubmitAnswer,
 } from './types.js';
@@ -28,6 +29,7 @@ const ROUTES = {
   events: '/api/v1/executions/{wallet}/{executionId}/events',
   deposits: '/api/v1/deposits/{chain}/{txHash}',
   lookup: '/api/v1/executions/lookup',
+  refundAddress: '/api/v1/executions/{wallet}/{executionId}/refund-address',
 } as const satisfies Record<string, keyof paths>;
 
 /** A route with its `{name}` segments filled in, each URL-encoded. */
@@ -136,6 +138,23 @@ export class IntentClient {
     const wallet = input.wallet ?? walletOf(signer);
     const body = await signCancel(signer, { ...input, wallet, executionId });
     return this.record('POST', route(ROUTES.cancel, { wallet, executionId }), body, true, options);
+  }
+
+  /**
+   * Signs with `signer` where refunds of the execution's own deposit, and of that deposit's payer's
+   * other transfers, go, and sends it; answers the address in force. A retry of the same command is
+   * answered as it was; an older one is 409 `REFUND_ADDRESS_STALE`.
+   */
+  async setRefundAddress(
+    signer: Signer,
+    executionId: string,
+    input: CancelInput & { refundAddress: string },
+    options: CallOptions = {},
+  ): Promise<OwnerRefundAddress> {
+    const wallet = input.wallet ?? walletOf(signer);
+    const body = await signRefundAddress(signer, { ...input, wallet, executionId });
+    const response = await this.call('POST', route(ROUTES.refundAddress, { wallet, executionId }), body, true, options);
+    return ((await response.json()) as { result: OwnerRefundAddress }).result;
   }
 
   /** The execution's record. */

@@ -122,6 +122,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/{wallet}/{executionId}/refund-address": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set where refunds of the execution's own deposit go (signed by the wallet; no token)
+         * @description The signer key signs (UTF-8, ed25519) `{domain} asks you to send refunds of execution {executionId} to {refundAddress}\nWallet: {address}\nTimestamp: {timestamp}`. The address then receives the refund of the execution's own deposit and of every transfer to the execution from that deposit's payer, never another payer's. A row held for want of a destination that it covers is due again. Changeable by a newer command until a refund of the execution is paying.
+         */
+        post: operations["setRefundAddress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{wallet}/{executionId}/events": {
         parameters: {
             query?: never;
@@ -703,6 +723,41 @@ export interface components {
                 timestamp: number;
             };
         };
+        RefundAddressRequest: {
+            /** @description where refunds of the execution's own deposit, and of the transfers of its payer, go: EIP-55 checked when in mixed case; never a deposit address of this service, the zero address or a precompile */
+            refundAddress: string;
+            /** @description the execution's signer key: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
+            publicKey: string;
+            /** @description ed25519 signature of the refund address message; base58 text must decode to exactly 64 bytes */
+            signature: string;
+            connectEnvelope: {
+                /** @description must equal the {wallet} path parameter */
+                address: string;
+                /**
+                 * @description one of the configured allowed domains
+                 * @enum {string}
+                 */
+                domain: "localhost";
+                /** @description Unix seconds, at most envelopeMaxAgeS (300) from the server's clock */
+                timestamp: number;
+            };
+        };
+        OwnerRefundAddress: {
+            /** @description EIP-55 */
+            refundAddress: string;
+            /** @description the execution's own deposit's transaction: its refund goes there */
+            txHash: string;
+            /** @description that deposit's payer (lowercase): its other transfers to the execution are refunded there too */
+            payer?: string;
+            /**
+             * Format: date-time
+             * @description the command's time (its envelope's timestamp)
+             */
+            setAt: string;
+        };
+        OwnerRefundAnswer: {
+            result: components["schemas"]["OwnerRefundAddress"];
+        };
         WhitelistChange: {
             /** @enum {string} */
             op_type: "add_entry" | "remove_entry";
@@ -863,6 +918,8 @@ export interface components {
                     needed: number;
                 };
             };
+            /** @description on GET of one execution: the refund address its owner set by a signed command (POST …/refund-address), and what it covers */
+            ownerRefundAddress?: components["schemas"]["OwnerRefundAddress"];
             /** @description set on prepare's answer when it names a deposit: what becomes of a transfer the execution does not take */
             refundPolicy?: {
                 /** @description whether the service pays it back by itself (REFUND_PAYMENTS) */
@@ -1809,6 +1866,124 @@ export interface operations {
                 };
             };
             /** @description the execution is SIGNING or EXPIRED and can no longer be cancelled */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setRefundAddress: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundAddressRequest"];
+            };
+        };
+        responses: {
+            /** @description set (or the same command again: nothing written); the address in force */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OwnerRefundAnswer"];
+                };
+            };
+            /** @description off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify; a refundAddress with a wrong checksum, the zero address, a precompile or a deposit address of this service */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `REFUND_ADDRESS_STALE`: a command as new or newer is in force; `REFUND_PAYING`: a refund of the execution is being paid; `NO_DEPOSIT`: the execution holds no deposit yet; `NO_DEPOSIT_TARGET`: it has no deposit address */
             409: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

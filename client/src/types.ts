@@ -18,6 +18,9 @@ type WithAnyDomain<T extends { connectEnvelope: object }> = Omit<T, 'connectEnve
 };
 export type SubmitRequest = WithAnyDomain<Schemas['SubmitRequest']>;
 export type CancelRequest = WithAnyDomain<Schemas['CancelRequest']>;
+export type RefundAddressRequest = WithAnyDomain<Schemas['RefundAddressRequest']>;
+/** The refund address an owner set, and what it covers. */
+export type OwnerRefundAddress = Schemas['OwnerRefundAddress'];
 export type SubmitAnswer = Schemas['SubmitAnswer']['result'];
 export type ExecutionList = Schemas['ExecutionList'];
 /** One transfer of a transaction the deposit lookup knows of: taken by an execution, or owed back (`refund`). */
