@@ -29,6 +29,26 @@ import {
   walletParamSchema,
 } from './request-schemas';
 
+/**
+ * One event of the stream as an EventSource parses it (`event`, `data`, `id`, `retry`): the shape
+ * each parsed event of the stream has, so that a client or a contract test can check it.
+ */
+const sseEventSchema = {
+  type: 'object',
+  description:
+    'one event of the stream, as parsed: `event: status` carries an ExecutionRecord, `event: refund` an ExecutionRefund, as JSON in `data`',
+  properties: {
+    event: { type: 'string', enum: ['status', 'refund'] },
+    data: {
+      type: 'string',
+      contentMediaType: 'application/json',
+      description: 'the record (status) or the refunds ledger row (refund), JSON',
+    },
+    id: { type: 'string', pattern: '^[0-9]+(\\.[0-9a-f]{16})?$', description: "the stream's position, on the last event of each write" },
+    retry: { type: 'integer', minimum: 0, description: 'milliseconds an EventSource waits before it reconnects' },
+  },
+};
+
 /** From prepare's 201 to the calls a client makes next on the same execution (OpenAPI links). */
 const executionLinks = Object.fromEntries(
   (
@@ -38,6 +58,8 @@ const executionLinks = Object.fromEntries(
       ['depositExecution', 'the deposit of the execution just prepared'],
       ['submitExecution', 'submit the signature of the execution just prepared (its executionId goes in the body)'],
       ['cancelExecution', 'the cancel of the execution just prepared'],
+      ['setRefundAddress', "where the execution's refund goes, once its deposit has arrived"],
+      ['executionStatusPage', "the depositor's status page of the execution just prepared"],
     ] as const
   ).map(([operationId, description]) => [
     operationId,
@@ -169,7 +191,16 @@ export function executionPaths(): Json {
         parameters: [param('wallet'), param('executionId'), param('requestId')],
         requestBody: body('DepositRequest'),
         responses: {
-          200: answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
+          200: {
+            ...answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
+            links: {
+              lookupDeposit: {
+                operationId: 'lookupDeposit',
+                parameters: { chain: '$response.body#/result/deposit/chain', txHash: '$response.body#/result/deposit/txHash' },
+                description: 'what became of the transaction of the deposit just recorded',
+              },
+            },
+          },
           400: execError('path or body invalid'),
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:deposit'),
@@ -265,7 +296,7 @@ export function executionPaths(): Json {
           200: {
             description: 'the event stream',
             headers: requestIdHeader,
-            content: { 'text/event-stream': { schema: { type: 'string' } } },
+            content: { 'text/event-stream': { schema: sseEventSchema } },
           },
           204: {
             description: 'the final record and its settled refunds were already received (Last-Event-ID): nothing more will come',

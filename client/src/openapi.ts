@@ -2074,7 +2074,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event?: "status" | "refund";
+                        /** @description the record (status) or the refunds ledger row (refund), JSON */
+                        data?: string;
+                        /** @description the stream's position, on the last event of each write */
+                        id?: string;
+                        /** @description milliseconds an EventSource waits before it reconnects */
+                        retry?: number;
+                    };
                 };
             };
             /** @description the final record and its settled refunds were already received (Last-Event-ID): nothing more will come */
