@@ -4,6 +4,7 @@ import { ServiceError, notFound } from '../domain/errors';
 import { corsMiddleware } from './http/cors';
 import type { AppDeps } from './deps';
 import { errorMiddleware } from './http/errors';
+import { allowHeader, contractMethods } from './http/contract-methods';
 import { ExecutionEventHub } from './executions/events';
 import { ExecutionService } from './executions/service';
 import { RECORD_REFUND_ROWS, refundSummary } from './executions/refund-summary';
@@ -16,6 +17,8 @@ import { docsRoutes } from './operations/docs-routes';
 import { executionRoutes } from './executions/routes';
 import { refundRoutes } from './refunds/routes';
 import { depositRoutes } from './deposits/routes';
+import { statusPageRoutes } from './status/routes';
+import { ASSETS, CONTENT_SECURITY_POLICY } from './http/pages';
 import { healthRoutes, operatorRoutes, probeTemporal } from './operations/routes';
 import { SharedProbe } from './operations/readiness';
 import { nodeName } from '../domain/node-names';
@@ -61,10 +64,13 @@ export function createApp(deps: AppDeps): ServiceApp {
   const limits = createRateLimits(deps.config, deps.limiterStore);
 
   healthRoutes(router, new SharedProbe(() => probeTemporal(deps), READINESS_MAX_AGE_MS));
-  docsRoutes(router, buildOpenApiDocument(deps.config));
+  const document = buildOpenApiDocument(deps.config);
+  docsRoutes(router, document);
+  const methodsOf = contractMethods(document as Parameters<typeof contractMethods>[0]);
   executionRoutes(router, deps, executions, limits, events);
   refundRoutes(router, deps, limits);
-  depositRoutes(router, deps, limits);
+  depositRoutes(router, deps, limits, executions.progress);
+  statusPageRoutes(router, deps, executions, limits);
   whitelistRoutes(router, deps, whitelists, limits);
   // Node reads wait as long as a batch waits for its nodes by default (RequestConfig.TimeoutMs).
   whitelistReadRoutes(
@@ -86,13 +92,29 @@ export function createApp(deps: AppDeps): ServiceApp {
   app.use(async (ctx, next) => {
     // Whitelist paths answer in their own error style even when no route matched (e.g. GET).
     if (ctx.path.startsWith('/chain/')) ctx.state.errorStyle = 'whitelist';
+    if (ctx.path.startsWith('/status/') || ctx.path.startsWith(`${ASSETS}/`)) {
+      // The status pages: their errors are pages, and every answer is locked to this origin's script and style.
+      ctx.state.errorStyle = 'page';
+      ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Referrer-Policy', 'no-referrer');
+    }
     await next();
   });
   // Upstream of the router, so that it sees what allowedMethods made of the request first: a
   // known path with another method (or an unknown method, which the router answers 501) is 405
   // with the router's `Allow` header (RFC 9110 §15.5.6); only an unknown path is 404.
   app.use(async (ctx, next) => {
+    // The contract says which methods a path has (its parameters' patterns included): another is
+    // 405 before any route sees it, and OPTIONS names those only.
+    const allowed = methodsOf(ctx.path);
+    const asked = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+    if (allowed.size > 0 && ctx.method !== 'OPTIONS' && !allowed.has(asked)) {
+      ctx.set('Allow', allowHeader(allowed));
+      throw new ServiceError(405, 'METHOD_NOT_ALLOWED', `method not allowed on this path; allowed: ${allowHeader(allowed)}`);
+    }
     await next();
+    if (allowed.size > 0 && ctx.method === 'OPTIONS' && ctx.response.get('Allow')) ctx.set('Allow', allowHeader(allowed));
     if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
       throw new ServiceError(405, 'METHOD_NOT_ALLOWED', `method not allowed on this path; allowed: ${ctx.response.get('Allow')}`);
     }

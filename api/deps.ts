@@ -6,6 +6,7 @@ import type { ApiConfig } from '../config/config';
 import type { ExecutionStore } from '../db/execution-store';
 import type { RefundLedger } from '../db/refund-ledger';
 import type { DepositAddressStore } from '../db/deposit-addresses';
+import type { OwnerRefundAddresses } from '../db/owner-refund-address';
 import type { DepositProof } from '../domain/deposit-proof';
 import type { PayerKind } from '../domain/payer-kind';
 import type { Deposit, DepositTarget } from '../domain/execution-state';
@@ -43,9 +44,19 @@ export interface DepositDeps {
   /** The deposit account's extended public key (DEPOSIT_XPUB_FILE): new addresses derive from it. */
   xpub: HDKey;
   store: DepositAddressStore;
+  /** The refund addresses owners set by a signed command (decision 0098). */
+  owners: OwnerRefundAddresses;
   /**
    * Whether the chain's node offers call traces (value sent by contracts' internal calls is seen
    * only then); undefined while the node cannot be asked.
    */
   traces(): Promise<boolean | undefined>;
+  /** Blocks a deposit on `chain` needs, counting its own (DEPOSIT_CONFIRMATIONS); undefined for a chain without a number. */
+  confirmations(chain: string): number | undefined;
+  /** The block the chain's node shows transaction `txHash` mined in; undefined while it shows none. Rejects while it cannot be asked. */
+  transactionBlock(txHash: string): Promise<number | undefined>;
+  /** The chain watcher's last confirmed block on `chain`, as the read model keeps it (undefined before its first); rejects while the read model is down. */
+  checkpoint(chain: string): Promise<number | undefined>;
+  /** Whether the watcher recorded a transfer of `txHash` (lowercase) on `chain` as signalled or owed, near its checkpoint (the read model's chain_signals). */
+  signalled(chain: string, txHash: string): Promise<boolean>;
 }

@@ -8,6 +8,8 @@ import { ExecutionStore } from '../db/execution-store';
 import { RefundLedger } from '../db/refund-ledger';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { readDepositXpub } from '../lib/deposit-derivation';
+import { WatcherProgressStore } from '../db/watcher-progress';
+import { OwnerRefundAddresses } from '../db/owner-refund-address';
 import { chainClient } from '../lib/chain-client';
 import type { DepositDeps } from './deps';
 import { confirmationsFor, type ConfirmationsRule } from '../config/confirmations';
@@ -143,6 +145,7 @@ function depositDeps(
   const xpub = readDepositXpub(xpubFile);
   const rpc = chainClient(rpcUrl);
   const store = new DepositAddressStore(database);
+  const progress = new WatcherProgressStore(database);
   let chain: Promise<string> | undefined;
   let traces: boolean | undefined;
   return {
@@ -158,6 +161,17 @@ function depositDeps(
     },
     xpub,
     store,
+    owners: new OwnerRefundAddresses(database),
+    confirmations: (chain) => confirmationsFor(confirmations, chain),
+    checkpoint: async (chain) => (await progress.checkpoint(chain))?.number,
+    signalled: async (chain, txHash) => (await progress.signals(chain)).some((t) => t.txHash.toLowerCase() === txHash),
+    async transactionBlock(txHash) {
+      const receipt = await rpc.getTransactionReceipt({ hash: txHash as `0x${string}` }).catch((err: unknown) => {
+        if ((err as Error).name === 'TransactionReceiptNotFoundError') return undefined;
+        throw err;
+      });
+      return receipt === undefined ? undefined : Number(receipt.blockNumber);
+    },
     chain() {
       chain ??= rpc.getChainId().then((id) => `evm:${id}`);
       // A failed ask is not kept: the next prepare asks again.

@@ -73,3 +73,28 @@ export const secondsToMs = (seconds: number): number => 1000 * seconds;
 
 /** A port that may be `off`: undefined then. */
 export const offIsNone = (port: number | 'off'): number | undefined => (port === 'off' ? undefined : port);
+
+/** The block explorers known without CHAIN_EXPLORERS (Etherscan's, for the chains whose confirmations are known); none for dev chains. */
+export const DEFAULT_CHAIN_EXPLORERS: Readonly<Record<string, string>> = Object.freeze({
+  'evm:1': 'https://etherscan.io',
+  'evm:11155111': 'https://sepolia.etherscan.io',
+  'evm:17000': 'https://holesky.etherscan.io',
+});
+
+/** CHAIN_EXPLORERS over the defaults: chain → base URL (https, no trailing slash); `none` removes a chain's. */
+export function chainExplorers(text: string | undefined): Readonly<Record<string, string>> {
+  const explorers: Record<string, string> = { ...DEFAULT_CHAIN_EXPLORERS };
+  for (const item of (text ?? '').split(',').map((i) => i.trim())) {
+    if (item === '') continue;
+    const m = /^(evm:[1-9][0-9]{0,18})=(.+)$/.exec(item);
+    if (!m) throw new ConfigError(`CHAIN_EXPLORERS: ${JSON.stringify(item.slice(0, 100))} is not evm:<chainId>=<https URL or none>`);
+    if (m[2] === 'none') {
+      delete explorers[m[1]!];
+      continue;
+    }
+    const url = httpUrl('CHAIN_EXPLORERS', m[2]!);
+    if (!url.startsWith('https://')) throw new ConfigError(`CHAIN_EXPLORERS: ${m[2]} must be an https URL`);
+    explorers[m[1]!] = url;
+  }
+  return explorers;
+}

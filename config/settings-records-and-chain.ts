@@ -1,7 +1,7 @@
 import { parseConfirmations } from './confirmations';
 import { parseDepositTokens } from './deposit-tokens';
 import type { SettingsTable } from './setting-row';
-import { chainRpcUrl, inProject, inProjectIfSet, refundLimits, refundMinimums } from './setting-converters';
+import { chainExplorers, chainRpcUrl, inProject, inProjectIfSet, refundLimits, refundMinimums } from './setting-converters';
 
 /** The service's settings, second part: the read model, on-chain deposits, refunds and webhooks. */
 export const RECORDS_AND_CHAIN_SETTINGS = {
@@ -50,6 +50,16 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     description:
       'ERC-20 tokens prepare accepts as `deposit.asset` `erc20:<address>` and the watcher reads `Transfer` logs of: `evm:<chainId>:<address>=<SYMBOL>:<decimals>`, comma-separated; a token that does not emit the standard `Transfer` event for every balance change must not be listed',
   },
+  CHAIN_EXPLORERS: {
+    kind: 'string',
+    defaultText:
+      '`evm:1` https://etherscan.io, `evm:11155111` https://sepolia.etherscan.io, `evm:17000` https://holesky.etherscan.io; any other chain (the dev chains included): none',
+    config: 'explorers',
+    toConfig: chainExplorers,
+    readBy: 'api',
+    description:
+      'the block explorer the status pages link transactions, addresses and blocks to, per chain: `evm:<chainId>=<https URL>` pairs, comma-separated (`<URL>/tx/<hash>`, `<URL>/address/<address>`, `<URL>/block/<number>`); `evm:<chainId>=none` links nothing on that chain',
+  },
   CHAIN_POLL_INTERVAL_MS: {
     kind: 'integer',
     min: 50,
@@ -74,7 +84,7 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     max: 10000,
     default: 128,
     config: 'chain.windowSize',
-    readBy: 'worker',
+    readBy: 'api, worker',
     description:
       'recent blocks the watcher keeps to detect a reorg (more than DEPOSIT_CONFIRMATIONS); a signalled deposit is checked for a deep reorg while its block is within it',
   },
@@ -111,7 +121,7 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     values: ['on', 'off'],
     default: 'on',
     config: 'refunds.payments',
-    readBy: 'worker',
+    readBy: 'api, worker',
     description:
       'whether the workers pay refunds ledger rows back on the chain by themselves (`refund:<chain>:<address>` workflows); `off`: no new refund is signed, one already signed is still watched until its nonce is mined',
   },
@@ -130,7 +140,7 @@ export const RECORDS_AND_CHAIN_SETTINGS = {
     defaultText: '`evm:31337` and `evm:1337`: 0.01 tUSD (`evm:31337:tUSD=10000`); any other asset: none',
     config: 'refunds.minimums',
     toConfig: refundMinimums,
-    readBy: 'worker',
+    readBy: 'api, worker',
     description:
       'the least a refunds ledger row is paid back by the service, in base units, per asset (written like REFUND_LIMITS); a row below it is held `too-small` as it is written, with no refund workflow and no webhook. A token that REFUND_LIMITS lets the service pay back must have one (the worker and the API refuse to start without it): its refund costs the gas account a top-up and a fee whatever the amount',
   },

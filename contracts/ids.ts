@@ -5,6 +5,11 @@
 
 export const WALLET_PATTERN = '^[A-Za-z0-9._-]{1,128}$';
 /**
+ * A wallet in a route: a WALLET_PATTERN except `lookup`, the word that stands where a wallet stands
+ * in `POST /api/v1/executions/lookup` (never a base58 key: base58 has no `l`).
+ */
+export const WALLET_PARAM_PATTERN = '^(?!lookup$)[A-Za-z0-9._-]{1,128}$';
+/**
  * An execution id: 1 to 128 of `A-Za-z0-9._-`, except the words that stand where an id stands in a
  * route (`submit`: `/api/v1/executions/{wallet}/submit`) and the dot segments `.` and `..`, which
  * clients and proxies collapse out of a path.

@@ -14,6 +14,8 @@ export interface RefundSource {
   workflowId: string;
   /** prepare's deposit.refundAddress (lowercase), if it named one. */
   refundAddress?: string;
+  /** The refund address the execution's owner set (db/owner-refund-address.ts), with what it covers. */
+  owner?: { address: string; payer?: string; txHash: string };
   /** Transactions the refunder saw mined from the address: the nonce its next refund must find. */
   noncesMined: number;
   /** How its key derives from the seed. */
@@ -135,7 +137,17 @@ export class RefundPayments {
   async source(chain: string, address: string): Promise<RefundSource | undefined> {
     const d = await this.database.db
       .selectFrom('deposit_addresses')
-      .select(['chain', 'address', 'workflow_id', 'refund_address', 'refund_nonces_mined', 'key_derivation'])
+      .select([
+        'chain',
+        'address',
+        'workflow_id',
+        'refund_address',
+        'refund_nonces_mined',
+        'owner_refund_address',
+        'owner_refund_payer',
+        'owner_refund_tx',
+        'key_derivation',
+      ])
       .where('chain', '=', chain)
       .where('address', '=', address.toLowerCase())
       .executeTakeFirst();
@@ -145,6 +157,15 @@ export class RefundPayments {
         address: d.address,
         workflowId: d.workflow_id,
         ...(d.refund_address === null ? {} : { refundAddress: d.refund_address }),
+        ...(d.owner_refund_address === null
+          ? {}
+          : {
+              owner: {
+                address: d.owner_refund_address,
+                txHash: d.owner_refund_tx!,
+                ...(d.owner_refund_payer === null ? {} : { payer: d.owner_refund_payer }),
+              },
+            }),
         noncesMined: Number(d.refund_nonces_mined),
         derivation: d.key_derivation as KeyDerivation,
       }

@@ -45,6 +45,16 @@ export interface DepositAddressesTable {
   refund_address: string | null;
   /** Refund transactions (and cancels) mined from this address: the nonce its next refund must find. */
   refund_nonces_mined: Generated<number>;
+  /** Where the owner's signed command sends refunds of its own deposit and of that deposit's payer's transfers (lowercase). */
+  owner_refund_address: string | null;
+  /** The payer (lowercase) whose transfers owner_refund_address covers. */
+  owner_refund_payer: string | null;
+  /** The execution's own deposit's transaction (lowercase), which owner_refund_address covers. */
+  owner_refund_tx: string | null;
+  /** The command's envelope timestamp (Unix seconds): a command not newer changes nothing. */
+  owner_refund_at: number | string | null;
+  /** The command's signature (canonical hex): the same command again is answered, not applied. */
+  owner_refund_signature: string | null;
   /** When the refund sweep last handed this address to a refund workflow (ISO time); null: never. */
   refund_swept_at: string | null;
   /** How its key derives from the seed (domain/deposit-key.ts KeyDerivation): `hmac-v0` for addresses issued before public derivation. */

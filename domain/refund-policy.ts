@@ -30,12 +30,20 @@ export interface RefundRowFacts {
   payerKind?: PayerKind;
   /** Set when a person approved paying it above the chain's limit. */
   approvedBy?: string;
+  /** The transfer's transaction (lowercase): the owner's refund address covers its own deposit's. */
+  txHash?: string;
 }
 
 /** What the refunder knows of the deposit address of a row. */
 export interface RefundSourceFacts {
   /** prepare's deposit.refundAddress (lowercase), if it named one. */
   refundAddress?: string;
+  /**
+   * The refund address the execution's owner set by a signed command (lowercase): it covers the
+   * execution's own deposit (`txHash`) and the transfers of that deposit's payer, never another
+   * payer's (decision 0098).
+   */
+  owner?: { address: string; payer?: string; txHash: string };
 }
 
 /**
@@ -54,11 +62,15 @@ export interface RefundRules {
 export const isTokenAsset = (asset: string | undefined): asset is `erc20:${string}` => asset?.startsWith('erc20:') === true;
 
 /**
- * Where a refund of `row` goes: the execution's refundAddress, else the transfer's payer when the
+ * Where a refund of `row` goes: the owner's refund address for the transfers it covers, else the
+ * execution's refundAddress, else the transfer's payer when the
  * chain showed one and it is not a contract (a relayer, forwarder or contract wallet may never
  * hand the money to a person). Or why it may not be paid automatically.
  */
 export function refundDestination(row: RefundRowFacts, source: RefundSourceFacts): { to: string } | { hold: HoldReason } {
+  const owner = source.owner;
+  if (owner && (row.txHash?.toLowerCase() === owner.txHash || (owner.payer !== undefined && row.sender?.toLowerCase() === owner.payer)))
+    return unreceivableAddress(owner.address) === undefined ? { to: owner.address } : { hold: 'refund-address-refused' };
   // A refundAddress accepted before prepare refused such addresses is never paid to.
   if (source.refundAddress !== undefined)
     return unreceivableAddress(source.refundAddress) === undefined ? { to: source.refundAddress } : { hold: 'refund-address-refused' };

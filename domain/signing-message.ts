@@ -1,5 +1,13 @@
 import { badRequest } from './errors';
 
+/** 400 for a field with a line break (it could forge another line of the message) or a timestamp that is no integer. */
+function checkFields(fields: Record<string, unknown>, timestamp: number): void {
+  for (const [name, value] of Object.entries(fields)) {
+    if (typeof value !== 'string' || /[\r\n]/.test(value)) throw badRequest(`${name} must be a string without line breaks`);
+  }
+  if (!Number.isSafeInteger(timestamp)) throw badRequest('timestamp must be an integer (Unix seconds)');
+}
+
 /** The fields of the text a frontend signs for an execution (docs/api-executions.md "What is signed, and where it is checked"). */
 export interface SigningMessageInput {
   /** The dApp domain of the wallet connection, `connectEnvelope.domain`. */
@@ -28,12 +36,7 @@ export interface SigningMessageInput {
  */
 export function buildSigningMessage(input: SigningMessageInput): string {
   const { domain, executionId, address, intentHash, timestamp } = input;
-  for (const [name, value] of Object.entries({ domain, executionId, address, intentHash })) {
-    if (typeof value !== 'string' || /[\r\n]/.test(value)) {
-      throw badRequest(`${name} must be a string without line breaks`);
-    }
-  }
-  if (!Number.isSafeInteger(timestamp)) throw badRequest('timestamp must be an integer (Unix seconds)');
+  checkFields({ domain, executionId, address, intentHash }, timestamp);
   return [
     `${domain} asks you to sign execution ${executionId}`,
     `Wallet: ${address}`,
@@ -64,11 +67,38 @@ export interface CancelMessageInput {
  */
 export function buildCancelMessage(input: CancelMessageInput): string {
   const { domain, executionId, address, timestamp } = input;
-  for (const [name, value] of Object.entries({ domain, executionId, address })) {
-    if (typeof value !== 'string' || /[\r\n]/.test(value)) {
-      throw badRequest(`${name} must be a string without line breaks`);
-    }
-  }
-  if (!Number.isSafeInteger(timestamp)) throw badRequest('timestamp must be an integer (Unix seconds)');
+  checkFields({ domain, executionId, address }, timestamp);
   return [`${domain} asks you to cancel execution ${executionId}`, `Wallet: ${address}`, `Timestamp: ${timestamp}`].join('\n');
+}
+
+/** What the refund address message names. */
+export interface RefundAddressMessageInput {
+  readonly domain: string;
+  readonly executionId: string;
+  readonly address: string;
+  /** The address refunds should go to, as sent (`0x` + 40 hex digits). */
+  readonly refundAddress: string;
+  /** Unix seconds. */
+  readonly timestamp: number;
+}
+
+/**
+ * The exact text a wallet signs (UTF-8, ed25519) to set where refunds of its execution go: three
+ * lines joined by `\n`, no trailing newline.
+ *
+ * ```
+ * {domain} asks you to send refunds of execution {executionId} to {refundAddress}
+ * Wallet: {address}
+ * Timestamp: {timestamp}
+ * ```
+ * @throws ServiceError 400 as buildSigningMessage does.
+ */
+export function buildRefundAddressMessage(input: RefundAddressMessageInput): string {
+  const { domain, executionId, address, refundAddress, timestamp } = input;
+  checkFields({ domain, executionId, address, refundAddress }, timestamp);
+  return [
+    `${domain} asks you to send refunds of execution ${executionId} to ${refundAddress}`,
+    `Wallet: ${address}`,
+    `Timestamp: ${timestamp}`,
+  ].join('\n');
 }

@@ -100,7 +100,7 @@ export function depositPaths(): Json {
           200: answer('the transfers of the transaction the service knows of', ref('DepositLookup')),
           400: execError('path invalid: a chain that is not `evm:<chainId>`, a txHash that is not `0x` + 64 hex digits'),
           404: execError(
-            'the service knows of no transfer of this transaction on this chain (yet: a transfer is seen once its confirmations are reached)',
+            'the service knows of no transfer of this transaction on this chain; `code` says what the chain watcher knows: `DEPOSIT_NOT_REACHED` (mined in a block the watcher has not read, or not yet counted past its confirmations: ask again), `NOT_A_DEPOSIT` (in a block it has counted past its confirmations: it paid no deposit address of this service), `NOT_FOUND` (the chain shows no such transaction, or the watcher cannot be asked)',
           ),
           ...busy('execution', perClient),
           503: answer('the read model is down; the same request may be sent again after Retry-After seconds', ref('Error'), retryAfter),

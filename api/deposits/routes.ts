@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
-import { notFound } from '../../domain/errors';
+import { ServiceError, notFound } from '../../domain/errors';
+import type { ChainProgress } from '../temporal/chain-progress';
 import type { ExecutionRecord, ExecutionStatus } from '../../domain/execution-state';
 import type { HoldReason, RefundRow, RefundState } from '../../contracts/refunds';
 import { fromReadModel } from '../http/read-model';
@@ -103,21 +104,65 @@ export function depositEntries(
   });
 }
 
+/** The entries of transaction `txHash` (lowercase) on `chain`, from the read model (503 while it is down). */
+export function readDepositEntries(
+  deps: Pick<AppDeps, 'refunds' | 'executionStore'>,
+  chain: string,
+  txHash: string,
+): Promise<DepositEntry[]> {
+  return fromReadModel('the read model', async () => {
+    const [rows, taken] = await Promise.all([deps.refunds.ofTransaction(chain, txHash), deps.executionStore.byDepositTx(chain, txHash)]);
+    const others = [...new Set(rows.map((r) => r.workflowId))].filter((id) => !taken.has(id));
+    const records = new Map([...taken, ...(await deps.executionStore.getMany(others))]);
+    return depositEntries(chain, txHash, rows, taken, records);
+  });
+}
+
+/**
+ * The 404 of a transaction the service knows no transfer of, with the chain watcher's word:
+ * `DEPOSIT_NOT_REACHED` (mined in a block the watcher has not read, or short of its
+ * confirmations), `NOT_A_DEPOSIT` (in a block the watcher has read: it paid no deposit address of
+ * this service), `NOT_FOUND` (the chain's node shows no such transaction, or cannot be asked).
+ */
+export async function unknownTransaction(progress: ChainProgress, chain: string, txHash: string): Promise<ServiceError> {
+  const where = await progress.transaction(chain, txHash);
+  if (where.kind === 'not-reached')
+    return new ServiceError(
+      404,
+      'DEPOSIT_NOT_REACHED',
+      `seen up to block ${where.seenUpTo}; transaction ${txHash} is in block ${where.blockNumber}: not read yet`,
+    );
+  if (where.kind === 'confirming')
+    return new ServiceError(
+      404,
+      'DEPOSIT_NOT_REACHED',
+      `transaction ${txHash} is in block ${where.blockNumber}, ${where.seen} of ${where.needed} confirmations deep: not counted yet`,
+    );
+  if (where.kind === 'settling')
+    return new ServiceError(
+      404,
+      'DEPOSIT_NOT_REACHED',
+      `transaction ${txHash} is in block ${where.blockNumber}, which the chain watcher has read; it is still being counted: ask again`,
+    );
+  if (where.kind === 'past')
+    return new ServiceError(
+      404,
+      'NOT_A_DEPOSIT',
+      `transaction ${txHash} (block ${where.blockNumber}) paid no deposit address of this service`,
+    );
+  return notFound(`no transfer of transaction ${txHash} on ${chain} is known here`);
+}
+
 /**
  * The deposit lookup (docs/api-refunds.md "Deposits"): a public read like an execution's record, limited
  * per client; from the read model only (503 while it is down).
  */
-export function depositRoutes(router: Router, deps: AppDeps, limits: RateLimits): void {
+export function depositRoutes(router: Router, deps: AppDeps, limits: RateLimits, progress: ChainProgress): void {
   router.get('/api/v1/deposits/:chain/:txHash', limits.publicRoute, async (ctx) => {
     const chain = validChain(ctx.params.chain);
     const txHash = validTxHash(ctx.params.txHash).toLowerCase();
-    const entries = await fromReadModel('the read model', async () => {
-      const [rows, taken] = await Promise.all([deps.refunds.ofTransaction(chain, txHash), deps.executionStore.byDepositTx(chain, txHash)]);
-      const others = [...new Set(rows.map((r) => r.workflowId))].filter((id) => !taken.has(id));
-      const records = new Map([...taken, ...(await deps.executionStore.getMany(others))]);
-      return depositEntries(chain, txHash, rows, taken, records);
-    });
-    if (entries.length === 0) throw notFound(`no transfer of transaction ${txHash} on ${chain} is known here`);
+    const entries = await readDepositEntries(deps, chain, txHash);
+    if (entries.length === 0) throw await unknownTransaction(progress, chain, txHash);
     ctx.body = { result: entries };
   });
 }

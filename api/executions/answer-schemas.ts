@@ -4,6 +4,7 @@
  */
 import { HOLD_REASONS, REFUND_STATES } from '../../contracts/refunds';
 import { EXECUTION_STATUSES } from '../../domain/execution-state';
+import { STATUS_REASON_CODES } from '../../domain/status-reason';
 import { ref } from '../http/openapi-parts';
 import { depositBodySchema } from './request-schemas';
 
@@ -153,6 +154,60 @@ export const executionRecordSchema = {
         },
       },
     },
+    statusReason: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['code', 'message'],
+      description:
+        "set on the API's answers (prepare, GET one, the list, the lookup): why the execution stands where it stands and what happens next, as a stable code and the words the status page shows",
+      properties: {
+        code: {
+          type: 'string',
+          enum: [...STATUS_REASON_CODES],
+          description:
+            '`awaiting-deposit`, `deposit-confirming` (the chain watcher holds a transfer short of its confirmations: confirmations), `deposit-refused` (a transfer below the minimum, of another asset or chain: owed back; still waiting), `awaiting-signature` (until signingDeadline), `signed`, `expired-without-deposit`, `expired-unsigned`, `cancelled`',
+        },
+        message: { type: 'string', description: 'the same in words, for a person' },
+        until: { ...isoTime, description: 'the deadline the message speaks of (expiresAt, signingDeadline)' },
+        confirmations: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['txHash', 'blockNumber', 'seen', 'needed'],
+          description: 'with deposit-confirming: the transfer, its block, how deep it is (counting its own block) and how deep it must be',
+          properties: {
+            txHash: { type: 'string' },
+            blockNumber: { type: 'integer', minimum: 0 },
+            seen: { type: 'integer', minimum: 1 },
+            needed: { type: 'integer', minimum: 1 },
+          },
+        },
+      },
+    },
+    ownerRefundAddress: {
+      ...ref('OwnerRefundAddress'),
+      description:
+        'on GET of one execution: the refund address its owner set by a signed command (POST …/refund-address), and what it covers',
+    },
+    refundPolicy: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['automatic', 'description'],
+      description: "set on prepare's answer when it names a deposit: what becomes of a transfer the execution does not take",
+      properties: {
+        automatic: { type: 'boolean', description: 'whether the service pays it back by itself (REFUND_PAYMENTS)' },
+        minimum: {
+          type: 'string',
+          description: 'the least it pays back by itself, base units of the asset (REFUND_MINIMUMS); absent: none',
+        },
+        expectedSeconds: {
+          type: 'integer',
+          minimum: 0,
+          description:
+            "about how long after the transfer its refund is sent (CHAIN_REORG_WINDOW blocks, the sweep, the refund's own blocks); absent where the chain's block time is not known",
+        },
+        description: { type: 'string', description: 'the same in words' },
+      },
+    },
     refunds: {
       type: 'object',
       required: ['total', 'url'],
@@ -226,6 +281,58 @@ export const listAnswerSchema = {
       description: 'newest first (createdAt, then executionId, descending)',
     },
     nextPageToken: { type: 'string', description: 'absent on the last page; pass as pageToken for the next one' },
+  },
+} as const;
+
+/** The refund address an owner set: the address, the deposit and the payer it covers, when. */
+export const ownerRefundAddressSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['refundAddress', 'txHash', 'setAt'],
+  properties: {
+    refundAddress: { type: 'string', pattern: '^0x[0-9a-fA-F]{40}$', description: 'EIP-55' },
+    txHash: { type: 'string', description: "the execution's own deposit's transaction: its refund goes there" },
+    payer: { type: 'string', description: "that deposit's payer (lowercase): its other transfers to the execution are refunded there too" },
+    setAt: { ...isoTime, description: "the command's time (its envelope's timestamp)" },
+  },
+} as const;
+
+export const ownerRefundAnswerSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['result'],
+  properties: { result: ref('OwnerRefundAddress') },
+} as const;
+
+/** The batch lookup's answer: per item the record, or its own error. */
+export const lookupAnswerSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['result'],
+  properties: {
+    result: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 128,
+      items: {
+        oneOf: [
+          { type: 'object', additionalProperties: false, required: ['record'], properties: { record: ref('ExecutionRecord') } },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['error', 'code'],
+            properties: {
+              error: { type: 'string' },
+              code: {
+                type: 'string',
+                enum: ['NOT_FOUND', 'INVALID'],
+                description: '`NOT_FOUND`: no such execution for that wallet; `INVALID`: not a wallet and an execution id',
+              },
+            },
+          },
+        ],
+      },
+    },
   },
 } as const;
 

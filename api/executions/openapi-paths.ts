@@ -22,11 +22,32 @@ import {
 import {
   PAGE_SIZE,
   type cancelBodySchema,
+  type refundAddressBodySchema,
   executionIdParamSchema,
   listQuerySchema,
   type submitBodySchema,
   walletParamSchema,
 } from './request-schemas';
+
+/**
+ * One event of the stream as an EventSource parses it (`event`, `data`, `id`, `retry`): the shape
+ * each parsed event of the stream has, so that a client or a contract test can check it.
+ */
+const sseEventSchema = {
+  type: 'object',
+  description:
+    'one event of the stream, as parsed: `event: status` carries an ExecutionRecord, `event: refund` an ExecutionRefund, as JSON in `data`',
+  properties: {
+    event: { type: 'string', enum: ['status', 'refund'] },
+    data: {
+      type: 'string',
+      contentMediaType: 'application/json',
+      description: 'the record (status) or the refunds ledger row (refund), JSON',
+    },
+    id: { type: 'string', pattern: '^[0-9]+(\\.[0-9a-f]{16})?$', description: "the stream's position, on the last event of each write" },
+    retry: { type: 'integer', minimum: 0, description: 'milliseconds an EventSource waits before it reconnects' },
+  },
+};
 
 /** From prepare's 201 to the calls a client makes next on the same execution (OpenAPI links). */
 const executionLinks = Object.fromEntries(
@@ -37,6 +58,8 @@ const executionLinks = Object.fromEntries(
       ['depositExecution', 'the deposit of the execution just prepared'],
       ['submitExecution', 'submit the signature of the execution just prepared (its executionId goes in the body)'],
       ['cancelExecution', 'the cancel of the execution just prepared'],
+      ['setRefundAddress', "where the execution's refund goes, once its deposit has arrived"],
+      ['executionStatusPage', "the depositor's status page of the execution just prepared"],
     ] as const
   ).map(([operationId, description]) => [
     operationId,
@@ -50,6 +73,17 @@ const executionLinks = Object.fromEntries(
     },
   ]),
 );
+
+/** What a wallet's signed action on one execution (cancel, the refund address) answers besides its success and its 409. */
+const signedActionAnswers = (more400: string) => ({
+  400: execError(
+    `off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify${more400}`,
+  ),
+  404: execError('no such execution for this wallet'),
+  413: execError('body over bodyLimitBytes (64 KiB)'),
+  ...busy('execution', perClient),
+  500: execError('a fault of the service itself; no details'),
+});
 
 /** The execution routes, each path once: prepare and list, submit, deposit, read, cancel, the event stream. */
 export function executionPaths(): Json {
@@ -106,6 +140,25 @@ export function executionPaths(): Json {
         },
       },
     },
+    '/api/v1/executions/lookup': {
+      post: {
+        operationId: 'lookupExecutions',
+        summary: 'Read up to 128 executions at once, each answered in the order asked',
+        tags: ['executions'],
+        security: [],
+        description:
+          "Public like the GET of one execution, and limited per client: each item costs one read of the client's budget. Served by the read model (written after every change, usually within a second). One item per execution asked: `{ record }` (with its statusReason) or its own `{ error, code }`: `NOT_FOUND` (no such execution for that wallet), `INVALID` (not a wallet and an execution id).",
+        parameters: [param('requestId')],
+        requestBody: body('LookupRequest'),
+        responses: {
+          200: answer('one item per execution asked, in that order', ref('LookupAnswer')),
+          400: execError('body invalid: not JSON, no executions, more than 128, an item without wallet or executionId, an unknown field'),
+          413: execError('body over bodyLimitBytes (64 KiB)'),
+          ...busy('execution', perClient),
+          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
     '/api/v1/executions/{wallet}/submit': {
       post: {
         operationId: 'submitExecution',
@@ -138,7 +191,16 @@ export function executionPaths(): Json {
         parameters: [param('wallet'), param('executionId'), param('requestId')],
         requestBody: body('DepositRequest'),
         responses: {
-          200: answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
+          200: {
+            ...answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
+            links: {
+              lookupDeposit: {
+                operationId: 'lookupDeposit',
+                parameters: { chain: '$response.body#/result/deposit/chain', txHash: '$response.body#/result/deposit/txHash' },
+                description: 'what became of the transaction of the deposit just recorded',
+              },
+            },
+          },
           400: execError('path or body invalid'),
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:deposit'),
@@ -183,14 +245,29 @@ export function executionPaths(): Json {
         requestBody: body('CancelRequest'),
         responses: {
           200: answer('cancelled (or already CANCELLED: nothing written); the record', ref('ExecutionRecordAnswer')),
-          400: execError(
-            'off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify',
-          ),
-          404: execError('no such execution for this wallet'),
+          ...signedActionAnswers(''),
           409: execError('the execution is SIGNING or EXPIRED and can no longer be cancelled'),
-          413: execError('body over bodyLimitBytes (64 KiB)'),
-          ...busy('execution', perClient),
-          500: execError('a fault of the service itself; no details'),
+        },
+      },
+    },
+    '/api/v1/executions/{wallet}/{executionId}/refund-address': {
+      post: {
+        operationId: 'setRefundAddress',
+        summary: "Set where refunds of the execution's own deposit go (signed by the wallet; no token)",
+        tags: ['executions'],
+        security: [],
+        description:
+          "The signer key signs (UTF-8, ed25519) `{domain} asks you to send refunds of execution {executionId} to {refundAddress}\\nWallet: {address}\\nTimestamp: {timestamp}`. The address then receives the refund of the execution's own deposit and of every transfer to the execution from that deposit's payer, never another payer's. A row held for want of a destination that it covers is due again. Changeable by a newer command until a refund of the execution is paying.",
+        parameters: [param('wallet'), param('executionId'), param('requestId')],
+        requestBody: body('RefundAddressRequest'),
+        responses: {
+          200: answer('set (or the same command again: nothing written); the address in force', ref('OwnerRefundAnswer')),
+          ...signedActionAnswers(
+            '; a refundAddress with a wrong checksum, the zero address, a precompile or a deposit address of this service',
+          ),
+          409: execError(
+            '`REFUND_ADDRESS_STALE`: a command as new or newer is in force; `REFUND_PAYING`: a refund of the execution is being paid; `NO_DEPOSIT`: the execution holds no deposit yet; `NO_DEPOSIT_TARGET`: it has no deposit address',
+          ),
         },
       },
     },
@@ -219,7 +296,7 @@ export function executionPaths(): Json {
           200: {
             description: 'the event stream',
             headers: requestIdHeader,
-            content: { 'text/event-stream': { schema: { type: 'string' } } },
+            content: { 'text/event-stream': { schema: sseEventSchema } },
           },
           204: {
             description: 'the final record and its settled refunds were already received (Last-Event-ID): nothing more will come',
@@ -239,7 +316,10 @@ export function executionPaths(): Json {
  * A signed body (submit, cancel) as the route checks it, with the configured domains declared as
  * the enum `connectEnvelope.domain` is held to.
  */
-export function withAllowedDomains(body: typeof submitBodySchema | typeof cancelBodySchema, allowedDomains: readonly string[]): Json {
+export function withAllowedDomains(
+  body: typeof submitBodySchema | typeof cancelBodySchema | typeof refundAddressBodySchema,
+  allowedDomains: readonly string[],
+): Json {
   const schema = component(body);
   const envelope = schema.properties.connectEnvelope;
   return {

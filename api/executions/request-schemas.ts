@@ -2,12 +2,19 @@
  * What the execution routes accept: the schemas they validate with (ajv, strict), which are also
  * the OpenAPI document's (api/operations/openapi.ts), and the request types derived from them.
  */
-import { EXECUTION_ID_PATTERN, NEW_EXECUTION_ID_PATTERN, PUBLIC_KEY_PATTERN, SIGNATURE_PATTERN, WALLET_PATTERN } from '../../contracts/ids';
+import {
+  EXECUTION_ID_PATTERN,
+  NEW_EXECUTION_ID_PATTERN,
+  PUBLIC_KEY_PATTERN,
+  SIGNATURE_PATTERN,
+  WALLET_PARAM_PATTERN,
+  WALLET_PATTERN,
+} from '../../contracts/ids';
 import type { DepositAsset } from '../../domain/execution-state';
 import { BASE_UNITS_PATTERN } from '../../domain/wei';
 import type { FromSchema } from '../http/schema-type';
 
-export const walletParamSchema = { type: 'string', pattern: WALLET_PATTERN } as const;
+export const walletParamSchema = { type: 'string', pattern: WALLET_PARAM_PATTERN } as const;
 export const executionIdParamSchema = { type: 'string', pattern: EXECUTION_ID_PATTERN } as const;
 
 const publicKeySchema = (role: string) =>
@@ -145,6 +152,28 @@ export const cancelBodySchema = {
   },
 } as const;
 
+/** The owner's command that sets where refunds of its execution go (signed like cancel). */
+export const refundAddressBodySchema = {
+  $id: 'RefundAddressRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['refundAddress', 'publicKey', 'signature', 'connectEnvelope'],
+  properties: {
+    refundAddress: {
+      type: 'string',
+      pattern: '^0x[0-9a-fA-F]{40}$',
+      description:
+        "where refunds of the execution's own deposit, and of the transfers of its payer, go: EIP-55 checked when in mixed case; never a deposit address of this service, the zero address or a precompile",
+    },
+    publicKey: submitBodySchema.properties.publicKey,
+    signature: {
+      ...submitBodySchema.properties.signature,
+      description: 'ed25519 signature of the refund address message; base58 text must decode to exactly 64 bytes',
+    },
+    connectEnvelope: submitBodySchema.properties.connectEnvelope,
+  },
+} as const;
+
 /** Page sizes of the list route. */
 export const PAGE_SIZE = { min: 1, max: 100, default: 20 } as const;
 
@@ -167,7 +196,40 @@ export type PrepareRequest = FromSchema<typeof prepareBodySchema>;
 export type SubmitRequest = FromSchema<typeof submitBodySchema>;
 /** The cancel route's body: the wallet's signature of the cancel message, with its envelope. */
 export type CancelRequest = FromSchema<typeof cancelBodySchema>;
+export type RefundAddressRequest = FromSchema<typeof refundAddressBodySchema>;
 /** The list route's query string, before its statuses and page size are read. */
 export type ListQuery = FromSchema<typeof listQuerySchema>;
 /** A reported deposit; the schema's asset pattern spells a DepositAsset. */
 export type DepositRequest = Omit<FromSchema<typeof depositBodySchema>, 'asset'> & { asset?: DepositAsset };
+
+/** Most executions one lookup asks about. */
+export const LOOKUP_MAX_ITEMS = 128;
+
+/**
+ * The batch lookup's body. Each item's wallet and executionId are only bounded here: an item that
+ * is no valid pair is answered with its own error, not a 400 for the batch.
+ */
+export const lookupBodySchema = {
+  $id: 'LookupRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['executions'],
+  properties: {
+    executions: {
+      type: 'array',
+      minItems: 1,
+      maxItems: LOOKUP_MAX_ITEMS,
+      description: `1 to ${LOOKUP_MAX_ITEMS} executions, answered in this order`,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['wallet', 'executionId'],
+        properties: { wallet: { type: 'string', maxLength: 256 }, executionId: { type: 'string', maxLength: 256 } },
+      },
+    },
+  },
+} as const;
+
+export interface LookupRequest {
+  executions: Array<{ wallet: string; executionId: string }>;
+}

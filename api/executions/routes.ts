@@ -12,6 +12,8 @@ import { eventsSince, isClosed, seenAll, seenBy, type ExecutionEventHub } from '
 import type { ExecutionService, WalletBudget } from './service';
 import { credentialVerified, type RateLimits } from '../http/rate-limit';
 import { readJsonBody } from '../http/body';
+import { refundPolicy } from './refund-policy';
+import { lookupExecutions } from './lookup';
 import {
   MAX_INTENT_DEPTH,
   PAGE_SIZE,
@@ -19,13 +21,17 @@ import {
   depositBodySchema,
   executionIdParamSchema,
   listQuerySchema,
+  lookupBodySchema,
   prepareBodySchema,
+  refundAddressBodySchema,
   submitBodySchema,
   walletParamSchema,
   type CancelRequest,
   type DepositRequest,
   type ListQuery,
+  type LookupRequest,
   type PrepareRequest,
+  type RefundAddressRequest,
   type SubmitRequest,
 } from './request-schemas';
 import { jsonDepth, validator } from '../http/validate';
@@ -37,6 +43,8 @@ const validPrepareBody = validator<PrepareRequest>(prepareBodySchema, 'request b
 const validSubmitBody = validator<SubmitRequest>(submitBodySchema, 'request body');
 const validDepositBody = validator<DepositRequest>(depositBodySchema, 'request body');
 const validCancelBody = validator<CancelRequest>(cancelBodySchema, 'request body');
+const validRefundAddressBody = validator<RefundAddressRequest>(refundAddressBodySchema, 'request body');
+const validLookupBody = validator<LookupRequest>(lookupBodySchema, 'request body');
 const validListQuery = validator<ListQuery>(listQuerySchema, 'query string', '');
 
 /** The list route's query: statuses known, page size in range. */
@@ -89,6 +97,14 @@ export function executionRoutes(
 ): void {
   const limit = deps.config.bodyLimitBytes;
 
+  // Before prepare's route, whose path it also matches: `lookup` is never a wallet (WALLET_PARAM_PATTERN).
+  router.post('/api/v1/executions/lookup', limits.publicRoute, async (ctx) => {
+    const body = validLookupBody(await readJsonBody(ctx, limit));
+    // Each item past the first costs one more read of the client's budget.
+    await limits.reads(ctx, body.executions.length - 1);
+    ctx.body = { result: await lookupExecutions(deps.executionStore, executions.progress, body) };
+  });
+
   router.post('/api/v1/executions/:wallet', limits.authFailures, async (ctx) => {
     const wallet = validWallet(ctx.params.wallet);
     const principal = authenticate(ctx, deps.tokens);
@@ -103,7 +119,8 @@ export function executionRoutes(
     // A retried prepare with the same content is answered, not refused.
     if (replayed) ctx.set('Idempotent-Replayed', 'true');
     ctx.status = replayed ? 200 : 201;
-    ctx.body = { result: record };
+    const answer = await executions.reasoned(record);
+    ctx.body = { result: record.depositTarget ? { ...answer, refundPolicy: refundPolicy(deps.config, record.depositTarget) } : answer };
   });
 
   router.get('/api/v1/executions/:wallet', limits.publicRoute, async (ctx) => {
@@ -142,7 +159,7 @@ export function executionRoutes(
     // The record is the workflow's while it is open: a read model that is down costs only its refunds summary.
     const answer = await executions.answer(record).catch((err: unknown) => {
       deps.logger.warn({ err, workflowId: ctx.state.workflowId }, 'refunds summary left out: the read model did not answer');
-      return record;
+      return executions.reasoned(record);
     });
     ctx.body = { result: answer };
   });
@@ -155,6 +172,14 @@ export function executionRoutes(
     const record = await executions.cancel(wallet, executionId, body, walletBudget(ctx, limits, wallet));
     ctx.state.outcome = record.status;
     ctx.body = { result: record };
+  });
+
+  router.post('/api/v1/executions/:wallet/:executionId/refund-address', limits.authFailures, limits.publicRoute, async (ctx) => {
+    const wallet = validWallet(ctx.params.wallet);
+    const executionId = validExecutionId(ctx.params.executionId);
+    const body = validRefundAddressBody(await readJsonBody(ctx, limit));
+    ctx.state.workflowId = executionWorkflowId(wallet, executionId);
+    ctx.body = { result: await executions.setRefundAddress(wallet, executionId, body, walletBudget(ctx, limits, wallet)) };
   });
 
   router.get('/api/v1/executions/:wallet/:executionId/events', limits.publicRoute, async (ctx) => {

@@ -10,10 +10,12 @@ import { ReportDeposits } from './deposit';
 import { PrepareExecutions } from './prepare';
 import { ReadExecutions, type ExecutionAnswer, type ExecutionList, type ListRequest } from './read';
 import { ExecutionRecords } from './records';
-import type { CancelRequest, PrepareRequest, SubmitRequest } from './request-schemas';
+import { ChainProgress } from '../temporal/chain-progress';
+import type { CancelRequest, PrepareRequest, RefundAddressRequest, SubmitRequest } from './request-schemas';
 import { noLimit, type WalletBudget } from './run-command';
 import { SignedRequests } from './signed-requests';
 import { SubmitSignatures } from './submit';
+import { SetRefundAddresses, type OwnerRefundAnswer } from './refund-address';
 
 export type { ExecutionAnswer, ExecutionList, ListRequest, WalletBudget };
 
@@ -37,6 +39,9 @@ export class ExecutionService {
   private readonly submitting: SubmitSignatures;
   private readonly cancelling: CancelExecutions;
   private readonly depositing: ReportDeposits;
+  private readonly redirecting: SetRefundAddresses;
+  /** What the chain watcher says of deposits short of their confirmations (status reasons, the status pages). */
+  readonly progress: ChainProgress;
 
   constructor(
     client: Client,
@@ -50,10 +55,12 @@ export class ExecutionService {
     const signed = new SignedRequests(this.records, config, clock);
     const capacity = new Capacity(this.records.client, config, store, clock);
     this.preparing = new PrepareExecutions(this.records, signed, capacity, config, clock, deposits);
-    this.reading = new ReadExecutions(this.records, store, refunds);
+    this.progress = new ChainProgress(this.records.client, deposits);
+    this.reading = new ReadExecutions(this.records, store, refunds, this.progress, deposits?.owners);
     this.submitting = new SubmitSignatures(this.records, signed, clock);
     this.cancelling = new CancelExecutions(this.records, signed);
     this.depositing = new ReportDeposits(this.records, config, refunds, clock, deposits);
+    this.redirecting = new SetRefundAddresses(this.records, signed, deposits, deposits?.owners);
   }
 
   /** Starts the execution's workflow; the same prepare again answers the existing record (`replayed`). */
@@ -71,6 +78,11 @@ export class ExecutionService {
     return this.reading.answer(record);
   }
 
+  /** The record with its status reason only (what a GET answers while the read model is down). */
+  reasoned(record: ExecutionRecord): Promise<ExecutionAnswer> {
+    return this.reading.reasoned(record);
+  }
+
   /** One page of the wallet's executions from the read model, newest first. */
   list(wallet: string, request: ListRequest): Promise<ExecutionList> {
     return this.reading.list(wallet, request);
@@ -84,6 +96,16 @@ export class ExecutionService {
   /** Cancels on the wallet's signature; the record. */
   cancel(wallet: string, executionId: string, body: CancelRequest, budget: WalletBudget = noLimit): Promise<ExecutionRecord> {
     return this.cancelling.cancel(wallet, executionId, body, budget);
+  }
+
+  /** Sets where refunds of the execution's own deposit and of its payer's transfers go, on the wallet's signature. */
+  setRefundAddress(
+    wallet: string,
+    executionId: string,
+    body: RefundAddressRequest,
+    budget: WalletBudget = noLimit,
+  ): Promise<OwnerRefundAnswer> {
+    return this.redirecting.set(wallet, executionId, body, budget);
   }
 
   /** Records a reported deposit; the record. */

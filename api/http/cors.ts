@@ -1,20 +1,20 @@
 import cors from '@koa/cors';
 import type { Context, Middleware, Next } from 'koa';
 
-const EXECUTIONS = /^\/api\/v1\/executions\/[^/]+(?:\/([^/]+)(?:\/([^/]+))?)?\/?$/;
+const EXECUTIONS = /^\/api\/v1\/executions\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?\/?$/;
 
 /**
  * The methods a browser may use cross-origin on `path`: only the public execution routes (no
- * token: submit, cancel, read one, list, events). The token routes (prepare, deposit, whitelists)
+ * token: submit, cancel, the refund address, read one, list, events, the batch lookup). The token routes (prepare, deposit, whitelists)
  * get no CORS headers at all, so no browser origin can call them with a user's credentials.
  */
 export function publicMethods(path: string): Array<'GET' | 'POST'> {
   const m = EXECUTIONS.exec(path);
   if (!m) return [];
-  const [, second, third] = m;
-  if (second === undefined) return ['GET']; // list (POST here is prepare, with a token)
+  const [, first, second, third] = m;
+  if (second === undefined) return first === 'lookup' ? ['POST'] : ['GET']; // the batch lookup; list (POST here is prepare, with a token)
   if (third === undefined) return second === 'submit' ? ['POST'] : ['GET']; // submit (no executionId is "submit"); read one
-  if (third === 'cancel') return ['POST'];
+  if (third === 'cancel' || third === 'refund-address') return ['POST'];
   if (third === 'events') return ['GET'];
   return []; // deposit
 }
@@ -29,7 +29,7 @@ export function corsMiddleware(origins: readonly string[]): Middleware {
     origin: (ctx: Context) => (allowed.has(ctx.get('Origin')) ? ctx.get('Origin') : ''),
     credentials: false,
     allowHeaders: ['Content-Type', 'X-Request-Id', 'Last-Event-ID'],
-    exposeHeaders: ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed'],
+    exposeHeaders: ['X-Request-Id', 'Retry-After', 'Idempotent-Replayed', 'RateLimit', 'RateLimit-Policy'],
     maxAge: 600,
     keepHeadersOnError: true,
   };

@@ -2,9 +2,10 @@ import type { Context, Next } from 'koa';
 import { STATUS_CODES } from 'node:http';
 import type { Logger } from 'pino';
 import { ServiceError } from '../../domain/errors';
+import { errorPage } from './pages';
 
 /** How a route family renders its errors: the spec gives the two operations different bodies. */
-export type ErrorStyle = 'execution' | 'whitelist';
+export type ErrorStyle = 'execution' | 'whitelist' | 'page';
 
 const GENERIC_5XX = 'internal error; the request may be retried';
 
@@ -25,7 +26,7 @@ export function toServiceError(err: unknown): ServiceError {
 
 /**
  * The one place where errors become HTTP answers. `ctx.state.errorStyle` picks the body:
- * executions `{ error, code }`, whitelists `{ error, errorMessage }`. A 5xx body never carries internals;
+ * executions `{ error, code }`, whitelists `{ error, errorMessage }`, the status pages an HTML page. A 5xx body never carries internals;
  * the full error goes to the log with the request id.
  */
 export function errorMiddleware(logger: Logger) {
@@ -46,6 +47,11 @@ export function errorMiddleware(logger: Logger) {
       ctx.status = err.status;
       if (err.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
       if (err.retryAfterS !== undefined) ctx.set('Retry-After', String(err.retryAfterS));
+      if (ctx.state.errorStyle === 'page') {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = errorPage(err.status, message);
+        return;
+      }
       ctx.body =
         ctx.state.errorStyle === 'whitelist'
           ? { error: STATUS_CODES[err.status] ?? 'Error', errorMessage: message }

@@ -29,12 +29,27 @@ export const wwwAuthenticate = { 'WWW-Authenticate': { description: 'always `Bea
 export const retryAfter = {
   'Retry-After': { description: 'seconds to wait before sending the same request again', schema: { type: 'string', pattern: '^[0-9]+$' } },
 };
+/**
+ * What a public route (limited per client) answers of its limit, every answer included, in the
+ * Structured Field syntax of draft-ietf-httpapi-ratelimit-headers-11.
+ */
+export const rateLimitHeaders = {
+  'RateLimit-Policy': {
+    description: 'the per-client limit: `"client";q=<requests>;w=<window seconds>`',
+    schema: { type: 'string', pattern: '^"client";q=[0-9]+;w=[0-9]+$' },
+  },
+  RateLimit: {
+    description: 'what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>`',
+    schema: { type: 'string', pattern: '^"client";r=[0-9]+;t=[0-9]+$' },
+  },
+};
+
 /** 429 and 503, which every business route may answer (api/http/rate-limit.ts, api/temporal/errors.ts). */
 export const busy = (style: 'execution' | 'whitelist', limitedBy: string) => ({
   429: answer(
     `over the rate limit ${limitedBy}; retry after Retry-After seconds`,
     ref(style === 'execution' ? 'Error' : 'WhitelistError'),
-    retryAfter,
+    limitedBy === perClient ? { ...retryAfter, ...rateLimitHeaders } : retryAfter,
   ),
   503: answer(
     'the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds',

@@ -20,6 +20,8 @@ import { clientKey } from './client-key';
 export interface RateLimits {
   /** Koa middleware for a route without a token: one request of this client. */
   readonly publicRoute: (ctx: Context, next: Next) => Promise<void>;
+  /** Counts `points` more reads of this client (a batch's items past the one its request paid); throws 429 over the limit. */
+  reads(ctx: Context, points: number): Promise<void>;
   /**
    * The budget of `wallet`'s signed actions: spend only after the signature verified and only for
    * an action that may change something; give back what an action spent that changed nothing.
@@ -63,12 +65,34 @@ function limiter(points: number, windowS: number, keyPrefix: string, store: Limi
   });
 }
 
-async function consume(limit: RateLimiterAbstract | undefined, key: string, what: string): Promise<void> {
+/**
+ * The per-client limit's name in the RateLimit header fields of draft-ietf-httpapi-ratelimit-headers-11
+ * (Structured Field Lists of Items: the policy's name, a String, with Integer parameters).
+ */
+export const CLIENT_POLICY = 'client';
+
+/** `RateLimit-Policy` of a limit of `points` per `windowS` seconds (`q` quota, `w` window). */
+export const ratelimitPolicy = (points: number, windowS: number) => `"${CLIENT_POLICY}";q=${points};w=${windowS}`;
+
+/** `RateLimit` after a count: `r` what is left of the quota, `t` seconds until the window resets. */
+export const ratelimitNow = (res: RateLimiterRes) =>
+  `"${CLIENT_POLICY}";r=${Math.max(0, res.remainingPoints)};t=${Math.max(0, Math.ceil(res.msBeforeNext / 1000))}`;
+
+/** Tells the client its limit and what is left of it (`ctx` given: the public routes'); answered on 429s too. */
+async function consume(limit: RateLimiterAbstract | undefined, key: string, what: string, points = 1, ctx?: Context): Promise<void> {
   if (!limit) return;
+  const tell = (res: RateLimiterRes) => {
+    if (!ctx) return;
+    ctx.set('RateLimit-Policy', ratelimitPolicy(limit.points, limit.duration));
+    ctx.set('RateLimit', ratelimitNow(res));
+  };
   try {
-    await limit.consume(key);
+    // Nothing more to count: what is left is asked, not spent.
+    const res = points <= 0 ? await limit.get(key) : await limit.consume(key, points);
+    if (res) tell(res);
   } catch (res) {
     if (!(res instanceof RateLimiterRes)) throw res;
+    tell(res);
     throw tooManyRequests(`too many requests for this ${what}; retry later`, Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
   }
 }
@@ -100,9 +124,10 @@ export function createRateLimits(config: Pick<ApiConfig, 'rateLimits' | 'trustPr
   return {
     clientIp,
     async publicRoute(ctx, next) {
-      await consume(client, clientKey(clientIp(ctx)), 'client address');
+      await consume(client, clientKey(clientIp(ctx)), 'client address', 1, ctx);
       await next();
     },
+    reads: (ctx, points) => consume(client, clientKey(clientIp(ctx)), 'client address', points, ctx),
     walletBudget: (w) => ({
       spend: () => consume(wallet, w, 'wallet'),
       // Best effort: a budget that cannot be given back (the database down) expires with its window.

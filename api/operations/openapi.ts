@@ -6,6 +6,7 @@ import * as whitelists from '../whitelists/contract';
 import * as refunds from '../refunds/contract';
 import * as deposits from '../deposits/contract';
 import { healthSchema, operationsPaths, readinessSchema } from './contract';
+import { statusPaths } from '../status/contract';
 import { component, ref, requestIdParameter, type Json } from '../http/openapi-parts';
 
 function packageVersion(): string {
@@ -25,11 +26,19 @@ export function buildOpenApiDocument(config: ApiConfig): Json {
       description:
         'Execution submission and whitelist management on Temporal. Execution errors are `{ error }`; whitelist errors are `{ error, errorMessage }`.',
     },
-    tags: [{ name: 'executions' }, { name: 'refunds' }, { name: 'deposits' }, { name: 'whitelists' }, { name: 'operations' }],
+    tags: [
+      { name: 'executions' },
+      { name: 'refunds' },
+      { name: 'deposits' },
+      { name: 'status pages' },
+      { name: 'whitelists' },
+      { name: 'operations' },
+    ],
     paths: {
       ...executions.executionPaths(),
       ...refunds.refundPaths(),
       ...deposits.depositPaths(),
+      ...statusPaths(),
       '/chain/whitelists/': { post: whitelists.whitelistOperation('applyWhitelistBatch') },
       '/chain/whitelists': { post: whitelists.whitelistOperation('applyWhitelistBatchNoSlash') },
       ...whitelists.whitelistReadPaths(),
@@ -58,12 +67,17 @@ export function buildOpenApiDocument(config: ApiConfig): Json {
         ...refunds.refundSchemas,
         ...deposits.depositSchemas,
         CancelRequest: executions.withAllowedDomains(executions.cancelBodySchema, config.allowedDomains),
+        RefundAddressRequest: executions.withAllowedDomains(executions.refundAddressBodySchema, config.allowedDomains),
+        OwnerRefundAddress: executions.ownerRefundAddressSchema,
+        OwnerRefundAnswer: executions.ownerRefundAnswerSchema,
         WhitelistChange: component(whitelists.whitelistChangeSchema),
         WhitelistRequest: { ...component(whitelists.whitelistBodySchema(config.request.maxBatchLen)), items: ref('WhitelistChange') },
         ExecutionRecord: executions.executionRecordSchema,
         ExecutionRefund: executions.executionRefundSchema,
         ExecutionRecordAnswer: executions.recordAnswerSchema,
         SubmitAnswer: executions.submitAnswerSchema,
+        LookupRequest: component(executions.lookupBodySchema),
+        LookupAnswer: executions.lookupAnswerSchema,
         ExecutionList: executions.listAnswerSchema,
         Error: executions.errorSchema,
         WhitelistError: whitelists.whitelistErrorSchema,

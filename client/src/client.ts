@@ -1,8 +1,8 @@
 import { toBase58 } from '../../domain/encoding.js';
 import { IntentServiceError } from './errors.js';
-import { send, sleep, type CallOptions } from './http.js';
+import { send, sleep, type CallOptions, type Pace } from './http.js';
 import type { paths } from './openapi.js';
-import { signCancel, signSubmit, type KeyEncoding, type Signer, type SubmitSigning } from './signing.js';
+import { signCancel, signRefundAddress, signSubmit, type KeyEncoding, type Signer, type SubmitSigning } from './signing.js';
 import { readEvents } from './sse.js';
 import {
   FINAL_STATUSES,
@@ -13,6 +13,8 @@ import {
   type ExecutionRecord,
   type ExecutionRefund,
   type ExecutionStatus,
+  type LookupItem,
+  type OwnerRefundAddress,
   type PrepareRequest,
   type SubmitAnswer,
 } from './types.js';
@@ -26,6 +28,8 @@ const ROUTES = {
   cancel: '/api/v1/executions/{wallet}/{executionId}/cancel',
   events: '/api/v1/executions/{wallet}/{executionId}/events',
   deposits: '/api/v1/deposits/{chain}/{txHash}',
+  lookup: '/api/v1/executions/lookup',
+  refundAddress: '/api/v1/executions/{wallet}/{executionId}/refund-address',
 } as const satisfies Record<string, keyof paths>;
 
 /** A route with its `{name}` segments filled in, each URL-encoded. */
@@ -91,14 +95,18 @@ export interface WatchOptions extends CallOptions {
 
 /**
  * A typed client of the intent service's execution routes. Calls that are safe to send again
- * (submit, cancel, get, list, watch) are retried after a 503 with Retry-After and after a network
- * failure, within the call's deadline; prepare and deposit are sent once. A 409 is never retried.
+ * (submit, cancel, get, list, lookup, watch) are retried after a 503 or 429 with Retry-After and
+ * after a network failure, within the call's deadline; prepare and deposit are sent once. A 409 is
+ * never retried. The client paces itself by the service's limits: after a 429, or an answer whose
+ * `RateLimit` field says nothing is left, no call leaves before the window resets.
  */
 export class IntentClient {
   private readonly baseUrl: string;
   private readonly token?: string;
   private readonly deadlineMs: number;
   private readonly fetchFn: typeof fetch;
+  /** Set by the service's RateLimit and Retry-After answers: every call waits for it. */
+  private readonly pace: Pace = { notBefore: 0 };
 
   constructor(options: IntentClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -132,6 +140,23 @@ export class IntentClient {
     return this.record('POST', route(ROUTES.cancel, { wallet, executionId }), body, true, options);
   }
 
+  /**
+   * Signs with `signer` where refunds of the execution's own deposit, and of that deposit's payer's
+   * other transfers, go, and sends it; answers the address in force. A retry of the same command is
+   * answered as it was; an older one is 409 `REFUND_ADDRESS_STALE`.
+   */
+  async setRefundAddress(
+    signer: Signer,
+    executionId: string,
+    input: CancelInput & { refundAddress: string },
+    options: CallOptions = {},
+  ): Promise<OwnerRefundAddress> {
+    const wallet = input.wallet ?? walletOf(signer);
+    const body = await signRefundAddress(signer, { ...input, wallet, executionId });
+    const response = await this.call('POST', route(ROUTES.refundAddress, { wallet, executionId }), body, true, options);
+    return ((await response.json()) as { result: OwnerRefundAddress }).result;
+  }
+
   /** The execution's record. */
   async get(wallet: string, executionId: string, options: CallOptions = {}): Promise<ExecutionRecord> {
     return this.record('GET', route(ROUTES.execution, { wallet, executionId }), undefined, true, options);
@@ -145,6 +170,16 @@ export class IntentClient {
   async depositStatus(chain: string, txHash: string, options: CallOptions = {}): Promise<DepositEntry[]> {
     const response = await this.call('GET', route(ROUTES.deposits, { chain, txHash }), undefined, true, options);
     return ((await response.json()) as { result: DepositEntry[] }).result;
+  }
+
+  /**
+   * Up to 128 executions at once, answered in the order asked: each `{ record }` or its own
+   * `{ error, code }` (`NOT_FOUND`, `INVALID`). Each item costs one read of the client's rate limit.
+   */
+  async lookup(executions: ReadonlyArray<{ wallet: string; executionId: string }>, options: CallOptions = {}): Promise<LookupItem[]> {
+    const body = { executions: executions.map(({ wallet, executionId }) => ({ wallet, executionId })) };
+    const response = await this.call('POST', ROUTES.lookup, body, true, options);
+    return ((await response.json()) as { result: LookupItem[] }).result;
   }
 
   /**
@@ -195,7 +230,12 @@ export class IntentClient {
       const headers: Record<string, string> = { accept: 'text/event-stream' };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
-      const response = await send(this.fetchFn, this.baseUrl + url, { headers }, { retry: true, deadline, signal: options.signal });
+      const response = await send(
+        this.fetchFn,
+        this.baseUrl + url,
+        { headers },
+        { retry: true, deadline, signal: options.signal, pace: this.pace },
+      );
       if (response.status === 204 || !response.body) return; // the final record and settled refunds were the last seen
       try {
         for await (const message of readEvents(response.body)) {
@@ -243,7 +283,7 @@ export class IntentClient {
     }
     const init: RequestInit = { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) };
     const deadline = Date.now() + (options.deadlineMs ?? this.deadlineMs);
-    return send(this.fetchFn, this.baseUrl + path, init, { retry, deadline, signal: options.signal });
+    return send(this.fetchFn, this.baseUrl + path, init, { retry, deadline, signal: options.signal, pace: this.pace });
   }
 }
 

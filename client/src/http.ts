@@ -9,10 +9,33 @@ export interface CallOptions {
 }
 
 export interface Attempt {
-  /** Retry a 503 with Retry-After and a network failure until the deadline. */
+  /** Retry a 503 or 429 with Retry-After and a network failure until the deadline. */
   retry: boolean;
   deadline: number;
   signal?: AbortSignal;
+  /** The client's pace, shared by its calls: no request leaves before `notBefore` (ms since the epoch). */
+  pace?: Pace;
+}
+
+/** When a client may send its next request: set by a RateLimit field with nothing left, or a 429's Retry-After. */
+export interface Pace {
+  notBefore: number;
+}
+
+/**
+ * The seconds to wait that a `RateLimit` field (draft-ietf-httpapi-ratelimit-headers-11:
+ * `"<policy>";r=<left>;t=<seconds>`, items comma-separated) asks for: the longest `t` of a policy
+ * with nothing left (`r=0`); 0 when every policy has some left, or the field is absent or unreadable.
+ */
+export function rateLimitWait(field: string | null): number {
+  if (field === null) return 0;
+  let wait = 0;
+  for (const item of field.split(',')) {
+    const left = /;\s*r=(\d+)/.exec(item);
+    const reset = /;\s*t=(\d+)/.exec(item);
+    if (left && Number(left[1]) === 0 && reset) wait = Math.max(wait, Number(reset[1]));
+  }
+  return wait;
 }
 
 /** Backoff between attempts after a network failure: 250 ms doubling to 4 s. */
@@ -61,13 +84,22 @@ export async function errorOf(response: Response): Promise<IntentServiceError> {
 }
 
 /**
- * Sends `make()`'s request until it is answered with something other than a 503 carrying
- * Retry-After, or the deadline leaves no time for the wait; network failures are retried the same
+ * Sends `make()`'s request until it is answered with something other than a 503 or 429 carrying
+ * Retry-After, or the deadline leaves no time for the wait (a 429, and a RateLimit field with
+ * nothing left, also hold back the client's other calls until then: `attempt.pace`); network failures are retried the same
  * way. Answers the successful Response; throws IntentServiceError for an error status.
  */
 export async function send(fetchFn: typeof fetch, url: string, init: RequestInit, attempt: Attempt): Promise<Response> {
   for (let n = 0; ; n++) {
     if (attempt.signal?.aborted) throw attempt.signal.reason;
+    const paced = (attempt.pace?.notBefore ?? 0) - Date.now();
+    if (paced > 0) {
+      if (Date.now() + paced >= attempt.deadline)
+        throw new IntentServiceError(429, `rate limited for ${Math.ceil(paced / 1000)} s more: past the deadline`, {
+          retryAfter: Math.ceil(paced / 1000),
+        });
+      await sleep(paced, attempt.signal);
+    }
     let response: Response;
     try {
       response = await fetchBy(fetchFn, url, init, attempt.deadline, attempt.signal);
@@ -80,11 +112,17 @@ export async function send(fetchFn: typeof fetch, url: string, init: RequestInit
       await sleep(wait, attempt.signal);
       continue;
     }
+    // The service says how much of its limit is left: with nothing left, every call of this client waits for the reset.
+    const limited = rateLimitWait(response.headers.get('ratelimit'));
+    if (limited > 0 && attempt.pace) attempt.pace.notBefore = Math.max(attempt.pace.notBefore, Date.now() + limited * 1000);
     if (response.ok || response.status === 204) return response;
     const error = await errorOf(response);
     const waitMs = Math.max(100, (error.retryAfter ?? 0) * 1000);
+    if (response.status === 429 && attempt.pace && error.retryAfter !== undefined)
+      attempt.pace.notBefore = Math.max(attempt.pace.notBefore, Date.now() + waitMs);
     const canWait = error.retryAfter !== undefined && Date.now() + waitMs < attempt.deadline;
-    if (!(attempt.retry && response.status === 503 && canWait)) throw error;
-    await sleep(waitMs, attempt.signal);
+    if (!(attempt.retry && (response.status === 503 || response.status === 429) && canWait)) throw error;
+    // A 429's wait is the pace's, which the next attempt honours.
+    if (response.status === 503 || !attempt.pace) await sleep(waitMs, attempt.signal);
   }
 }

@@ -28,6 +28,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/executions/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read up to 128 executions at once, each answered in the order asked
+         * @description Public like the GET of one execution, and limited per client: each item costs one read of the client's budget. Served by the read model (written after every change, usually within a second). One item per execution asked: `{ record }` (with its statusReason) or its own `{ error, code }`: `NOT_FOUND` (no such execution for that wallet), `INVALID` (not a wallet and an execution id).
+         */
+        post: operations["lookupExecutions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{wallet}/submit": {
         parameters: {
             query?: never;
@@ -96,6 +116,26 @@ export interface paths {
          * @description The signer key signs (UTF-8, ed25519) `{domain} asks you to cancel execution {executionId}\nWallet: {address}\nTimestamp: {timestamp}`. PREPARED → CANCELLED; OPERATION_PENDING → CANCELLED with the deposit marked `refundDue`. Workflow Update `cancelExecution`.
          */
         post: operations["cancelExecution"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/executions/{wallet}/{executionId}/refund-address": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set where refunds of the execution's own deposit go (signed by the wallet; no token)
+         * @description The signer key signs (UTF-8, ed25519) `{domain} asks you to send refunds of execution {executionId} to {refundAddress}\nWallet: {address}\nTimestamp: {timestamp}`. The address then receives the refund of the execution's own deposit and of every transfer to the execution from that deposit's payer, never another payer's. A row held for want of a destination that it covers is due again. Changeable by a newer command until a refund of the execution is paying.
+         */
+        post: operations["setRefundAddress"];
         delete?: never;
         options?: never;
         head?: never;
@@ -214,6 +254,80 @@ export interface paths {
          * @description For a depositor who knows only their transaction. One entry per transfer of it the service knows of (a transaction may pay several: another transferIndex or asset, possibly another execution): the execution's deposit (`taken`), or a refunds ledger row (`owed`, with the refund's state). Read from the read model (a 503 while it is down), which the workflows update after every change (usually within a second).
          */
         get: operations["lookupDeposit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status/{wallet}/{executionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An execution's status page, for its depositor (HTML)
+         * @description Rendered on the server: the status and its reason in words, the deposit target (address with a QR code, asset, minimum, deadline), the timeline and the refunds. Its script then follows the execution's event stream (or, without a stream slot, asks for the page again) and updates it in place. Public and limited per client like the GET of a record.
+         */
+        get: operations["executionStatusPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status/tx/{chain}/{txHash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What became of a deposit transaction, for the depositor who knows only its hash (HTML)
+         * @description Each transfer of the transaction the service knows of (taken by an execution, or owed back with its refund), or, while none is known, where the chain watcher stands: not reached yet or short of its confirmations (seen up to block X; the transaction is in block Y), or read and paying no deposit address of the service.
+         */
+        get: operations["transactionStatusPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status-assets/status.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the status pages' script */
+        get: operations["statusPageScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/status-assets/status.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** the status pages' stylesheet */
+        get: operations["statusPageStylesheet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -609,6 +723,41 @@ export interface components {
                 timestamp: number;
             };
         };
+        RefundAddressRequest: {
+            /** @description where refunds of the execution's own deposit, and of the transfers of its payer, go: EIP-55 checked when in mixed case; never a deposit address of this service, the zero address or a precompile */
+            refundAddress: string;
+            /** @description the execution's signer key: an ed25519 public key; base58 text must decode to exactly 32 bytes, the key must be a point on the curve and not a small-order key */
+            publicKey: string;
+            /** @description ed25519 signature of the refund address message; base58 text must decode to exactly 64 bytes */
+            signature: string;
+            connectEnvelope: {
+                /** @description must equal the {wallet} path parameter */
+                address: string;
+                /**
+                 * @description one of the configured allowed domains
+                 * @enum {string}
+                 */
+                domain: "localhost";
+                /** @description Unix seconds, at most envelopeMaxAgeS (300) from the server's clock */
+                timestamp: number;
+            };
+        };
+        OwnerRefundAddress: {
+            /** @description EIP-55 */
+            refundAddress: string;
+            /** @description the execution's own deposit's transaction: its refund goes there */
+            txHash: string;
+            /** @description that deposit's payer (lowercase): its other transfers to the execution are refunded there too */
+            payer?: string;
+            /**
+             * Format: date-time
+             * @description the command's time (its envelope's timestamp)
+             */
+            setAt: string;
+        };
+        OwnerRefundAnswer: {
+            result: components["schemas"]["OwnerRefundAddress"];
+        };
         WhitelistChange: {
             /** @enum {string} */
             op_type: "add_entry" | "remove_entry";
@@ -747,6 +896,41 @@ export interface components {
                 /** Format: date-time */
                 at: string;
             }[];
+            /** @description set on the API's answers (prepare, GET one, the list, the lookup): why the execution stands where it stands and what happens next, as a stable code and the words the status page shows */
+            statusReason?: {
+                /**
+                 * @description `awaiting-deposit`, `deposit-confirming` (the chain watcher holds a transfer short of its confirmations: confirmations), `deposit-refused` (a transfer below the minimum, of another asset or chain: owed back; still waiting), `awaiting-signature` (until signingDeadline), `signed`, `expired-without-deposit`, `expired-unsigned`, `cancelled`
+                 * @enum {string}
+                 */
+                code: "awaiting-deposit" | "deposit-confirming" | "deposit-refused" | "awaiting-signature" | "signed" | "expired-without-deposit" | "expired-unsigned" | "cancelled";
+                /** @description the same in words, for a person */
+                message: string;
+                /**
+                 * Format: date-time
+                 * @description the deadline the message speaks of (expiresAt, signingDeadline)
+                 */
+                until?: string;
+                /** @description with deposit-confirming: the transfer, its block, how deep it is (counting its own block) and how deep it must be */
+                confirmations?: {
+                    txHash: string;
+                    blockNumber: number;
+                    seen: number;
+                    needed: number;
+                };
+            };
+            /** @description on GET of one execution: the refund address its owner set by a signed command (POST …/refund-address), and what it covers */
+            ownerRefundAddress?: components["schemas"]["OwnerRefundAddress"];
+            /** @description set on prepare's answer when it names a deposit: what becomes of a transfer the execution does not take */
+            refundPolicy?: {
+                /** @description whether the service pays it back by itself (REFUND_PAYMENTS) */
+                automatic: boolean;
+                /** @description the least it pays back by itself, base units of the asset (REFUND_MINIMUMS); absent: none */
+                minimum?: string;
+                /** @description about how long after the transfer its refund is sent (CHAIN_REORG_WINDOW blocks, the sweep, the refund's own blocks); absent where the chain's block time is not known */
+                expectedSeconds?: number;
+                /** @description the same in words */
+                description: string;
+            };
             /** @description set on the read routes' answers (GET one, the list) when the read model answers: refusedDeposits holds the first 10 refusals, the refunds ledger holds every deposit not taken */
             refunds?: {
                 /** @description this execution's rows in the refunds ledger (its own deposit after a cancel included) */
@@ -793,6 +977,25 @@ export interface components {
                 /** @enum {string} */
                 status: "SIGNING" | "PREPARED";
             };
+        };
+        LookupRequest: {
+            /** @description 1 to 128 executions, answered in this order */
+            executions: {
+                wallet: string;
+                executionId: string;
+            }[];
+        };
+        LookupAnswer: {
+            result: ({
+                record: components["schemas"]["ExecutionRecord"];
+            } | {
+                error: string;
+                /**
+                 * @description `NOT_FOUND`: no such execution for that wallet; `INVALID`: not a wallet and an execution id
+                 * @enum {string}
+                 */
+                code: "NOT_FOUND" | "INVALID";
+            })[];
         };
         ExecutionList: {
             /** @description newest first (createdAt, then executionId, descending) */
@@ -995,6 +1198,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1166,6 +1373,98 @@ export interface operations {
             };
         };
     };
+    lookupExecutions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LookupRequest"];
+            };
+        };
+        responses: {
+            /** @description one item per execution asked, in that order */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LookupAnswer"];
+                };
+            };
+            /** @description body invalid: not JSON, no executions, more than 128, an item without wallet or executionId, an unknown field */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     submitExecution: {
         parameters: {
             query?: never;
@@ -1247,6 +1546,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1473,6 +1776,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1587,6 +1894,128 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the outcome is unknown (Temporal busy or briefly unreachable); the same request may be retried safely after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setRefundAddress: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefundAddressRequest"];
+            };
+        };
+        responses: {
+            /** @description set (or the same command again: nothing written); the address in force */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OwnerRefundAnswer"];
+                };
+            };
+            /** @description off-schema body, undecodable key or signature, wrong address/domain/timestamp, not the signer key, or the signature does not verify; a refundAddress with a wrong checksum, the zero address, a precompile or a deposit address of this service */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `REFUND_ADDRESS_STALE`: a command as new or newer is in force; `REFUND_PAYING`: a refund of the execution is being paid; `NO_DEPOSIT`: the execution holds no deposit yet; `NO_DEPOSIT_TARGET`: it has no deposit address */
+            409: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description body over bodyLimitBytes (64 KiB) */
+            413: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description over the rate limit of this client address or wallet; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1645,7 +2074,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        /** @enum {string} */
+                        event?: "status" | "refund";
+                        /** @description the record (status) or the refunds ledger row (refund), JSON */
+                        data?: string;
+                        /** @description the stream's position, on the last event of each write */
+                        id?: string;
+                        /** @description milliseconds an EventSource waits before it reconnects */
+                        retry?: number;
+                    };
                 };
             };
             /** @description the final record and its settled refunds were already received (Last-Event-ID): nothing more will come */
@@ -1686,6 +2124,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2278,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description the service knows of no transfer of this transaction on this chain (yet: a transfer is seen once its confirmations are reached) */
+            /** @description the service knows of no transfer of this transaction on this chain; `code` says what the chain watcher knows: `DEPOSIT_NOT_REACHED` (mined in a block the watcher has not read, or not yet counted past its confirmations: ask again), `NOT_A_DEPOSIT` (in a block it has counted past its confirmations: it paid no deposit address of this service), `NOT_FOUND` (the chain shows no such transaction, or the watcher cannot be asked) */
             404: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -2296,6 +2738,10 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description seconds to wait before sending the same request again */
                     "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2324,6 +2770,265 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    executionStatusPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description the wallet (by default also the signer key, base58) */
+                wallet: components["parameters"]["wallet"];
+                executionId: components["parameters"]["executionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a wallet or execution id that cannot exist, shown as text */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description no such execution for this wallet */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description over the rate limit of this client address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description the outcome is unknown (Temporal or the read model busy or unreachable); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    transactionStatusPage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path: {
+                /** @description `evm:<chainId>` */
+                chain: string;
+                /** @description `0x` + 64 hex digits, any case */
+                txHash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the transfers of the transaction the service knows of */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a chain or transaction hash that cannot exist, shown as text */
+            400: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description no transfer of it known (yet): the page says whether the watcher has reached it; it asks again by itself */
+            404: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description over the rate limit of this client address; retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    /** @description the per-client limit: `"client";q=<requests>;w=<window seconds>` */
+                    "RateLimit-Policy"?: string;
+                    /** @description what is left of it: `"client";r=<requests left>;t=<seconds until the window resets>` */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description a fault of the service itself; no details */
+            500: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description the outcome is unknown (Temporal or the read model busy or unreachable); retry after Retry-After seconds */
+            503: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    /** @description the page loads only this origin's script and stylesheet */
+                    "Content-Security-Policy"?: string;
+                    /** @description seconds to wait before sending the same request again */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    statusPageScript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the status pages' script */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+        };
+    };
+    statusPageStylesheet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description kept as the request id when it matches ^[A-Za-z0-9._:-]{1,128}$ */
+                "X-Request-Id"?: components["parameters"]["requestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the status pages' stylesheet */
+            200: {
+                headers: {
+                    /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
                 };
             };
         };

@@ -2,12 +2,14 @@ import nacl from 'tweetnacl';
 import bs58 from 'bs58';
 import { intentHash } from '../../domain/canonical.js';
 import { toBase58, toHex } from '../../domain/encoding.js';
-import { buildCancelMessage, buildSigningMessage } from '../../domain/signing-message.js';
-import type { CancelRequest, SubmitRequest } from './types.js';
+import { buildCancelMessage, buildRefundAddressMessage, buildSigningMessage } from '../../domain/signing-message.js';
+import type { CancelRequest, RefundAddressRequest, SubmitRequest } from './types.js';
 
 // The messages and the intent hash are the service's own code (domain/), bundled into this package:
 // what the SDK signs is what the API verifies.
-export { buildCancelMessage, buildSigningMessage, intentHash };
+export { buildCancelMessage, buildRefundAddressMessage, buildSigningMessage, intentHash };
+
+type ConnectEnvelope = CancelRequest['connectEnvelope'];
 
 /**
  * What signs for a wallet: an ed25519 key held by the page (nacl25519Signer) or a wallet's own
@@ -87,6 +89,28 @@ function submitParts(input: SubmitSigning) {
   return { message: new TextEncoder().encode(message), envelope };
 }
 
+/** What a refund address command signs: the cancel's fields and the address. */
+export type RefundAddressSigning = CancelSigning & { refundAddress: string };
+
+function refundAddressParts(input: RefundAddressSigning) {
+  const timestamp = input.timestamp ?? nowSeconds();
+  const message = local(() =>
+    buildRefundAddressMessage({
+      domain: input.domain,
+      executionId: input.executionId,
+      address: input.wallet,
+      refundAddress: input.refundAddress,
+      timestamp,
+    }),
+  );
+  return { message: new TextEncoder().encode(message), envelope: { address: input.wallet, domain: input.domain, timestamp } };
+}
+
+/** The body of `POST /api/v1/executions/{wallet}/{executionId}/refund-address`, signed by `signer`. */
+export async function signRefundAddress(signer: Signer, input: RefundAddressSigning): Promise<RefundAddressRequest> {
+  return { refundAddress: input.refundAddress, ...(await signedParts(signer, refundAddressParts(input), input.encoding)) };
+}
+
 function cancelParts(input: CancelSigning) {
   const timestamp = input.timestamp ?? nowSeconds();
   const message = local(() =>
@@ -95,16 +119,15 @@ function cancelParts(input: CancelSigning) {
   return { message: new TextEncoder().encode(message), envelope: { address: input.wallet, domain: input.domain, timestamp } };
 }
 
+/** The key, signature and envelope of a signed body: `parts`' message signed by `signer`. */
+async function signedParts(signer: Signer, parts: { message: Uint8Array; envelope: ConnectEnvelope }, encoding?: KeyEncoding) {
+  const signature = await signer.signMessage(parts.message);
+  return { publicKey: spellKey(signer.publicKey, encoding), signature: spell(signature, encoding), connectEnvelope: parts.envelope };
+}
+
 /** The body of `POST /api/v1/executions/{wallet}/submit`, signed by `signer`. */
 export async function signSubmit(signer: Signer, input: SubmitSigning): Promise<SubmitRequest> {
-  const { message, envelope } = submitParts(input);
-  const signature = await signer.signMessage(message);
-  return {
-    executionId: input.executionId,
-    publicKey: spellKey(signer.publicKey, input.encoding),
-    signature: spell(signature, input.encoding),
-    connectEnvelope: envelope,
-  };
+  return { executionId: input.executionId, ...(await signedParts(signer, submitParts(input), input.encoding)) };
 }
 
 /** signSubmit for a signer that answers at once. */
@@ -121,9 +144,7 @@ export function signSubmitSync(signer: SyncSigner, input: SubmitSigning): Submit
 
 /** The body of `POST /api/v1/executions/{wallet}/{executionId}/cancel`, signed by `signer`. */
 export async function signCancel(signer: Signer, input: CancelSigning): Promise<CancelRequest> {
-  const { message, envelope } = cancelParts(input);
-  const signature = await signer.signMessage(message);
-  return { publicKey: spellKey(signer.publicKey, input.encoding), signature: spell(signature, input.encoding), connectEnvelope: envelope };
+  return signedParts(signer, cancelParts(input), input.encoding);
 }
 
 /** signCancel for a signer that answers at once. */

@@ -18,10 +18,18 @@ type WithAnyDomain<T extends { connectEnvelope: object }> = Omit<T, 'connectEnve
 };
 export type SubmitRequest = WithAnyDomain<Schemas['SubmitRequest']>;
 export type CancelRequest = WithAnyDomain<Schemas['CancelRequest']>;
+export type RefundAddressRequest = WithAnyDomain<Schemas['RefundAddressRequest']>;
+/** The refund address an owner set, and what it covers. */
+export type OwnerRefundAddress = Schemas['OwnerRefundAddress'];
 export type SubmitAnswer = Schemas['SubmitAnswer']['result'];
 export type ExecutionList = Schemas['ExecutionList'];
 /** One transfer of a transaction the deposit lookup knows of: taken by an execution, or owed back (`refund`). */
 export type DepositEntry = Schemas['DepositEntry'];
+
+/** One item of a batch lookup: the record (with its statusReason), or its own error (`NOT_FOUND`, `INVALID`). */
+export type LookupItem = Schemas['LookupAnswer']['result'][number];
+/** Why an execution stands where it stands, as a code and in words. */
+export type StatusReason = NonNullable<ExecutionRecord['statusReason']>;
 
 /** The statuses after which an execution no longer changes: `watch` ends at them once no refund is open. */
 export const FINAL_STATUSES: readonly ExecutionStatus[] = SERVICE_FINAL_STATUSES;

@@ -4,6 +4,7 @@ import { readModelMigrations } from './0001-0009-read-model';
 import { chainAndRefundsMigrations } from './0010-0016-chain-and-refunds';
 import { tokensAndAdmissionsMigrations } from './0017-0020-tokens-and-admissions';
 import { fairRefundsMigrations } from './0021-0029-fair-refunds';
+import { ownerRefundAddressMigrations } from './0024-owner-refund-address';
 
 /**
  * The read model's versioned migrations, in order. Each is applied once per database (Kysely's
@@ -17,6 +18,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     ...chainAndRefundsMigrations(kind),
     ...tokensAndAdmissionsMigrations(kind),
     ...fairRefundsMigrations(kind),
+    ...ownerRefundAddressMigrations(kind),
   };
 }
 

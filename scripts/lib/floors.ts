@@ -46,13 +46,15 @@ const floorOf = (folder: string): number => FLOORS.findIndex((floor) => floor.in
 
 /**
  * The floors inside api/, by entry (a folder or a top-level file), lowest first: the HTTP edge and
- * the Temporal plumbing; the dependencies every route gets; the features; the operator routes and
- * the OpenAPI document, which read the features' contracts; the Koa app, its listeners, its entry point.
+ * the Temporal plumbing; the dependencies every route gets; the features; the status pages, which
+ * read the features' answers; the operator routes and the OpenAPI document, which read the
+ * features' contracts; the Koa app, its listeners, its entry point.
  */
 export const API_FLOORS: ReadonlyArray<readonly string[]> = [
   ['http', 'temporal'],
   ['deps.ts'],
   ['executions', 'refunds', 'deposits', 'whitelists'],
+  ['status'],
   ['operations'],
   ['app.ts'],
   ['server.ts'],

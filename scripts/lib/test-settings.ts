@@ -34,6 +34,13 @@ export const TEST_SETTINGS = {
     readBy: 'tests',
     description: '`write`: the OpenAPI snapshot test rewrites test/fixtures/openapi.json from the code instead of comparing',
   },
+  STATUS_SCREENSHOT: {
+    kind: 'enum',
+    values: ['write'],
+    readBy: 'tests',
+    description:
+      '`write`: the status page test (test/client/status-page.test.ts) writes docs/status-page.png (`npm run screenshot:status`)',
+  },
   TEST_FILE_TIMES: {
     kind: 'string',
     readBy: 'tests',

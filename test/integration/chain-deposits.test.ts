@@ -16,6 +16,7 @@ import { loadConfig, projectRoot } from '../../config/config';
 import { childEnv } from '../../config/child-env';
 import { openDatabase, type Database } from '../../db/database';
 import { DepositAddressStore } from '../../db/deposit-addresses';
+import { OwnerRefundAddresses } from '../../db/owner-refund-address';
 import { RefundLedger, type RefundRow } from '../../db/refund-ledger';
 import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { ExecutionStore } from '../../db/execution-store';
@@ -129,7 +130,12 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       payerKind: () => Promise.reject(new Error('not asked: prepare never proves a deposit')),
       traces: () => Promise.resolve(true),
       xpub: readDepositXpub(path.join(stack.tmpDir, 'deposit-xpub')),
+      confirmations: () => 2,
+      checkpoint: () => Promise.reject(new Error('not asked: prepare reads no checkpoint')),
+      signalled: () => Promise.reject(new Error('not asked: prepare reads no signals')),
+      transactionBlock: () => Promise.reject(new Error('not asked: prepare reads no transaction')),
       store: new DepositAddressStore(database),
+      owners: new OwnerRefundAddresses(database),
     });
     const wallet = newWallet();
     const executionId = `chain-${randomUUID()}`;

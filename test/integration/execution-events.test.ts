@@ -6,6 +6,8 @@ import type { RunningApi } from '../../api/server';
 import { cancelBody, cancelHttp, depositHttp, newWallet, prepare } from '../support/executions';
 import { request } from '../support/http';
 import { readEventStream, type SseEvent } from '../support/sse';
+import { Ajv2020 } from 'ajv/dist/2020';
+import { buildOpenApiDocument } from '../../api/operations/openapi';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 
 /** What an API's event hub watches (its other counters are checked apart). */
@@ -126,6 +128,39 @@ describe('integration: GET /api/v1/executions/{wallet}/{executionId}/events (Ser
     await done;
     es.close();
     assert.deepEqual(statuses, ['PREPARED', 'CANCELLED']);
+  });
+
+  it("when a stream's events are parsed, then each has the shape the OpenAPI document declares for the stream, and its data the record's or the row's", async () => {
+    const { wallet, executionId, path } = await prepared();
+    assert.equal((await depositHttp(stack, wallet.id, executionId, { txHash: `0x${randomUUID().replace(/-/g, '')}` })).status, 200);
+    assert.equal((await cancelHttp(stack.api.url, wallet.id, executionId, cancelBody(wallet, executionId))).status, 200);
+    const doc = buildOpenApiDocument(stack.config) as any;
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addFormat('date-time', (t: string) => !Number.isNaN(Date.parse(t)));
+    const op = doc.paths['/api/v1/executions/{wallet}/{executionId}/events'].get;
+    const event = ajv.compile(op.responses['200'].content['text/event-stream'].schema);
+    const record = ajv.compile({ ...doc.components.schemas.ExecutionRecord, components: doc.components });
+    const row = ajv.compile({ ...doc.components.schemas.ExecutionRefund, components: doc.components });
+    const stop = new AbortController();
+    const read = readEventStream(`${stack.api.url}${path}`, {
+      signal: stop.signal,
+      onEvent: (e) => {
+        if (e.event === 'refund') stop.abort();
+      },
+    }).catch(() => undefined);
+    const timer = setTimeout(() => stop.abort(), 20_000);
+    const got = await read;
+    clearTimeout(timer);
+    const events = got?.events ?? [];
+    assert.ok(
+      events.some((e) => e.event === 'status'),
+      JSON.stringify(events),
+    );
+    for (const e of events) {
+      assert.ok(event(e), `${JSON.stringify(e)}: ${ajv.errorsText(event.errors)}`);
+      const check = e.event === 'status' ? record : row;
+      assert.ok(check(JSON.parse(e.data)), `${e.event}: ${ajv.errorsText(check.errors)}`);
+    }
   });
 
   it('when the execution does not exist, then 404 { error } before any stream; a bad path is 400', async () => {

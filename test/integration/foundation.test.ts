@@ -58,8 +58,10 @@ describe('foundation: the real stack', () => {
 
   it('when any known path is called with another method, then the 405 carries an Allow header naming its methods (RFC 9110)', async () => {
     const cases: Array<[string, string, string]> = [
-      // GET /api/v1/executions/{wallet}/{executionId} also matches an execution named "submit"
-      ['PUT', '/api/v1/executions/w/submit', 'POST, HEAD, GET'],
+      // No execution is named "submit": the path is the submit operation's only
+      ['PUT', '/api/v1/executions/w/submit', 'POST'],
+      ['GET', '/api/v1/executions/w/submit', 'POST'],
+      ['GET', '/api/v1/executions/lookup', 'POST'],
       ['DELETE', '/api/v1/executions/w/e1/deposit', 'POST'],
       ['GET', '/chain/whitelists/', 'POST'],
       ['POST', '/healthz', 'HEAD, GET'],
@@ -72,6 +74,9 @@ describe('foundation: the real stack', () => {
       assert.equal(res.status, 405, `${method} ${path}`);
       assert.equal(res.headers.get('allow'), allow, `${method} ${path}`);
     }
+    const options = await request(stack.api.url, 'OPTIONS', '/api/v1/executions/w/submit');
+    assert.equal(options.headers.get('allow'), 'POST', 'OPTIONS names the operations of the path, as the contract has them');
+    assert.equal((await request(stack.api.url, 'OPTIONS', '/api/v1/executions/w/e1')).headers.get('allow'), 'HEAD, GET');
   });
 
   it('when a route does not exist, then the answer is 404 with an error body', async () => {

@@ -2,9 +2,14 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { RunningApi } from '../../api/server';
 import type { Config } from '../../config/config';
+import { IntentClient } from '@intent-service/client';
 import { cancelBody, newWallet, prepare, sampleIntent, signedBody } from '../support/executions';
+import { request } from '../support/http';
 import { startThrowawayPostgres, postgresBinDir, type ThrowawayPostgres } from '../support/postgres';
 import { getStack, startStackApi, type Stack } from '../support/stack';
+
+/** A browser page's origin that CORS_ORIGINS allows. */
+const ORIGIN = 'https://wallet.example';
 
 interface Answer {
   status: number;
@@ -51,7 +56,7 @@ async function times(n: number, fn: (i: number) => Promise<Answer>): Promise<Ans
 
 const statuses = (answers: Answer[]) => answers.map((a) => a.status);
 
-describe('rate limits: per client without a token, per wallet once its signature verified, per token id, per client on failed authentications (429 + Retry-After)', function () {
+describe('rate limits: per client without a token, per wallet once its signature verified, per token id, per client on failed authentications (429 + Retry-After); the RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11) and the SDK pacing itself by them', function () {
   this.timeout(60_000);
   let stack: Stack;
   const apis: RunningApi[] = [];
@@ -67,9 +72,10 @@ describe('rate limits: per client without a token, per wallet once its signature
     limits: Partial<Config['rateLimits']>,
     trustProxy: string[] = [],
     database: Config['database'] = stack.config.database,
+    corsOrigins: string[] = [],
   ): Promise<string> {
     const rateLimits = { windowS: 60, perIp: 0, perWallet: 0, perToken: 0, authFailuresPerIp: 0, ...limits };
-    const api = await startStackApi(stack, { config: { ...stack.config, rateLimits, trustProxy, database } });
+    const api = await startStackApi(stack, { config: { ...stack.config, rateLimits, trustProxy, database, corsOrigins } });
     apis.push(api);
     return api.url;
   }
@@ -329,5 +335,79 @@ describe('rate limits: per client without a token, per wallet once its signature
     );
     // An unknown token is still 401 (it has no id to count).
     assert.equal((await send(url, 'POST', `/api/v1/executions/${newWallet().id}`, { headers: bearer('nope'), json: {} })).status, 401);
+  });
+
+  it('when a client reads a public route, then each answer tells the policy and what is left; past it, a 429 with Retry-After and r=0; a lookup costs one per item', async () => {
+    const url = await apiWith({ perIp: 6 }, [], stack.config.database, [ORIGIN]);
+    const wallet = newWallet();
+    const executionId = `limits-${Date.now()}`;
+    assert.equal((await prepare(stack, wallet, { executionId })).status, 201);
+    const path = `/api/v1/executions/${wallet.id}/${executionId}`;
+    const first = await request(url, 'GET', path, { headers: { origin: ORIGIN } });
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.headers.get('ratelimit-policy'), '"client";q=6;w=60');
+    assert.match(first.headers.get('ratelimit')!, /^"client";r=5;t=(60|59)$/);
+    const exposed = first.headers
+      .get('access-control-expose-headers')!
+      .split(',')
+      .map((h) => h.trim().toLowerCase());
+    assert.ok(exposed.includes('ratelimit') && exposed.includes('ratelimit-policy') && exposed.includes('retry-after'), exposed.join());
+
+    const lookup = await request(url, 'POST', '/api/v1/executions/lookup', {
+      json: { executions: [0, 1, 2].map(() => ({ wallet: wallet.id, executionId })) },
+    });
+    assert.equal(lookup.status, 200, lookup.text);
+    assert.match(lookup.headers.get('ratelimit')!, /^"client";r=2;t=\d+$/, 'three items: three reads');
+    assert.match((await request(url, 'GET', path)).headers.get('ratelimit')!, /^"client";r=1;/);
+    assert.match((await request(url, 'GET', path)).headers.get('ratelimit')!, /^"client";r=0;/);
+
+    const refused = await request(url, 'GET', path, { headers: { origin: ORIGIN } });
+    assert.equal(refused.status, 429, refused.text);
+    assert.equal(refused.body.code, 'RATE_LIMITED');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60, String(retryAfter));
+    assert.equal(refused.headers.get('ratelimit-policy'), '"client";q=6;w=60');
+    assert.equal(refused.headers.get('ratelimit'), `"client";r=0;t=${retryAfter}`);
+    assert.equal(refused.headers.get('access-control-allow-origin'), ORIGIN, 'the 429 is readable by the page too');
+    assert.equal(
+      (await request(url, 'GET', `/status/${wallet.id}/${executionId}`)).headers.get('ratelimit'),
+      `"client";r=0;t=${retryAfter}`,
+    );
+  });
+
+  it('when the SDK is told nothing is left (r=0), then its next call waits for the reset instead of taking a 429; a client that takes a 429 retries after Retry-After', async () => {
+    // Two a window: the other client's retry takes one of the next window, the paced call the other.
+    const url = await apiWith({ perIp: 2, windowS: 3 });
+    const wallet = newWallet();
+    const executionId = `limits-sdk-${Date.now()}`;
+    assert.equal((await prepare(stack, wallet, { executionId })).status, 201);
+    const seen =
+      (statuses: number[], limits: string[]): typeof fetch =>
+      async (input, init) => {
+        const res = await fetch(input, init);
+        statuses.push(res.status);
+        limits.push(res.headers.get('ratelimit') ?? '');
+        return res;
+      };
+    const aStatuses: number[] = [];
+    const aLimits: string[] = [];
+    const bStatuses: number[] = [];
+    const a = new IntentClient({ baseUrl: url, fetch: seen(aStatuses, aLimits) });
+    const b = new IntentClient({ baseUrl: url, fetch: seen(bStatuses, []) });
+
+    await a.get(wallet.id, executionId);
+    await a.get(wallet.id, executionId);
+    const told = /^"client";r=0;t=(\d+)$/.exec(aLimits[1]!);
+    assert.ok(told, String(aLimits[1]));
+    const resetMs = Number(told[1]) * 1000;
+    const start = Date.now();
+
+    // Another client of the same address, which has heard nothing yet: 429, then its retry after Retry-After.
+    assert.equal((await b.get(wallet.id, executionId)).executionId, executionId);
+    assert.deepEqual(bStatuses, [429, 200]);
+
+    await a.get(wallet.id, executionId);
+    assert.ok(Date.now() - start >= resetMs - 100, `the second call left ${Date.now() - start} ms after being told to wait ${resetMs} ms`);
+    assert.ok(!aStatuses.includes(429), `a paced client took no 429: ${aStatuses.join()}`);
   });
 });

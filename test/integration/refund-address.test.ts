@@ -4,9 +4,13 @@ import { randomUUID } from 'node:crypto';
 import { openDatabase } from '../../db/database';
 import { RefundPayments } from '../../db/refund-payments';
 import { toChecksumAddress } from '../../domain/eoa';
+import { ANVIL_DEV_ACCOUNT } from '../../scripts/lib/anvil';
 import { TestChain } from '../support/chain';
-import { newWallet, sampleIntent } from '../support/executions';
-import { depositHelpers, startFollowingStack } from '../support/deposit-helpers';
+import type { Address } from 'viem';
+import { nacl25519Signer, signRefundAddress } from '@intent-service/client';
+import { cancelBody, newWallet, nowSeconds, sampleIntent, type TestWallet } from '../support/executions';
+import { depositHelpers, refundsOf, startFollowingStack, type PreparedDeposit } from '../support/deposit-helpers';
+import { request } from '../support/http';
 import type { ProcessStack } from '../support/process-stack';
 
 const CHAIN = 'evm:31337';
@@ -16,7 +20,8 @@ const BACK = toChecksumAddress('0x' + 'a1b2c3d4e5'.repeat(4));
 /**
  * Prepare's deposit.refundAddress against real processes (a real anvil chain, Temporal dev server,
  * worker and API): kept on the record EIP-55 and on the deposit address lowercase; a wrong
- * checksum, a deposit address of the service and a change on a retried prepare are refused.
+ * checksum, a deposit address of the service and a change on a retried prepare are refused. And
+ * the owner's signed command that sets where refunds of its own deposit and of its payer go.
  */
 describe("refund address: prepare's deposit.refundAddress, end to end", function () {
   this.timeout(120_000);
@@ -26,14 +31,15 @@ describe("refund address: prepare's deposit.refundAddress, end to end", function
   before(async function () {
     this.timeout(180_000);
     chain = await TestChain.start();
-    stack = await startFollowingStack(chain, CHAIN, 2);
+    // Refunds paid once six blocks deep: the owner's test mines its way there.
+    stack = await startFollowingStack(chain, CHAIN, 2, { CHAIN_REORG_WINDOW: '6', REFUND_PAYMENTS: 'on' });
   });
   after(async () => {
     await stack?.stop();
     await chain?.stop();
   });
 
-  const { api, record, prepare } = depositHelpers(
+  const { api, record, prepare, operationPending } = depositHelpers(
     () => stack,
     () => chain,
     CHAIN,
@@ -113,5 +119,85 @@ describe("refund address: prepare's deposit.refundAddress, end to end", function
     }
     assert.equal((await record(e)).depositTarget?.refundAddress, BACK);
     assert.equal(await storedRefundAddress(e.address), BACK.toLowerCase());
+  });
+
+  /** The owner's command for `e`, signed by `secretKey` (the wallet's own by default). */
+  const ownerCommand = (e: PreparedDeposit, refundAddress: string, timestamp: number, secretKey: Uint8Array = e.wallet.secretKey) =>
+    signRefundAddress(nacl25519Signer(secretKey), {
+      wallet: e.wallet.id,
+      executionId: e.executionId,
+      domain: 'localhost',
+      refundAddress,
+      timestamp,
+    });
+  const setRefundAddress = async (e: PreparedDeposit, body: unknown) =>
+    request(stack.apiUrl, 'POST', `/api/v1/executions/${e.wallet.id}/${e.executionId}/refund-address`, { json: body });
+
+  /** Mines a block every 200 ms until `done` answers something, within 90 s; `e`'s ledger rows name what was reached instead. */
+  async function miningUntil<T>(e: PreparedDeposit, done: () => Promise<T | undefined>): Promise<T> {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      const found = await done();
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error(`not reached while mining; the rows: ${JSON.stringify(await refundsOf(stack, e))}`);
+      await chain.mine(1);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  it("when the owner signs a refund address, then its cancelled deposit (held: paid through a contract) and its payer's later transfer are paid there, a stranger's transfer goes back to the stranger, and a replayed, older or foreign command changes nothing", async () => {
+    const forwarder = await chain.deployForwarder();
+    const e = await prepare({ minAmount: (10n ** 16n).toString(), idPrefix: 'owner-refund' });
+    const deposit = await chain.sendThrough(forwarder, e.address, 10n ** 17n);
+    await chain.mine(2);
+    await operationPending(e, 60_000);
+    assert.equal(
+      (await api('POST', `/api/v1/executions/${e.wallet.id}/${e.executionId}/cancel`, cancelBody(e.wallet, e.executionId))).status,
+      200,
+    );
+    const held = await miningUntil(e, async () => {
+      const row = (await refundsOf(stack, e)).find((r) => r.txHash === deposit.toLowerCase());
+      return row?.state === 'held' ? row : undefined;
+    });
+    assert.ok(['contract-payer', 'no-destination'].includes(held.holdReason!), held.holdReason);
+
+    const mine = toChecksumAddress(`0x${randomUUID().replace(/-/g, '')}${'7'.repeat(8)}`);
+    const t0 = nowSeconds() - 10;
+    const other: TestWallet = newWallet();
+    const foreign = await setRefundAddress(e, await ownerCommand(e, mine, t0, other.secretKey));
+    assert.equal(foreign.status, 400, foreign.text);
+    assert.match(foreign.body.error, /not the signer key/);
+
+    const command = await ownerCommand(e, mine, t0);
+    const set = await setRefundAddress(e, command);
+    assert.equal(set.status, 200, set.text);
+    assert.equal(set.body.result.refundAddress, mine);
+    assert.equal(set.body.result.txHash, deposit.toLowerCase());
+    assert.equal(set.body.result.payer, forwarder.toLowerCase());
+    const replayed = await setRefundAddress(e, command);
+    assert.equal(replayed.status, 200, replayed.text);
+    assert.deepEqual(replayed.body, set.body, 'the same command again: answered, nothing written');
+    const older = await setRefundAddress(e, await ownerCommand(e, BACK, t0 - 1));
+    assert.equal(older.status, 409, older.text);
+    assert.equal(older.body.code, 'REFUND_ADDRESS_STALE');
+    assert.equal((await record(e)).ownerRefundAddress?.refundAddress, mine);
+
+    // After the command: the same payer (the forwarder) pays again, and a stranger (an EOA) pays too.
+    const again = await chain.sendThrough(forwarder, e.address, 10n ** 16n);
+    const stranger = await chain.send(e.address, 10n ** 16n);
+    const paid = await miningUntil(e, async () => {
+      const rows = await refundsOf(stack, e);
+      const of = (tx: string) => rows.find((r) => r.txHash === tx.toLowerCase());
+      const all = [of(deposit), of(again), of(stranger)];
+      return all.every((r) => r?.state === 'refunded') ? all : undefined;
+    });
+    assert.deepEqual(
+      paid.map((r) => r!.refundTo),
+      [mine.toLowerCase(), mine.toLowerCase(), (ANVIL_DEV_ACCOUNT.address as Address).toLowerCase()],
+    );
+    const page = await request(stack.apiUrl, 'GET', `/status/${e.wallet.id}/${e.executionId}`);
+    assert.match(page.text, new RegExp(`data-owner-refund="${mine}"`));
+    const late = await setRefundAddress(e, await ownerCommand(e, BACK, nowSeconds()));
+    assert.equal(late.status, 200, 'a newer command, no refund paying: it applies to what is still to pay');
   });
 });

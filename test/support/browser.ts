@@ -7,10 +7,17 @@ import { CHROMIUM_FLAGS } from '../../scripts/lib/chromium-flags';
 /** Debian's chromium, which `npm test`'s pretest installs (scripts/chromium.sh). */
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** A headless Chromium with a fresh profile, driven by playwright-core; `close` removes the profile. */
-export async function launchChromium(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+/** A headless Chromium with a fresh profile, driven by playwright-core; `close` removes the profile. `javaScriptEnabled: false`: pages run no script. */
+export async function launchChromium(
+  options: { javaScriptEnabled?: boolean } = {},
+): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
   const profile = mkdtempSync(path.join(tmpdir(), 'chromium-profile-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_FLAGS] });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...CHROMIUM_FLAGS],
+    ...options,
+  });
   return {
     context,
     close: async () => {

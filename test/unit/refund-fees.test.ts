@@ -120,6 +120,18 @@ describe('domain/refund-policy: which rows the service pays back by itself, and 
     assert.deepEqual(refundDestination(row({ sender: undefined }), {}), { hold: 'no-destination' });
   });
 
+  it("when the owner set a refund address, then it takes its own deposit's transfer and its payer's, before prepare's refundAddress; a stranger's transfer goes where it went", () => {
+    const owned = '0x' + '0e'.repeat(20);
+    const stranger = '0x' + '5a'.repeat(20);
+    const owner = { address: owned, payer, txHash: '0xdeposit' };
+    assert.deepEqual(refundDestination(row({ payerKind: 'contract' }), { owner }), { to: owned }, 'the same payer, a contract');
+    assert.deepEqual(refundDestination(row({ sender: stranger, txHash: '0xdeposit' }), { owner }), { to: owned }, 'its own deposit');
+    assert.deepEqual(refundDestination(row({ sender: undefined, txHash: '0xdeposit' }), { owner }), { to: owned }, 'no payer shown');
+    assert.deepEqual(refundDestination(row({ sender: stranger }), { owner }), { to: stranger });
+    assert.deepEqual(refundDestination(row({ sender: stranger }), { owner, refundAddress: chosen }), { to: chosen });
+    assert.deepEqual(refundDestination(row(), { owner: { ...owner, address: '0x' + '0'.repeat(40) } }), { hold: 'refund-address-refused' });
+  });
+
   it('when a refundAddress or a payer is the zero address or a precompile (0x…01 to 0x…ff), then nothing is paid there; any other address is a destination', () => {
     const low = fc.integer({ min: 0, max: 255 }).map((n) => `0x${n.toString(16).padStart(40, '0')}`);
     fc.assert(

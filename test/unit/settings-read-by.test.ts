@@ -60,7 +60,7 @@ describe('settings: the "read by" column is what the API and the worker read (do
   it('when the API hands the webhooks or the chain confirmations on at prepare, then the scan sees it (it can fail)', () => {
     assert.ok(readsAny(reads.api, ['webhooks']), 'the API reads config.webhooks (prepare records whether an execution has webhooks)');
     assert.ok(readsAny(reads.api, ['chain.confirmations']), 'the API reads the confirmations (prepare and deposit proofs)');
-    assert.ok(!readsAny(reads.api, ['refunds.payments']), 'the API never reads REFUND_PAYMENTS');
+    assert.ok(!readsAny(reads.api, ['refunds.limits']), 'the API never reads REFUND_LIMITS');
   });
 
   it('when a process loads its own config, then it holds exactly the settings whose row names it', () => {
