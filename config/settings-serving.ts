@@ -76,6 +76,17 @@ export const SERVING_SETTINGS = {
     readBy: 'api, worker',
     description: 'storage node base URLs, comma-separated; every API and worker must list the same set',
   },
+  STORAGE_REPLICAS: {
+    kind: 'integer',
+    min: 1,
+    max: 9,
+    default: 3,
+    file: 'storageReplicas',
+    config: 'storageReplicas',
+    readBy: 'api, worker',
+    description:
+      'copies of each whitelist entry (capped by the node count): the entry\'s first nodes by rendezvous weight; a change is accepted, and a read answered, by a majority of them; every API and worker must use the same',
+  },
   STORAGE_NODE_KEYS_FILE: {
     kind: 'string',
     default: 'data/storage-node-keys',

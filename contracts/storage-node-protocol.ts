@@ -7,11 +7,14 @@
 import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv';
 
 import { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type WhitelistKind } from '../domain/whitelist-messages';
+import type { EntryHistory } from '../domain/entry-order';
 
 export { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type WhitelistKind };
 
 export const ROUTES = {
   apply: '/v1/whitelists/apply',
+  /** `POST`: entries' histories from other replicas, merged into this node's (anti-entropy, read repair). */
+  repair: '/v1/whitelists/repair',
   audit: '/v1/whitelists/audit',
   /** `GET {listPrefix}{kind}` lists a whitelist; `GET {listPrefix}{kind}/{entry}` checks one entry. */
   listPrefix: '/v1/whitelists/',
@@ -29,11 +32,11 @@ export const MAX_PAGE_LIMIT = 1000;
 
 import type { ChangeResult, WhitelistChange } from '../domain/whitelist-messages';
 
-export type { ChangeResult, WhitelistChange };
+export type { ChangeResult, WhitelistChange, EntryHistory };
 
 /**
  * `POST /v1/whitelists/apply` body: one node's share of a batch, or its revert. Every change
- * stands in one order (storage-node/entry-order.ts): `position`, then `batchId`, then its index
+ * stands in one order (domain/entry-order.ts): `position`, then `batchId`, then its index
  * in `changes`; a node applies it only if nothing newer has decided its entry.
  */
 export interface ApplyRequest {
@@ -46,6 +49,30 @@ export interface ApplyRequest {
   tokenId?: string;
   /** Undo these changes of the batch (it failed with 500); the same changes, in the same order. */
   revert?: boolean;
+  /**
+   * Each change's index in its batch (the order's last key), one per change, ascending: every
+   * replica of an entry then orders a change alike, whatever share of the batch it holds. Absent:
+   * the index in `changes`.
+   */
+  indexes?: number[];
+}
+
+/** One entry's history as a replica holds it (domain/entry-order.ts), for a repair. */
+export interface RepairEntry {
+  kind: WhitelistKind;
+  /** EIP-55 form. */
+  entry: string;
+  history: EntryHistory;
+}
+
+/** `POST /v1/whitelists/repair` body: histories merged into the node's own, durably, before the answer. */
+export interface RepairRequest {
+  entries: RepairEntry[];
+}
+
+/** `POST /v1/whitelists/repair` 200 answer: how many entries the merge changed. */
+export interface RepairResponse {
+  repaired: number;
 }
 
 /** `POST /v1/whitelists/apply` 200 answer; the same for every repeat of a batchId. */
@@ -62,6 +89,11 @@ export interface ListResponse {
   kind: WhitelistKind;
   entries: string[];
   next?: string;
+  /**
+   * With `histories=1`: every entry the node has a history for (removed ones too, their tombstones)
+   * in `entries`, and its history here, one per entry.
+   */
+  histories?: EntryHistory[];
 }
 
 /** `GET /v1/whitelists/{kind}/{entry}` 200 answer. */
@@ -69,6 +101,8 @@ export interface MembershipResponse {
   kind: WhitelistKind;
   entry: string;
   listed: boolean;
+  /** With `history=1`: the entry's history on this node (empty when it has none). */
+  history?: EntryHistory;
 }
 
 /**
@@ -134,6 +168,51 @@ const positionSchema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_I
 const batchIdSchema = { type: 'string', minLength: 1, maxLength: MAX_BATCH_ID_LENGTH } as const;
 const tokenIdSchema = { type: 'string', minLength: 1, maxLength: MAX_TOKEN_ID_LENGTH } as const;
 
+const orderFields = {
+  position: positionSchema,
+  batchId: batchIdSchema,
+  index: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+} as const;
+
+export const entryHistorySchema: JSONSchemaType<EntryHistory> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['base', 'changes'],
+  properties: {
+    base: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['present'],
+      properties: {
+        present: { type: 'boolean' },
+        order: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['position', 'batchId', 'index'],
+          properties: orderFields,
+          nullable: true,
+        },
+      },
+    },
+    changes: {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['position', 'batchId', 'index', 'op', 'reverted', 'changed', 'superseded'],
+        properties: {
+          ...orderFields,
+          op: opTypeSchema,
+          reverted: { type: 'boolean' },
+          changed: { type: 'boolean' },
+          superseded: { type: 'boolean' },
+        },
+      },
+    },
+  },
+};
+
 const changeSchema: JSONSchemaType<WhitelistChange> = {
   type: 'object',
   additionalProperties: false,
@@ -151,7 +230,32 @@ export const applyRequestSchema: JSONSchemaType<ApplyRequest> = {
     changes: { type: 'array', items: changeSchema },
     tokenId: { ...tokenIdSchema, nullable: true },
     revert: { type: 'boolean', nullable: true },
+    indexes: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 1_000_000 }, nullable: true },
   },
+};
+
+export const repairRequestSchema: JSONSchemaType<RepairRequest> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['entries'],
+  properties: {
+    entries: {
+      type: 'array',
+      maxItems: MAX_PAGE_LIMIT,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'entry', 'history'],
+        properties: { kind: kindSchema, entry: eoaSchema, history: entryHistorySchema },
+      },
+    },
+  },
+};
+
+export const repairResponseSchema: JSONSchemaType<RepairResponse> = {
+  type: 'object',
+  required: ['repaired'],
+  properties: { repaired: { type: 'integer', minimum: 0 } },
 };
 
 export const applyResponseSchema: JSONSchemaType<ApplyResponse> = {
@@ -183,13 +287,19 @@ export const listResponseSchema: JSONSchemaType<ListResponse> = {
     kind: kindSchema,
     entries: { type: 'array', items: { type: 'string' } },
     next: { type: 'string', nullable: true },
+    histories: { type: 'array', items: entryHistorySchema, nullable: true },
   },
 };
 
 export const membershipResponseSchema: JSONSchemaType<MembershipResponse> = {
   type: 'object',
   required: ['kind', 'entry', 'listed'],
-  properties: { kind: kindSchema, entry: { type: 'string' }, listed: { type: 'boolean' } },
+  properties: {
+    kind: kindSchema,
+    entry: { type: 'string' },
+    listed: { type: 'boolean' },
+    history: { ...entryHistorySchema, nullable: true },
+  },
 };
 
 export const auditRecordSchema: JSONSchemaType<AuditRecord> = {
@@ -224,13 +334,32 @@ export const auditResponseSchema: JSONSchemaType<AuditResponse> = {
 export interface ListQuery {
   after?: string;
   limit?: string;
+  /** `1`: every entry with its history, removed ones included. */
+  histories?: '1';
 }
+
+/** The query of `GET /v1/whitelists/{kind}/{entry}`. */
+export interface MembershipQuery {
+  /** `1`: the answer carries the entry's history. */
+  history?: '1';
+}
+
+export const membershipQuerySchema: JSONSchemaType<MembershipQuery> = {
+  type: 'object',
+  additionalProperties: false,
+  required: [],
+  properties: { history: { type: 'string', enum: ['1'], nullable: true } },
+};
 
 export const listQuerySchema: JSONSchemaType<ListQuery> = {
   type: 'object',
   additionalProperties: false,
   required: [],
-  properties: { after: { ...entrySchema, nullable: true }, limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true } },
+  properties: {
+    after: { ...entrySchema, nullable: true },
+    limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true },
+    histories: { type: 'string', enum: ['1'], nullable: true },
+  },
 };
 
 /** The query of `GET /v1/whitelists/audit`, as strings. */
@@ -288,4 +417,7 @@ export const checkListResponse = checker(listResponseSchema);
 export const checkMembershipResponse = checker(membershipResponseSchema);
 export const checkAuditResponse = checker(auditResponseSchema);
 export const checkListQuery = checker(listQuerySchema);
+export const checkMembershipQuery = checker(membershipQuerySchema);
+export const checkRepairRequest = checker(repairRequestSchema);
+export const checkRepairResponse = checker(repairResponseSchema);
 export const checkAuditQuery = checker(auditQuerySchema);

@@ -207,14 +207,17 @@ export interface WhitelistBatchInput {
   tokenId: string;
   /** Entries already in EIP-55 form. */
   changes: WhitelistChange[];
-  /** Storage node base URLs; owners are chosen by rendezvous hashing over this list. */
+  /** Storage node base URLs; each entry's replicas are chosen by rendezvous hashing over this list. */
   nodes: string[];
+  /** Copies of each entry (STORAGE_REPLICAS, capped by the node count). */
+  replicas: number;
   /**
-   * The owner of each change, in request order, as an index into `nodes`, computed by the API with
-   * the same rendezvous hashing: SHA-256 in the workflow sandbox costs about as much as the rest of
-   * a batch. The workflow hashes itself only when these do not fit `nodes`.
+   * The replicas of each change, in request order, each an array of indexes into `nodes` (highest
+   * rendezvous weight first), computed by the API with the same hashing: SHA-256 in the workflow
+   * sandbox costs about as much as the rest of a batch. The workflow hashes itself only when these
+   * do not fit `nodes`.
    */
-  ownerIndexes: number[];
+  replicaIndexes: number[][];
   deadlineMs: number;
 }
 
@@ -277,6 +280,8 @@ export function isRetryableNodeFailure(type: string): boolean {
 export interface FirstRoundNodeInput {
   node: string;
   batchId: string;
+  /** Each change's index in the batch, ascending (the order's last key, alike on every replica). */
+  indexes: number[];
   /** The batch's position in the order of accepted batches (its workflow's start, epoch ms). */
   position: number;
   /** The token id, for the node's audit trail. */
@@ -296,8 +301,14 @@ export interface FirstRoundInput {
   tokenId: string;
   /** Every change of the batch, in request order (the precheck checks them all). */
   changes: WhitelistChange[];
-  /** Each owning node with the indexes (into `changes`) of its share, in the order it applies them. */
+  /** Each node with a share, with the indexes (into `changes`) of its share, in the order it applies them. */
   perNode: Array<{ node: string; indexes: number[] }>;
+  /**
+   * How many of each change's replicas must apply it (a majority). The round stops asking once
+   * every change has that many and answers the nodes it still waited for as late: the workflow
+   * completes them after the answer. Absent: every node is waited for.
+   */
+  quorum?: number[];
   deadlineAt: number;
   attempts: number;
   backoffMs: number;

@@ -32,10 +32,27 @@ export function changeState(progress: NodeStatus, httpStatus: number | undefined
   }
 }
 
+/**
+ * The state of a change held on several replicas: applied once a majority of them applied it
+ * (what the batch's 200 means), reverted when its batch failed and a replica undid it.
+ */
+export function replicatedChangeState(progress: readonly NodeStatus[], httpStatus: number | undefined, running: boolean): ChangeState {
+  if (httpStatus === 403) return 'not-applied';
+  if (httpStatus === 500) {
+    if (progress.some((p) => p === 'reverted')) return 'reverted';
+    if (progress.every((p) => p === 'not-applied')) return 'not-applied';
+    return running ? 'pending' : 'unknown';
+  }
+  if (progress.filter((p) => p === 'applied').length >= Math.floor(progress.length / 2) + 1) return 'applied';
+  return running ? 'pending' : 'unknown';
+}
+
 /** One change of a batch as the `batchStatus` query shows it. */
 export interface BatchChange extends WhitelistChange {
-  /** The storage node that owns the change's entry (the status answer names it `node-N`). */
+  /** The first of the change's replicas: the node with its entry's highest rendezvous weight (the status answer names it `node-N`). */
   node: string;
+  /** Every node that holds a copy of the entry, `node` first. */
+  replicas?: string[];
   /** The node's answer, once it answered: whether the change altered the set (an add of a present entry did not). */
   changed?: boolean;
   /**

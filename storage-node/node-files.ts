@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS entries (
   PRIMARY KEY (kind, entry)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_listed ON entries (kind, present, sort_key, entry);
+CREATE INDEX IF NOT EXISTS entries_all ON entries (kind, sort_key, entry);
 CREATE TABLE IF NOT EXISTS audit (
   seq INTEGER NOT NULL,
   idx INTEGER NOT NULL,

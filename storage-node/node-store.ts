@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type SqliteDatabase from 'better-sqlite3';
 import { fsyncDirectory } from '../lib/durable-fs';
-import { DEFAULT_KEPT_CHANGES, isPresent, type EntryHistory } from './entry-order';
+import { DEFAULT_KEPT_CHANGES, emptyHistory, isPresent, type EntryHistory } from '../domain/entry-order';
 import type {
   ApplyRequest,
   ApplyResponse,
@@ -10,9 +10,11 @@ import type {
   AuditResponse,
   ListResponse,
   OpType,
+  RepairEntry,
+  RepairResponse,
   WhitelistKind,
 } from '../contracts/storage-node-protocol';
-import { deliver, DeliveryWriter, entryKey, type LoggedDelivery } from './delivery-writer';
+import { deliver, DeliveryWriter, entryKey, repairEntries, type LoggedDelivery } from './delivery-writer';
 import { DATA_FILE_SCHEMA, DATABASE_FILE, DELIVERY_LOG_FILE, DELIVERY_LOG_SCHEMA, openNodeFile } from './node-files';
 import type { AuditSelection } from './validate';
 
@@ -86,6 +88,10 @@ export class NodeStore {
       entry: db.prepare<[string, string], EntryRow>('SELECT history FROM entries WHERE kind = ? AND entry = ?'),
       logDelivery: log.prepare<[number, string]>('INSERT INTO deliveries (seq, delivery) VALUES (?, ?)'),
       forgetDeliveries: log.prepare<[number]>('DELETE FROM deliveries WHERE seq <= ?'),
+      allPage: db.prepare<[string, string, string, string, number], { entry: string; history: string }>(
+        'SELECT entry, history FROM entries WHERE kind = ? AND ' +
+          '(sort_key > ? OR (sort_key = ? AND entry > ?)) ORDER BY sort_key, entry LIMIT ?',
+      ),
       page: db.prepare<[string, string, string, string, number], { entry: string }>(
         'SELECT entry FROM entries WHERE kind = ? AND present = 1 AND ' +
           '(sort_key > ? OR (sort_key = ? AND entry > ?)) ORDER BY sort_key, entry LIMIT ?',
@@ -123,21 +129,66 @@ export class NodeStore {
    */
   apply(request: ApplyRequest): ApplyResponse {
     const seq = this.seq + 1;
-    // Each entry's history: from a delivery the data file may not hold yet, else from the file.
-    const histories = new Map<string, EntryHistory>();
-    const unread: Array<[string, string]> = [];
-    for (const { kind, entry } of request.changes) {
-      const pending = this.overlay.get(entryKey(kind, entry));
-      if (pending) histories.set(entryKey(kind, entry), pending.history);
-      else unread.push([kind, entry]);
-    }
-    this.writer.readHistories(unread, histories);
+    const histories = this.historiesOf(request.changes);
     const { response, changed } = deliver(request, histories, this.keptChanges);
     const logged: LoggedDelivery = { request, appliedAt: new Date().toISOString() };
     this.statements.logDelivery.run(seq, JSON.stringify(logged));
     this.seq = seq;
     for (const [k, { history }] of changed) this.overlay.set(k, { history, seq });
     return response;
+  }
+
+  /**
+   * Merges other replicas' histories of entries into this node's (a repair), committed as one log
+   * row before this returns; answers how many entries it changed. An entry already holding
+   * everything given costs nothing, and a repair that changes nothing is not logged.
+   */
+  repair(entries: readonly RepairEntry[]): RepairResponse {
+    const histories = this.historiesOf(entries);
+    const { repaired, changed } = repairEntries(entries, histories, this.keptChanges);
+    if (repaired === 0) return { repaired };
+    const seq = this.seq + 1;
+    const logged: LoggedDelivery = { repair: [...entries], appliedAt: new Date().toISOString() };
+    this.statements.logDelivery.run(seq, JSON.stringify(logged));
+    this.seq = seq;
+    for (const [k, { history }] of changed) this.overlay.set(k, { history, seq });
+    return { repaired };
+  }
+
+  /** The current histories of `entries`: from a delivery the data file may not hold yet, else from the file. */
+  private historiesOf(entries: ReadonlyArray<{ kind: string; entry: string }>): Map<string, EntryHistory> {
+    const histories = new Map<string, EntryHistory>();
+    const unread: Array<[string, string]> = [];
+    for (const { kind, entry } of entries) {
+      const pending = this.overlay.get(entryKey(kind, entry));
+      if (pending) histories.set(entryKey(kind, entry), pending.history);
+      else unread.push([kind, entry]);
+    }
+    this.writer.readHistories(unread, histories);
+    return histories;
+  }
+
+  /** The entry's history on this node (empty when it has none). */
+  history(kind: WhitelistKind, entry: string): EntryHistory {
+    return this.historiesOf([{ kind, entry }]).get(entryKey(kind, entry)) ?? emptyHistory();
+  }
+
+  /**
+   * One page of every entry the node has a history for, removed ones included (their tombstones),
+   * with its history: what a repair compares.
+   */
+  historyPage(kind: WhitelistKind, after: string | undefined, limit: number): ListResponse {
+    this.materialize();
+    const from = after ?? '';
+    const rows = this.statements.allPage.all(kind, from.toLowerCase(), from.toLowerCase(), from, limit + 1);
+    const page = rows.slice(0, limit);
+    const entries = page.map((r) => r.entry);
+    return {
+      kind,
+      entries,
+      histories: page.map((r) => JSON.parse(r.history) as EntryHistory),
+      ...(rows.length > limit ? { next: entries[entries.length - 1] } : {}),
+    };
   }
 
   /** Writes into the data file what the log holds beyond it (reads call it first, so they see every acknowledged delivery). */

@@ -186,6 +186,7 @@ export async function startWorker(
       webhooks: () => config.webhooks,
       onNodeRequest: hooks.onNodeRequest,
       onLateNode: hooks.onLateNode,
+      storagePlacement: { nodes: config.storageNodes ?? [], replicas: config.storageReplicas },
       chain: config.chain && {
         ...config.chain,
         confirmations: confirmationsOf(config.chain),

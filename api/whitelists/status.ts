@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { nodeName } from '../../domain/node-names';
-import { changeState, type BatchChangeStatus } from '../../domain/batch-status';
+import { replicatedChangeState, type BatchChangeStatus } from '../../domain/batch-status';
 import type { WhitelistKind } from '../../domain/whitelist-messages';
 import { batchStatusQuery, whitelistBatchWorkflowId, type BatchOutcome, type BatchWorkflowStatus } from '../../contracts/temporal';
 import { BATCH_FAILED_MESSAGE } from './routes';
@@ -51,12 +51,17 @@ export async function readBatchStatus(client: Client, batchId: string, nodes: re
   }
   const running = description.status.name === 'RUNNING';
   const httpStatus = summary.outcome?.status;
-  const changes = summary.changes.map(({ node, changed, superseded, op_type, kind, entry }) => ({
+  const changes = summary.changes.map(({ node, replicas, changed, superseded, op_type, kind, entry }) => ({
     op_type,
     kind,
     entry,
     node: nodeName(nodes, node),
-    state: changeState(summary.nodes[node] ?? 'pending', httpStatus, running),
+    // A change is applied once a majority of its replicas applied it (decision 0093).
+    state: replicatedChangeState(
+      (replicas ?? [node]).map((replica) => summary.nodes[replica] ?? 'pending'),
+      httpStatus,
+      running,
+    ),
     ...(changed === undefined ? {} : { changed }),
     ...(superseded ? { superseded } : {}),
   }));

@@ -7,7 +7,7 @@ import {
   isPresent,
   revertChange,
   type EntryHistory,
-} from '../../storage-node/entry-order';
+} from '../../domain/entry-order';
 import type { OpType, WhitelistKind } from '../../contracts/storage-node-protocol';
 import { scheduleArbitrary, sequentialOutcome, type Schedule } from '../support/batch-schedules';
 
