@@ -34,18 +34,30 @@ export class ReplicaClient {
   ) {}
 
   /** One page of every entry `node` has a history for (tombstones included), with the histories. */
-  historyPage(node: string, kind: WhitelistKind, after: string | undefined, limit: number): Promise<Required<Pick<ListResponse, 'entries' | 'histories'>> & ListResponse> {
+  historyPage(
+    node: string,
+    kind: WhitelistKind,
+    after: string | undefined,
+    limit: number,
+  ): Promise<Required<Pick<ListResponse, 'entries' | 'histories'>> & ListResponse> {
     const query = new URLSearchParams({ limit: String(limit), histories: '1', ...(after === undefined ? {} : { after }) });
     return this.call(node, 'GET', `${ROUTES.listPrefix}${kind}?${query}`, undefined, checkListResponse).then((page) => {
       const histories = page.histories ?? [];
-      if (histories.length !== page.entries.length) throw new ReplicaUnavailable(node, `${node}: a history page without one history per entry`);
+      if (histories.length !== page.entries.length)
+        throw new ReplicaUnavailable(node, `${node}: a history page without one history per entry`);
       return { ...page, histories };
     });
   }
 
   /** The history of one entry on `node` (empty when it has none). */
   async entryHistory(node: string, kind: WhitelistKind, entry: string): Promise<EntryHistory> {
-    const answer = await this.call(node, 'GET', `${ROUTES.listPrefix}${kind}/${encodeURIComponent(entry)}?history=1`, undefined, checkMembershipResponse);
+    const answer = await this.call(
+      node,
+      'GET',
+      `${ROUTES.listPrefix}${kind}/${encodeURIComponent(entry)}?history=1`,
+      undefined,
+      checkMembershipResponse,
+    );
     if (answer.history === undefined) throw new ReplicaUnavailable(node, `${node}: a membership answer without its history`);
     return answer.history;
   }
@@ -56,7 +68,13 @@ export class ReplicaClient {
     return (await this.call(node, 'POST', ROUTES.repair, JSON.stringify({ entries }), checkRepairResponse)).repaired;
   }
 
-  private async call<T>(node: string, method: 'GET' | 'POST', path: string, body: string | undefined, check: (value: unknown) => Checked<T>): Promise<T> {
+  private async call<T>(
+    node: string,
+    method: 'GET' | 'POST',
+    path: string,
+    body: string | undefined,
+    check: (value: unknown) => Checked<T>,
+  ): Promise<T> {
     let answer: PostAnswer;
     try {
       const options = { timeoutMs: this.timeoutMs, transport: this.transport };
@@ -64,7 +82,8 @@ export class ReplicaClient {
     } catch (err) {
       throw new ReplicaUnavailable(node, `${node} did not answer (${(err as Error).name})`);
     }
-    if (answer.status < 200 || answer.status > 299) throw new ReplicaUnavailable(node, `${node} answered HTTP ${answer.status}`, answer.status);
+    if (answer.status < 200 || answer.status > 299)
+      throw new ReplicaUnavailable(node, `${node} answered HTTP ${answer.status}`, answer.status);
     let checked: Checked<T>;
     try {
       checked = check(JSON.parse(answer.text));
@@ -127,7 +146,8 @@ export async function replicaPage(
     const replicas = replicasOf(ownerKeyOfChecksummed({ kind, entry }), placement.nodes, placement.replicas, placement.hash);
     const answered = new Map<string, EntryHistory>();
     const copies = held.get(entry)!;
-    for (const node of replicas) if (!unreachable.includes(node)) answered.set(node, copies.get(node) ?? { base: { present: false }, changes: [] });
+    for (const node of replicas)
+      if (!unreachable.includes(node)) answered.set(node, copies.get(node) ?? { base: { present: false }, changes: [] });
     // Copies on nodes that are not replicas (an old placement) count too: the newest change wins wherever it is.
     const merged = mergeAll([...copies.values()]);
     return { entry, replicas, answered, merged, present: isPresent(merged) };

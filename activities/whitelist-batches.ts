@@ -45,7 +45,10 @@ export interface WhitelistBatchDeps {
  * late, maybe applied: the workflow completes them after the answer. A replica that is slow or
  * down then costs the batch nothing while the others answer.
  */
-function quorumWatch(input: FirstRoundInput): { stop: AbortSignal; settle: (answers: Promise<FirstRoundNodeResult>[]) => Promise<FirstRoundNodeResult[]> } {
+function quorumWatch(input: FirstRoundInput): {
+  stop: AbortSignal;
+  settle: (answers: Promise<FirstRoundNodeResult>[]) => Promise<FirstRoundNodeResult[]>;
+} {
   const controller = new AbortController();
   return {
     stop: controller.signal,
@@ -58,7 +61,8 @@ function quorumWatch(input: FirstRoundInput): { stop: AbortSignal; settle: (answ
           controller.abort();
           resolve(
             answers.map(
-              (answer, i) => answer ?? { status: 'late', message: `${input.perNode[i].node}: not waited for past a majority`, maybeApplied: true },
+              (answer, i) =>
+                answer ?? { status: 'late', message: `${input.perNode[i].node}: not waited for past a majority`, maybeApplied: true },
             ),
           );
         };
@@ -131,7 +135,12 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
           }
         }),
       );
-      return { ...(page.next === undefined ? {} : { next: page.next }), entries: page.views.length, repaired, unreachable: [...unreachable] };
+      return {
+        ...(page.next === undefined ? {} : { next: page.next }),
+        entries: page.views.length,
+        repaired,
+        unreachable: [...unreachable],
+      };
     },
 
     /**

@@ -85,7 +85,18 @@ export const SERVING_SETTINGS = {
     config: 'storageReplicas',
     readBy: 'api, worker',
     description:
-      'copies of each whitelist entry (capped by the node count): the entry\'s first nodes by rendezvous weight; a change is accepted, and a read answered, by a majority of them; every API and worker must use the same',
+      "copies of each whitelist entry (capped by the node count): the entry's first nodes by rendezvous weight; a change is accepted, and a read answered, by a majority of them; every API and worker must use the same",
+  },
+  WHITELIST_REPAIR_INTERVAL_S: {
+    kind: 'integer',
+    min: 0,
+    max: 86400,
+    default: 60,
+    file: 'whitelistRepairIntervalS',
+    config: 'whitelistRepairIntervalS',
+    readBy: 'worker',
+    description:
+      'seconds between anti-entropy passes over the storage nodes (schedule `whitelist-repair:<task queue>`): a node back with an empty disk is refilled within about this long plus a pass; `0`: no schedule (`npm run repair` still runs one)',
   },
   STORAGE_NODE_KEYS_FILE: {
     kind: 'string',

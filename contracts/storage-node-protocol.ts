@@ -141,6 +141,16 @@ export interface AuditResponse {
 /** The one line `main.ts` prints on stdout once listening; launchers parse the port from it. */
 export const LISTENING_LINE = /^storage-node listening on (https?:\/\/\S+:(\d+))$/;
 
+/**
+ * An audit cursor in the order of changes (`order=change`): `{position}:{revert 0|1}:{index}:{batchId}`
+ * of the last record a page returned. Every replica of a change has the same one.
+ */
+export const AUDIT_CHANGE_CURSOR_PATTERN = '^[0-9]{1,16}:[01]:[0-9]{1,7}:.{1,200}$';
+
+/** The key of an audit record in the order of changes: alike on every replica that applied the change. */
+export const auditChangeKey = (r: Pick<AuditRecord, 'position' | 'revert' | 'index' | 'batchId'>) =>
+  `${r.position}:${r.revert ? 1 : 0}:${r.index}:${r.batchId}`;
+
 /** An audit cursor: `{seq}:{index}` of the last record a page returned. */
 export const AUDIT_CURSOR_PATTERN = '^[0-9]{1,15}:[0-9]{1,6}$';
 /** An ISO-8601 UTC time as `Date.prototype.toISOString` writes it. */
@@ -371,6 +381,10 @@ export interface AuditQuery {
   since?: string;
   /** Only records older than this cursor (a previous page's `next`). */
   before?: string;
+  /** `change`: newest first in the order of changes (position, batchId, revert, index) instead of the node's own. */
+  order?: 'change';
+  /** With `order=change`: only records before this change cursor (AUDIT_CHANGE_CURSOR_PATTERN). */
+  beforeChange?: string;
   limit?: string;
 }
 
@@ -384,6 +398,8 @@ export const auditQuerySchema: JSONSchemaType<AuditQuery> = {
     tokenId: { ...tokenIdSchema, nullable: true },
     since: { type: 'string', pattern: ISO_TIME_PATTERN, nullable: true },
     before: { type: 'string', pattern: AUDIT_CURSOR_PATTERN, nullable: true },
+    order: { type: 'string', enum: ['change'], nullable: true },
+    beforeChange: { type: 'string', pattern: AUDIT_CHANGE_CURSOR_PATTERN, nullable: true },
     limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true },
   },
 };

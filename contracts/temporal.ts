@@ -59,6 +59,11 @@ export const refundHeldWebhookWorkflowId = (refundId: string, reason: string) =>
 export const REFUND_ANNOUNCER_WORKFLOW_TYPE = 'refundAnnouncerWorkflow';
 export const refundAnnouncerScheduleId = (taskQueue: string) => `refund-announcer:${taskQueue}`;
 /** The refunds the service pays (decision 0081): a sweep on a schedule, and one workflow per deposit address. */
+export const WHITELIST_REPAIR_WORKFLOW_TYPE = 'whitelistRepairWorkflow';
+/** The anti-entropy pass every minute (schedule and workflow id); `npm run repair` starts one under another id. */
+export const whitelistRepairScheduleId = (taskQueue: string) => `whitelist-repair:${taskQueue}`;
+/** A pass started on demand (`npm run repair`). */
+export const whitelistRepairWorkflowId = (taskQueue: string, runId: string) => `whitelist-repair:${taskQueue}:${runId}`;
 export const REFUND_SWEEP_WORKFLOW_TYPE = 'refundSweepWorkflow';
 export const refundSweepScheduleId = (taskQueue: string) => `refund-sweep:${taskQueue}`;
 export const REFUND_ADDRESS_WORKFLOW_TYPE = 'refundAddressWorkflow';
@@ -252,6 +257,16 @@ export interface BatchWorkflowStatus {
  */
 export const batchOutcomeUpdate = defineUpdate<BatchOutcomeMemo>('batchOutcome');
 export const batchStatusQuery = defineQuery<BatchWorkflowStatus>('batchStatus');
+
+/** What one anti-entropy pass did over both whitelists. */
+export interface WhitelistRepairResult {
+  /** Entries compared (each once per pass). */
+  entries: number;
+  /** Replicas written (one entry on one node counts once). */
+  repaired: number;
+  /** Nodes that did not answer at some page: what they lack waits for the next pass. */
+  unreachable: string[];
+}
 
 /** ApplicationFailure types thrown by the whitelist activities. */
 export const NodeFailure = {

@@ -234,9 +234,13 @@ export class NodeStore {
     if (selection.tokenId !== undefined) filter('token_id = ?', selection.tokenId);
     // Normalised so that text order is time order (toISOString's fixed width).
     if (selection.since !== undefined) filter('applied_at >= ?', new Date(selection.since).toISOString());
-    const { before } = selection;
+    const { before, byChange } = selection;
     if (before !== undefined) filter('(seq < ? OR (seq = ? AND idx < ?))', before.seq, before.seq, before.index);
-    const sql = `SELECT * FROM audit ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ` + 'ORDER BY seq DESC, idx DESC LIMIT ?';
+    const after = byChange?.before;
+    if (after !== undefined)
+      filter('(position, batch_id, revert, idx) < (?, ?, ?, ?)', after.position, after.batchId, after.revert, after.index);
+    const order = byChange ? 'position DESC, batch_id DESC, revert DESC, idx DESC' : 'seq DESC, idx DESC';
+    const sql = `SELECT * FROM audit ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ?`;
     const rows = this.db.prepare<Array<string | number>, AuditRow>(sql).all(...params, selection.limit + 1);
     const records = rows.slice(0, selection.limit).map(toAuditRecord);
     const last = records.at(-1);

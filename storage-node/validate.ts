@@ -85,7 +85,11 @@ function pageLimit(raw: string | undefined): number {
 /** `GET /v1/whitelists/{kind}?after&limit`. */
 export function parseListQuery(params: URLSearchParams): { after?: string; limit: number; histories: boolean } {
   const query = valueOr400(checkListQuery(queryObject(params)), 'query');
-  return { ...(query.after === undefined ? {} : { after: query.after }), limit: pageLimit(query.limit), histories: query.histories === '1' };
+  return {
+    ...(query.after === undefined ? {} : { after: query.after }),
+    limit: pageLimit(query.limit),
+    histories: query.histories === '1',
+  };
 }
 
 /** What `GET /v1/whitelists/audit` selects. */
@@ -95,6 +99,8 @@ export interface AuditSelection {
   tokenId?: string;
   since?: string;
   before?: { seq: number; index: number };
+  /** Newest first in the order of changes, from before this change (exclusive) when set. */
+  byChange?: { before?: { position: number; revert: number; index: number; batchId: string } };
   limit: number;
 }
 
@@ -102,7 +108,20 @@ export interface AuditSelection {
 export function parseAuditQuery(params: URLSearchParams): AuditSelection {
   const query: AuditQuery = valueOr400(checkAuditQuery(queryObject(params)), 'query');
   if (query.since !== undefined && Number.isNaN(Date.parse(query.since))) throw badRequest('since is not a valid time');
-  const { before, limit, ...filters } = query;
+  const { before, limit, order, beforeChange, ...filters } = query;
   const [seq, index] = before?.split(':').map(Number) ?? [];
-  return { ...filters, ...(before === undefined ? {} : { before: { seq, index } }), limit: pageLimit(limit) };
+  if (beforeChange !== undefined && order !== 'change') throw badRequest('beforeChange needs order=change');
+  let byChange: AuditSelection['byChange'];
+  if (order === 'change') {
+    const match = beforeChange === undefined ? undefined : /^([0-9]+):([01]):([0-9]+):(.+)$/s.exec(beforeChange);
+    byChange = match
+      ? { before: { position: Number(match[1]), revert: Number(match[2]), index: Number(match[3]), batchId: match[4] } }
+      : {};
+  }
+  return {
+    ...filters,
+    ...(before === undefined ? {} : { before: { seq, index } }),
+    ...(byChange === undefined ? {} : { byChange }),
+    limit: pageLimit(limit),
+  };
 }
