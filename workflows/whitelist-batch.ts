@@ -208,8 +208,9 @@ const appliedCount = (set: readonly string[], nodes: Map<string, NodeState>) =>
 /**
  * The HTTP outcome from the replicas' progress (decision 0093): 200 when a majority of every
  * change's replicas applied it; else 500 when a change short of its majority has a replica that
- * failed for good (refused, unreadable, unreachable on every quick try): the seed's answer for a
- * failed send, reverted; else 408 with the confirmations of the changes that have their majority.
+ * failed for good (non-2xx, unreadable; with one copy per entry also unreachable on every quick
+ * try): the seed's answer for a failed send, reverted; else 408 with the confirmations of the
+ * changes that have their majority, the rest completed when their nodes are back.
  */
 function decideOutcome(input: WhitelistBatchInput, replicaSets: readonly string[][], nodes: Map<string, NodeState>): BatchOutcome {
   const short = replicaSets.flatMap((set, index) => (appliedCount(set, nodes) >= majorityOf(set.length) ? [] : [index]));
@@ -224,8 +225,12 @@ function decideOutcome(input: WhitelistBatchInput, replicaSets: readonly string[
   };
 }
 
-/** A node's first-round answer for its share (`items`, in the order the node applied them), into its state. */
-function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRoundNodeResult, items: Share): void {
+/**
+ * A node's first-round answer for its share (`items`, in the order the node applied them), into its
+ * state. With `downIsLate` (each entry has several replicas), a node that could not be reached is
+ * late, not failed: it is down, its copy is completed when it is back (decision 0093).
+ */
+function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRoundNodeResult, items: Share, downIsLate = false): void {
   if (answer.status === 'applied') {
     if (answer.changed.length === items.length && answer.superseded.length === items.length) {
       state.results = items.map(({ item }, k) => ({ ...item, changed: answer.changed[k], superseded: answer.superseded[k] }));
@@ -241,7 +246,7 @@ function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRou
   }
   state.failure = answer.message;
   state.maybeApplied ||= answer.maybeApplied;
-  if (answer.status === 'failed') state.progress = 'failed';
+  if (answer.status === 'failed' && !(downIsLate && answer.type === NodeFailure.unreachable)) state.progress = 'failed';
 }
 
 /**
@@ -300,6 +305,7 @@ async function precheckAndFirstRoundLocally(
       state,
       result.nodes[node] ?? { status: 'late', message: `${node}: no answer`, maybeApplied: true },
       groups.get(node)!,
+      Math.min(input.replicas, input.nodes.length) > 1,
     );
   return { status: 'ran' };
 }

@@ -212,13 +212,33 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     assert.deepEqual(retry.changes, changes, 'every change, in batch order: the node holds a copy of each');
   });
 
-  it('when each entry has three replicas and two nodes are down, then no change has its majority: the outcome is 500, never 200, and the one node that applied reverts', async () => {
+  it('when each entry has three replicas and two nodes are down, then no change has its majority: the outcome is 408 with no confirmation, never 200, and the batch is completed when they are back', async () => {
+    const backAfter = (share: WhitelistChange[], attempt: number) => {
+      if (attempt < 3) throw refuse(NodeFailure.unreachable, 'still down');
+      return applied(share);
+    };
+    const { handle, answer, outcome, callsOf } = await runBatch(
+      { [NODES[1]]: { firstRound: refused, apply: backAfter }, [NODES[2]]: { firstRound: refused, apply: backAfter } },
+      { replicas: 3, goesOn: true },
+    );
+    assert.equal(answer.status, 408);
+    assert.deepEqual(outcome.confirmations, [], 'one copy of three is no majority');
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    assert.equal(callsOf('revert').length, 0, 'nothing is reverted');
+  });
+
+  it('when each entry has three replicas and two nodes refuse (non-2xx), then no change has its majority: the outcome is 500 and the one node that applied reverts', async () => {
+    const rejected = (i: FirstRoundShare): FirstRoundNodeResult => ({
+      status: 'failed',
+      type: NodeFailure.rejected,
+      message: `${i.node}: answered HTTP 500`,
+      maybeApplied: false,
+    });
     const { handle, outcome, callsOf } = await runBatch(
-      { [NODES[1]]: { firstRound: refused }, [NODES[2]]: { firstRound: refused } },
+      { [NODES[1]]: { firstRound: rejected }, [NODES[2]]: { firstRound: rejected } },
       { replicas: 3, goesOn: true },
     );
     assert.equal(outcome.status, 500);
-    assert.deepEqual(outcome.confirmations, []);
     assert.deepEqual((await handle.result()).nodes, { [NODES[0]]: 'reverted', [NODES[1]]: 'not-applied', [NODES[2]]: 'not-applied' });
     assert.deepEqual(
       callsOf('revert').map((r) => r.node),
