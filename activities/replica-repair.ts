@@ -10,6 +10,7 @@ import {
   type Checked,
   type ListResponse,
   type RepairEntry,
+  type ReplicaState,
 } from '../contracts/storage-node-protocol';
 import { getJson, postJson, type PostAnswer } from './http-post';
 import type { NodeTransport } from './node-transport';
@@ -33,39 +34,36 @@ export class ReplicaClient {
     private readonly timeoutMs: number,
   ) {}
 
-  /** One page of every entry `node` has a history for (tombstones included), with the histories. */
+  /** One page of every entry `node` has a history for (tombstones included), with the histories and the node's replica state. */
   historyPage(
     node: string,
     kind: WhitelistKind,
     after: string | undefined,
     limit: number,
-  ): Promise<Required<Pick<ListResponse, 'entries' | 'histories'>> & ListResponse> {
+  ): Promise<Required<Pick<ListResponse, 'entries' | 'histories' | 'replica'>> & ListResponse> {
     const query = new URLSearchParams({ limit: String(limit), histories: '1', ...(after === undefined ? {} : { after }) });
     return this.call(node, 'GET', `${ROUTES.listPrefix}${kind}?${query}`, undefined, checkListResponse).then((page) => {
       const histories = page.histories ?? [];
-      if (histories.length !== page.entries.length)
-        throw new ReplicaUnavailable(node, `${node}: a history page without one history per entry`);
-      return { ...page, histories };
+      if (histories.length !== page.entries.length || page.replica === undefined)
+        throw new ReplicaUnavailable(node, `${node}: a history page without one history per entry or its replica state`);
+      return { ...page, histories, replica: page.replica };
     });
   }
 
-  /** The history of one entry on `node` (empty when it has none). */
-  async entryHistory(node: string, kind: WhitelistKind, entry: string): Promise<EntryHistory> {
-    const answer = await this.call(
-      node,
-      'GET',
-      `${ROUTES.listPrefix}${kind}/${encodeURIComponent(entry)}?history=1`,
-      undefined,
-      checkMembershipResponse,
-    );
-    if (answer.history === undefined) throw new ReplicaUnavailable(node, `${node}: a membership answer without its history`);
-    return answer.history;
+  /** The history of one entry on `node` (empty when it has none), with the node's replica state. */
+  async entryHistory(node: string, kind: WhitelistKind, entry: string): Promise<{ history: EntryHistory; replica: ReplicaState }> {
+    const path = `${ROUTES.listPrefix}${kind}/${encodeURIComponent(entry)}?history=1`;
+    const answer = await this.call(node, 'GET', path, undefined, checkMembershipResponse);
+    if (answer.history === undefined || answer.replica === undefined)
+      throw new ReplicaUnavailable(node, `${node}: a membership answer without its history or replica state`);
+    return { history: answer.history, replica: answer.replica };
   }
 
-  /** Merges `entries` into `node`'s histories, durably before it answers. */
-  async repair(node: string, entries: readonly RepairEntry[]): Promise<number> {
-    if (entries.length === 0) return 0;
-    return (await this.call(node, 'POST', ROUTES.repair, JSON.stringify({ entries }), checkRepairResponse)).repaired;
+  /** Merges `entries` into `node`'s histories, durably before it answers; `refilled` marks that incarnation refilled. */
+  async repair(node: string, entries: readonly RepairEntry[], refilled?: number): Promise<number> {
+    if (entries.length === 0 && refilled === undefined) return 0;
+    const body = JSON.stringify({ entries, ...(refilled === undefined ? {} : { refilled }) });
+    return (await this.call(node, 'POST', ROUTES.repair, body, checkRepairResponse)).repaired;
   }
 
   private async call<T>(
@@ -101,6 +99,8 @@ export interface ReplicaView {
   replicas: string[];
   /** The replicas that answered, with their history (empty when they have none). */
   answered: Map<string, EntryHistory>;
+  /** Those of them that count toward a majority: refilled since they last started empty. */
+  counted: Set<string>;
   merged: EntryHistory;
   present: boolean;
 }
@@ -124,7 +124,7 @@ export async function replicaPage(
   kind: WhitelistKind,
   after: string | undefined,
   limit: number,
-): Promise<{ views: ReplicaView[]; next?: string; unreachable: string[] }> {
+): Promise<{ views: ReplicaView[]; next?: string; unreachable: string[]; replicas: Record<string, ReplicaState> }> {
   const settled = await Promise.allSettled(placement.nodes.map((node) => client.historyPage(node, kind, after, limit)));
   const unreachable = placement.nodes.filter((_, i) => settled[i].status === 'rejected');
   const pages = placement.nodes.flatMap((node, i) => {
@@ -132,6 +132,9 @@ export async function replicaPage(
     return s.status === 'fulfilled' ? [{ node, ...s.value }] : [];
   });
   const bound = pageBound(pages);
+  const states: Record<string, ReplicaState> = Object.fromEntries(pages.map((page) => [page.node, page.replica]));
+  // No node refilled at all: a new deployment (or every disk lost), where nothing was acknowledged before.
+  const anyRefilled = pages.some((page) => page.replica.refilled);
   const within = (entry: string) => bound === undefined || compareEntries(entry, bound) <= 0;
   const held = new Map<string, Map<string, EntryHistory>>();
   for (const page of pages) {
@@ -150,9 +153,10 @@ export async function replicaPage(
       if (!unreachable.includes(node)) answered.set(node, copies.get(node) ?? { base: { present: false }, changes: [] });
     // Copies on nodes that are not replicas (an old placement) count too: the newest change wins wherever it is.
     const merged = mergeAll([...copies.values()]);
-    return { entry, replicas, answered, merged, present: isPresent(merged) };
+    const counted = new Set([...answered.keys()].filter((node) => states[node].refilled || !anyRefilled));
+    return { entry, replicas, answered, counted, merged, present: isPresent(merged) };
   });
-  return { views, ...(bound === undefined ? {} : { next: bound }), unreachable };
+  return { views, ...(bound === undefined ? {} : { next: bound }), unreachable, replicas: states };
 }
 
 /** The repairs that bring every answering replica of `views` up to the merge, grouped by node. */
@@ -168,5 +172,9 @@ export function repairsOf(kind: WhitelistKind, views: readonly ReplicaView[]): M
   return byNode;
 }
 
-/** Whether a majority of the view's replicas answered: only then is its merge the newest accepted state. */
-export const heardMajority = (view: Pick<ReplicaView, 'answered' | 'replicas'>) => view.answered.size >= majorityOf(view.replicas.length);
+/**
+ * Whether a majority of the view's replicas answered, counting only refilled ones while any node
+ * is (a node back with an empty disk may have lost what it acknowledged): only then is its merge
+ * the newest accepted state.
+ */
+export const heardMajority = (view: Pick<ReplicaView, 'counted' | 'replicas'>) => view.counted.size >= majorityOf(view.replicas.length);

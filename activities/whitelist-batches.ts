@@ -140,7 +140,13 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
         entries: page.views.length,
         repaired,
         unreachable: [...unreachable],
+        replicas: page.replicas,
       };
+    },
+
+    /** Marks each node's incarnation refilled; a node that does not answer stays as it is (the next pass marks it). */
+    async confirmRefilled(marks) {
+      await Promise.all(marks.map(({ node, incarnation }) => replicas.repair(node, [], incarnation).catch(() => undefined)));
     },
 
     /**

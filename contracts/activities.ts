@@ -6,7 +6,7 @@ import type { Deposit, DepositTarget, ExecutionRecord, RefusedDeposit } from '..
 import type { DepositProof } from '../domain/deposit-proof';
 import type { ChangeResult, WhitelistKind } from '../domain/whitelist-messages';
 import type { BlockHeader, BlockRef, ChainTransfer, DepositSignal, ReorgReport, WatcherState } from '../domain/chain-watcher';
-import type { ApplyRequest } from './storage-node-protocol';
+import type { ApplyRequest, ReplicaState } from './storage-node-protocol';
 import type { FirstRoundInput, FirstRoundResult } from './temporal';
 import type { WebhookDelivery } from './webhooks';
 
@@ -43,6 +43,8 @@ export interface WhitelistActivities {
    * part of them (signed like every request). `next` is where the next page starts.
    */
   repairPage(input: RepairPageInput): Promise<RepairPageResult>;
+  /** Tells each node that a pass which heard every node on every page filled its incarnation (decision 0094). */
+  confirmRefilled(marks: Array<{ node: string; incarnation: number }>): Promise<void>;
 }
 
 export interface RepairPageInput {
@@ -59,6 +61,8 @@ export interface RepairPageResult {
   repaired: number;
   /** Nodes that did not answer: their part waits for the next pass. */
   unreachable: string[];
+  /** Each answering node's replica state on this page. */
+  replicas: Record<string, ReplicaState>;
 }
 
 /** One round's read of the chain (docs/decisions/0071-chain-watcher.md). */

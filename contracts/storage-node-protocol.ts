@@ -65,9 +65,22 @@ export interface RepairEntry {
   history: EntryHistory;
 }
 
+/**
+ * A node's data as a repair sees it: `incarnation` names its data folder (new whenever the node
+ * starts on an empty one), and `refilled` says whether a full repair pass has filled that
+ * incarnation from the other replicas. A node that came back empty is not `refilled`: reads do
+ * not count it toward a majority until a pass has given it back what it lost.
+ */
+export interface ReplicaState {
+  incarnation: number;
+  refilled: boolean;
+}
+
 /** `POST /v1/whitelists/repair` body: histories merged into the node's own, durably, before the answer. */
 export interface RepairRequest {
   entries: RepairEntry[];
+  /** A full pass heard every node and filled this incarnation: the node marks it refilled (if it is still its own). */
+  refilled?: number;
 }
 
 /** `POST /v1/whitelists/repair` 200 answer: how many entries the merge changed. */
@@ -94,6 +107,8 @@ export interface ListResponse {
    * in `entries`, and its history here, one per entry.
    */
   histories?: EntryHistory[];
+  /** With `histories=1`. */
+  replica?: ReplicaState;
 }
 
 /** `GET /v1/whitelists/{kind}/{entry}` 200 answer. */
@@ -103,6 +118,8 @@ export interface MembershipResponse {
   listed: boolean;
   /** With `history=1`: the entry's history on this node (empty when it has none). */
   history?: EntryHistory;
+  /** With `history=1`. */
+  replica?: ReplicaState;
 }
 
 /**
@@ -244,11 +261,18 @@ export const applyRequestSchema: JSONSchemaType<ApplyRequest> = {
   },
 };
 
+const replicaStateSchema: JSONSchemaType<ReplicaState> = {
+  type: 'object',
+  required: ['incarnation', 'refilled'],
+  properties: { incarnation: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }, refilled: { type: 'boolean' } },
+};
+
 export const repairRequestSchema: JSONSchemaType<RepairRequest> = {
   type: 'object',
   additionalProperties: false,
   required: ['entries'],
   properties: {
+    refilled: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, nullable: true },
     entries: {
       type: 'array',
       maxItems: MAX_PAGE_LIMIT,
@@ -298,6 +322,7 @@ export const listResponseSchema: JSONSchemaType<ListResponse> = {
     entries: { type: 'array', items: { type: 'string' } },
     next: { type: 'string', nullable: true },
     histories: { type: 'array', items: entryHistorySchema, nullable: true },
+    replica: { ...replicaStateSchema, nullable: true },
   },
 };
 
@@ -309,6 +334,7 @@ export const membershipResponseSchema: JSONSchemaType<MembershipResponse> = {
     entry: { type: 'string' },
     listed: { type: 'boolean' },
     history: { ...entryHistorySchema, nullable: true },
+    replica: { ...replicaStateSchema, nullable: true },
   },
 };
 

@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type SqliteDatabase from 'better-sqlite3';
@@ -12,6 +13,7 @@ import type {
   OpType,
   RepairEntry,
   RepairResponse,
+  ReplicaState,
   WhitelistKind,
 } from '../contracts/storage-node-protocol';
 import { deliver, DeliveryWriter, entryKey, repairEntries, type LoggedDelivery } from './delivery-writer';
@@ -76,6 +78,8 @@ export class NodeStore {
   private readonly overlay = new Map<string, { history: EntryHistory; seq: number }>();
   /** The newest delivery the data file is known to hold. */
   private written: number;
+  /** This data folder's incarnation and whether a repair pass has refilled it (contracts: ReplicaState). */
+  private replicaState: ReplicaState;
 
   private constructor(
     private readonly db: SqliteDatabase.Database,
@@ -103,6 +107,43 @@ export class NodeStore {
       (d.prepare(`SELECT max(seq) FROM ${table}`).pluck().get() as number | null) ?? 0;
     // The mark too: the newest delivery may have left no audit row (a repeat) and no log row (forgotten).
     this.seq = Math.max(this.written, maxSeq(db, 'audit'), maxSeq(log, 'deliveries'));
+    this.replicaState = this.openIncarnation();
+  }
+
+  /**
+   * The data folder's incarnation, made when the node first opens it: a folder that already held
+   * entries (from before incarnations) counts as refilled; an empty one does not, until a repair
+   * pass says so (decision 0094).
+   */
+  private openIncarnation(): ReplicaState {
+    const read = (key: string) => this.db.prepare<[string], number>('SELECT value FROM meta WHERE key = ?').pluck().get(key);
+    const incarnation = read('incarnation');
+    if (incarnation !== undefined) return { incarnation, refilled: read('refilled') === 1 };
+    const held = this.db.prepare('SELECT 1 FROM entries LIMIT 1').get() !== undefined || this.seq > 0;
+    const fresh = { incarnation: randomInt(1, 2 ** 47), refilled: held };
+    this.db.transaction(() => {
+      this.setMeta('incarnation', fresh.incarnation);
+      this.setMeta('refilled', held ? 1 : 0);
+    })();
+    return fresh;
+  }
+
+  private setMeta(key: string, value: number): void {
+    this.db
+      .prepare<[string, number]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      .run(key, value);
+  }
+
+  /** This data folder's incarnation and whether it has been refilled. */
+  replica(): ReplicaState {
+    return { ...this.replicaState };
+  }
+
+  /** A full repair pass filled `incarnation`: marked refilled if it is still this folder's (a node wiped since is not). */
+  markRefilled(incarnation: number): void {
+    if (incarnation !== this.replicaState.incarnation || this.replicaState.refilled) return;
+    this.setMeta('refilled', 1);
+    this.replicaState = { incarnation, refilled: true };
   }
 
   /** Opens (creating if needed) the store in `dataDir`. */
@@ -187,6 +228,7 @@ export class NodeStore {
       kind,
       entries,
       histories: page.map((r) => JSON.parse(r.history) as EntryHistory),
+      replica: this.replica(),
       ...(rows.length > limit ? { next: entries[entries.length - 1] } : {}),
     };
   }

@@ -95,7 +95,7 @@ function handleRead(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, 
     kind,
     entry,
     listed: deps.store.has(kind, entry),
-    ...(history ? { history: deps.store.history(kind, entry) } : {}),
+    ...(history ? { history: deps.store.history(kind, entry), replica: deps.store.replica() } : {}),
   });
 }
 
@@ -137,7 +137,10 @@ async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps)
     await handleApply(req, res, deps, body);
   } else if (pathname === ROUTES.repair) {
     requireMethod(req, res, 'POST');
-    sendJson(res, 200, deps.store.repair(parseRepairRequest(parseJson(body)).entries));
+    const { entries, refilled } = parseRepairRequest(parseJson(body));
+    const answer = deps.store.repair(entries);
+    if (refilled !== undefined) deps.store.markRefilled(refilled);
+    sendJson(res, 200, answer);
   } else if (deps.extraRoute?.(pathname, req, res, body)) {
     return;
   } else if (pathname === ROUTES.audit) {

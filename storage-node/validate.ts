@@ -49,7 +49,7 @@ export function parseApplyRequest(value: unknown): ApplyRequest {
 
 /** Checks a parsed `POST /v1/whitelists/repair` body: every entry an EOA in EIP-55 form, none twice. */
 export function parseRepairRequest(value: unknown): RepairRequest {
-  const { entries } = valueOr400(checkRepairRequest(value), 'repair request');
+  const { entries, refilled } = valueOr400(checkRepairRequest(value), 'repair request');
   const seen = new Set<string>();
   entries.forEach(({ kind, entry }, i) => {
     const eoa = parseEoa(entry);
@@ -57,7 +57,7 @@ export function parseRepairRequest(value: unknown): RepairRequest {
     if (seen.has(`${kind}:${entry}`)) throw badRequest(`repair request: entries.${i} repeats an entry`);
     seen.add(`${kind}:${entry}`);
   });
-  return { entries };
+  return { entries, ...(typeof refilled === 'number' ? { refilled } : {}) };
 }
 
 /** `GET /v1/whitelists/{kind}/{entry}?history`: whether the answer carries the entry's history. */

@@ -3,7 +3,7 @@ import { covers, isPresent, mergeAll, type EntryHistory } from '../../domain/ent
 import { nodeName } from '../../domain/node-names';
 import { majorityOf, replicasOf } from '../../domain/rendezvous';
 import { ownerKeyOfChecksummed, type WhitelistKind } from '../../domain/whitelist-messages';
-import { AUDIT_CHANGE_CURSOR_PATTERN, type AuditRecord } from '../../contracts/storage-node-protocol';
+import { AUDIT_CHANGE_CURSOR_PATTERN, type AuditRecord, type ReplicaState } from '../../contracts/storage-node-protocol';
 import { ReplicaUnavailable, heardMajority, replicaPage, repairsOf, type ReplicaClient } from '../../activities/replica-repair';
 import { decodePageToken, encodePageToken } from '../http/page-token';
 import { NODE_DOWN_RETRY_AFTER_S, type StorageNodeReads } from './node-reads';
@@ -143,48 +143,66 @@ export class WhitelistReads {
   async membership(kind: WhitelistKind, entry: string): Promise<{ kind: WhitelistKind; entry: string; listed: boolean }> {
     const replicas = replicasOf(ownerKeyOfChecksummed({ kind, entry }), this.nodes, this.replicaCount, nodeSha256);
     const others = this.nodes.filter((node) => !replicas.includes(node));
-    const [answered, copies] = await Promise.all([
+    const [heard, copies] = await Promise.all([
       this.firstMajority(replicas, (node) => this.replicas.entryHistory(node, kind, entry)),
       Promise.allSettled(others.map((node) => this.replicas.entryHistory(node, kind, entry))),
     ]);
-    const elsewhere = copies.flatMap((c) => (c.status === 'fulfilled' ? [c.value] : []));
+    const elsewhere = copies.flatMap((c) => (c.status === 'fulfilled' ? [c.value.history] : []));
+    const answered = new Map([...heard].map(([node, { history }]) => [node, history]));
+    const counted = new Set([...heard].filter(([, { replica }]) => replica.refilled).map(([node]) => node));
     const merged = mergeAll([...answered.values(), ...elsewhere]);
-    await this.readRepair(kind, [{ entry, replicas, answered, merged, present: isPresent(merged) }]);
+    await this.readRepair(kind, [{ entry, replicas, answered, counted, merged, present: isPresent(merged) }]);
     return { kind, entry, listed: isPresent(merged) };
   }
 
-  /** The answers of the first majority of `replicas` to answer; 503 when a majority cannot. */
-  private firstMajority(replicas: readonly string[], ask: (node: string) => Promise<EntryHistory>): Promise<Map<string, EntryHistory>> {
+  /**
+   * The answers of `replicas` until a majority of them that are refilled answered (a node back
+   * with an empty disk answers, and is repaired, but does not count); 503 when that cannot happen.
+   */
+  private firstMajority(
+    replicas: readonly string[],
+    ask: (node: string) => Promise<{ history: EntryHistory; replica: ReplicaState }>,
+  ): Promise<Map<string, { history: EntryHistory; replica: ReplicaState }>> {
     const needed = majorityOf(replicas.length);
     return new Promise((resolve, reject) => {
-      const answered = new Map<string, EntryHistory>();
-      const failed: Array<{ node: string; err: unknown }> = [];
+      const answered = new Map<string, { history: EntryHistory; replica: ReplicaState }>();
+      const failed: Array<{ node: string; err?: unknown }> = [];
+      let counted = 0;
       let done = false;
+      const pending = () => replicas.length - answered.size - failed.filter((f) => f.err !== undefined).length;
+      const check = () => {
+        if (done) return;
+        // None refilled among a majority that answered: a new deployment, nothing acknowledged before.
+        if (counted >= needed || (counted === 0 && answered.size >= needed)) {
+          done = true;
+          resolve(answered);
+        } else if (counted + pending() < needed && !(counted === 0 && answered.size + pending() >= needed)) {
+          done = true;
+          const ours = failed.find(
+            (f) => f.err !== undefined && (!(f.err instanceof ReplicaUnavailable) || (f.err.status !== undefined && f.err.status < 500)),
+          );
+          reject(
+            ours
+              ? ours.err
+              : this.down(
+                  failed.map((f) => f.node),
+                  failed.find((f) => f.err !== undefined)?.err,
+                ),
+          );
+        }
+      };
       for (const node of replicas) {
         ask(node).then(
-          (history) => {
-            if (done) return;
-            answered.set(node, history);
-            if (answered.size >= needed) {
-              done = true;
-              resolve(answered);
-            }
+          (answer) => {
+            answered.set(node, answer);
+            // Heard, but an empty disk that has not been refilled cannot vouch for what it lost.
+            if (answer.replica.refilled) counted++;
+            else failed.push({ node });
+            check();
           },
           (err: unknown) => {
-            if (done) return;
             failed.push({ node, err });
-            if (failed.length > replicas.length - needed) {
-              done = true;
-              const ours = failed.find((f) => !(f.err instanceof ReplicaUnavailable) || (f.err.status !== undefined && f.err.status < 500));
-              reject(
-                ours
-                  ? ours.err
-                  : this.down(
-                      failed.map((f) => f.node),
-                      failed[0].err,
-                    ),
-              );
-            }
+            check();
           },
         );
       }

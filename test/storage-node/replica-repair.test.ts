@@ -50,6 +50,9 @@ describe('storage node: replica histories and the repair route (real processes, 
     assert.deepEqual(await list(started[2], 'user'), []);
 
     const client = new ReplicaClient(testNodeTransport(), 5_000);
+    const before = (await client.historyPage(nodes[0], 'user', undefined, 1)).replica;
+    const wiped = (await client.historyPage(nodes[2], 'user', undefined, 1)).replica;
+    assert.equal(wiped.refilled, false, 'a node back empty does not count toward read majorities');
     // Small pages: the pass crosses page bounds, tombstones included.
     assert.equal(await repairPass(client, nodes, 7), entries.length, 'one repair per entry, on the wiped node only');
     assert.equal(await repairPass(client, nodes, 7), 0, 'a second pass finds nothing to do');
@@ -59,9 +62,16 @@ describe('storage node: replica histories and the repair route (real processes, 
     assert.equal((await apply(started[2], { batchId: 'adds', position: 1, changes: [add('user', entries[0])] })).status, 200);
     assert.equal((await request(`${nodes[2]}${ROUTES.listPrefix}user/${entries[0]}`)).json().listed, false);
 
+    // Only a pass that filled this incarnation marks it refilled: a mark for another is ignored.
+    await client.repair(nodes[2], [], before.incarnation);
+    assert.equal((await client.historyPage(nodes[2], 'user', undefined, 1)).replica.refilled, false);
+    await client.repair(nodes[2], [], wiped.incarnation);
+    assert.deepEqual((await client.historyPage(nodes[2], 'user', undefined, 1)).replica, { ...wiped, refilled: true });
+
     await kill9(started[2]);
     started[2] = await startNode(dirs[2], ['--port', port]);
     assert.deepEqual(await list(started[2], 'user'), await list(started[0], 'user'), 'what the repair acknowledged survives kill -9');
+    assert.deepEqual((await client.historyPage(nodes[2], 'user', undefined, 1)).replica, { ...wiped, refilled: true });
   });
 
   it('when a repair request is not signed for this node, or names an entry off its EIP-55 form, then it is refused and nothing changes', async () => {
