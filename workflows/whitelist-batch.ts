@@ -208,8 +208,8 @@ const appliedCount = (set: readonly string[], nodes: Map<string, NodeState>) =>
 /**
  * The HTTP outcome from the replicas' progress (decision 0093): 200 when a majority of every
  * change's replicas applied it; else 500 when a change short of its majority has a replica that
- * failed for good (non-2xx, unreadable; with one copy per entry also unreachable on every quick
- * try): the seed's answer for a failed send, reverted; else 408 with the confirmations of the
+ * failed for good (non-2xx, unreadable; with one copy per entry also unreachable or reset on
+ * every quick try): the seed's answer for a failed send, reverted; else 408 with the confirmations of the
  * changes that have their majority, the rest completed when their nodes are back.
  */
 function decideOutcome(input: WhitelistBatchInput, replicaSets: readonly string[][], nodes: Map<string, NodeState>): BatchOutcome {
@@ -227,8 +227,9 @@ function decideOutcome(input: WhitelistBatchInput, replicaSets: readonly string[
 
 /**
  * A node's first-round answer for its share (`items`, in the order the node applied them), into its
- * state. With `downIsLate` (each entry has several replicas), a node that could not be reached is
- * late, not failed: it is down, its copy is completed when it is back (decision 0093).
+ * state. With `downIsLate` (each entry has several replicas), a node that could not be reached
+ * (refused, reset or silent on every quick try) is late, not failed: it is down or cut off, and
+ * its copy is completed when it is back (decision 0093).
  */
 function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRoundNodeResult, items: Share, downIsLate = false): void {
   if (answer.status === 'applied') {
@@ -246,7 +247,8 @@ function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRou
   }
   state.failure = answer.message;
   state.maybeApplied ||= answer.maybeApplied;
-  if (answer.status === 'failed' && !(downIsLate && answer.type === NodeFailure.unreachable)) state.progress = 'failed';
+  const unreached = answer.status === 'failed' && (answer.type === NodeFailure.unreachable || answer.type === NodeFailure.timeout);
+  if (answer.status === 'failed' && !(downIsLate && unreached)) state.progress = 'failed';
 }
 
 /**
