@@ -129,7 +129,7 @@ function whitelistRows(phases: PhaseResult[]) {
 /** The one-local-activity floor against the empty one: the least a batch that re-checks its token first can cost. */
 function leastBatchRows(phases: PhaseResult[]) {
   return phases.flatMap((p) =>
-    (p.whitelist ?? []).flatMap(({ size, api, empty, oneLocalActivity: one }) =>
+    (p.whitelist ?? []).flatMap(({ size, api, empty, oneLocalActivity: one, apiOneCopy }) =>
       one
         ? [
             [
@@ -138,7 +138,8 @@ function leastBatchRows(phases: PhaseResult[]) {
               `${ms(empty.p50Ms)} / ${ms(empty.p99Ms)}${errs(empty.errors)}`,
               `${ms(one.p50Ms)} / ${ms(one.p99Ms)}${errs(one.errors)}`,
               ratio(one.p50Ms, empty.p50Ms),
-              ratio(api.p50Ms, one.p50Ms),
+              `${ms(api.p50Ms)}: ${ratio(api.p50Ms, one.p50Ms)}`,
+              apiOneCopy ? `${ms(apiOneCopy.p50Ms)}: ${ratio(apiOneCopy.p50Ms, one.p50Ms)}${errs(apiOneCopy.errors)}` : '',
             ],
           ]
         : [],
@@ -307,7 +308,8 @@ export function renderTables(r: BenchResults): string {
                     'empty workflow p50 / p99 ms',
                     'one local activity p50 / p99 ms',
                     'one local activity/empty p50',
-                    'API/one local activity p50',
+                    'API (3 copies) p50 ms: /one local activity',
+                    'API (1 copy) p50 ms: /one local activity',
                   ],
                   leastBatchRows(r.phases),
                 ),
