@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { nodeName } from '../../domain/node-names';
-import { replicatedChangeState, type BatchChangeStatus } from '../../domain/batch-status';
+import { changeState, type BatchChangeStatus } from '../../domain/batch-status';
 import type { WhitelistKind } from '../../domain/whitelist-messages';
 import { batchStatusQuery, whitelistBatchWorkflowId, type BatchOutcome, type BatchWorkflowStatus } from '../../contracts/temporal';
 import { BATCH_FAILED_MESSAGE } from './routes';
@@ -57,7 +57,7 @@ export async function readBatchStatus(client: Client, batchId: string, nodes: re
     entry,
     node: nodeName(nodes, node),
     // A change is applied once a majority of its replicas applied it (decision 0093).
-    state: replicatedChangeState(
+    state: changeState(
       (replicas ?? [node]).map((replica) => summary.nodes[replica] ?? 'pending'),
       httpStatus,
       running,
