@@ -3,7 +3,7 @@ import type { Activities } from '../contracts/activities';
 import type { WhitelistRepairResult } from '../contracts/temporal';
 import { WHITELIST_KINDS } from '../domain/whitelist-messages';
 
-const { repairPage } = proxyActivities<Activities>({
+const { repairPage, confirmRefilled } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
@@ -20,6 +20,8 @@ const PAGE = 500;
  */
 export async function whitelistRepairWorkflow(): Promise<WhitelistRepairResult> {
   const result: WhitelistRepairResult = { entries: 0, repaired: 0, unreachable: [] };
+  // Each node's incarnation as every page saw it (undefined: it changed during the pass), and whether it is refilled.
+  const incarnations = new Map<string, { incarnation: number | undefined; refilled: boolean }>();
   for (const kind of WHITELIST_KINDS) {
     let after: string | undefined;
     do {
@@ -27,8 +29,21 @@ export async function whitelistRepairWorkflow(): Promise<WhitelistRepairResult> 
       result.entries += page.entries;
       result.repaired += page.repaired;
       for (const node of page.unreachable) if (!result.unreachable.includes(node)) result.unreachable.push(node);
+      for (const [node, { incarnation, refilled }] of Object.entries(page.replicas)) {
+        const known = incarnations.get(node);
+        if (!known) incarnations.set(node, { incarnation, refilled });
+        else if (known.incarnation !== incarnation) known.incarnation = undefined;
+      }
       after = page.next;
     } while (after !== undefined);
+  }
+  // A node back with an empty disk counts toward read majorities again only once a pass that heard
+  // every node on every page, its incarnation unchanged throughout, has given it what the others hold.
+  if (result.unreachable.length === 0) {
+    const marks = [...incarnations].flatMap(([node, { incarnation, refilled }]) =>
+      incarnation === undefined || refilled ? [] : [{ node, incarnation }],
+    );
+    if (marks.length > 0) await confirmRefilled(marks);
   }
   return result;
 }

@@ -73,7 +73,7 @@ export class WhitelistReads {
   /** 503 naming `nodes`: they did not answer and too few others did. */
   private down(nodes: readonly string[], cause?: unknown): ServiceError {
     return unavailable(
-      `storage node(s) ${nodes.map(this.name).join(', ')} did not answer, so a majority of some entry's copies is not at hand; try again later`,
+      `storage node(s) ${nodes.map(this.name).join(', ')} did not answer (or are being refilled after an empty start), so a majority of some entry's copies is not at hand; try again later`,
       NODE_DOWN_RETRY_AFTER_S,
       cause,
     );
@@ -119,7 +119,7 @@ export class WhitelistReads {
       // entry's replica set can still have a majority answering.
       if (page.unreachable.length > this.replicaCount - majorityOf(this.replicaCount)) throw this.down(page.unreachable);
       const short = page.views.find((view) => !heardMajority(view));
-      if (short) throw this.down(short.replicas.filter((node) => !short.answered.has(node)));
+      if (short) throw this.down(short.replicas.filter((node) => !short.counted.has(node)));
       await this.readRepair(kind, page.views);
       const present = page.views.filter((view) => view.present).map((view) => view.entry);
       const room = pageSize - result.length;
