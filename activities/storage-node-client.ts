@@ -41,13 +41,14 @@ function errorCode(err: unknown): string | undefined {
  */
 export async function postApply(request: NodeApplyRequest, options: RequestOptions): Promise<ChangeResult[]> {
   // Field by field: callers pass wider objects (FirstRoundNodeInput), and the node refuses unknown fields.
-  const { batchId, position, changes, tokenId, revert } = request;
+  const { batchId, position, changes, tokenId, revert, indexes } = request;
   const body: WireApplyRequest = {
     batchId,
     position,
     changes,
     ...(tokenId === undefined ? {} : { tokenId }),
     ...(revert ? { revert } : {}),
+    ...(indexes === undefined ? {} : { indexes }),
   };
   let answer: PostAnswer;
   try {

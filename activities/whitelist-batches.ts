@@ -1,5 +1,6 @@
-import { Context } from '@temporalio/activity';
-import type { NodeApplyRequest, WhitelistActivities } from '../contracts/activities';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { NodeApplyRequest, RepairPageInput, RepairPageResult, WhitelistActivities } from '../contracts/activities';
+import { ReplicaClient, replicaPage, repairsOf } from './replica-repair';
 import type { FirstRoundInput, FirstRoundResult, FirstRoundNodeResult } from '../contracts/temporal';
 import { hasScopeFor, type ChangeResult, type WhitelistChange } from '../domain/whitelist-messages';
 import type { TokenStore } from '../tokens/token-store';
@@ -34,6 +35,50 @@ export interface WhitelistBatchDeps {
   onNodeRequest?: (event: NodeRequestEvent) => void;
   /** Told of every retried attempt at a late node (the worker's waiting-batches gauges). */
   onLateNode?: (event: LateNodeEvent) => void;
+  /** STORAGE_NODES and STORAGE_REPLICAS, for the anti-entropy repair; absent: no repair runs. */
+  storagePlacement?: { nodes: readonly string[]; replicas: number };
+}
+
+/**
+ * The first round's wait: every node's answer, or, once a majority of each change's replicas
+ * applied it (`quorum`), the answers so far, the nodes still asked cut off (`stop`) and counted
+ * late, maybe applied: the workflow completes them after the answer. A replica that is slow or
+ * down then costs the batch nothing while the others answer.
+ */
+function quorumWatch(input: FirstRoundInput): {
+  stop: AbortSignal;
+  settle: (answers: Promise<FirstRoundNodeResult>[]) => Promise<FirstRoundNodeResult[]>;
+} {
+  const controller = new AbortController();
+  return {
+    stop: controller.signal,
+    settle: (pending) =>
+      new Promise((resolve) => {
+        const answers: Array<FirstRoundNodeResult | undefined> = pending.map(() => undefined);
+        const applied = input.changes.map(() => 0);
+        let open = pending.length;
+        const finish = () => {
+          controller.abort();
+          resolve(
+            answers.map(
+              (answer, i) =>
+                answer ?? { status: 'late', message: `${input.perNode[i].node}: not waited for past a majority`, maybeApplied: true },
+            ),
+          );
+        };
+        if (open === 0) finish();
+        pending.forEach((promise, i) => {
+          void promise.then((answer) => {
+            if (controller.signal.aborted) return;
+            answers[i] = answer;
+            open--;
+            if (answer.status === 'applied') for (const index of input.perNode[i].indexes) applied[index]++;
+            const quorum = input.quorum;
+            if (open === 0 || (quorum !== undefined && applied.every((count, index) => count >= quorum[index]))) finish();
+          });
+        });
+      }),
+  };
 }
 
 /** Attempts 2, 4, 8, … and then every 12th (about hourly at the 5-minute cap) are logged: bounded whatever the outage. */
@@ -41,11 +86,13 @@ const logsAttempt = (attempt: number) => (attempt & (attempt - 1)) === 0 || atte
 
 /** The whitelist batch workflow's activities: the token's precheck and each storage node's share of a batch. */
 export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): WhitelistActivities {
-  const post = async (request: NodeApplyRequest, timeoutMs: number): Promise<ChangeResult[]> => {
+  const post = async (request: NodeApplyRequest, timeoutMs: number, stop?: AbortSignal): Promise<ChangeResult[]> => {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
+    const cancelled = Context.current().cancellationSignal;
+    const signal = stop ? AbortSignal.any([cancelled, stop]) : cancelled;
     try {
-      const results = await postApply(request, { timeoutMs, signal: Context.current().cancellationSignal, transport: deps.nodeTransport });
+      const results = await postApply(request, { timeoutMs, signal, transport: deps.nodeTransport });
       deps.onNodeRequest?.({ node: request.node, seconds: seconds() });
       return results;
     } catch (error) {
@@ -62,7 +109,46 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
     return denied && `token lacks the scope for ${denied.op_type} on the ${denied.kind} whitelist`;
   };
 
+  const replicas = new ReplicaClient(deps.nodeTransport, deps.nodeRequestTimeoutMs);
+
   return {
+    /**
+     * One page of anti-entropy: every node's histories after `after`, merged per entry, and the
+     * merge written to each replica that lacks part of it (a node that came back empty, one that
+     * missed a batch, a node added since). A node that does not answer is skipped: the next pass
+     * repairs it. Idempotent: a replica that holds everything takes nothing.
+     */
+    async repairPage(input: RepairPageInput): Promise<RepairPageResult> {
+      const placement = deps.storagePlacement;
+      if (!placement || placement.nodes.length === 0)
+        throw ApplicationFailure.create({ type: 'NoStorageNodes', message: 'no storage nodes configured', nonRetryable: true });
+      const page = await replicaPage(replicas, placement, input.kind, input.after, input.limit);
+      const unreachable = new Set(page.unreachable);
+      let repaired = 0;
+      await Promise.all(
+        [...repairsOf(input.kind, page.views)].map(async ([node, entries]) => {
+          try {
+            await replicas.repair(node, entries);
+            repaired += entries.length;
+          } catch {
+            unreachable.add(node);
+          }
+        }),
+      );
+      return {
+        ...(page.next === undefined ? {} : { next: page.next }),
+        entries: page.views.length,
+        repaired,
+        unreachable: [...unreachable],
+        replicas: page.replicas,
+      };
+    },
+
+    /** Marks each node's incarnation refilled; a node that does not answer stays as it is (the next pass marks it). */
+    async confirmRefilled(marks) {
+      await Promise.all(marks.map(({ node, incarnation }) => replicas.repair(node, [], incarnation).catch(() => undefined)));
+    },
+
     /**
      * The precheck, then (only if it passes) the first round at every owning node in parallel, a
      * few quick tries each (applyFirstRound): one local activity, so the happy path costs the workflow one
@@ -75,7 +161,8 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
       if (message !== undefined) return { status: 'forbidden', message };
       // From here on nothing throws: the precheck passed, so a node that cannot be asked is late
       // (retried after the answer), never a failure of the whole activity.
-      const answers = await Promise.all(
+      const quorum = quorumWatch(input);
+      const answers = await quorum.settle(
         input.perNode.map(({ node, indexes }) =>
           applyFirstRound(
             {
@@ -84,11 +171,12 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
               position: input.position,
               tokenId: input.tokenId,
               changes: indexes.map((i) => input.changes[i]),
+              indexes,
               deadlineAt: input.deadlineAt,
               attempts: input.attempts,
               backoffMs: input.backoffMs,
             },
-            { requestTimeoutMs: deps.nodeRequestTimeoutMs, post },
+            { requestTimeoutMs: deps.nodeRequestTimeoutMs, post: (request, timeoutMs) => post(request, timeoutMs, quorum.stop) },
           ).catch((err: unknown): FirstRoundNodeResult => ({ status: 'late', message: `${node}: ${String(err)}`, maybeApplied: true })),
         ),
       );
@@ -97,7 +185,7 @@ export function createWhitelistBatchActivities(deps: WhitelistBatchDeps): Whitel
 
     /**
      * Applies one node's share of a batch, or its revert (idempotent: the node keeps each change's
-     * place in the order of batches, storage-node/entry-order.ts). Retried by Temporal
+     * place in the order of batches, domain/entry-order.ts). Retried by Temporal
      * when a batch waits for a late node: those attempts are logged at a bounded rate and reported.
      */
     async applyToNode(request: NodeApplyRequest) {

@@ -24,6 +24,7 @@ import { SharedProbe } from './operations/readiness';
 import { nodeName } from '../domain/node-names';
 import { whitelistReadRoutes } from './whitelists/read-routes';
 import { whitelistRoutes } from './whitelists/routes';
+import { ReplicaClient } from '../activities/replica-repair';
 import { StorageNodeReads } from './whitelists/node-reads';
 import { WhitelistReads } from './whitelists/reads';
 import { WhitelistService } from './whitelists/service';
@@ -79,6 +80,8 @@ export function createApp(deps: AppDeps): ServiceApp {
     new WhitelistReads(
       deps.storageNodes,
       new StorageNodeReads(deps.config.request.timeoutMs, deps.nodeTransport, (node) => nodeName(deps.storageNodes, node)),
+      new ReplicaClient(deps.nodeTransport, deps.config.request.timeoutMs),
+      deps.config.storageReplicas,
     ),
     limits,
   );

@@ -87,6 +87,7 @@ export async function runPhase(
       direct: side(runs.direct),
       empty: side(runs.empty),
       oneLocalActivity: side(runs.oneLocalActivity),
+      apiOneCopy: side(runs.apiOneCopy),
       timeline,
       emptyTimeline,
       apiCpuMsPerBatch: runs.apiCpuMsPerBatch,

@@ -68,6 +68,8 @@ export interface PhaseResult {
     empty: Side;
     /** The empty workflow whose Update waits for one no-op local activity: the least a batch can be (absent in older results). */
     oneLocalActivity?: Side;
+    /** The same batches with one copy of each entry (STORAGE_REPLICAS=1; `api` has the default, 3); absent in older results. */
+    apiOneCopy?: Side;
     timeline: Timeline;
     /** The same split for the empty workflows of the same run (absent in older results). */
     emptyTimeline?: Timeline;

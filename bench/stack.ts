@@ -26,6 +26,8 @@ export interface BenchStack {
   /** Task queue of the floor worker (bench/floor: a workflow that does nothing). */
   floorTaskQueue: string;
   apiUrl: string;
+  /** A second API on the same workers, with one copy of each entry (STORAGE_REPLICAS=1): the batches' N=1 side. */
+  apiOneCopyUrl: string;
   nodes: string[];
   /** The storage nodes' keys: the direct side signs its requests as the worker does. */
   nodeKeys: NodeKeys;
@@ -125,6 +127,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
     const token = createToken(tokensFile, 'bench', ['executions:prepare', 'executions:deposit', 'whitelist:*']);
     const taskQueue = `bench-${process.pid}`;
     const apiPort = await freePort();
+    const apiOneCopyPort = await freePort();
     launched = await launchStack<BenchChild>({
       temporal,
       nodes: {
@@ -151,8 +154,9 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
           ...options.env,
         },
         workers: [{}],
-        apis: [{ port: apiPort }],
-        apiName: () => 'api',
+        // The workflow takes each change's replicas from the API that starts it: one worker serves both.
+        apis: [{ port: apiPort }, { port: apiOneCopyPort, env: { PORT: String(apiOneCopyPort), STORAGE_REPLICAS: '1' } }],
+        apiName: (i) => (i === 0 ? 'api' : 'api-one-copy'),
         ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
         ...(options.serviceRoot ? { serviceRoot: options.serviceRoot } : {}),
         // Each process logs to a file of its own (never to a pipe that could fill up).
@@ -207,6 +211,7 @@ export async function startBenchStack(options: StackOptions = {}): Promise<Bench
       taskQueue,
       floorTaskQueue,
       apiUrl,
+      apiOneCopyUrl: `http://127.0.0.1:${apiOneCopyPort}`,
       nodes,
       nodeKeys: readNodeKeysFile(keysFile),
       readModel,

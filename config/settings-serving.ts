@@ -76,6 +76,28 @@ export const SERVING_SETTINGS = {
     readBy: 'api, worker',
     description: 'storage node base URLs, comma-separated; every API and worker must list the same set',
   },
+  STORAGE_REPLICAS: {
+    kind: 'integer',
+    min: 1,
+    max: 9,
+    default: 3,
+    file: 'storageReplicas',
+    config: 'storageReplicas',
+    readBy: 'api, worker',
+    description:
+      "copies of each whitelist entry (capped by the node count): the entry's first nodes by rendezvous weight; a change is accepted, and a read answered, by a majority of them; every API and worker must use the same",
+  },
+  WHITELIST_REPAIR_INTERVAL_S: {
+    kind: 'integer',
+    min: 0,
+    max: 86400,
+    default: 60,
+    file: 'whitelistRepairIntervalS',
+    config: 'whitelistRepairIntervalS',
+    readBy: 'worker',
+    description:
+      'seconds between anti-entropy passes over the storage nodes (schedule `whitelist-repair:<task queue>`): a node back with an empty disk is refilled within about this long plus a pass; `0`: no schedule (`npm run repair` still runs one)',
+  },
   STORAGE_NODE_KEYS_FILE: {
     kind: 'string',
     default: 'data/storage-node-keys',

@@ -4,9 +4,9 @@
  */
 import type { Deposit, DepositTarget, ExecutionRecord, RefusedDeposit } from '../domain/execution-state';
 import type { DepositProof } from '../domain/deposit-proof';
-import type { ChangeResult } from '../domain/whitelist-messages';
+import type { ChangeResult, WhitelistKind } from '../domain/whitelist-messages';
 import type { BlockHeader, BlockRef, ChainTransfer, DepositSignal, ReorgReport, WatcherState } from '../domain/chain-watcher';
-import type { ApplyRequest } from './storage-node-protocol';
+import type { ApplyRequest, ReplicaState } from './storage-node-protocol';
 import type { FirstRoundInput, FirstRoundResult } from './temporal';
 import type { WebhookDelivery } from './webhooks';
 
@@ -37,6 +37,32 @@ export interface WhitelistActivities {
   precheckAndFirstRound(input: FirstRoundInput): Promise<FirstRoundResult>;
   /** Applies one node's share of a batch, or its revert. */
   applyToNode(request: NodeApplyRequest): Promise<ChangeResult[]>;
+  /**
+   * Anti-entropy for one page of one whitelist: every node's entries after `after` (histories,
+   * tombstones included), each entry's histories merged and written to every replica that lacks
+   * part of them (signed like every request). `next` is where the next page starts.
+   */
+  repairPage(input: RepairPageInput): Promise<RepairPageResult>;
+  /** Tells each node that a pass which heard every node on every page filled its incarnation (decision 0094). */
+  confirmRefilled(marks: Array<{ node: string; incarnation: number }>): Promise<void>;
+}
+
+export interface RepairPageInput {
+  kind: WhitelistKind;
+  after?: string;
+  limit: number;
+}
+
+export interface RepairPageResult {
+  next?: string;
+  /** Entries compared. */
+  entries: number;
+  /** Replicas that took a repair (one entry on one node counts once). */
+  repaired: number;
+  /** Nodes that did not answer: their part waits for the next pass. */
+  unreachable: string[];
+  /** Each answering node's replica state on this page. */
+  replicas: Record<string, ReplicaState>;
 }
 
 /** One round's read of the chain (docs/decisions/0071-chain-watcher.md). */

@@ -7,11 +7,14 @@
 import { Ajv, type JSONSchemaType, type ValidateFunction } from 'ajv';
 
 import { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type WhitelistKind } from '../domain/whitelist-messages';
+import type { EntryHistory } from '../domain/entry-order';
 
 export { OP_TYPES, WHITELIST_KINDS, isWhitelistKind, type OpType, type WhitelistKind };
 
 export const ROUTES = {
   apply: '/v1/whitelists/apply',
+  /** `POST`: entries' histories from other replicas, merged into this node's (anti-entropy, read repair). */
+  repair: '/v1/whitelists/repair',
   audit: '/v1/whitelists/audit',
   /** `GET {listPrefix}{kind}` lists a whitelist; `GET {listPrefix}{kind}/{entry}` checks one entry. */
   listPrefix: '/v1/whitelists/',
@@ -29,11 +32,11 @@ export const MAX_PAGE_LIMIT = 1000;
 
 import type { ChangeResult, WhitelistChange } from '../domain/whitelist-messages';
 
-export type { ChangeResult, WhitelistChange };
+export type { ChangeResult, WhitelistChange, EntryHistory };
 
 /**
  * `POST /v1/whitelists/apply` body: one node's share of a batch, or its revert. Every change
- * stands in one order (storage-node/entry-order.ts): `position`, then `batchId`, then its index
+ * stands in one order (domain/entry-order.ts): `position`, then `batchId`, then its index
  * in `changes`; a node applies it only if nothing newer has decided its entry.
  */
 export interface ApplyRequest {
@@ -46,6 +49,43 @@ export interface ApplyRequest {
   tokenId?: string;
   /** Undo these changes of the batch (it failed with 500); the same changes, in the same order. */
   revert?: boolean;
+  /**
+   * Each change's index in its batch (the order's last key), one per change, ascending: every
+   * replica of an entry then orders a change alike, whatever share of the batch it holds. Absent:
+   * the index in `changes`.
+   */
+  indexes?: number[];
+}
+
+/** One entry's history as a replica holds it (domain/entry-order.ts), for a repair. */
+export interface RepairEntry {
+  kind: WhitelistKind;
+  /** EIP-55 form. */
+  entry: string;
+  history: EntryHistory;
+}
+
+/**
+ * A node's data as a repair sees it: `incarnation` names its data folder (new whenever the node
+ * starts on an empty one), and `refilled` says whether a full repair pass has filled that
+ * incarnation from the other replicas. A node that came back empty is not `refilled`: reads do
+ * not count it toward a majority until a pass has given it back what it lost.
+ */
+export interface ReplicaState {
+  incarnation: number;
+  refilled: boolean;
+}
+
+/** `POST /v1/whitelists/repair` body: histories merged into the node's own, durably, before the answer. */
+export interface RepairRequest {
+  entries: RepairEntry[];
+  /** A full pass heard every node and filled this incarnation: the node marks it refilled (if it is still its own). */
+  refilled?: number;
+}
+
+/** `POST /v1/whitelists/repair` 200 answer: how many entries the merge changed. */
+export interface RepairResponse {
+  repaired: number;
 }
 
 /** `POST /v1/whitelists/apply` 200 answer; the same for every repeat of a batchId. */
@@ -62,6 +102,13 @@ export interface ListResponse {
   kind: WhitelistKind;
   entries: string[];
   next?: string;
+  /**
+   * With `histories=1`: every entry the node has a history for (removed ones too, their tombstones)
+   * in `entries`, and its history here, one per entry.
+   */
+  histories?: EntryHistory[];
+  /** With `histories=1`. */
+  replica?: ReplicaState;
 }
 
 /** `GET /v1/whitelists/{kind}/{entry}` 200 answer. */
@@ -69,6 +116,10 @@ export interface MembershipResponse {
   kind: WhitelistKind;
   entry: string;
   listed: boolean;
+  /** With `history=1`: the entry's history on this node (empty when it has none). */
+  history?: EntryHistory;
+  /** With `history=1`. */
+  replica?: ReplicaState;
 }
 
 /**
@@ -107,6 +158,16 @@ export interface AuditResponse {
 /** The one line `main.ts` prints on stdout once listening; launchers parse the port from it. */
 export const LISTENING_LINE = /^storage-node listening on (https?:\/\/\S+:(\d+))$/;
 
+/**
+ * An audit cursor in the order of changes (`order=change`): `{position}:{revert 0|1}:{index}:{batchId}`
+ * of the last record a page returned. Every replica of a change has the same one.
+ */
+export const AUDIT_CHANGE_CURSOR_PATTERN = '^[0-9]{1,16}:[01]:[0-9]{1,7}:.{1,200}$';
+
+/** The key of an audit record in the order of changes: alike on every replica that applied the change. */
+export const auditChangeKey = (r: Pick<AuditRecord, 'position' | 'revert' | 'index' | 'batchId'>) =>
+  `${r.position}:${r.revert ? 1 : 0}:${r.index}:${r.batchId}`;
+
 /** An audit cursor: `{seq}:{index}` of the last record a page returned. */
 export const AUDIT_CURSOR_PATTERN = '^[0-9]{1,15}:[0-9]{1,6}$';
 /** An ISO-8601 UTC time as `Date.prototype.toISOString` writes it. */
@@ -134,6 +195,51 @@ const positionSchema = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_I
 const batchIdSchema = { type: 'string', minLength: 1, maxLength: MAX_BATCH_ID_LENGTH } as const;
 const tokenIdSchema = { type: 'string', minLength: 1, maxLength: MAX_TOKEN_ID_LENGTH } as const;
 
+const orderFields = {
+  position: positionSchema,
+  batchId: batchIdSchema,
+  index: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+} as const;
+
+export const entryHistorySchema: JSONSchemaType<EntryHistory> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['base', 'changes'],
+  properties: {
+    base: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['present'],
+      properties: {
+        present: { type: 'boolean' },
+        order: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['position', 'batchId', 'index'],
+          properties: orderFields,
+          nullable: true,
+        },
+      },
+    },
+    changes: {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['position', 'batchId', 'index', 'op', 'reverted', 'changed', 'superseded'],
+        properties: {
+          ...orderFields,
+          op: opTypeSchema,
+          reverted: { type: 'boolean' },
+          changed: { type: 'boolean' },
+          superseded: { type: 'boolean' },
+        },
+      },
+    },
+  },
+};
+
 const changeSchema: JSONSchemaType<WhitelistChange> = {
   type: 'object',
   additionalProperties: false,
@@ -151,7 +257,39 @@ export const applyRequestSchema: JSONSchemaType<ApplyRequest> = {
     changes: { type: 'array', items: changeSchema },
     tokenId: { ...tokenIdSchema, nullable: true },
     revert: { type: 'boolean', nullable: true },
+    indexes: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 1_000_000 }, nullable: true },
   },
+};
+
+const replicaStateSchema: JSONSchemaType<ReplicaState> = {
+  type: 'object',
+  required: ['incarnation', 'refilled'],
+  properties: { incarnation: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }, refilled: { type: 'boolean' } },
+};
+
+export const repairRequestSchema: JSONSchemaType<RepairRequest> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['entries'],
+  properties: {
+    refilled: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, nullable: true },
+    entries: {
+      type: 'array',
+      maxItems: MAX_PAGE_LIMIT,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['kind', 'entry', 'history'],
+        properties: { kind: kindSchema, entry: eoaSchema, history: entryHistorySchema },
+      },
+    },
+  },
+};
+
+export const repairResponseSchema: JSONSchemaType<RepairResponse> = {
+  type: 'object',
+  required: ['repaired'],
+  properties: { repaired: { type: 'integer', minimum: 0 } },
 };
 
 export const applyResponseSchema: JSONSchemaType<ApplyResponse> = {
@@ -183,13 +321,21 @@ export const listResponseSchema: JSONSchemaType<ListResponse> = {
     kind: kindSchema,
     entries: { type: 'array', items: { type: 'string' } },
     next: { type: 'string', nullable: true },
+    histories: { type: 'array', items: entryHistorySchema, nullable: true },
+    replica: { ...replicaStateSchema, nullable: true },
   },
 };
 
 export const membershipResponseSchema: JSONSchemaType<MembershipResponse> = {
   type: 'object',
   required: ['kind', 'entry', 'listed'],
-  properties: { kind: kindSchema, entry: { type: 'string' }, listed: { type: 'boolean' } },
+  properties: {
+    kind: kindSchema,
+    entry: { type: 'string' },
+    listed: { type: 'boolean' },
+    history: { ...entryHistorySchema, nullable: true },
+    replica: { ...replicaStateSchema, nullable: true },
+  },
 };
 
 export const auditRecordSchema: JSONSchemaType<AuditRecord> = {
@@ -224,13 +370,32 @@ export const auditResponseSchema: JSONSchemaType<AuditResponse> = {
 export interface ListQuery {
   after?: string;
   limit?: string;
+  /** `1`: every entry with its history, removed ones included. */
+  histories?: '1';
 }
+
+/** The query of `GET /v1/whitelists/{kind}/{entry}`. */
+export interface MembershipQuery {
+  /** `1`: the answer carries the entry's history. */
+  history?: '1';
+}
+
+export const membershipQuerySchema: JSONSchemaType<MembershipQuery> = {
+  type: 'object',
+  additionalProperties: false,
+  required: [],
+  properties: { history: { type: 'string', enum: ['1'], nullable: true } },
+};
 
 export const listQuerySchema: JSONSchemaType<ListQuery> = {
   type: 'object',
   additionalProperties: false,
   required: [],
-  properties: { after: { ...entrySchema, nullable: true }, limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true } },
+  properties: {
+    after: { ...entrySchema, nullable: true },
+    limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true },
+    histories: { type: 'string', enum: ['1'], nullable: true },
+  },
 };
 
 /** The query of `GET /v1/whitelists/audit`, as strings. */
@@ -242,6 +407,10 @@ export interface AuditQuery {
   since?: string;
   /** Only records older than this cursor (a previous page's `next`). */
   before?: string;
+  /** `change`: newest first in the order of changes (position, batchId, revert, index) instead of the node's own. */
+  order?: 'change';
+  /** With `order=change`: only records before this change cursor (AUDIT_CHANGE_CURSOR_PATTERN). */
+  beforeChange?: string;
   limit?: string;
 }
 
@@ -255,6 +424,8 @@ export const auditQuerySchema: JSONSchemaType<AuditQuery> = {
     tokenId: { ...tokenIdSchema, nullable: true },
     since: { type: 'string', pattern: ISO_TIME_PATTERN, nullable: true },
     before: { type: 'string', pattern: AUDIT_CURSOR_PATTERN, nullable: true },
+    order: { type: 'string', enum: ['change'], nullable: true },
+    beforeChange: { type: 'string', pattern: AUDIT_CHANGE_CURSOR_PATTERN, nullable: true },
     limit: { type: 'string', pattern: '^[0-9]{1,4}$', nullable: true },
   },
 };
@@ -288,4 +459,7 @@ export const checkListResponse = checker(listResponseSchema);
 export const checkMembershipResponse = checker(membershipResponseSchema);
 export const checkAuditResponse = checker(auditResponseSchema);
 export const checkListQuery = checker(listQuerySchema);
+export const checkMembershipQuery = checker(membershipQuerySchema);
+export const checkRepairRequest = checker(repairRequestSchema);
+export const checkRepairResponse = checker(repairResponseSchema);
 export const checkAuditQuery = checker(auditQuerySchema);

@@ -59,6 +59,11 @@ export const refundHeldWebhookWorkflowId = (refundId: string, reason: string) =>
 export const REFUND_ANNOUNCER_WORKFLOW_TYPE = 'refundAnnouncerWorkflow';
 export const refundAnnouncerScheduleId = (taskQueue: string) => `refund-announcer:${taskQueue}`;
 /** The refunds the service pays (decision 0081): a sweep on a schedule, and one workflow per deposit address. */
+export const WHITELIST_REPAIR_WORKFLOW_TYPE = 'whitelistRepairWorkflow';
+/** The anti-entropy pass every minute (schedule and workflow id); `npm run repair` starts one under another id. */
+export const whitelistRepairScheduleId = (taskQueue: string) => `whitelist-repair:${taskQueue}`;
+/** A pass started on demand (`npm run repair`). */
+export const whitelistRepairWorkflowId = (taskQueue: string, runId: string) => `whitelist-repair:${taskQueue}:${runId}`;
 export const REFUND_SWEEP_WORKFLOW_TYPE = 'refundSweepWorkflow';
 export const refundSweepScheduleId = (taskQueue: string) => `refund-sweep:${taskQueue}`;
 export const REFUND_ADDRESS_WORKFLOW_TYPE = 'refundAddressWorkflow';
@@ -207,14 +212,17 @@ export interface WhitelistBatchInput {
   tokenId: string;
   /** Entries already in EIP-55 form. */
   changes: WhitelistChange[];
-  /** Storage node base URLs; owners are chosen by rendezvous hashing over this list. */
+  /** Storage node base URLs; each entry's replicas are chosen by rendezvous hashing over this list. */
   nodes: string[];
+  /** Copies of each entry (STORAGE_REPLICAS, capped by the node count). */
+  replicas: number;
   /**
-   * The owner of each change, in request order, as an index into `nodes`, computed by the API with
-   * the same rendezvous hashing: SHA-256 in the workflow sandbox costs about as much as the rest of
-   * a batch. The workflow hashes itself only when these do not fit `nodes`.
+   * The replicas of each change, in request order, each an array of indexes into `nodes` (highest
+   * rendezvous weight first), computed by the API with the same hashing: SHA-256 in the workflow
+   * sandbox costs about as much as the rest of a batch. The workflow hashes itself only when these
+   * do not fit `nodes`.
    */
-  ownerIndexes: number[];
+  replicaIndexes: number[][];
   deadlineMs: number;
 }
 
@@ -250,6 +258,16 @@ export interface BatchWorkflowStatus {
 export const batchOutcomeUpdate = defineUpdate<BatchOutcomeMemo>('batchOutcome');
 export const batchStatusQuery = defineQuery<BatchWorkflowStatus>('batchStatus');
 
+/** What one anti-entropy pass did over both whitelists. */
+export interface WhitelistRepairResult {
+  /** Entries compared (each once per pass). */
+  entries: number;
+  /** Replicas written (one entry on one node counts once). */
+  repaired: number;
+  /** Nodes that did not answer at some page: what they lack waits for the next pass. */
+  unreachable: string[];
+}
+
 /** ApplicationFailure types thrown by the whitelist activities. */
 export const NodeFailure = {
   /** Connection refused: the request never reached the node, so nothing was applied. */
@@ -277,6 +295,8 @@ export function isRetryableNodeFailure(type: string): boolean {
 export interface FirstRoundNodeInput {
   node: string;
   batchId: string;
+  /** Each change's index in the batch, ascending (the order's last key, alike on every replica). */
+  indexes: number[];
   /** The batch's position in the order of accepted batches (its workflow's start, epoch ms). */
   position: number;
   /** The token id, for the node's audit trail. */
@@ -296,8 +316,14 @@ export interface FirstRoundInput {
   tokenId: string;
   /** Every change of the batch, in request order (the precheck checks them all). */
   changes: WhitelistChange[];
-  /** Each owning node with the indexes (into `changes`) of its share, in the order it applies them. */
+  /** Each node with a share, with the indexes (into `changes`) of its share, in the order it applies them. */
   perNode: Array<{ node: string; indexes: number[] }>;
+  /**
+   * How many of each change's replicas must apply it (a majority). The round stops asking once
+   * every change has that many and answers the nodes it still waited for as late: the workflow
+   * completes them after the answer. Absent: every node is waited for.
+   */
+  quorum?: number[];
   deadlineAt: number;
   attempts: number;
   backoffMs: number;

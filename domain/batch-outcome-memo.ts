@@ -1,3 +1,4 @@
+import { majorityOf } from './rendezvous';
 import { confirmationOfChecksummed, type WhitelistChange } from './whitelist-messages';
 
 // A whitelist batch's HTTP outcome in a compact form, whatever the batch's size: the
@@ -15,7 +16,7 @@ export interface BatchOutcome {
 export interface BatchOutcomeMemo {
   status: 200 | 403 | 408 | 500;
   errorMessage?: string;
-  /** 408 only: the nodes that applied their share before the deadline (200: every node did). */
+  /** 408 only: the nodes that applied their share before the deadline (a change is confirmed when a majority of its replicas did). */
   appliedNodes?: string[];
 }
 
@@ -32,13 +33,18 @@ export function batchOutcomeMemo(
 }
 
 /**
- * The HTTP outcome from the memo, the batch's changes (EIP-55) and their owners (the API's, which
- * the workflow used): every change confirmed for 200, those of the applied nodes for 408, in
- * request order; none for 403 and 500.
+ * The HTTP outcome from the memo, the batch's changes (EIP-55) and each change's replicas (the
+ * API's, which the workflow used): every change confirmed for 200; for 408 those applied by a
+ * majority of their replicas (of the nodes the memo names), in request order; none for 403 and 500.
  */
-export function outcomeOfMemo(memo: BatchOutcomeMemo, changes: readonly WhitelistChange[], owners: readonly string[]): BatchOutcome {
+export function outcomeOfMemo(
+  memo: BatchOutcomeMemo,
+  changes: readonly WhitelistChange[],
+  replicas: readonly (readonly string[])[],
+): BatchOutcome {
   const applied = new Set(memo.appliedNodes ?? []);
-  const confirmed = memo.status === 200 ? changes : memo.status === 408 ? changes.filter((_, i) => applied.has(owners[i])) : [];
+  const held = (i: number) => replicas[i].filter((node) => applied.has(node)).length >= majorityOf(replicas[i].length);
+  const confirmed = memo.status === 200 ? changes : memo.status === 408 ? changes.filter((_, i) => held(i)) : [];
   return {
     status: memo.status,
     confirmations: confirmed.map(confirmationOfChecksummed),

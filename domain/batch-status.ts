@@ -1,3 +1,4 @@
+import { majorityOf } from './rendezvous';
 import type { WhitelistChange } from './whitelist-messages';
 
 /**
@@ -14,28 +15,28 @@ export type ChangeState = 'applied' | 'pending' | 'reverted' | 'not-applied' | '
 export type NodeStatus = 'pending' | 'applied' | 'failed' | 'reverted' | 'not-applied';
 
 /**
- * The state of a change from its node's progress, the batch's HTTP status (undefined until known)
- * and whether the workflow still runs. A 403 batch touched no node.
+ * The state of a change from the progress of its replicas' nodes, the batch's HTTP status
+ * (undefined until known) and whether the workflow still runs: applied once a majority of its
+ * replicas applied it (what the batch's 200 means, decision 0093), reverted when its batch failed
+ * and a replica undid it. A 403 batch touched no node.
  */
-export function changeState(progress: NodeStatus, httpStatus: number | undefined, running: boolean): ChangeState {
+export function changeState(progress: readonly NodeStatus[], httpStatus: number | undefined, running: boolean): ChangeState {
   if (httpStatus === 403) return 'not-applied';
-  switch (progress) {
-    case 'applied':
-      return 'applied';
-    case 'reverted':
-      return 'reverted';
-    case 'not-applied':
-      return 'not-applied';
-    case 'pending':
-    case 'failed':
-      return running ? 'pending' : 'unknown';
+  if (httpStatus === 500) {
+    if (progress.some((p) => p === 'reverted')) return 'reverted';
+    if (progress.every((p) => p === 'not-applied')) return 'not-applied';
+    return running ? 'pending' : 'unknown';
   }
+  if (progress.filter((p) => p === 'applied').length >= majorityOf(progress.length)) return 'applied';
+  return running ? 'pending' : 'unknown';
 }
 
 /** One change of a batch as the `batchStatus` query shows it. */
 export interface BatchChange extends WhitelistChange {
-  /** The storage node that owns the change's entry (the status answer names it `node-N`). */
+  /** The first of the change's replicas: the node with its entry's highest rendezvous weight (the status answer names it `node-N`). */
   node: string;
+  /** Every node that holds a copy of the entry, `node` first. */
+  replicas?: string[];
   /** The node's answer, once it answered: whether the change altered the set (an add of a present entry did not). */
   changed?: boolean;
   /**

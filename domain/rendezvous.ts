@@ -40,6 +40,46 @@ export function ownerOf(key: string, nodes: readonly string[], hash: Sha256 = sh
   return best;
 }
 
+/**
+ * The `n` nodes that hold `key` (its replicas): the `n` highest weights, highest first, so the
+ * first is ownerOf's answer. `n` is capped by the node count. Adding a node changes a key's
+ * replicas only where the new node wins a place among them.
+ * @throws ServiceError 500 when `nodes` is empty.
+ */
+export function replicasOf(key: string, nodes: readonly string[], n: number, hash: Sha256 = sha256): string[] {
+  if (nodes.length === 0) throw internal('no storage nodes configured');
+  const weighted = nodes.map((node) => ({ node, w: weight(node, key, hash) }));
+  weighted.sort((a, b) => compare(b.w, a.w) || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+  return weighted.slice(0, Math.max(1, Math.min(n, nodes.length))).map((x) => x.node);
+}
+
+/** How many of `replicas` copies make a majority: more than half. */
+export const majorityOf = (replicas: number): number => Math.floor(replicas / 2) + 1;
+
+/**
+ * Items grouped by every node that holds a copy (`replicas[i]` are the nodes of `items[i]`), each
+ * with its index in `items`; within a node, items stay in request order. The map holds only nodes
+ * with a share, in the order of `nodes`. Undefined when the replicas do not fit: another length,
+ * a node not in `nodes`, or one node twice for an item.
+ */
+export function groupByReplicas<T>(
+  items: readonly T[],
+  replicas: readonly (readonly string[])[],
+  nodes: readonly string[],
+): OwnerGroups<T> | undefined {
+  if (replicas.length !== items.length) return undefined;
+  const known = new Set(nodes);
+  const byNode = new Map<string, { index: number; item: T }[]>(nodes.map((node) => [node, []]));
+  for (let index = 0; index < items.length; index++) {
+    const set = replicas[index];
+    if (set.length === 0 || new Set(set).size !== set.length || set.some((node) => !known.has(node))) return undefined;
+    for (const node of set) byNode.get(node)!.push({ index, item: items[index] });
+  }
+  const ordered: OwnerGroups<T> = new Map();
+  for (const [node, list] of byNode) if (list.length > 0) ordered.set(node, list);
+  return ordered;
+}
+
 /** Items grouped by owning node, each with its index in the original list. */
 export type OwnerGroups<T> = Map<string, { index: number; item: T }[]>;
 

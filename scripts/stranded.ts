@@ -1,7 +1,5 @@
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../config/config';
-import { temporalConnectionOptions } from '../config/temporal-connection';
+import { withTemporalClient } from './lib/with-temporal-client';
 import { STRANDED_ATTEMPT, runningWorkflowIds, strandedRuns } from './lib/stranded-runs';
 
 const USAGE = `usage: npm run --silent stranded -- [--query VISIBILITY_QUERY]
@@ -16,16 +14,11 @@ async function main() {
     console.log(USAGE);
     return;
   }
-  const config = loadConfig();
-  const connection = await Connection.connect(temporalConnectionOptions(config, config.temporal.address ?? '127.0.0.1:7233'));
-  try {
-    const client = new Client({ connection, namespace: config.temporal.namespace });
+  await withTemporalClient(async (client) => {
     const stranded = await strandedRuns(client, await runningWorkflowIds(client, values.query));
     for (const run of stranded) console.log(JSON.stringify(run));
     process.exitCode = stranded.length > 0 ? 1 : 0;
-  } finally {
-    await connection.close();
-  }
+  });
 }
 
 main().catch((err) => {

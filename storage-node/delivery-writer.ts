@@ -1,6 +1,6 @@
 import type SqliteDatabase from 'better-sqlite3';
-import { applyChange, emptyHistory, isPresent, revertChange, type EntryHistory } from './entry-order';
-import type { ApplyRequest, ApplyResponse, OpType, WhitelistKind } from '../contracts/storage-node-protocol';
+import { applyChange, covers, emptyHistory, isPresent, mergeHistories, revertChange, type EntryHistory } from '../domain/entry-order';
+import type { ApplyRequest, ApplyResponse, OpType, RepairEntry, WhitelistKind } from '../contracts/storage-node-protocol';
 
 /** How a checkpoint treats writers: PASSIVE never waits for them, FULL makes them wait until it is done. */
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'TRUNCATE';
@@ -14,10 +14,36 @@ interface EntryKeyRow {
 /** An entry's key in the maps of histories: its whitelist and its exact text. */
 export const entryKey = (kind: string, entry: string) => `${kind}\n${entry}`;
 
-/** A delivery as the log keeps it: the request and when it was answered. What it did follows from these. */
-export interface LoggedDelivery {
-  request: ApplyRequest;
-  appliedAt: string;
+/**
+ * A delivery as the log keeps it: the request (a batch's share, or other replicas' histories to
+ * merge) and when it was answered. What it did follows from these.
+ */
+export type LoggedDelivery = { request: ApplyRequest; appliedAt: string } | { repair: RepairEntry[]; appliedAt: string };
+
+/** The [kind, entry] pairs a logged delivery touches. */
+export const touched = (delivery: LoggedDelivery): Array<{ kind: string; entry: string }> =>
+  'repair' in delivery ? delivery.repair : delivery.request.changes;
+
+/**
+ * What a repair does: each entry's history merged with the one given (domain/entry-order.ts
+ * mergeHistories), from the histories before it (`histories`, updated in place). It writes no audit
+ * row: the trail keeps what a node applied from a batch, and the batch's other replicas have it.
+ */
+export function repairEntries(
+  entries: readonly RepairEntry[],
+  histories: Map<string, EntryHistory>,
+  keptChanges: number,
+): { repaired: number; changed: Map<string, ChangedEntry> } {
+  const changed = new Map<string, ChangedEntry>();
+  for (const { kind, entry, history: theirs } of entries) {
+    const k = entryKey(kind, entry);
+    const before = histories.get(k) ?? emptyHistory();
+    if (covers(before, theirs)) continue;
+    const history = mergeHistories(before, theirs, keptChanges);
+    histories.set(k, history);
+    changed.set(k, { kind, entry, history });
+  }
+  return { repaired: changed.size, changed };
 }
 
 /** An entry whose history a delivery changed. */
@@ -47,7 +73,7 @@ export function deliver(
   const results = request.changes.map((change, index) => {
     const k = entryKey(change.kind, change.entry);
     const before = histories.get(k) ?? emptyHistory();
-    const order = { position: request.position, batchId: request.batchId, index };
+    const order = { position: request.position, batchId: request.batchId, index: request.indexes?.[index] ?? index };
     const { history, verdict, repeat } = step(before, order, change.op_type, keptChanges);
     if (history !== before) {
       // A later change to the same entry in this delivery sees this one.
@@ -55,7 +81,7 @@ export function deliver(
       changed.set(k, { kind: change.kind, entry: change.entry, history });
     }
     // A repeat did nothing new: the trail already holds its first delivery.
-    if (!repeat) audit.push([index, change.op_type, change.kind, change.entry, verdict.changed ? 1 : 0, verdict.superseded ? 1 : 0]);
+    if (!repeat) audit.push([order.index, change.op_type, change.kind, change.entry, verdict.changed ? 1 : 0, verdict.superseded ? 1 : 0]);
     return { op_type: change.op_type, kind: change.kind, entry: change.entry, changed: verdict.changed, superseded: verdict.superseded };
   });
   return { response: { batchId: request.batchId, results }, changed, audit };
@@ -139,11 +165,18 @@ export class DeliveryWriter {
         const histories = new Map<string, EntryHistory>();
         const changed = new Map<string, ChangedEntry>();
         for (const row of rows) {
-          const { request, appliedAt } = JSON.parse(row.delivery) as LoggedDelivery;
+          const logged = JSON.parse(row.delivery) as LoggedDelivery;
           this.readHistories(
-            request.changes.filter((c) => !histories.has(entryKey(c.kind, c.entry))).map((c) => [c.kind, c.entry]),
+            touched(logged)
+              .filter((c) => !histories.has(entryKey(c.kind, c.entry)))
+              .map((c) => [c.kind, c.entry]),
             histories,
           );
+          if ('repair' in logged) {
+            for (const [k, entry] of repairEntries(logged.repair, histories, this.keptChanges).changed) changed.set(k, entry);
+            continue;
+          }
+          const { request, appliedAt } = logged;
           const delivered = deliver(request, histories, this.keptChanges);
           for (const [k, entry] of delivered.changed) changed.set(k, entry);
           for (const [index, opType, kind, entry, isChanged, superseded] of delivered.audit)

@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS entries (
   PRIMARY KEY (kind, entry)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS entries_listed ON entries (kind, present, sort_key, entry);
+CREATE INDEX IF NOT EXISTS entries_all ON entries (kind, sort_key, entry);
 CREATE TABLE IF NOT EXISTS audit (
   seq INTEGER NOT NULL,
   idx INTEGER NOT NULL,
@@ -40,6 +41,7 @@ CREATE TABLE IF NOT EXISTS meta (
 CREATE INDEX IF NOT EXISTS audit_by_entry ON audit (entry, seq, idx);
 CREATE INDEX IF NOT EXISTS audit_by_token ON audit (token_id, seq, idx);
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit (applied_at, seq, idx);
+CREATE INDEX IF NOT EXISTS audit_by_change ON audit (position, batch_id, revert, idx);
 `;
 
 export const DELIVERY_LOG_SCHEMA = 'CREATE TABLE IF NOT EXISTS deliveries (seq INTEGER PRIMARY KEY, delivery TEXT NOT NULL);';

@@ -1,8 +1,9 @@
+import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type SqliteDatabase from 'better-sqlite3';
 import { fsyncDirectory } from '../lib/durable-fs';
-import { DEFAULT_KEPT_CHANGES, isPresent, type EntryHistory } from './entry-order';
+import { DEFAULT_KEPT_CHANGES, emptyHistory, isPresent, type EntryHistory } from '../domain/entry-order';
 import type {
   ApplyRequest,
   ApplyResponse,
@@ -10,9 +11,12 @@ import type {
   AuditResponse,
   ListResponse,
   OpType,
+  RepairEntry,
+  RepairResponse,
+  ReplicaState,
   WhitelistKind,
 } from '../contracts/storage-node-protocol';
-import { deliver, DeliveryWriter, entryKey, type LoggedDelivery } from './delivery-writer';
+import { deliver, DeliveryWriter, entryKey, repairEntries, type LoggedDelivery } from './delivery-writer';
 import { DATA_FILE_SCHEMA, DATABASE_FILE, DELIVERY_LOG_FILE, DELIVERY_LOG_SCHEMA, openNodeFile } from './node-files';
 import type { AuditSelection } from './validate';
 
@@ -74,6 +78,8 @@ export class NodeStore {
   private readonly overlay = new Map<string, { history: EntryHistory; seq: number }>();
   /** The newest delivery the data file is known to hold. */
   private written: number;
+  /** This data folder's incarnation and whether a repair pass has refilled it (contracts: ReplicaState). */
+  private replicaState: ReplicaState;
 
   private constructor(
     private readonly db: SqliteDatabase.Database,
@@ -86,6 +92,10 @@ export class NodeStore {
       entry: db.prepare<[string, string], EntryRow>('SELECT history FROM entries WHERE kind = ? AND entry = ?'),
       logDelivery: log.prepare<[number, string]>('INSERT INTO deliveries (seq, delivery) VALUES (?, ?)'),
       forgetDeliveries: log.prepare<[number]>('DELETE FROM deliveries WHERE seq <= ?'),
+      allPage: db.prepare<[string, string, string, string, number], { entry: string; history: string }>(
+        'SELECT entry, history FROM entries WHERE kind = ? AND ' +
+          '(sort_key > ? OR (sort_key = ? AND entry > ?)) ORDER BY sort_key, entry LIMIT ?',
+      ),
       page: db.prepare<[string, string, string, string, number], { entry: string }>(
         'SELECT entry FROM entries WHERE kind = ? AND present = 1 AND ' +
           '(sort_key > ? OR (sort_key = ? AND entry > ?)) ORDER BY sort_key, entry LIMIT ?',
@@ -97,6 +107,43 @@ export class NodeStore {
       (d.prepare(`SELECT max(seq) FROM ${table}`).pluck().get() as number | null) ?? 0;
     // The mark too: the newest delivery may have left no audit row (a repeat) and no log row (forgotten).
     this.seq = Math.max(this.written, maxSeq(db, 'audit'), maxSeq(log, 'deliveries'));
+    this.replicaState = this.openIncarnation();
+  }
+
+  /**
+   * The data folder's incarnation, made when the node first opens it: a folder that already held
+   * entries (from before incarnations) counts as refilled; an empty one does not, until a repair
+   * pass says so (decision 0094).
+   */
+  private openIncarnation(): ReplicaState {
+    const read = (key: string) => this.db.prepare<[string], number>('SELECT value FROM meta WHERE key = ?').pluck().get(key);
+    const incarnation = read('incarnation');
+    if (incarnation !== undefined) return { incarnation, refilled: read('refilled') === 1 };
+    const held = this.db.prepare('SELECT 1 FROM entries LIMIT 1').get() !== undefined || this.seq > 0;
+    const fresh = { incarnation: randomInt(1, 2 ** 47), refilled: held };
+    this.db.transaction(() => {
+      this.setMeta('incarnation', fresh.incarnation);
+      this.setMeta('refilled', held ? 1 : 0);
+    })();
+    return fresh;
+  }
+
+  private setMeta(key: string, value: number): void {
+    this.db
+      .prepare<[string, number]>('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+      .run(key, value);
+  }
+
+  /** This data folder's incarnation and whether it has been refilled. */
+  replica(): ReplicaState {
+    return { ...this.replicaState };
+  }
+
+  /** A full repair pass filled `incarnation`: marked refilled if it is still this folder's (a node wiped since is not). */
+  markRefilled(incarnation: number): void {
+    if (incarnation !== this.replicaState.incarnation || this.replicaState.refilled) return;
+    this.setMeta('refilled', 1);
+    this.replicaState = { incarnation, refilled: true };
   }
 
   /** Opens (creating if needed) the store in `dataDir`. */
@@ -123,21 +170,67 @@ export class NodeStore {
    */
   apply(request: ApplyRequest): ApplyResponse {
     const seq = this.seq + 1;
-    // Each entry's history: from a delivery the data file may not hold yet, else from the file.
-    const histories = new Map<string, EntryHistory>();
-    const unread: Array<[string, string]> = [];
-    for (const { kind, entry } of request.changes) {
-      const pending = this.overlay.get(entryKey(kind, entry));
-      if (pending) histories.set(entryKey(kind, entry), pending.history);
-      else unread.push([kind, entry]);
-    }
-    this.writer.readHistories(unread, histories);
+    const histories = this.historiesOf(request.changes);
     const { response, changed } = deliver(request, histories, this.keptChanges);
     const logged: LoggedDelivery = { request, appliedAt: new Date().toISOString() };
     this.statements.logDelivery.run(seq, JSON.stringify(logged));
     this.seq = seq;
     for (const [k, { history }] of changed) this.overlay.set(k, { history, seq });
     return response;
+  }
+
+  /**
+   * Merges other replicas' histories of entries into this node's (a repair), committed as one log
+   * row before this returns; answers how many entries it changed. An entry already holding
+   * everything given costs nothing, and a repair that changes nothing is not logged.
+   */
+  repair(entries: readonly RepairEntry[]): RepairResponse {
+    const histories = this.historiesOf(entries);
+    const { repaired, changed } = repairEntries(entries, histories, this.keptChanges);
+    if (repaired === 0) return { repaired };
+    const seq = this.seq + 1;
+    const logged: LoggedDelivery = { repair: [...entries], appliedAt: new Date().toISOString() };
+    this.statements.logDelivery.run(seq, JSON.stringify(logged));
+    this.seq = seq;
+    for (const [k, { history }] of changed) this.overlay.set(k, { history, seq });
+    return { repaired };
+  }
+
+  /** The current histories of `entries`: from a delivery the data file may not hold yet, else from the file. */
+  private historiesOf(entries: ReadonlyArray<{ kind: string; entry: string }>): Map<string, EntryHistory> {
+    const histories = new Map<string, EntryHistory>();
+    const unread: Array<[string, string]> = [];
+    for (const { kind, entry } of entries) {
+      const pending = this.overlay.get(entryKey(kind, entry));
+      if (pending) histories.set(entryKey(kind, entry), pending.history);
+      else unread.push([kind, entry]);
+    }
+    this.writer.readHistories(unread, histories);
+    return histories;
+  }
+
+  /** The entry's history on this node (empty when it has none). */
+  history(kind: WhitelistKind, entry: string): EntryHistory {
+    return this.historiesOf([{ kind, entry }]).get(entryKey(kind, entry)) ?? emptyHistory();
+  }
+
+  /**
+   * One page of every entry the node has a history for, removed ones included (their tombstones),
+   * with its history: what a repair compares.
+   */
+  historyPage(kind: WhitelistKind, after: string | undefined, limit: number): ListResponse {
+    this.materialize();
+    const from = after ?? '';
+    const rows = this.statements.allPage.all(kind, from.toLowerCase(), from.toLowerCase(), from, limit + 1);
+    const page = rows.slice(0, limit);
+    const entries = page.map((r) => r.entry);
+    return {
+      kind,
+      entries,
+      histories: page.map((r) => JSON.parse(r.history) as EntryHistory),
+      replica: this.replica(),
+      ...(rows.length > limit ? { next: entries[entries.length - 1] } : {}),
+    };
   }
 
   /** Writes into the data file what the log holds beyond it (reads call it first, so they see every acknowledged delivery). */
@@ -183,9 +276,13 @@ export class NodeStore {
     if (selection.tokenId !== undefined) filter('token_id = ?', selection.tokenId);
     // Normalised so that text order is time order (toISOString's fixed width).
     if (selection.since !== undefined) filter('applied_at >= ?', new Date(selection.since).toISOString());
-    const { before } = selection;
+    const { before, byChange } = selection;
     if (before !== undefined) filter('(seq < ? OR (seq = ? AND idx < ?))', before.seq, before.seq, before.index);
-    const sql = `SELECT * FROM audit ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ` + 'ORDER BY seq DESC, idx DESC LIMIT ?';
+    const after = byChange?.before;
+    if (after !== undefined)
+      filter('(position, batch_id, revert, idx) < (?, ?, ?, ?)', after.position, after.batchId, after.revert, after.index);
+    const order = byChange ? 'position DESC, batch_id DESC, revert DESC, idx DESC' : 'seq DESC, idx DESC';
+    const sql = `SELECT * FROM audit ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ?`;
     const rows = this.db.prepare<Array<string | number>, AuditRow>(sql).all(...params, selection.limit + 1);
     const records = rows.slice(0, selection.limit).map(toAuditRecord);
     const last = records.at(-1);

@@ -3,7 +3,7 @@ import { badRequest, notFound, ServiceError, unauthorized } from '../domain/erro
 import { PeerGone, answeringBeforeBody, parseJson, readBody, refuseDeclaredOversize, sendError, sendJson } from './http-io';
 import { isWhitelistKind, MAX_BODY_BYTES, MAX_ENTRY_LENGTH, ROUTES, type ApplyResponse } from '../contracts/storage-node-protocol';
 import type { AuthOutcome, RequestVerifier } from '../lib/node-request-auth';
-import { parseApplyRequest, parseAuditQuery, parseListQuery } from './validate';
+import { parseApplyRequest, parseAuditQuery, parseListQuery, parseMembershipQuery, parseRepairRequest } from './validate';
 import type { NodeStore } from './node-store';
 import { annotateActiveSpan } from '../lib/tracing';
 
@@ -79,8 +79,8 @@ function handleRead(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, 
   if (parts.length > 2 || !isWhitelistKind(kind)) throw notFound(`no route ${req.method ?? ''} ${ROUTES.listPrefix}${rest}`);
   requireMethod(req, res, 'GET');
   if (parts.length === 1) {
-    const { after, limit } = parseListQuery(query);
-    sendJson(res, 200, deps.store.listPage(kind, after, limit));
+    const { after, limit, histories } = parseListQuery(query);
+    sendJson(res, 200, histories ? deps.store.historyPage(kind, after, limit) : deps.store.listPage(kind, after, limit));
     return;
   }
   let entry: string;
@@ -90,7 +90,13 @@ function handleRead(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, 
     throw badRequest('entry is not valid percent-encoding');
   }
   if (entry.length === 0 || entry.length > MAX_ENTRY_LENGTH) throw badRequest(`entry must be 1..${MAX_ENTRY_LENGTH} characters`);
-  sendJson(res, 200, { kind, entry, listed: deps.store.has(kind, entry) });
+  const { history } = parseMembershipQuery(query);
+  sendJson(res, 200, {
+    kind,
+    entry,
+    listed: deps.store.has(kind, entry),
+    ...(history ? { history: deps.store.history(kind, entry), replica: deps.store.replica() } : {}),
+  });
 }
 
 /** The error a refused request is answered with; the refusal is told to `onRefused` (logged at a bounded rate). */
@@ -129,6 +135,12 @@ async function route(req: IncomingMessage, res: ServerResponse, deps: RouteDeps)
     sendJson(res, 200, { ok: true });
   } else if (pathname === ROUTES.apply) {
     await handleApply(req, res, deps, body);
+  } else if (pathname === ROUTES.repair) {
+    requireMethod(req, res, 'POST');
+    const { entries, refilled } = parseRepairRequest(parseJson(body));
+    const answer = deps.store.repair(entries);
+    if (refilled !== undefined) deps.store.markRefilled(refilled);
+    sendJson(res, 200, answer);
   } else if (deps.extraRoute?.(pathname, req, res, body)) {
     return;
   } else if (pathname === ROUTES.audit) {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_REMEMBERED_IDS, nodeOf, RequestVerifier, type NodeKeys } from '../lib/node-request-auth';
 import { answerApplyNow, createRequestHandler, type ApplyHandler, type ExtraRoute } from './routes';
 import { startCheckpointThread } from './checkpoint-thread';
-import { DEFAULT_KEPT_CHANGES } from './entry-order';
+import { DEFAULT_KEPT_CHANGES } from '../domain/entry-order';
 import { NodeStore } from './node-store';
 import { RequestIdLog } from './request-id-log';
 import { tracedHandler } from './tracing';
@@ -32,7 +32,7 @@ export interface StorageNodeOptions {
   answerApply?: ApplyHandler;
   /** A route a test build adds behind the signature check. */
   extraRoute?: ExtraRoute;
-  /** Changes each entry keeps for ordering late deliveries (storage-node/entry-order.ts). */
+  /** Changes each entry keeps for ordering late deliveries (domain/entry-order.ts). */
   keptChanges?: number;
   onError?: (err: Error) => void;
   /** A SERVER span per request, continuing the caller's `traceparent` (the process registered a tracer: lib/tracing.ts). */

@@ -10,6 +10,7 @@ import { RefundLedger } from '../db/refund-ledger';
 import type { ChainEvent } from '../activities/chain';
 import { confirmationsOf, ensureChainWatcher } from './chain-watcher-start';
 import { ensureRefundAnnouncer, ensureRefundSweep } from './refund-schedules';
+import { ensureWhitelistRepair } from './repair-schedule';
 import { RefundPayments } from '../db/refund-payments';
 import { LocalSigner, type Signer } from '../lib/signer';
 import { RemoteSigner } from '../lib/remote-signer';
@@ -52,6 +53,8 @@ export interface RunningWorker {
   refundAnnouncer: Promise<string | undefined>;
   /** Resolves with the refund payments' schedule id once it exists (undefined without CHAIN_RPC_URL or after a shutdown first). */
   refundSweep: Promise<string | undefined>;
+  /** Resolves with the whitelist repair's schedule id once it exists (undefined when WHITELIST_REPAIR_INTERVAL_S is 0 or after a shutdown first). */
+  whitelistRepair: Promise<string | undefined>;
   /** Resolves when the three workers have stopped (after shutdown() or a fatal error of one, which stops the others). */
   done: Promise<void>;
   /** Drains the three workers: stops polling, lets running tasks finish, then closes the connection. */
@@ -202,6 +205,7 @@ export async function startWorker(
       webhooks: () => config.webhooks,
       onNodeRequest: hooks.onNodeRequest,
       onLateNode: hooks.onLateNode,
+      storagePlacement: { nodes: config.storageNodes ?? [], replicas: config.storageReplicas },
       chain: config.chain && {
         ...config.chain,
         confirmations: confirmationsOf(config.chain),
@@ -280,6 +284,9 @@ export async function startWorker(
   const refundSweep = ensureRefundSweep(connection, config, stopPromoting.signal, (err) =>
     console.error(JSON.stringify({ level: 'error', msg: 'refund payments schedule not created; trying again in 5 s', err: err.message })),
   );
+  const whitelistRepair = ensureWhitelistRepair(connection, config, stopPromoting.signal, (err) =>
+    console.error(JSON.stringify({ level: 'error', msg: 'whitelist repair schedule not created; trying again in 5 s', err: err.message })),
+  );
   // Records a caller never wrote (an API killed between its Update and its write) reach the read
   // model from here (decision 0073).
   catchUp = runCatchUp(
@@ -309,6 +316,7 @@ export async function startWorker(
     chainWatcher,
     refundAnnouncer,
     refundSweep,
+    whitelistRepair,
     done,
     async shutdown() {
       stopAll();

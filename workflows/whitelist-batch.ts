@@ -10,7 +10,7 @@ import {
 import type { Activities } from '../contracts/activities';
 import { batchOutcomeMemo, type BatchOutcomeMemo } from '../domain/batch-outcome-memo';
 import { failureFacts } from '../domain/failure-facts';
-import { groupByGivenOwners, groupByOwner, type OwnerGroups } from '../domain/rendezvous';
+import { groupByReplicas, majorityOf, replicasOf, type OwnerGroups } from '../domain/rendezvous';
 import { confirmationOfChecksummed, ownerKey, type WhitelistChange } from '../domain/whitelist-messages';
 import type { ChangeResult } from '../domain/whitelist-messages';
 import {
@@ -67,11 +67,13 @@ function nodeFailure(err: unknown): { type: string; message: string } {
 }
 
 /**
- * One whitelist batch: re-check the caller's authorisation, fan the changes out to their owning
- * storage nodes, and publish the HTTP outcome (200 / 408 / 500) through the `batchOutcome` update
- * as soon as it is known. Afterwards the workflow finishes the job: a late node is retried until
- * it applies (408), or every node that may have applied is told to revert the batch (500), so no
- * batch is left half-applied. Every change carries the batch's position, its workflow's start.
+ * One whitelist batch: re-check the caller's authorisation, fan each change out to every replica
+ * of its entry, and publish the HTTP outcome (200 / 408 / 500) through the `batchOutcome` update
+ * as soon as it is known: 200 once a majority of each change's replicas applied it (decision
+ * 0093). Afterwards the workflow finishes the job: every replica that has not applied is retried
+ * until it does (after 200 and 408 alike), or every node that may have applied is told to revert
+ * the batch (500), so no batch is left half-applied. Every change carries the batch's position,
+ * its workflow's start, and its index in the batch.
  */
 export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promise<WhitelistBatchResult> {
   const { batchId, changes } = input;
@@ -79,9 +81,11 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   let outcome: BatchOutcome | undefined;
   /** The outcome in the compact form (decision 0017), taken when it is decided. */
   let compact: BatchOutcomeMemo | undefined;
-  // The API's owners when they fit the nodes, else the same hashing here.
-  const givenOwners = input.ownerIndexes.map((i) => input.nodes[i]);
-  const groups = groupByGivenOwners(changes, givenOwners, input.nodes) || groupByOwner(changes, ownerKey, input.nodes);
+  // The API's replicas when they fit the nodes, else the same hashing here.
+  const given = input.replicaIndexes.map((set) => set.map((i) => input.nodes[i]));
+  const hashed = () => changes.map((change) => replicasOf(ownerKey(change), input.nodes, input.replicas));
+  const replicaSets = groupByReplicas(changes, given, input.nodes) ? given : hashed();
+  const groups = groupByReplicas(changes, replicaSets, input.nodes)!;
   const nodes = new Map<string, NodeState>([...groups.keys()].map((n) => [n, { progress: 'pending', maybeApplied: false }]));
 
   const progress = () => Object.fromEntries([...nodes].map(([n, s]) => [n, s.progress]));
@@ -90,7 +94,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     outcome,
     nodes: progress(),
     tokenId: input.tokenId,
-    changes: changeViews(changes, groups, nodes),
+    changes: changeViews(changes, replicaSets, groups, nodes),
   });
   // The result leaves out each change's view and the confirmations (the query has the first, the
   // changes the second): at 100 changes they were 28 KB of the batch's history.
@@ -111,7 +115,7 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
   // (the token file unreadable, say) is our failure, not the caller's (500). No node was asked.
   let refused: BatchOutcome | undefined;
   try {
-    const first = await precheckAndFirstRoundLocally(input, position, groups, nodes);
+    const first = await precheckAndFirstRoundLocally(input, position, replicaSets, groups, nodes);
     if (first.status === 'forbidden') refused = { status: 403, confirmations: [], errorMessage: first.message };
   } catch (err) {
     const failure = nodeFailure(err);
@@ -123,15 +127,23 @@ export async function whitelistBatchWorkflow(input: WhitelistBatchInput): Promis
     await condition(allHandlersFinished);
     return result();
   }
-  outcome = decideOutcome(input, groups, nodes);
+  outcome = decideOutcome(input, replicaSets, nodes);
   publishOutcome();
 
   await Promise.all(
     [...groups].map(async ([node, items]) => {
       const state = nodes.get(node)!;
-      const request = { node, batchId, position, tokenId: input.tokenId, changes: items.map((i) => i.item) };
+      const request = {
+        node,
+        batchId,
+        position,
+        tokenId: input.tokenId,
+        changes: items.map((i) => i.item),
+        indexes: items.map((i) => i.index),
+      };
       if (outcome!.status !== 500) {
-        // 408: a late node is retried until it applies.
+        // 200 and 408: a replica that has not applied (late, or down while a majority applied) is
+        // retried until it does.
         if (state.progress === 'failed' || state.progress === 'pending') {
           state.progress = 'failed';
           state.results = await applyUntilDone(request);
@@ -160,46 +172,66 @@ type Groups = OwnerGroups<WhitelistChange>;
 /** One node's share of a batch: its changes, each with its index in the request. */
 type Share = readonly { index: number; item: WhitelistChange }[];
 
-/** Each change, in request order, with its node and, once that node answered, whether it changed the set. */
-function changeViews(changes: readonly WhitelistChange[], groups: Groups, nodes: Map<string, NodeState>): BatchChange[] {
-  const views: BatchChange[] = changes.map((change) => ({ ...change, node: '' }));
+/**
+ * Each change, in request order, with its replicas (the first named its node) and, once a replica
+ * answered, whether it changed the set: the first replica's answer that is in.
+ */
+function changeViews(
+  changes: readonly WhitelistChange[],
+  replicaSets: readonly string[][],
+  groups: Groups,
+  nodes: Map<string, NodeState>,
+): BatchChange[] {
+  const answers = new Map<number, { rank: number; result: ChangeResult }>();
+  const views: BatchChange[] = changes.map((change, index) => ({ ...change, node: replicaSets[index][0], replicas: replicaSets[index] }));
   for (const [node, items] of groups) {
     const results = nodes.get(node)!.results;
     items.forEach((item, k) => {
       const result = results?.[k];
-      views[item.index] = {
-        ...changes[item.index],
-        node,
-        ...(result === undefined ? {} : { changed: result.changed, ...(result.superseded ? { superseded: true } : {}) }),
-      };
+      if (result === undefined) return;
+      // The answer of the replica with the highest weight wins (they may differ: one was behind).
+      const rank = replicaSets[item.index].indexOf(node);
+      const known = answers.get(item.index);
+      if (known === undefined || rank < known.rank) answers.set(item.index, { rank, result });
     });
+  }
+  for (const [index, { result }] of answers) {
+    views[index] = { ...views[index], changed: result.changed, ...(result.superseded ? { superseded: true } : {}) };
   }
   return views;
 }
 
-const settled = (nodes: Map<string, NodeState>) => [...nodes.values()].every((s) => s.progress !== 'pending');
-const failed = (nodes: Map<string, NodeState>) => [...nodes.values()].find((s) => s.progress === 'failed');
+/** How many of a change's replicas applied it. */
+const appliedCount = (set: readonly string[], nodes: Map<string, NodeState>) =>
+  set.filter((node) => nodes.get(node)!.progress === 'applied').length;
 
-/** The HTTP outcome from the nodes' progress: one failed node fails the batch; else every node applied, or 408. */
-function decideOutcome(input: WhitelistBatchInput, groups: Groups, nodes: Map<string, NodeState>): BatchOutcome {
-  const firstFailure = failed(nodes);
-  if (firstFailure) return { status: 500, confirmations: [], errorMessage: `storage node failed: ${firstFailure.failure}` };
-  if (settled(nodes)) return { status: 200, confirmations: input.changes.map(confirmationOfChecksummed) };
-  const confirmed = input.changes
-    .filter((_, index) => {
-      for (const [node, items] of groups) if (items.some((i) => i.index === index)) return nodes.get(node)!.progress === 'applied';
-      return false;
-    })
-    .map(confirmationOfChecksummed);
+/**
+ * The HTTP outcome from the replicas' progress (decision 0093): 200 when a majority of every
+ * change's replicas applied it; else 500 when a change short of its majority has a replica that
+ * failed for good (non-2xx, unreadable; with one copy per entry also unreachable or reset on
+ * every quick try): the seed's answer for a failed send, reverted; else 408 with the confirmations of the
+ * changes that have their majority, the rest completed when their nodes are back.
+ */
+function decideOutcome(input: WhitelistBatchInput, replicaSets: readonly string[][], nodes: Map<string, NodeState>): BatchOutcome {
+  const short = replicaSets.flatMap((set, index) => (appliedCount(set, nodes) >= majorityOf(set.length) ? [] : [index]));
+  if (short.length === 0) return { status: 200, confirmations: input.changes.map(confirmationOfChecksummed) };
+  const failure = short.flatMap((index) => replicaSets[index]).find((node) => nodes.get(node)!.progress === 'failed');
+  if (failure !== undefined) return { status: 500, confirmations: [], errorMessage: `storage node failed: ${nodes.get(failure)!.failure}` };
+  const lacking = new Set(short);
   return {
     status: 408,
-    confirmations: confirmed,
-    errorMessage: `not every storage node answered within ${input.deadlineMs} ms; the rest is being retried`,
+    confirmations: input.changes.filter((_, index) => !lacking.has(index)).map(confirmationOfChecksummed),
+    errorMessage: `not a majority of every change's storage nodes answered within ${input.deadlineMs} ms; the rest is being retried`,
   };
 }
 
-/** A node's first-round answer for its share (`items`, in the order the node applied them), into its state. */
-function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRoundNodeResult, items: Share): void {
+/**
+ * A node's first-round answer for its share (`items`, in the order the node applied them), into its
+ * state. With `downIsLate` (each entry has several replicas), a node that could not be reached
+ * (refused, reset or silent on every quick try) is late, not failed: it is down or cut off, and
+ * its copy is completed when it is back (decision 0093).
+ */
+function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRoundNodeResult, items: Share, downIsLate = false): void {
   if (answer.status === 'applied') {
     if (answer.changed.length === items.length && answer.superseded.length === items.length) {
       state.results = items.map(({ item }, k) => ({ ...item, changed: answer.changed[k], superseded: answer.superseded[k] }));
@@ -215,7 +247,8 @@ function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRou
   }
   state.failure = answer.message;
   state.maybeApplied ||= answer.maybeApplied;
-  if (answer.status === 'failed') state.progress = 'failed';
+  const unreached = answer.status === 'failed' && (answer.type === NodeFailure.unreachable || answer.type === NodeFailure.timeout);
+  if (answer.status === 'failed' && !(downIsLate && unreached)) state.progress = 'failed';
 }
 
 /**
@@ -226,6 +259,7 @@ function recordFirstRoundAnswer(node: string, state: NodeState, answer: FirstRou
 async function precheckAndFirstRoundLocally(
   input: WhitelistBatchInput,
   position: number,
+  replicaSets: readonly string[][],
   groups: Groups,
   nodes: Map<string, NodeState>,
 ): Promise<{ status: 'forbidden'; message: string } | { status: 'ran' }> {
@@ -246,6 +280,7 @@ async function precheckAndFirstRoundLocally(
       tokenId: input.tokenId,
       changes: input.changes,
       perNode: [...groups].map(([node, items]) => ({ node, indexes: items.map((i) => i.index) })),
+      quorum: replicaSets.map((set) => majorityOf(set.length)),
       deadlineAt,
       attempts: QUICK_ATTEMPTS,
       backoffMs: QUICK_BACKOFF_MS,
@@ -272,6 +307,7 @@ async function precheckAndFirstRoundLocally(
       state,
       result.nodes[node] ?? { status: 'late', message: `${node}: no answer`, maybeApplied: true },
       groups.get(node)!,
+      Math.min(input.replicas, input.nodes.length) > 1,
     );
   return { status: 'ran' };
 }

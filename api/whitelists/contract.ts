@@ -131,7 +131,11 @@ export const whitelistEntriesAnswerSchema = {
   type: 'object',
   required: ['result'],
   properties: {
-    result: { type: 'array', items: eoa, description: 'EIP-55 entries, sorted case-insensitively, merged from every storage node' },
+    result: {
+      type: 'array',
+      items: eoa,
+      description: 'EIP-55 entries, sorted case-insensitively, each as the newest change a majority of its replicas holds',
+    },
     nextPageToken,
   },
 } as const;
@@ -180,13 +184,14 @@ export const whitelistBatchStatusAnswerSchema = {
               node: {
                 type: 'string',
                 pattern: '^node-([1-9][0-9]*|retired)$',
-                description: 'the storage node that owns the entry: node-N, its place in STORAGE_NODES (never its address)',
+                description:
+                  "the first of the entry's replicas (highest rendezvous weight): node-N, its place in STORAGE_NODES (never its address)",
               },
               state: {
                 type: 'string',
                 enum: ['applied', 'pending', 'reverted', 'not-applied', 'unknown'],
                 description:
-                  'pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first',
+                  'applied: a majority of its replicas applied it; pending: not yet, the rest are being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first',
               },
               changed: { type: 'boolean', description: "the node's answer: whether the change altered the set (absent until it answered)" },
               superseded: {
@@ -209,7 +214,8 @@ export const whitelistAuditAnswerSchema = {
   properties: {
     result: {
       type: 'array',
-      description: 'applied changes, newest first, merged from every storage node',
+      description:
+        'applied changes, each once, newest first in the order of changes (position, batch, revert, index), merged from every storage node',
       items: {
         type: 'object',
         required: ['batchId', 'position', 'revert', 'op_type', 'kind', 'entry', 'changed', 'superseded', 'node', 'appliedAt'],
@@ -230,7 +236,7 @@ export const whitelistAuditAnswerSchema = {
           node: {
             type: 'string',
             pattern: '^node-([1-9][0-9]*|retired)$',
-            description: 'the storage node that applied it: node-N, its place in STORAGE_NODES (never its address)',
+            description: 'the replica that applied it first: node-N, its place in STORAGE_NODES (never its address)',
           },
           tokenId: { type: 'string', description: 'the token id the signed request to the node carried' },
           appliedAt: { ...isoTime, description: "the node's clock when it made the change durable" },
@@ -296,7 +302,7 @@ export function whitelistReadPaths(): Json {
   return {
     '/chain/whitelists/audit': get(
       'getWhitelistAudit',
-      'The audit trail: every applied change (and every revert), newest first, merged from every storage node',
+      'The audit trail: every applied change (and every revert) once, newest first, merged from every storage node',
       'Needs `whitelist:audit` or `whitelist:*`. Filters combine; send the same filters with each pageToken.',
       queryParameters(whitelistAuditQuerySchema),
       {
@@ -305,7 +311,7 @@ export function whitelistReadPaths(): Json {
           'a query parameter off-schema, a mixed-case entry with a bad EIP-55 checksum, or a pageToken this API did not give out',
         ),
         ...common('the token lacks whitelist:audit and whitelist:*'),
-        503: nodeDown('a storage node did not answer, so the page would be incomplete'),
+        503: nodeDown('more storage nodes did not answer than a majority of copies can spare'),
       },
     ),
     '/chain/whitelists/batches/{batchId}': get(
@@ -322,26 +328,28 @@ export function whitelistReadPaths(): Json {
     ),
     '/chain/whitelists/{kind}': get(
       'listWhitelist',
-      'The entries of one whitelist, merged from every storage node, sorted, paginated',
+      'The entries of one whitelist, each from a majority of its replicas, sorted, paginated',
       read('`whitelist:{kind}:*`'),
       [param('kind'), ...queryParameters(whitelistListQuerySchema)],
       {
         200: answer('one page of entries', ref('WhitelistEntriesAnswer')),
         400: wlError('kind unknown, a query parameter off-schema, or a pageToken this API did not give out'),
         ...common('the token may not read this kind'),
-        503: nodeDown('a storage node did not answer, so the list would be incomplete (never a partial list)'),
+        503: nodeDown(
+          "a majority of some entry's replicas did not answer, so the list could be stale or incomplete (never a partial list)",
+        ),
       },
     ),
     '/chain/whitelists/{kind}/{entry}': get(
       'getWhitelistEntry',
-      'Whether one EOA is on a whitelist; asks only the storage node that owns it',
+      'Whether one EOA is on a whitelist: the newest change a majority of its replicas holds (a replica behind is repaired first)',
       read('`whitelist:{kind}:*`'),
       [param('kind'), param('entry')],
       {
         200: answer('listed or not; entry in EIP-55 form', ref('WhitelistMembershipAnswer')),
         400: wlError('kind unknown, entry not an EOA, or a mixed-case entry with a bad EIP-55 checksum'),
         ...common('the token may not read this kind'),
-        503: nodeDown('the storage node that owns the entry did not answer'),
+        503: nodeDown("a majority of the entry's replicas did not answer"),
       },
     ),
   };

@@ -1,98 +1,56 @@
 /**
- * Merging the storage nodes' pages into one answer (pure; api/whitelists/reads.ts does the I/O).
- * Each node holds a disjoint share of the entries and its own audit trail, so a page of the whole
- * is a merge of one page from every node, and the page token says where each node stands.
+ * Merging the storage nodes' audit pages into one answer (pure; api/whitelists/reads.ts does the
+ * I/O). A change applied by several replicas is in each one's trail under the same key, so a page
+ * of the whole is a merge of one page from every node in the order of changes, each change once.
+ * (The entries' merge is activities/replica-repair.ts replicaPage, shared with the repair.)
  */
-import { compareEntries, type AuditRecord, type ListResponse } from '../../contracts/storage-node-protocol';
-
-/** One page of the merged entry list: `after` (the last entry) when more entries follow. */
-export interface EntryPage {
-  entries: string[];
-  after?: string;
-}
-
-/** One node's page of entries, with the node that sent it. */
-export interface NodeEntryPage extends ListResponse {
-  node: string;
-}
-
-/**
- * The first `pageSize` entries of the union of the nodes' pages, each asked for `pageSize` entries
- * after the same entry, keeping of each node only the entries it owns (`owns`: the rendezvous
- * placement membership asks by), so that the list never shows a copy membership would deny. A
- * node that said it holds more is complete only up to its last entry (`next`): nothing past the
- * first such bound is listed, and the next page starts there, even when the owner filter left
- * this page short or empty.
- */
-export function mergeEntryPages(
-  pages: readonly NodeEntryPage[],
-  pageSize: number,
-  owns: (node: string, entry: string) => boolean = () => true,
-): EntryPage {
-  let bound: string | undefined;
-  for (const { next } of pages) if (next !== undefined && (bound === undefined || compareEntries(next, bound) < 0)) bound = next;
-  const within = (entry: string) => bound === undefined || compareEntries(entry, bound) <= 0;
-  const all = [...new Set(pages.flatMap((page) => page.entries.filter((e) => within(e) && owns(page.node, e))))].sort(compareEntries);
-  const entries = all.slice(0, pageSize);
-  if (all.length > pageSize) return { entries, after: entries[entries.length - 1] };
-  return bound === undefined ? { entries } : { entries, after: bound };
-}
-
-/** Where one node's audit stream stands: a cursor (`seq:index`), done (null), or not started (absent). */
-export type AuditCursors = Record<string, string | null>;
-
-export interface NodeAuditPage {
-  node: string;
-  records: AuditRecord[];
-  /** Set when the node holds more records than it sent. */
-  next?: string;
-}
+import { auditChangeKey, type AuditRecord } from '../../contracts/storage-node-protocol';
 
 export type MergedAuditRecord = Omit<AuditRecord, 'seq' | 'index'> & { node: string };
 
-export interface AuditPage {
-  records: MergedAuditRecord[];
-  /** The cursors for the next page, or undefined when every node is done. */
-  cursors?: AuditCursors;
+/** One node's page of audit records in the order of changes; `full` when it may hold more. */
+export interface NodeChangeAuditPage {
+  node: string;
+  records: AuditRecord[];
+  full: boolean;
 }
 
-/** Newest first by appliedAt, then by node, then by the node's order. */
-function newer(a: { node: string; record: AuditRecord }, b: { node: string; record: AuditRecord }): boolean {
-  const ta = a.record.appliedAt;
-  const tb = b.record.appliedAt;
-  if (ta !== tb) return ta > tb;
-  if (a.node !== b.node) return a.node < b.node;
-  return a.record.seq > b.record.seq || (a.record.seq === b.record.seq && a.record.index > b.record.index);
+/** Descending comparison of records in the order of changes: position, batchId, revert, index. */
+function newerChange(a: AuditRecord, b: AuditRecord): number {
+  if (a.position !== b.position) return b.position - a.position;
+  if (a.batchId !== b.batchId) return a.batchId < b.batchId ? 1 : -1;
+  if (a.revert !== b.revert) return a.revert ? -1 : 1;
+  return b.index - a.index;
 }
 
 /**
- * A k-way merge of the nodes' newest-first pages into one page of `pageSize` records. Each node's
- * records are taken in the node's own order, so no record is skipped or repeated across pages even
- * when a node's clock stepped back; `cursors` (from the previous page) carries the nodes this page
- * did not touch. ISO-8601 UTC times of one format compare as text.
+ * The nodes' pages (each newest first in the order of changes, asked from the same cursor) as one
+ * page of `pageSize` changes, each change once: the copies of one change on several replicas have
+ * one key (auditChangeKey), and the earliest `appliedAt` names the node and time. A node whose page
+ * was full is complete only down to its last record: nothing older is shown, and `before` (the last
+ * change shown) starts the next page, so no change is skipped or shown twice across pages.
  */
-export function mergeAuditPages(pages: readonly NodeAuditPage[], pageSize: number, cursors: AuditCursors = {}): AuditPage {
-  const heads = pages.map(() => 0);
-  const records: MergedAuditRecord[] = [];
-  while (records.length < pageSize) {
-    let best = -1;
-    for (let p = 0; p < pages.length; p++) {
-      const record = pages[p].records[heads[p]];
-      if (!record) continue;
-      if (best < 0 || newer({ node: pages[p].node, record }, { node: pages[best].node, record: pages[best].records[heads[best]] }))
-        best = p;
-    }
-    if (best < 0) break;
-    const { seq: _seq, index: _index, ...rest } = pages[best].records[heads[best]];
-    records.push({ ...rest, node: pages[best].node });
-    heads[best]++;
+export function mergeAuditByChange(
+  pages: readonly NodeChangeAuditPage[],
+  pageSize: number,
+): { records: MergedAuditRecord[]; before?: string } {
+  let bound: AuditRecord | undefined;
+  for (const page of pages) {
+    const last = page.records.at(-1);
+    if (page.full && last && (bound === undefined || newerChange(last, bound) < 0)) bound = last;
   }
-  const next: AuditCursors = { ...cursors };
-  pages.forEach((page, p) => {
-    const used = heads[p];
-    if (used === page.records.length && page.next === undefined) next[page.node] = null;
-    else if (used > 0) next[page.node] = `${page.records[used - 1].seq}:${page.records[used - 1].index}`;
-  });
-  const more = Object.values(next).some((cursor) => cursor !== null) || pages.some((page) => !(page.node in next));
-  return more ? { records, cursors: next } : { records };
+  const byKey = new Map<string, { record: AuditRecord; node: string }>();
+  for (const page of pages)
+    for (const record of page.records) {
+      if (bound !== undefined && newerChange(record, bound) > 0) continue;
+      const key = auditChangeKey(record);
+      const known = byKey.get(key);
+      if (!known || record.appliedAt < known.record.appliedAt) byKey.set(key, { record, node: page.node });
+    }
+  const ordered = [...byKey.values()].sort((a, b) => newerChange(a.record, b.record));
+  const shown = ordered.slice(0, pageSize);
+  const records = shown.map(({ record: { seq: _seq, index: _index, ...rest }, node }) => ({ ...rest, node }));
+  const more = ordered.length > pageSize || bound !== undefined;
+  const last = shown.at(-1)?.record;
+  return { records, ...(more && last ? { before: auditChangeKey(last) } : {}) };
 }

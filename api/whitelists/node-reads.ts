@@ -23,6 +23,9 @@ export interface NodeAuditQuery {
   tokenId?: string;
   since?: string;
   before?: string;
+  /** `change`: newest first in the order of changes, alike on every replica. */
+  order?: 'change';
+  beforeChange?: string;
   limit: number;
 }
 

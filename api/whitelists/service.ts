@@ -3,7 +3,7 @@ import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { ApiConfig } from '../../config/config';
 import { forbidden } from '../../domain/errors';
-import { ownerOf, type Sha256 } from '../../domain/rendezvous';
+import { replicasOf, type Sha256 } from '../../domain/rendezvous';
 import { hasScopeFor, ownerKeyOfChecksummed, type WhitelistChange } from '../../domain/whitelist-messages';
 import type { Principal } from '../../tokens/token-store';
 import {
@@ -55,15 +55,17 @@ export class WhitelistService {
   async run(principal: Principal, changes: WhitelistChange[], deadlineMs: number): Promise<BatchAnswer> {
     const batchId = randomUUID();
     const nodes = [...this.nodes];
-    const owners = changes.map((c) => ownerOf(ownerKeyOfChecksummed(c), nodes, nodeSha256));
+    const replicas = this.config.storageReplicas;
+    const sets = changes.map((c) => replicasOf(ownerKeyOfChecksummed(c), nodes, replicas, nodeSha256));
     // The Update answers without the confirmations, which this API rebuilds from `changes` and
-    // `owners` (decision 0017).
+    // `sets` (decision 0017).
     const input = {
       batchId,
       tokenId: principal.id,
       changes,
       nodes,
-      ownerIndexes: owners.map((owner) => nodes.indexOf(owner)),
+      replicas,
+      replicaIndexes: sets.map((set) => set.map((node) => nodes.indexOf(node))),
       deadlineMs,
     } satisfies WhitelistBatchInput;
     const answerBy = Date.now() + deadlineMs + ANSWER_MARGIN_MS;
@@ -78,7 +80,7 @@ export class WhitelistService {
           }),
         }),
       );
-      return { batchId, ...outcomeOfMemo(answer, changes, owners) };
+      return { batchId, ...outcomeOfMemo(answer, changes, sets) };
     } catch (err) {
       // The workflow may well be running (no worker polled in time, or Temporal is slow under
       // load): it will still apply every change, so the answer is 408, not 500. The start

@@ -51,12 +51,17 @@ export async function readBatchStatus(client: Client, batchId: string, nodes: re
   }
   const running = description.status.name === 'RUNNING';
   const httpStatus = summary.outcome?.status;
-  const changes = summary.changes.map(({ node, changed, superseded, op_type, kind, entry }) => ({
+  const changes = summary.changes.map(({ node, replicas, changed, superseded, op_type, kind, entry }) => ({
     op_type,
     kind,
     entry,
     node: nodeName(nodes, node),
-    state: changeState(summary.nodes[node] ?? 'pending', httpStatus, running),
+    // A change is applied once a majority of its replicas applied it (decision 0093).
+    state: changeState(
+      (replicas ?? [node]).map((replica) => summary.nodes[replica] ?? 'pending'),
+      httpStatus,
+      running,
+    ),
     ...(changed === undefined ? {} : { changed }),
     ...(superseded ? { superseded } : {}),
   }));

@@ -23,6 +23,8 @@ import { round } from '../stats';
 
 export interface WhitelistRuns {
   api: LoadResult;
+  /** The same batches through the API that keeps one copy of each entry (STORAGE_REPLICAS=1). */
+  apiOneCopy: LoadResult;
   direct: LoadResult;
   /** The empty workflow (bench/floor) by update-with-start: what one workflow costs on this server. */
   empty: LoadResult;
@@ -45,8 +47,8 @@ export function freshChanges(size: number): WhitelistChange[] {
 }
 
 /** Posts a batch through the API; resolves with its batch id. */
-export async function viaApi(stack: BenchStack, http: JsonClient, changes: WhitelistChange[]): Promise<string> {
-  const answer = await http.post(`${stack.apiUrl}/chain/whitelists/`, changes, { authorization: `Bearer ${stack.token}` });
+export async function viaApi(stack: BenchStack, http: JsonClient, changes: WhitelistChange[], apiUrl = stack.apiUrl): Promise<string> {
+  const answer = await http.post(`${apiUrl}/chain/whitelists/`, changes, { authorization: `Bearer ${stack.token}` });
   if (answer.status !== 200 || !Array.isArray(answer.body) || answer.body.length !== changes.length) {
     throw new Error(`whitelist batch: HTTP ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`);
   }
@@ -89,9 +91,9 @@ export async function emptyWorkflow(
   return workflowId;
 }
 
-const SIDES = ['api', 'direct', 'empty', 'oneLocalActivity'] as const;
+const SIDES = ['api', 'apiOneCopy', 'direct', 'empty', 'oneLocalActivity'] as const;
 type SideName = (typeof SIDES)[number];
-/** Round i runs the sides starting from the (i mod 4)-th, so that each follows each as often. */
+/** Round i runs the sides starting from the (i mod 5)-th, so that each follows each as often. */
 const orderOf = (round: number): SideName[] => SIDES.map((_, k) => SIDES[(round + k) % SIDES.length]);
 
 /** `count` batches of `size` changes each way (and `count` empty workflows), one at a time, interleaved. */
@@ -103,17 +105,19 @@ export async function runWhitelistCase(
   count: number,
 ): Promise<WhitelistRuns> {
   const apiChanges = Array.from({ length: count }, () => freshChanges(size));
+  const oneCopyChanges = Array.from({ length: count }, () => freshChanges(size));
   // The direct side is the limit: only its requests are timed, not the routing.
   const directGroups = Array.from({ length: count }, () => groupByOwner(freshChanges(size), ownerKey, stack.nodes));
   http.dropIdle();
   const api: number[] = [];
+  const apiOneCopy: number[] = [];
   const dir: number[] = [];
   const empty: number[] = [];
   const oneLocalActivity: number[] = [];
   const apiBatches: WhitelistRuns['apiBatches'] = [];
   const emptyRuns: WhitelistRuns['emptyRuns'] = [];
-  const errors = { api: 0, direct: 0, empty: 0, oneLocalActivity: 0, first: undefined as string | undefined };
-  const wall = { api: 0, direct: 0, empty: 0, oneLocalActivity: 0 };
+  const errors = { api: 0, apiOneCopy: 0, direct: 0, empty: 0, oneLocalActivity: 0, first: undefined as string | undefined };
+  const wall = { api: 0, apiOneCopy: 0, direct: 0, empty: 0, oneLocalActivity: 0 };
   let apiCpu = 0;
   for (let i = 0; i < count; i++) {
     // Rotate which goes first, so that none always runs right after another's I/O.
@@ -126,6 +130,9 @@ export async function runWhitelistCase(
           apiCpu += cpuMs(stack.api.pid) - cpuBefore;
           api.push(performance.now() - t0);
           apiBatches.push({ batchId, httpMs: performance.now() - t0 });
+        } else if (side === 'apiOneCopy') {
+          await viaApi(stack, http, oneCopyChanges[i], stack.apiOneCopyUrl);
+          apiOneCopy.push(performance.now() - t0);
         } else if (side === 'direct') {
           await direct(http, directGroups[i], stack.nodeKeys);
           dir.push(performance.now() - t0);
@@ -147,6 +154,7 @@ export async function runWhitelistCase(
   }
   return {
     api: { latenciesMs: api, wallMs: wall.api, errors: errors.api, firstError: errors.first },
+    apiOneCopy: { latenciesMs: apiOneCopy, wallMs: wall.apiOneCopy, errors: errors.apiOneCopy, firstError: errors.first },
     direct: { latenciesMs: dir, wallMs: wall.direct, errors: errors.direct, firstError: errors.first },
     empty: { latenciesMs: empty, wallMs: wall.empty, errors: errors.empty, firstError: errors.first },
     oneLocalActivity: {

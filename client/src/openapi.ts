@@ -384,7 +384,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The audit trail: every applied change (and every revert), newest first, merged from every storage node
+         * The audit trail: every applied change (and every revert) once, newest first, merged from every storage node
          * @description Needs `whitelist:audit` or `whitelist:*`. Filters combine; send the same filters with each pageToken.
          */
         get: operations["getWhitelistAudit"];
@@ -424,7 +424,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The entries of one whitelist, merged from every storage node, sorted, paginated
+         * The entries of one whitelist, each from a majority of its replicas, sorted, paginated
          * @description Needs `whitelist:read`, `whitelist:{kind}:*` or `whitelist:*`.
          */
         get: operations["listWhitelist"];
@@ -444,7 +444,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Whether one EOA is on a whitelist; asks only the storage node that owns it
+         * Whether one EOA is on a whitelist: the newest change a majority of its replicas holds (a replica behind is repaired first)
          * @description Needs `whitelist:read`, `whitelist:{kind}:*` or `whitelist:*`.
          */
         get: operations["getWhitelistEntry"];
@@ -1036,7 +1036,7 @@ export interface components {
             down: ("temporal" | "process")[];
         };
         WhitelistEntriesAnswer: {
-            /** @description EIP-55 entries, sorted case-insensitively, merged from every storage node */
+            /** @description EIP-55 entries, sorted case-insensitively, each as the newest change a majority of its replicas holds */
             result: string[];
             /** @description present when more follow: send it as pageToken (with the same filters) */
             nextPageToken?: string;
@@ -1073,10 +1073,10 @@ export interface components {
                     /** @enum {string} */
                     kind: "developer" | "user";
                     entry: string;
-                    /** @description the storage node that owns the entry: node-N, its place in STORAGE_NODES (never its address) */
+                    /** @description the first of the entry's replicas (highest rendezvous weight): node-N, its place in STORAGE_NODES (never its address) */
                     node: string;
                     /**
-                     * @description pending: the node has not answered yet and is being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first
+                     * @description applied: a majority of its replicas applied it; pending: not yet, the rest are being retried; reverted: the batch failed and this change was undone; unknown: the workflow was stopped from outside first
                      * @enum {string}
                      */
                     state: "applied" | "pending" | "reverted" | "not-applied" | "unknown";
@@ -1091,7 +1091,7 @@ export interface components {
             };
         };
         WhitelistAuditAnswer: {
-            /** @description applied changes, newest first, merged from every storage node */
+            /** @description applied changes, each once, newest first in the order of changes (position, batch, revert, index), merged from every storage node */
             result: {
                 /** @description the batch (X-Batch-Id); for a revert, the failed batch it undid */
                 batchId: string;
@@ -1107,7 +1107,7 @@ export interface components {
                 changed: boolean;
                 /** @description true when a newer batch had already decided the entry: recorded, not applied */
                 superseded: boolean;
-                /** @description the storage node that applied it: node-N, its place in STORAGE_NODES (never its address) */
+                /** @description the replica that applied it first: node-N, its place in STORAGE_NODES (never its address) */
                 node: string;
                 /** @description the token id the signed request to the node carried */
                 tokenId?: string;
@@ -3388,7 +3388,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhitelistError"];
                 };
             };
-            /** @description a storage node did not answer, so the page would be incomplete; errorMessage names the node; retry after Retry-After seconds */
+            /** @description more storage nodes did not answer than a majority of copies can spare; errorMessage names the node; retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -3601,7 +3601,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhitelistError"];
                 };
             };
-            /** @description a storage node did not answer, so the list would be incomplete (never a partial list); errorMessage names the node; retry after Retry-After seconds */
+            /** @description a majority of some entry's replicas did not answer, so the list could be stale or incomplete (never a partial list); errorMessage names the node; retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */
@@ -3701,7 +3701,7 @@ export interface operations {
                     "application/json": components["schemas"]["WhitelistError"];
                 };
             };
-            /** @description the storage node that owns the entry did not answer; errorMessage names the node; retry after Retry-After seconds */
+            /** @description a majority of the entry's replicas did not answer; errorMessage names the node; retry after Retry-After seconds */
             503: {
                 headers: {
                     /** @description the request id (the caller’s, when sane, else generated); every log line of the request carries it */

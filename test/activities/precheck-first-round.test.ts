@@ -73,14 +73,14 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
   });
 
   it('when the token covers every change, then each node gets its share (by index) and the answers come back per node', async () => {
-    // Changes 0 and 2 add the same entry: the node applies its share in the order given (2, then 0),
-    // so the first changes the list and the second does not.
+    // Changes 0 and 2 add the same entry: the node applies its share in batch order (each change
+    // carries its index in the batch), so the first changes the list and the second does not.
     const twice = change('developer');
     const changes = [twice, change('developer'), { ...twice }];
     const result: FirstRoundResult = await new MockActivityEnvironment().run(
       activities.precheckAndFirstRound,
       input(changes, [
-        { node: node.url, indexes: [2, 0] },
+        { node: node.url, indexes: [0, 2] },
         { node: counterUrl, indexes: [1] },
       ]),
     );

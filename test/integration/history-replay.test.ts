@@ -4,7 +4,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { serviceTaskQueues, depositCompletedSignal, depositReorgedSignal, executionWorkflowId } from '../../contracts/temporal';
+import {
+  WHITELIST_BATCH_WORKFLOW_TYPE,
+  WHITELIST_REPAIR_WORKFLOW_TYPE,
+  serviceTaskQueues,
+  depositCompletedSignal,
+  depositReorgedSignal,
+  executionWorkflowId,
+  whitelistBatchWorkflowId,
+  whitelistRepairWorkflowId,
+  type WhitelistBatchInput,
+} from '../../contracts/temporal';
 import {
   cancelBody,
   cancelHttp,
@@ -105,7 +115,39 @@ async function makeHistories(stack: Stack): Promise<{ executions: number; batche
   } finally {
     await setFault(nodes[2], { fault: 'none' });
   }
-  return { executions: paths.length + 1, batches: 3 };
+  // A batch with three copies of each entry (this stack's API sends one), one node late: 200 at a
+  // majority, the late node completed afterwards; and one anti-entropy pass.
+  const replicated = async () => {
+    const batchId = randomUUID();
+    const changes = spread();
+    const input: WhitelistBatchInput = {
+      batchId,
+      tokenId: 'all',
+      changes,
+      nodes,
+      replicas: 3,
+      replicaIndexes: changes.map((_, i) => [i, (i + 1) % 3, (i + 2) % 3]),
+      deadlineMs: 400,
+    };
+    const handle = await stack.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, {
+      workflowId: whitelistBatchWorkflowId(batchId),
+      taskQueue: stack.config.temporal.taskQueue,
+      args: [input],
+    });
+    await handle.result();
+  };
+  await setFault(nodes[1], { delayMs: 1500 });
+  try {
+    await replicated();
+  } finally {
+    await setFault(nodes[1], { delayMs: 0 });
+  }
+  await stack.client.workflow.execute(WHITELIST_REPAIR_WORKFLOW_TYPE, {
+    workflowId: whitelistRepairWorkflowId(stack.config.temporal.taskQueue, randomUUID()),
+    taskQueue: stack.config.temporal.taskQueue,
+    args: [],
+  });
+  return { executions: paths.length + 1, batches: 4 };
 }
 
 describe('replay: recorded workflow histories replay without nondeterminism', () => {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { toChecksumAddress } from '../../domain/eoa';
 import SqliteDatabase from 'better-sqlite3';
 import { startCheckpointThread, type CheckpointThread } from '../../storage-node/checkpoint-thread';
-import { DEFAULT_KEPT_CHANGES } from '../../storage-node/entry-order';
+import { DEFAULT_KEPT_CHANGES } from '../../domain/entry-order';
 import { DELIVERY_LOG_FILE } from '../../storage-node/node-files';
 import { NodeStore } from '../../storage-node/node-store';
 import type { WhitelistChange } from '../../contracts/storage-node-protocol';

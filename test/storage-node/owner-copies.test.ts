@@ -6,7 +6,9 @@ import { nodeSha256 } from '../../api/whitelists/service';
 import { toChecksumAddress } from '../../domain/eoa';
 import { ownerOf } from '../../domain/rendezvous';
 import { ownerKeyOfChecksummed } from '../../domain/whitelist-messages';
+import { ReplicaClient } from '../../activities/replica-repair';
 import { testNodeTransport } from '../support/node-keys';
+import { nodeEntries } from '../support/whitelists';
 import { add, apply, killAll, startNode, tempDataDir } from './node-process';
 
 /** The first `count` addresses (0x…01, 0x…02, …) that rendezvous hashing puts on `owner`. */
@@ -31,7 +33,7 @@ async function listAll(reads: WhitelistReads, pageSize: number): Promise<string[
   }
 }
 
-describe('whitelist reads over two real nodes: a copy on a node that does not own the entry', function () {
+describe("whitelist reads over two real nodes: a copy on a node that is not the entry's replica", function () {
   this.timeout(30_000);
   const dirs: string[] = [];
   afterEach(async () => {
@@ -39,24 +41,30 @@ describe('whitelist reads over two real nodes: a copy on a node that does not ow
     for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('when a node holds a stray copy of an entry it does not own, then the list leaves it out as membership does, on every page size', async () => {
+  it("when a node that does not hold an entry's replica has the newest change of it (left by a change of STORAGE_NODES), then list and membership agree on that change, on every page size, and read repair writes it to the replica", async () => {
     dirs.push(tempDataDir(), tempDataDir());
     const [first, second] = await Promise.all(dirs.map((dir) => startNode(dir)));
     const nodes = [first.url, second.url];
-    const onFirst = ownedBy(first.url, nodes, 3);
+    const onFirst = ownedBy(first.url, nodes, 4);
     const onSecond = ownedBy(second.url, nodes, 2);
-    const stray = onFirst[0];
+    const [stray, stale] = onFirst;
     const owned = (node: typeof first, entries: string[]) =>
       apply(node, { batchId: `b-${node.url}`, position: 1, changes: entries.map((e) => add('user', e)) });
-    assert.equal((await owned(first, onFirst.slice(1))).status, 200);
+    assert.equal((await owned(first, onFirst.slice(2))).status, 200);
     assert.equal((await owned(second, onSecond)).status, 200);
-    // What a replayed share, a copied data directory or a change of STORAGE_NODES leaves behind.
-    assert.equal((await apply(second, { batchId: 'stray', position: 2, changes: [add('user', stray)] })).status, 200);
+    // The newest change of `stray` reached only the other node; `stale`'s copy there is older than its removal on its replica.
+    assert.equal((await apply(second, { batchId: 'stray', position: 2, changes: [add('user', stray), add('user', stale)] })).status, 200);
+    assert.equal(
+      (await apply(first, { batchId: 'removal', position: 3, changes: [{ op_type: 'remove_entry', kind: 'user', entry: stale }] })).status,
+      200,
+    );
 
-    const reads = new WhitelistReads(nodes, new StorageNodeReads(5_000, testNodeTransport(), (n) => n));
-    assert.equal((await reads.membership('user', stray)).listed, false, 'its owner does not hold it');
-    const expected = [...onFirst.slice(1), ...onSecond].sort((x, y) => (x.toLowerCase() < y.toLowerCase() ? -1 : 1));
+    const transport = testNodeTransport();
+    const reads = new WhitelistReads(nodes, new StorageNodeReads(5_000, transport, (n) => n), new ReplicaClient(transport, 5_000), 1);
+    const expected = [stray, ...onFirst.slice(2), ...onSecond].sort((x, y) => (x.toLowerCase() < y.toLowerCase() ? -1 : 1));
     for (const pageSize of [1, 2, 3, 10]) assert.deepEqual(await listAll(reads, pageSize), expected, `page size ${pageSize}`);
     for (const entry of expected) assert.equal((await reads.membership('user', entry)).listed, true, entry);
+    assert.equal((await reads.membership('user', stale)).listed, false, 'its removal is newer than the other copy');
+    assert.ok((await nodeEntries(first.url, 'user')).includes(stray), 'the replica was repaired before the answer');
   });
 });

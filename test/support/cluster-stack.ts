@@ -65,6 +65,8 @@ export class ClusterStack {
             DATABASE_URL: this.cluster.databaseUrl,
             LOG_LEVEL: 'warn',
             ...STACK_SERVICE_SETTINGS,
+            // Its tests pin one copy per entry, like the shared stack's.
+            STORAGE_REPLICAS: '1',
             WORKER_METRICS_PORT: '0',
           },
           workers: [{}, {}],

@@ -12,9 +12,12 @@ import { sharedBundleEnv } from './workflow-bundle-dir';
  */
 export class ProcessStack extends StackOfProcesses {
   /** `env`: more settings for the worker and the API (a chain's, for example); `nodeEnv`: for the storage nodes (OTEL_*). */
-  constructor(options: Pick<ProcessStackOptions, 'env' | 'nodeEnv'> = {}) {
+  constructor(options: Pick<ProcessStackOptions, 'env' | 'nodeEnv' | 'nodes'> = {}) {
     super({
-      env: { ...sharedBundleEnv(), ...options.env },
+      ...(options.nodes ? { nodes: options.nodes } : {}),
+      // One copy per entry unless a test asks for more (`env.STORAGE_REPLICAS`): the fault tests
+      // written for one owner per entry keep their meaning.
+      env: { ...sharedBundleEnv(), STORAGE_REPLICAS: '1', ...options.env },
       ...(options.nodeEnv ? { nodeEnv: options.nodeEnv } : {}),
       nodeScript: FAULTY_NODE_SCRIPT,
       keysFile: testNodeKeysFile(),

@@ -93,6 +93,9 @@ async function startStack(): Promise<Stack> {
       WHITELIST_MAX_BATCH_LEN: '100',
       WHITELIST_TIMEOUT_MS: '5000',
       ...STACK_SERVICE_SETTINGS,
+      // The shared stack's tests pin what one copy per entry does (its node's faults decide a
+      // batch); the replicated answers have their own stacks (test/faults/replicas.test.ts).
+      STORAGE_REPLICAS: '1',
     }),
   );
   const tokens: Record<string, string> = {

@@ -9,7 +9,7 @@ describe('unit: a batch outcome in its compact form (decision 0017)', () => {
     kind: i % 2 ? 'user' : 'developer',
     entry: `0x${String(i).padStart(40, '0')}`,
   }));
-  const owners = changes.map((_, i) => NODES[i % 3]);
+  const owners = changes.map((_, i) => [NODES[i % 3]]);
 
   it('when every node applied (200), then the memo carries only the status and the API confirms every change in request order', () => {
     const memo = batchOutcomeMemo({ status: 200 }, NODES);
@@ -26,6 +26,14 @@ describe('unit: a batch outcome in its compact form (decision 0017)', () => {
       errorMessage: 'late',
       confirmations: [changes[0], changes[2], changes[3]].map(confirmationOfChecksummed),
     });
+  });
+
+  it('when each change has three replicas (408), then a change is confirmed only where a majority of its replicas applied', () => {
+    const sets = changes.map((_, i) => [NODES[i % 3], NODES[(i + 1) % 3], NODES[(i + 2) % 3]]);
+    const one = outcomeOfMemo(batchOutcomeMemo({ status: 408 }, [NODES[0]]), changes, sets);
+    assert.deepEqual(one.confirmations, [], 'one of three is no majority');
+    const two = outcomeOfMemo(batchOutcomeMemo({ status: 408 }, [NODES[0], NODES[2]]), changes, sets);
+    assert.deepEqual(two.confirmations, changes.map(confirmationOfChecksummed), 'two of three is');
   });
 
   it('when the batch was refused (403) or failed (500), then nothing is confirmed, whatever applied, and the message is kept', () => {

@@ -2,12 +2,15 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {
   applyChange,
+  covers,
   DEFAULT_KEPT_CHANGES,
   emptyHistory,
   isPresent,
+  mergeAll,
+  mergeHistories,
   revertChange,
   type EntryHistory,
-} from '../../storage-node/entry-order';
+} from '../../domain/entry-order';
 import type { OpType, WhitelistKind } from '../../contracts/storage-node-protocol';
 import { scheduleArbitrary, sequentialOutcome, type Schedule } from '../support/batch-schedules';
 
@@ -15,6 +18,12 @@ const ENTRIES = ['0x1111111111111111111111111111111111111111', '0x22222222222222
 
 /** Plays a schedule against the pure per-entry rule, as a node's store does, and returns the sets. */
 function play(schedule: Schedule, keep?: number): { sets: Record<WhitelistKind, string[]>; longest: number } {
+  const { histories, longest } = historiesOf(schedule, keep);
+  return { sets: setsOf(histories), longest };
+}
+
+/** The entries' histories after a schedule's deliveries, as one node keeps them. */
+function historiesOf(schedule: Schedule, keep?: number): { histories: Map<string, EntryHistory>; longest: number } {
   const histories = new Map<string, EntryHistory>();
   let longest = 0;
   for (const { batch, revert } of schedule.deliveries) {
@@ -27,17 +36,51 @@ function play(schedule: Schedule, keep?: number): { sets: Record<WhitelistKind, 
       longest = Math.max(longest, history.changes.length);
     });
   }
+  return { histories, longest };
+}
+
+/** The whitelists the histories say. */
+function setsOf(histories: Map<string, EntryHistory>): Record<WhitelistKind, string[]> {
   const sets: Record<WhitelistKind, string[]> = { developer: [], user: [] };
   for (const [key, history] of histories) {
     const [kind, entry] = key.split(':') as [WhitelistKind, string];
     if (isPresent(history)) sets[kind].push(entry);
   }
-  return { sets: { developer: sets.developer.sort(), user: sets.user.sort() }, longest };
+  return { developer: sets.developer.sort(), user: sets.user.sort() };
 }
 
 const at = (position: number, batchId: string, index = 0) => ({ position, batchId, index });
 
 describe('entry order: the last accepted change wins', () => {
+  it('when each delivery reaches any subset of three replicas (one of them wiped and refilled by merges), then merging the replicas gives what one node given every delivery that reached some replica holds, and a merge covers what it merged', () => {
+    fc.assert(
+      fc.property(
+        scheduleArbitrary(ENTRIES).chain((schedule) =>
+          fc.tuple(
+            fc.constant(schedule),
+            fc.array(fc.subarray([0, 1, 2]), { minLength: schedule.deliveries.length, maxLength: schedule.deliveries.length }),
+          ),
+        ),
+        ([schedule, reach]) => {
+          const replicas = [0, 1, 2].map(
+            (r) => historiesOf({ ...schedule, deliveries: schedule.deliveries.filter((_, d) => reach[d].includes(r)) }).histories,
+          );
+          const reached = historiesOf({ ...schedule, deliveries: schedule.deliveries.filter((_, d) => reach[d].length > 0) }).histories;
+          const keys = new Set(replicas.flatMap((h) => [...h.keys()]));
+          const merged = new Map([...keys].map((k) => [k, mergeAll(replicas.map((h) => h.get(k) ?? emptyHistory()))]));
+          assert.deepEqual(setsOf(merged), setsOf(reached));
+          for (const [k, history] of merged) {
+            for (const replica of replicas) assert.ok(covers(history, replica.get(k) ?? emptyHistory()), 'the merge holds every replica');
+            assert.deepEqual(mergeHistories(history, history), history, 'merging again changes nothing');
+            // A wiped replica refilled from the merge says the same.
+            assert.equal(isPresent(mergeHistories(emptyHistory(), history)), isPresent(history));
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
   it('when batches arrive late, twice, reverted before or after their apply, in any interleaving, then the sets equal the accepted batches applied in their order', () => {
     fc.assert(
       fc.property(scheduleArbitrary(ENTRIES), (schedule) => {

@@ -14,6 +14,7 @@ function input(overrides: Partial<FirstRoundNodeInput> = {}): FirstRoundNodeInpu
     position: 1,
     tokenId: 't',
     changes: [change],
+    indexes: [0],
     deadlineAt: Date.now() + 2000,
     attempts: 3,
     backoffMs: 10,

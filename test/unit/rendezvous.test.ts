@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { nodeSha256 } from '../../api/whitelists/service';
-import { groupByGivenOwners, groupByOwner, ownerOf } from '../../domain/rendezvous';
+import { groupByGivenOwners, groupByOwner, groupByReplicas, majorityOf, ownerOf, replicasOf } from '../../domain/rendezvous';
 import { ServiceError } from '../../domain/errors';
 
 const NODES = ['http://127.0.0.1:7001', 'http://127.0.0.1:7002', 'http://127.0.0.1:7003'];
@@ -106,5 +106,52 @@ describe('domain/rendezvous', () => {
     assert.equal(groupByGivenOwners(items, [NODES[0], NODES[1]], NODES), undefined);
     assert.equal(groupByGivenOwners(items, [NODES[0], NODES[1], 'http://elsewhere:1'], NODES), undefined);
     assert.ok(groupByGivenOwners(items, [NODES[0], NODES[1], NODES[1]], NODES));
+  });
+
+  it('when an entry has N replicas, then they are N distinct nodes, the owner first, the same whatever the order of the list, capped by the node count', () => {
+    for (const key of keys.slice(0, 200)) {
+      const set = replicasOf(key, NODES, 2);
+      assert.equal(set.length, 2);
+      assert.equal(set[0], ownerOf(key, NODES));
+      assert.notEqual(set[0], set[1]);
+      assert.deepEqual(replicasOf(key, [...NODES].reverse(), 2), set);
+      assert.deepEqual(replicasOf(key, NODES, 3, nodeSha256).sort(), [...NODES].sort());
+      assert.equal(replicasOf(key, NODES, 7).length, 3);
+    }
+  });
+
+  it("when a node is added, then an entry's replicas change only where the new node wins a place, and then by that one node", () => {
+    const added = 'http://127.0.0.1:7004';
+    let moved = 0;
+    for (const key of keys) {
+      const before = replicasOf(key, NODES, 2);
+      const after = replicasOf(key, [...NODES, added], 2);
+      if (!after.includes(added)) assert.deepEqual(after, before, key);
+      else {
+        moved++;
+        assert.equal(after.filter((n) => !before.includes(n)).length, 1, key);
+      }
+    }
+    // Two places of four: about half the entries take the new node in.
+    assert.ok(moved > keys.length * 0.35 && moved < keys.length * 0.65, `${moved} of ${keys.length}`);
+  });
+
+  it('when replicas are grouped, then each node gets every item it holds a copy of, in request order; a set that does not fit is refused', () => {
+    const items = keys.slice(0, 30);
+    const sets = items.map((k) => replicasOf(k, NODES, 2));
+    const groups = groupByReplicas(items, sets, NODES)!;
+    for (const [node, list] of groups) {
+      assert.deepEqual(
+        list.map((x) => x.index),
+        sets.flatMap((set, i) => (set.includes(node) ? [i] : [])),
+      );
+    }
+    assert.equal(groupByReplicas(items, sets.slice(1), NODES), undefined);
+    assert.equal(groupByReplicas(['k'], [[NODES[0], NODES[0]]], NODES), undefined);
+    assert.equal(groupByReplicas(['k'], [['http://elsewhere:1']], NODES), undefined);
+  });
+
+  it('when copies are counted, then a majority is more than half', () => {
+    assert.deepEqual([1, 2, 3, 4, 5].map(majorityOf), [1, 2, 2, 3, 3]);
   });
 });

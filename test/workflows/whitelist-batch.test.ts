@@ -118,26 +118,29 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
    */
   async function runBatch(
     nodeScripts: Record<string, NodeScript>,
-    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number } = {},
+    options: { tokenId?: string; goesOn?: boolean; deadlineMs?: number; replicas?: 1 | 3 } = {},
   ) {
     const tokenId = options.tokenId ?? 'token';
     const batchId = randomUUID();
     scripts.set(batchId, nodeScripts);
     const changes = [0, 1, 2, 3, 4, 5].map((i) => change(i));
-    const owners = changes.map((_, i) => NODES[i % 3]);
+    // One copy: change i on node i % 3; three: every change on every node, node i % 3 first.
+    const replicaIndexes = changes.map((_, i) => (options.replicas === 3 ? [i % 3, (i + 1) % 3, (i + 2) % 3] : [i % 3]));
+    const sets = replicaIndexes.map((set) => set.map((n) => NODES[n]));
     const input: WhitelistBatchInput = {
       batchId,
       tokenId,
       changes,
       nodes: NODES,
-      ownerIndexes: changes.map((_, i) => i % 3),
+      replicas: options.replicas ?? 1,
+      replicaIndexes,
       deadlineMs: options.deadlineMs ?? 5_000,
     };
     const workflowId = `whitelist-batch:${batchId}`;
     const handle = await env.client.workflow.start(WHITELIST_BATCH_WORKFLOW_TYPE, { workflowId, taskQueue, args: [input] });
     const answer = options.goesOn ? await handle.executeUpdate(batchOutcomeUpdate) : (await handle.result()).outcome!;
     const callsOf = (activity: string, id = batchId) => calls.filter((c) => c.activity === activity && c.batchId === id);
-    return { batchId, changes, handle, answer, outcome: outcomeOfMemo(answer, changes, owners), workflowId, callsOf };
+    return { batchId, changes, handle, answer, outcome: outcomeOfMemo(answer, changes, sets), workflowId, callsOf };
   }
 
   /**
@@ -177,6 +180,86 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     const positions = new Set(callsOf('firstRoundTry').map((c) => c.position));
     const started = (await handle.describe()).startTime.getTime();
     assert.deepEqual([...positions], [started], "every node's share carries the batch's position: its workflow's start");
+  });
+
+  const refused = (i: FirstRoundShare): FirstRoundNodeResult => ({
+    status: 'failed',
+    type: NodeFailure.unreachable,
+    message: `${i.node} unreachable (ECONNREFUSED)`,
+    maybeApplied: false,
+  });
+
+  it('when each entry has three replicas and one node is down, then a majority of every change applied: the outcome is 200, and the down node gets its share once it is back', async () => {
+    let down = true;
+    const { changes, handle, answer, outcome, callsOf } = await runBatch(
+      {
+        [NODES[1]]: {
+          firstRound: refused,
+          apply: (share, attempt) => {
+            if (attempt < 3) throw refuse(NodeFailure.unreachable, 'still down');
+            down = false;
+            return applied(share);
+          },
+        },
+      },
+      { replicas: 3, goesOn: true },
+    );
+    assert.deepEqual(answer, { status: 200 });
+    assert.deepEqual(outcome.confirmations, changes.map(confirmationOfChecksummed));
+    assert.deepEqual((await handle.result()).nodes, { [NODES[0]]: 'applied', [NODES[1]]: 'applied', [NODES[2]]: 'applied' });
+    assert.equal(down, false, 'the down node was retried until it applied');
+    const [retry] = callsOf('applyToNode');
+    assert.deepEqual(retry.changes, changes, 'every change, in batch order: the node holds a copy of each');
+  });
+
+  it('when each entry has three replicas and two nodes are down, then no change has its majority: the outcome is 408 with no confirmation, never 200, and the batch is completed when they are back', async () => {
+    const backAfter = (share: WhitelistChange[], attempt: number) => {
+      if (attempt < 3) throw refuse(NodeFailure.unreachable, 'still down');
+      return applied(share);
+    };
+    const { handle, answer, outcome, callsOf } = await runBatch(
+      { [NODES[1]]: { firstRound: refused, apply: backAfter }, [NODES[2]]: { firstRound: refused, apply: backAfter } },
+      { replicas: 3, goesOn: true },
+    );
+    assert.equal(answer.status, 408);
+    assert.deepEqual(outcome.confirmations, [], 'one copy of three is no majority');
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    assert.equal(callsOf('revert').length, 0, 'nothing is reverted');
+  });
+
+  it('when each entry has three replicas and two nodes refuse (non-2xx), then no change has its majority: the outcome is 500 and the one node that applied reverts', async () => {
+    const rejected = (i: FirstRoundShare): FirstRoundNodeResult => ({
+      status: 'failed',
+      type: NodeFailure.rejected,
+      message: `${i.node}: answered HTTP 500`,
+      maybeApplied: false,
+    });
+    const { handle, outcome, callsOf } = await runBatch(
+      { [NODES[1]]: { firstRound: rejected }, [NODES[2]]: { firstRound: rejected } },
+      { replicas: 3, goesOn: true },
+    );
+    assert.equal(outcome.status, 500);
+    assert.deepEqual((await handle.result()).nodes, { [NODES[0]]: 'reverted', [NODES[1]]: 'not-applied', [NODES[2]]: 'not-applied' });
+    assert.deepEqual(
+      callsOf('revert').map((r) => r.node),
+      [NODES[0]],
+    );
+  });
+
+  it('when each entry has three replicas and two nodes are late at the deadline, then the outcome is 408 with no confirmation, and both are completed afterwards', async () => {
+    const { handle, answer, outcome, callsOf } = await runBatch(
+      { [NODES[1]]: { firstRound: late }, [NODES[2]]: { firstRound: late } },
+      { replicas: 3, goesOn: true },
+    );
+    assert.equal(answer.status, 408);
+    assert.deepEqual(outcome.confirmations, [], 'one copy of three is no majority');
+    assert.deepEqual(Object.values((await handle.result()).nodes), ['applied', 'applied', 'applied']);
+    assert.deepEqual(
+      callsOf('applyToNode')
+        .map((c) => c.node)
+        .sort(),
+      [NODES[1], NODES[2]],
+    );
   });
 
   it('when the precheck denies the token, then the outcome is 403 and no node is asked', async () => {
@@ -246,7 +329,7 @@ describe('workflow: whitelistBatchWorkflow (time-skipping test server, mocked ac
     // The Update answers the nodes that applied in time; the API rebuilds the confirmations.
     assert.deepEqual(answer, {
       status: 408,
-      errorMessage: 'not every storage node answered within 5000 ms; the rest is being retried',
+      errorMessage: "not a majority of every change's storage nodes answered within 5000 ms; the rest is being retried",
       appliedNodes: [NODES[0], NODES[1]],
     });
     assert.deepEqual(outcome.confirmations, changes.filter((_, i) => i % 3 !== 2).map(confirmationOfChecksummed));

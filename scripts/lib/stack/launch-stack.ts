@@ -30,8 +30,8 @@ export interface ApiSpec {
 export interface LaunchOptions<P extends ServiceProcess> {
   temporal: TemporalChoice;
   nodes?: {
-    /** One entry a node: its port (0: any free one) and its data folder. */
-    nodes: ReadonlyArray<{ port: number; dataDir: string }>;
+    /** One entry a node: its port (0: any free one), its data folder and more flags (`--public-url`). */
+    nodes: ReadonlyArray<{ port: number; dataDir: string; extraArgs?: readonly string[] }>;
     /** The deployment's keys file; `createKeysFile`: made here if it does not exist yet. */
     keysFile: string;
     createKeysFile?: boolean;
@@ -147,6 +147,7 @@ export async function launchStack<P extends ServiceProcess = StackProcess>(optio
       port,
       dataDir: nodeOptions!.nodes[index].dataDir,
       keysFile: nodeOptions!.keysFile,
+      ...(nodeOptions!.nodes[index].extraArgs ? { extraArgs: [...nodeOptions!.nodes[index].extraArgs!] } : {}),
       ...(nodeOptions!.echo === undefined ? {} : { echo: nodeOptions!.echo }),
       script: nodeOptions!.script ?? dist('storage-node/main.js'),
       ...(nodeOptions!.env ? { env: nodeOptions!.env } : {}),

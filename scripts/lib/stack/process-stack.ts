@@ -32,6 +32,8 @@ export interface ProcessStackOptions {
   keysFile?: string;
   /** A running cluster to use instead of a dev server of the stack's own. */
   cluster?: () => Promise<RunningTemporalCluster>;
+  /** Per node (three): its port (default any free one) and more flags, e.g. `--public-url` for a node reached through a proxy. */
+  nodes?: ReadonlyArray<{ port: number; extraArgs?: readonly string[] }>;
 }
 
 /**
@@ -106,7 +108,11 @@ export class ProcessStack {
         ? { address: cluster.address, stopServer: (graceMs) => cluster.stopServer(graceMs), startServer: () => cluster.startServer() }
         : { devServer: { headless: true, dbFilename: path.join(this.tmpDir, 'temporal.sqlite'), logLevel: 'error' } },
       nodes: {
-        nodes: [1, 2, 3].map((i) => ({ port: 0, dataDir: path.join(this.tmpDir, `node-${i}`) })),
+        nodes: [1, 2, 3].map((i) => ({
+          port: this.options.nodes?.[i - 1]?.port ?? 0,
+          dataDir: this.nodeDataDir(i - 1),
+          ...(this.options.nodes?.[i - 1]?.extraArgs ? { extraArgs: this.options.nodes[i - 1].extraArgs } : {}),
+        })),
         keysFile: this.options.keysFile ?? path.join(this.tmpDir, 'storage-node-keys'),
         createKeysFile: this.options.keysFile === undefined,
         name: (i) => `fault-node-${i + 1}`,
@@ -150,6 +156,11 @@ export class ProcessStack {
   /** The settings every worker and API of this stack runs with. */
   env(): NodeJS.ProcessEnv {
     return this.launched!.env();
+  }
+
+  /** The data folder of node `index` (0-based). */
+  nodeDataDir(index: number): string {
+    return path.join(this.tmpDir, `node-${index + 1}`);
   }
 
   /** Restarts node `index` on its port and data folder (after a kill). */

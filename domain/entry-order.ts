@@ -7,7 +7,7 @@
  * winner always), so that a late delivery, a duplicate or a revert lands where the order puts it,
  * not where it arrived. No I/O.
  */
-import type { OpType } from '../contracts/storage-node-protocol';
+import type { OpType } from './whitelist-messages';
 
 /** Where a change stands in the one order of accepted batches. */
 export interface ChangeOrder {
@@ -186,3 +186,62 @@ const changeAt = (order: ChangeOrder, op: OpType, state: Pick<EntryChange, 'reve
   changed: state.changed,
   superseded: state.superseded,
 });
+
+/** The newer of two folded orders (undefined: nothing folded). */
+const newerOrder = (a: ChangeOrder | undefined, b: ChangeOrder | undefined): ChangeOrder | undefined =>
+  a === undefined ? b : b === undefined ? a : compareOrder(a, b) >= 0 ? a : b;
+
+/**
+ * Two replicas' histories of one entry as one (what a repair or a read repair leaves): every kept
+ * change of either, a change reverted where either says so, and the base folded furthest. A repeat
+ * of a merge changes nothing, and the order of the arguments only decides which replica's answer
+ * flags a change keeps. Exact while neither replica has folded a change the other still keeps
+ * live (fewer than `keep` changes to the entry), the same bound as late deliveries'.
+ */
+export function mergeHistories(mine: EntryHistory, theirs: EntryHistory, keep = DEFAULT_KEPT_CHANGES): EntryHistory {
+  const changes: EntryChange[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < mine.changes.length || j < theirs.changes.length) {
+    const a = mine.changes[i];
+    const b = theirs.changes[j];
+    const c = a === undefined ? 1 : b === undefined ? -1 : compareOrder(a, b);
+    if (c < 0) changes.push(mine.changes[i++]);
+    else if (c > 0) changes.push(theirs.changes[j++]);
+    else {
+      changes.push(b.reverted && !a.reverted ? { ...a, reverted: true } : a);
+      i++;
+      j++;
+    }
+  }
+  const mineOrder = mine.base.order;
+  const order = newerOrder(mineOrder, theirs.base.order);
+  const owner = order === mineOrder ? mine : theirs;
+  const base = owner.base;
+  // At or before the base's order, only what the base's replica keeps: a change it does not keep
+  // there is folded into that base already (or would have arrived too late to count).
+  const kept = changes.filter(
+    (change) => order === undefined || compareOrder(change, order) > 0 || owner.changes.some((m) => compareOrder(m, change) === 0),
+  );
+  return fold({ base: { present: base.present, ...(order === undefined ? {} : { order }) }, changes: kept }, keep);
+}
+
+/**
+ * Whether `history` already holds everything `other` does: each of its changes (reverted where
+ * `other` says so) and a base folded as far. A replica that covers the merged history of a read
+ * needs no repair.
+ */
+export function covers(history: EntryHistory, other: EntryHistory): boolean {
+  const o = other.base.order;
+  if (o !== undefined && (history.base.order === undefined || compareOrder(history.base.order, o) < 0)) return false;
+  return other.changes.every((change) => {
+    const { at, found } = locate(history, change);
+    if (!found) return folded(history, change);
+    return history.changes[at].reverted || !change.reverted;
+  });
+}
+
+/** Several replicas' histories of one entry as one (none: the empty history). */
+export function mergeAll(histories: readonly EntryHistory[], keep = DEFAULT_KEPT_CHANGES): EntryHistory {
+  return histories.reduce((merged, history) => mergeHistories(merged, history, keep), emptyHistory());
+}

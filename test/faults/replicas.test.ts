@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { toChecksumAddress } from '../../domain/eoa';
+import { confirmationMessage, type WhitelistChange } from '../../domain/whitelist-messages';
+import { whitelistBatchWorkflowId, type WhitelistBatchResult } from '../../contracts/temporal';
+import { eventually } from '../support/executions';
+import { request } from '../support/http';
+import { ReplicaClient } from '../../activities/replica-repair';
+import { testNodeTransport } from '../support/node-keys';
+import { ProcessStack } from '../support/process-stack';
+import { nodeEntries, randomEoa } from '../support/whitelists';
+
+const adds = (count: number): WhitelistChange[] =>
+  Array.from({ length: count }, () => ({ op_type: 'add_entry', kind: 'developer', entry: toChecksumAddress(randomEoa()) }));
+
+// Three real storage nodes, every entry on all three (STORAGE_REPLICAS=3), a real worker, API and
+// dev server: what a majority of copies answers while nodes are down or lose their disk.
+describe('faults: three copies of every whitelist entry (real processes)', function () {
+  this.timeout(900_000);
+  let stack: ProcessStack;
+
+  before(async function () {
+    this.timeout(120_000);
+    stack = await new ProcessStack({ env: { STORAGE_REPLICAS: '3' } }).start();
+  });
+  after(async () => {
+    await stack?.stop();
+  });
+
+  const post = (changes: WhitelistChange[], timeoutMs = 5000) =>
+    request(stack.apiUrl, 'POST', '/chain/whitelists/', { json: changes, token: stack.token, headers: { timeout: String(timeoutMs) } });
+  const member = (entry: string) => request(stack.apiUrl, 'GET', `/chain/whitelists/developer/${entry}`, { token: stack.token });
+  const batchResult = (batchId: string) =>
+    stack.client.workflow.getHandle(whitelistBatchWorkflowId(batchId)).result() as Promise<WhitelistBatchResult>;
+  const stopNode = (index: number) => stack.nodes[index].stop(2000);
+  const replicas = new ReplicaClient(testNodeTransport(), 5000);
+  const replicaState = async (index: number) => (await replicas.historyPage(stack.nodes[index].url, 'developer', undefined, 1)).replica;
+
+  it('when one node is down, then a batch of 30 adds answers 200 (a majority of each change) and reads answer; with two down never 200: 408 with an empty partial result, reads 503, and the batch is completed when they return', async () => {
+    await stopNode(1);
+    const first = adds(30);
+    const one = await post(first);
+    assert.equal(one.status, 200, one.text);
+    assert.deepEqual(one.body, first.map(confirmationMessage));
+    for (const c of first.slice(0, 5)) assert.deepEqual((await member(c.entry)).body?.result?.listed, true);
+    await stack.restartNode(1);
+    const firstResult = await batchResult(one.headers.get('x-batch-id')!);
+    assert.deepEqual(
+      Object.values(firstResult.nodes),
+      ['applied', 'applied', 'applied'],
+      'the node that was down got its copy from the batch',
+    );
+    const onSecond = await nodeEntries(stack.nodes[1].url, 'developer');
+    for (const c of first) assert.ok(onSecond.includes(c.entry), c.entry);
+
+    await stopNode(1);
+    await stopNode(2);
+    const second = adds(30);
+    const two = await post(second, 3000);
+    assert.equal(two.status, 408, two.text);
+    assert.deepEqual(two.body.result, [], 'one copy of three is no majority: nothing confirmed');
+    assert.equal((await member(second[0].entry)).status, 503, 'a read needs a majority too');
+    await stack.restartNode(1);
+    await stack.restartNode(2);
+    const secondResult = await batchResult(two.headers.get('x-batch-id')!);
+    assert.equal(secondResult.outcome?.status, 408);
+    assert.deepEqual(Object.values(secondResult.nodes), ['applied', 'applied', 'applied'], 'completed when they returned');
+    for (const c of second) assert.equal((await member(c.entry)).body?.result?.listed, true, c.entry);
+  });
+
+  it('when each node in turn is stopped, its data folder deleted and started empty, 150 s after the previous came back, then every membership answer stays what it was (150 added, 20 removed), throughout and after, and each node is refilled within two minutes', async () => {
+    const added = adds(150);
+    const removed = added.slice(0, 20).map((c): WhitelistChange => ({ ...c, op_type: 'remove_entry' }));
+    for (const batch of [added.slice(0, 100), added.slice(100), removed]) assert.equal((await post(batch)).status, 200);
+    const expected = new Map(added.map((c, i) => [c.entry, i >= 20]));
+
+    // Every membership answer, over and over, from the first loss to the end.
+    const wrong: string[] = [];
+    let reads = 0;
+    let stopped = false;
+    const checker = (async () => {
+      while (!stopped) {
+        for (let i = 0; i < added.length && !stopped; i += 10) {
+          await Promise.all(
+            added.slice(i, i + 10).map(async ({ entry }) => {
+              const res = await member(entry);
+              reads++;
+              if (res.status !== 200 || res.body?.result?.listed !== expected.get(entry)) wrong.push(`${entry}: ${res.status} ${res.text}`);
+            }),
+          );
+        }
+      }
+    })();
+
+    const present = [...expected].filter(([, listed]) => listed).map(([entry]) => entry);
+    try {
+      for (const index of [0, 1, 2]) {
+        const before = await replicaState(index);
+        await stopNode(index);
+        fs.rmSync(stack.nodeDataDir(index), { recursive: true, force: true });
+        assert.equal(fs.existsSync(stack.nodeDataDir(index)), false);
+        await stack.restartNode(index);
+        const back = Date.now();
+        // Started empty: a new incarnation of its data (reads repair it at once, so its list need not stay empty).
+        assert.notEqual((await replicaState(index)).incarnation, before.incarnation, 'it starts on a new, empty data folder');
+        // Refilled by the scheduled repair (WHITELIST_REPAIR_INTERVAL_S, 60 s) within two minutes, and counted again.
+        await eventually(
+          async () => {
+            const held = new Set(await nodeEntries(stack.nodes[index].url, 'developer'));
+            const refilled = (await replicaState(index)).refilled;
+            return refilled && present.every((e) => held.has(e)) && removed.every((c) => !held.has(c.entry));
+          },
+          120_000,
+          1000,
+        );
+        const refilledS = (Date.now() - back) / 1000;
+        assert.ok(refilledS <= 120, `node ${index + 1} refilled in ${refilledS} s`);
+        assert.deepEqual(wrong, []);
+        if (index < 2) await new Promise((resolve) => setTimeout(resolve, Math.max(0, back + 150_000 - Date.now())));
+      }
+    } finally {
+      stopped = true;
+      await checker;
+    }
+    assert.deepEqual(wrong, [], `${wrong.length} of ${reads} membership answers changed`);
+    assert.ok(reads > 1000, `${reads} membership answers checked`);
+    // And after the third loss, on each node's own copy: no add lost, no removal back.
+    for (const node of stack.nodes) {
+      const held = new Set(await nodeEntries(node.url, 'developer'));
+      for (const [entry, listed] of expected) assert.equal(held.has(entry), listed, `${node.url} ${entry}`);
+    }
+  });
+});
