@@ -573,7 +573,13 @@ for (const kind of ['sqlite', 'postgres'] as const) {
       const newer = await due(1, 2);
       const first = await payments.next(CHAIN, addressOf(1).toUpperCase().replace('0X', '0x'));
       assert.equal(first?.row.id, older.id);
-      assert.deepEqual(first?.source, { chain: CHAIN, address: addressOf(1), workflowId: workflowOf(1), noncesMined: 0 });
+      assert.deepEqual(first?.source, {
+        chain: CHAIN,
+        address: addressOf(1),
+        workflowId: workflowOf(1),
+        noncesMined: 0,
+        derivation: 'bip32-v1',
+      });
       assert.equal(await payments.startPaying(await jobOf(1, newer), 0, REFUND_TO, variant('refund', 2)), true);
       assert.equal((await payments.next(CHAIN, addressOf(1)))?.row.id, newer.id, 'the row in flight first');
       assert.equal(await payments.holdInFlight([newer.id], 'fee-cap'), 1);

@@ -132,7 +132,7 @@ describe('executions: prepare, deposit, submit, inspect (real Temporal, real HTT
         assert.equal(res.status, 400, res.text);
         assert.equal(res.body.code, 'BAD_REQUEST');
         assert.match(res.body.error, new RegExp(`executionId "${executionId}" is reserved: .*words of the execution routes`));
-        assert.equal((await getExecution(stack, wallet.id, executionId)).status, executionId === 'submit' ? 400 : 404);
+        assert.equal((await getExecution(stack, wallet.id, executionId)).status, executionId === 'submit' ? 405 : 404);
       }
     });
   });

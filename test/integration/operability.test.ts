@@ -131,7 +131,9 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         'cancelExecution',
         'depositExecution',
         'executionEvents',
+        'executionStatusPage',
         'getExecution',
+        'setRefundAddress',
         'submitExecution',
       ]);
       assert.equal(links.getExecution.parameters.executionId, '$response.body#/result/executionId');

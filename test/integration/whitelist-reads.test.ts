@@ -319,8 +319,14 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
       assert.equal(all.status, 200, all.text);
       assert.equal(all.body.nextPageToken, undefined);
       const records: AuditRecord[] = all.body.result;
-      const times = records.map((r) => r.appliedAt!);
-      assert.deepEqual(times, [...times].sort().reverse(), 'newest first');
+      // Newest first in the order of changes (a batch's position: its start), not by when each node
+      // applied it: a late batch's copies are applied after newer batches started.
+      const positions = records.map((r) => (r as AuditRecord & { position: number }).position);
+      assert.deepEqual(
+        positions,
+        [...positions].sort((a, b) => b - a),
+        'newest first',
+      );
 
       const line = (r: AuditRecord) => `${r.batchId}${r.revert ? ' revert' : ''} ${r.op_type} ${r.entry} changed=${r.changed} on ${r.node}`;
       const expected = new Set([

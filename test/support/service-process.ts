@@ -30,6 +30,8 @@ export function stackEnv(stack: Stack, extra: Record<string, string> = {}): Node
     API_TOKENS_FILE: stack.config.apiTokensFile,
     STORAGE_NODES: stack.nodes.map((n) => n.url).join(','),
     STORAGE_NODE_KEYS_FILE: stack.config.storageNodeKeysFile,
+    // as the shared stack's own API and worker (test/support/stack.ts): one copy of each entry
+    STORAGE_REPLICAS: '1',
     LOG_LEVEL: 'info',
     // as the shared stack's own API (test/support/stack.ts)
     CAPACITY_OPEN_RUNS: '100000',
