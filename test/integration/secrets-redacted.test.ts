@@ -113,7 +113,9 @@ describe('secrets stay out of logs, spans and Temporal: a failing keyed chain no
 
   /** Why `wait` for a failure of `workflowId` ended without one. */
   const noFailure = (workflowId: string) => (err: Error) => {
-    throw new Error(`${workflowId}: no pending failure names the node (${err.message}); last failures: ${JSON.stringify(seen.get(workflowId))}`);
+    throw new Error(
+      `${workflowId}: no pending failure names the node (${err.message}); last failures: ${JSON.stringify(seen.get(workflowId))}`,
+    );
   };
 
   it('when the node fails under the watcher and a refund, and a webhook cannot be delivered, then the node key, the webhook secret and the API token appear in no log line, span or workflow history', async () => {
