@@ -14,7 +14,7 @@ export interface SecretSettings {
 /**
  * What a process must not write down (lib/redact.ts), from its config: the chain node's URL (a
  * hosted node's key is in its path), the webhook receivers' URLs and signing secrets, the read
- * model's URL (its password), Temporal's API key, the OTLP collector's URL and header values.
+ * model's URL (its password), Temporal's API key, the OTLP collector's header values.
  */
 export function secretsOf(config: SecretSettings): Secrets {
   const urls: string[] = [];
@@ -26,9 +26,7 @@ export function secretsOf(config: SecretSettings): Secrets {
   }
   if (config.database?.url) urls.push(config.database.url);
   if (config.temporal?.apiKey) values.push(config.temporal.apiKey);
-  if (config.tracing) {
-    urls.push(config.tracing.url);
-    values.push(...Object.values(config.tracing.headers));
-  }
+  // The collector's URL is not secret (the operator reads it in `spans not exported`); its headers carry the key.
+  if (config.tracing) values.push(...Object.values(config.tracing.headers));
   return { urls, values };
 }
