@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { originOf } from '../lib/redact';
 import { endHttpSpan, inTrace, startClientSpan } from '../lib/tracing';
 import type { WebhookEndpoint } from '../config/config';
 import type { WebhookDelivery } from '../contracts/webhooks';
@@ -79,14 +80,5 @@ async function discardAnswer(response: Response): Promise<void> {
     await reader.cancel();
   } catch {
     // Cut short or timed out: the status is already known.
-  }
-}
-
-/** The origin of a receiver's URL (scheme, host, port), or a placeholder for one that does not parse. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return '(an endpoint that is no URL)';
   }
 }

@@ -1,5 +1,7 @@
 import { loadConfigOf, type ApiConfig } from '../config/config';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
+import { secretsOf } from '../config/secrets';
+import { redactor } from '../lib/redact';
 import { startTracing } from '../lib/tracing';
 import { startApi } from './server';
 import { sharedReadModel } from '../config/read-model-check';
@@ -8,9 +10,13 @@ import { sharedReadModel } from '../config/read-model-check';
 async function main() {
   const config: ApiConfig = loadConfigOf('api');
   const graceMs = config.shutdownGraceMs;
-  const logger = createLogger('api', config.logLevel);
-  const tracing = await startTracing(config.tracing, 'api', (err, failures) =>
-    logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+  const secrets = secretsOf(config);
+  const logger = createLogger('api', config.logLevel, undefined, secrets);
+  const tracing = await startTracing(
+    config.tracing,
+    'api',
+    (err, failures) => logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+    redactor(secrets),
   );
   const lifecycle = lifecycleLogger(logger);
   const storageNodes = config.storageNodes ?? [];

@@ -1,17 +1,27 @@
 import pino, { type Logger } from 'pino';
+import { redactor, redactValue, type Secrets } from '../lib/redact';
 import { traceFields } from '../lib/tracing';
 
 /**
  * JSON-lines logger at `level` (the config's `logLevel`, LOG_LEVEL). Redaction is a second line of
- * defence: we never log headers or bodies. A line written while a span is active carries its
- * `trace_id` and `span_id` (lib/tracing.ts), so a log search finds the trace and back.
+ * defence: we never log headers or bodies. Every line's message and fields (errors' messages and
+ * stacks among them) go through the process's `secrets` rule (lib/redact.ts): a secret URL is
+ * written as its origin, another secret as a digest, whoever wrote the line (the SDK's log
+ * included). A line written while a span is active carries its `trace_id` and `span_id`
+ * (lib/tracing.ts), so a log search finds the trace and back.
  */
-export function createLogger(name: string, level: string, destination?: pino.DestinationStream): Logger {
+export function createLogger(name: string, level: string, destination?: pino.DestinationStream, secrets: Secrets = {}): Logger {
+  const redact = redactor(secrets);
   return pino(
     {
       name,
       level,
       mixin: traceFields,
+      hooks: {
+        logMethod(args, method) {
+          method.apply(this, args.map((arg) => redactValue(arg, redact)) as Parameters<typeof method>);
+        },
+      },
       redact: {
         paths: ['authorization', 'token', 'signature', 'secretKey', '*.authorization', '*.token', '*.signature', '*.secretKey'],
         censor: '[redacted]',

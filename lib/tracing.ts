@@ -12,7 +12,8 @@ import {
   type Span,
 } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { redactValue, type Redact } from './redact';
 
 // Tracing is built by hand from the config (the entry points read OTEL_*), not by
 // @opentelemetry/sdk-node, which reads the environment itself and loads its auto-instrumentations.
@@ -70,12 +71,15 @@ export const carriesTrace = (headers: IncomingHttpHeaders): boolean => typeof he
 /**
  * Registers the process's tracer provider from `config` (undefined: nothing is registered, nothing
  * exported, and this resolves undefined). `processName` (`api`, `worker`, `storage-node`) names the
- * service when OTEL_SERVICE_NAME does not; `onExportError` hears of failed exports.
+ * service when OTEL_SERVICE_NAME does not; `onExportError` hears of failed exports. Every span
+ * (the workflows' ones too) has its name, attributes, status and events' attributes rewritten by
+ * `redact` (lib/redact.ts) as it ends, before it is exported.
  */
 export async function startTracing(
   config: TracingConfig | undefined,
   processName: string,
   onExportError: (message: string, failures: number) => void = () => undefined,
+  redact: Redact = (text) => text,
 ): Promise<Tracing | undefined> {
   if (config === undefined) return undefined;
   const [{ AsyncLocalStorageContextManager }, { W3CTraceContextPropagator, setGlobalErrorHandler }, { Resource }, base, exporterModule] =
@@ -110,7 +114,7 @@ export async function startTracing(
     }),
   );
   const exporter = new exporterModule.OTLPTraceExporter({ url: config.url, headers: { ...config.headers } });
-  const processor = new base.BatchSpanProcessor(exporter, { scheduledDelayMillis: config.exportDelayMs });
+  const processor = redactingProcessor(new base.BatchSpanProcessor(exporter, { scheduledDelayMillis: config.exportDelayMs }), redact);
   const provider = new base.BasicTracerProvider({ resource, sampler, spanProcessors: [processor] });
   provider.register({ contextManager: new AsyncLocalStorageContextManager().enable(), propagator: new W3CTraceContextPropagator() });
   // A failed export (the collector down or refusing) loses those spans and nothing else; it is
@@ -129,6 +133,26 @@ export async function startTracing(
     processor,
     resource,
     shutdown: () => provider.shutdown(),
+  };
+}
+
+/** `inner`, with each span's text rewritten by `redact` as it ends (an ended span's fields are plain objects). */
+function redactingProcessor(inner: SpanProcessor, redact: Redact): SpanProcessor {
+  const clean = (attributes: Attributes | undefined) => {
+    for (const [key, value] of Object.entries(attributes ?? {})) (attributes as Record<string, unknown>)[key] = redactValue(value, redact);
+  };
+  return {
+    onStart: (span, parent) => inner.onStart(span, parent),
+    onEnd: (span: ReadableSpan) => {
+      const open = span as { -readonly [K in keyof ReadableSpan]: ReadableSpan[K] };
+      open.name = redact(span.name);
+      clean(span.attributes);
+      if (span.status.message !== undefined) open.status = { ...span.status, message: redact(span.status.message) };
+      for (const event of span.events) clean(event.attributes);
+      inner.onEnd(span);
+    },
+    forceFlush: () => inner.forceFlush(),
+    shutdown: () => inner.shutdown(),
   };
 }
 

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 import { loadConfig } from '../config/config';
 import { createLogger } from '../config/logger';
+import { secretsOf } from '../config/secrets';
 import { openDatabase, type Database } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { RefundPayments } from '../db/refund-payments';
@@ -130,7 +131,7 @@ async function answer(route: string, body: unknown, signer: LocalSigner, databas
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger('signer', config.logLevel);
+  const logger = createLogger('signer', config.logLevel, undefined, secretsOf(config));
   if (createSecretFileOnce(config.signer.tokenFile, () => `${randomBytes(32).toString('hex')}\n`))
     logger.info({ file: config.signer.tokenFile }, 'created the signer token file (0600): give it to the workers (SIGNER_TOKEN_FILE)');
   const token = Buffer.from(readPrivateFile(config.signer.tokenFile, 'signer token file').trim());

@@ -29,6 +29,8 @@ import { runCatchUp } from './read-model-catch-up';
 import { bundleInChild, SHARED_WORKFLOW_MODULES } from './workflow-bundle';
 import type { Tracing } from '../lib/tracing';
 import { activityInterceptors, WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from './tracing';
+import { redactor } from '../lib/redact';
+import { secretsOf } from '../config/secrets';
 
 export interface RunningWorker {
   /** The worker of the service's task queue: executions, batches, the chain watcher, and whatever an older build started there. */
@@ -238,7 +240,7 @@ export async function startWorker(
     // A code bundle brings its workflow interceptors in it (bundleInChild above).
     interceptors: {
       ...(code === undefined && overrides.workflowBundle === undefined ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
-      activity: activityInterceptors(hooks.tracing),
+      activity: activityInterceptors(hooks.tracing, redactor(secretsOf(config))),
     },
     sinks: workflowSinks(hooks.tracing),
   };

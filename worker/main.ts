@@ -1,5 +1,7 @@
 import type { LogLevel } from '@temporalio/worker';
 import { loadConfigOf, type WorkerConfig } from '../config/config';
+import { secretsOf } from '../config/secrets';
+import { redactor } from '../lib/redact';
 import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
@@ -13,9 +15,13 @@ import { startTracing } from '../lib/tracing';
 /** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 async function main() {
   const config: WorkerConfig = loadConfigOf('worker');
-  const logger = createLogger('worker', config.logLevel);
-  const tracing = await startTracing(config.tracing, 'worker', (err, failures) =>
-    logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+  const secrets = secretsOf(config);
+  const logger = createLogger('worker', config.logLevel, undefined, secrets);
+  const tracing = await startTracing(
+    config.tracing,
+    'worker',
+    (err, failures) => logger.warn({ err, failures, url: config.tracing?.url }, 'spans not exported'),
+    redactor(secrets),
   );
   const lifecycle = lifecycleLogger(logger);
   const port = config.workerMetricsPort;

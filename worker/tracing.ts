@@ -7,6 +7,7 @@ import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, InjectedSin
 import { TRACE_HEADER } from '../workflows/tracing';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
+import { redactError, type Redact } from '../lib/redact';
 import type { Tracing } from '../lib/tracing';
 
 /**
@@ -42,12 +43,26 @@ function spanInfo(info: WorkflowInfo): WorkflowInfo {
 }
 
 /**
- * The activity interceptors of a tracing worker: each attempt of an activity whose workflow was
- * traced is a span under the workflow's StartActivity span. One scheduled outside a trace (the
- * chain watcher's rounds, the refund sweep) makes none, as its workflow made none.
+ * The activity interceptors of every worker. Innermost, where an error leaves the activity: its
+ * message, stack and causes go through `redact` (lib/redact.ts), so the failure Temporal keeps in
+ * the workflow's history, the SDK's log line and the activity's span name no secret. With tracing,
+ * each attempt of an activity whose workflow was traced is a span under the workflow's
+ * StartActivity span. One scheduled outside a trace (the chain watcher's rounds, the refund sweep)
+ * makes none, as its workflow made none.
  */
-export function activityInterceptors(tracing: Tracing | undefined): WorkerInterceptors['activity'] {
-  if (!tracing) return [];
+export function activityInterceptors(tracing: Tracing | undefined, redact: Redact): NonNullable<WorkerInterceptors['activity']> {
+  const redacting = () => ({
+    inbound: {
+      execute: async (input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>) => {
+        try {
+          return await next(input);
+        } catch (err) {
+          throw redactError(err, redact);
+        }
+      },
+    },
+  });
+  if (!tracing) return [redacting];
   return [
     (ctx) => {
       const traced = new OpenTelemetryActivityInboundInterceptor(ctx);
@@ -59,5 +74,7 @@ export function activityInterceptors(tracing: Tracing | undefined): WorkerInterc
         outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
       };
     },
+    // Last is innermost: the tracing interceptor above records the error already rewritten.
+    redacting,
   ];
 }

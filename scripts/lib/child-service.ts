@@ -72,6 +72,8 @@ export function startChildService(
     echo?: boolean;
     readyTimeoutMs?: number;
     spawnOptions?: { uid?: number; gid?: number; cwd?: string };
+    /** Hears every line of its stdout and stderr (a test that reads a whole run's log). */
+    onLine?: (line: string) => void;
   },
 ): ChildService {
   const child = spawnChild(command, args, { ...options.spawnOptions, stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? childEnv() });
@@ -88,6 +90,7 @@ export function startChildService(
         tail.push(line);
         if (tail.length > 20) tail.shift();
         if (echo) process.stdout.write(`[${name}] ${line}\n`);
+        options.onLine?.(line);
         const match = options.readyPattern.exec(line);
         if (match) {
           clearTimeout(timer);

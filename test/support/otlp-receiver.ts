@@ -46,6 +46,8 @@ const attributesOf = (list: KeyValue[] | undefined) => Object.fromEntries((list 
  */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** Each accepted export whole, as JSON text (status messages and events included), for a test that searches all of it. */
+  readonly exports: string[] = [];
   /** Export requests received (any path). */
   requests = 0;
   /** Accepted exports by their encoding (OTEL_EXPORTER_OTLP_PROTOCOL http/json or http/protobuf). */
@@ -72,6 +74,7 @@ export class OtlpReceiver {
         const body = json
           ? JSON.parse(bytes.toString('utf8'))
           : ExportTraceServiceRequest.toObject(ExportTraceServiceRequest.decode(bytes), { longs: String, bytes: String });
+        this.exports.push(JSON.stringify(body));
         const id = (v: string | undefined) => (json || !v ? (v ?? '') : Buffer.from(v, 'base64').toString('hex'));
         for (const rs of body.resourceSpans ?? []) {
           const resource = attributesOf(rs.resource?.attributes);

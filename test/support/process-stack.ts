@@ -11,10 +11,11 @@ import { sharedBundleEnv } from './workflow-bundle-dir';
  * workflow bundle, and with TEST_TEMPORAL=cluster it runs on the run's test cluster.
  */
 export class ProcessStack extends StackOfProcesses {
-  /** `env`: more settings for the worker and the API (a chain's, for example); `nodeEnv`: for the storage nodes (OTEL_*). */
-  constructor(options: Pick<ProcessStackOptions, 'env' | 'nodeEnv' | 'nodes'> = {}) {
+  /** `env`: more settings for the worker and the API (a chain's, for example); `nodeEnv`: for the storage nodes (OTEL_*); `onLine`: hears the worker's and the API's output. */
+  constructor(options: Pick<ProcessStackOptions, 'env' | 'nodeEnv' | 'nodes' | 'onLine'> = {}) {
     super({
       ...(options.nodes ? { nodes: options.nodes } : {}),
+      ...(options.onLine ? { onLine: options.onLine } : {}),
       // One copy per entry unless a test asks for more (`env.STORAGE_REPLICAS`): the fault tests
       // written for one owner per entry keep their meaning.
       env: { ...sharedBundleEnv(), STORAGE_REPLICAS: '1', ...options.env },

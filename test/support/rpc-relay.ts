@@ -48,3 +48,36 @@ export async function startRpcRelay(
   await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`, close: () => relay.close() };
 }
+
+/**
+ * A chain node's URL the way a hosted node gives it, with its API key in the path
+ * (`http://127.0.0.1:PORT/v3/KEY`): relays to `upstream`, except that a request holding a call
+ * `failing` picks (set by `fail`; none at first) is answered HTTP 500. Any other path is answered
+ * 404, so only the keyed URL reaches the node.
+ */
+export async function startKeyedNode(
+  upstream: string,
+  key: string,
+): Promise<{ url: string; fail: (failing: (method: string) => boolean) => void; close: () => void }> {
+  let failing: (method: string) => boolean = () => false;
+  const node = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url !== `/v3/${key}`) return void res.writeHead(404).end();
+      const body = Buffer.concat(chunks);
+      const parsed = JSON.parse(body.toString('utf8')) as RpcCall | RpcCall[];
+      if ((Array.isArray(parsed) ? parsed : [parsed]).some((c) => failing(c.method)))
+        return void res.writeHead(500, { 'content-type': 'text/plain' }).end('backend unavailable');
+      void fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        .then(async (answer) => res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text()))
+        .catch(() => res.writeHead(502).end());
+    });
+  });
+  await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(node.address() as AddressInfo).port}/v3/${key}`,
+    fail: (f) => (failing = f),
+    close: () => node.close(),
+  };
+}

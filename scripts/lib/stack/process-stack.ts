@@ -12,7 +12,7 @@ import type { RunningTemporalCluster } from '../cluster/temporal-cluster';
 import type { DevServerSettings } from '../temporal-dev-server';
 import type { StorageNodeProcess } from '../storage-nodes';
 import { launchStack, type LaunchedStack, type StackProcess } from './launch-stack';
-import { killProcess } from './service-process';
+import { childServiceStarter, killProcess } from './service-process';
 import { STACK_SERVICE_SETTINGS } from './stack-settings';
 
 /** The shape the stacks use of a Temporal server: its address, and how to stop it. */
@@ -34,6 +34,8 @@ export interface ProcessStackOptions {
   cluster?: () => Promise<RunningTemporalCluster>;
   /** Per node (three): its port (default any free one) and more flags, e.g. `--public-url` for a node reached through a proxy. */
   nodes?: ReadonlyArray<{ port: number; extraArgs?: readonly string[] }>;
+  /** Hears every output line of the worker and the API processes (`name` says whose). */
+  onLine?: (name: string, line: string) => void;
 }
 
 /**
@@ -139,6 +141,7 @@ export class ProcessStack {
         workerName: () => 'fault-worker',
         apiName: () => 'fault-api',
         echo: false,
+        ...(this.options.onLine ? { start: childServiceStarter(false, this.options.onLine) } : {}),
       },
       // The stack's own, never the project's data/deposit-seed, which npm start uses.
       depositKeys: {

@@ -30,12 +30,13 @@ export type StackProcess = ChildService & { readonly readyLine: string };
  * The default way to start one: a child service whose output is echoed with a `[name]` prefix
  * (`echo`) or dropped. One that is not ready in time is stopped, not left behind.
  */
-export function childServiceStarter(echo: boolean): StartService<StackProcess> {
+export function childServiceStarter(echo: boolean, onLine?: (name: string, line: string) => void): StartService<StackProcess> {
   return async (spec) => {
     const service = startChildService(spec.name, process.execPath, [...spec.nodeArgs, spec.script], {
       readyPattern: spec.readyPattern,
       env: spec.env,
       echo,
+      ...(onLine ? { onLine: (line: string) => onLine(spec.name, line) } : {}),
     });
     try {
       const match = await service.ready;

@@ -1,0 +1,32 @@
+import type { Secrets } from '../lib/redact';
+import type { TracingConfig } from '../lib/tracing';
+import type { WebhookEndpoint } from './combined-settings';
+
+/** The settings that hold a secret, as any process's config has them (each optional: a process holds only its own). */
+export interface SecretSettings {
+  readonly chain?: { readonly rpcUrl: string };
+  readonly webhooks?: readonly WebhookEndpoint[];
+  readonly database?: { readonly url?: string };
+  readonly temporal?: { readonly apiKey?: string };
+  readonly tracing?: TracingConfig;
+}
+
+/**
+ * What a process must not write down (lib/redact.ts), from its config: the chain node's URL (a
+ * hosted node's key is in its path), the webhook receivers' URLs and signing secrets, the read
+ * model's URL (its password), Temporal's API key, the OTLP collector's header values.
+ */
+export function secretsOf(config: SecretSettings): Secrets {
+  const urls: string[] = [];
+  const values: string[] = [];
+  if (config.chain) urls.push(config.chain.rpcUrl);
+  for (const hook of config.webhooks ?? []) {
+    urls.push(hook.url);
+    values.push(hook.secret);
+  }
+  if (config.database?.url) urls.push(config.database.url);
+  if (config.temporal?.apiKey) values.push(config.temporal.apiKey);
+  // The collector's URL is not secret (the operator reads it in `spans not exported`); its headers carry the key.
+  if (config.tracing) values.push(...Object.values(config.tracing.headers));
+  return { urls, values };
+}
