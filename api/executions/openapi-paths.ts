@@ -49,7 +49,15 @@ const sseEventSchema = {
   },
 };
 
-/** From prepare's 201 to the calls a client makes next on the same execution (OpenAPI links). */
+/**
+ * A wallet that is an ed25519 public key in base58 (so the default signer key), and a prepare of
+ * it: the examples the document gives, so that a client generated from it, or a contract test,
+ * starts from an execution that exists.
+ */
+export const EXAMPLE_WALLET = 'GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB';
+const PREPARE_EXAMPLE = { executionId: 'order-1', intent: { swap: 'USDC->ETH', amount: '10' }, ttlSeconds: 3600 };
+
+/** From prepare's 201 (and its replay's 200) to the calls a client makes next on the same execution (OpenAPI links). */
 const executionLinks = Object.fromEntries(
   (
     [
@@ -113,15 +121,21 @@ export function executionPaths(): Json {
         security: bearer,
         description: 'Needs the scope `executions:prepare`.',
         parameters: [param('wallet'), param('requestId')],
-        requestBody: body('PrepareRequest'),
+        requestBody: {
+          ...body('PrepareRequest'),
+          content: { 'application/json': { schema: ref('PrepareRequest'), example: PREPARE_EXAMPLE } },
+        },
         responses: {
-          200: answer(
-            'the same prepare again (same executionId, intent, signer key, ttl and deposit): the existing record, nothing started',
-            ref('ExecutionRecordAnswer'),
-            {
-              'Idempotent-Replayed': { description: 'always `true` on this answer', schema: { type: 'string', const: 'true' } },
-            },
-          ),
+          200: {
+            ...answer(
+              'the same prepare again (same executionId, intent, signer key, ttl and deposit): the existing record, nothing started',
+              ref('ExecutionRecordAnswer'),
+              {
+                'Idempotent-Replayed': { description: 'always `true` on this answer', schema: { type: 'string', const: 'true' } },
+              },
+            ),
+            links: executionLinks,
+          },
           201: {
             ...answer('prepared; the record', ref('ExecutionRecordAnswer')),
             links: executionLinks,
@@ -191,16 +205,7 @@ export function executionPaths(): Json {
         parameters: [param('wallet'), param('executionId'), param('requestId')],
         requestBody: body('DepositRequest'),
         responses: {
-          200: {
-            ...answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
-            links: {
-              lookupDeposit: {
-                operationId: 'lookupDeposit',
-                parameters: { chain: '$response.body#/result/deposit/chain', txHash: '$response.body#/result/deposit/txHash' },
-                description: 'what became of the transaction of the deposit just recorded',
-              },
-            },
-          },
+          200: answer('recorded (the same txHash again is a no-op); the record', ref('ExecutionRecordAnswer')),
           400: execError('path or body invalid'),
           401: answer('no, malformed or unknown bearer token', ref('Error'), wwwAuthenticate),
           403: execError('the token lacks executions:deposit'),
@@ -342,8 +347,9 @@ export const executionParameters = {
     required: true,
     description: 'the wallet (by default also the signer key, base58)',
     schema: walletParamSchema,
+    example: EXAMPLE_WALLET,
   },
-  executionId: { name: 'executionId', in: 'path', required: true, schema: executionIdParamSchema },
+  executionId: { name: 'executionId', in: 'path', required: true, schema: executionIdParamSchema, example: PREPARE_EXAMPLE.executionId },
   statusFilter: {
     name: 'status',
     in: 'query',

@@ -1123,8 +1123,12 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description the wallet (by default also the signer key, base58) */
+        /**
+         * @description the wallet (by default also the signer key, base58)
+         * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+         */
         wallet: string;
+        /** @example order-1 */
         executionId: string;
         /** @description comma-separated statuses to keep, each one of PREPARED, OPERATION_PENDING, SIGNING, EXPIRED, CANCELLED */
         statusFilter: string;
@@ -1162,7 +1166,10 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
             };
             cookie?: never;
@@ -1242,13 +1249,26 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "executionId": "order-1",
+                 *       "intent": {
+                 *         "swap": "USDC->ETH",
+                 *         "amount": "10"
+                 *       },
+                 *       "ttlSeconds": 3600
+                 *     }
+                 */
                 "application/json": components["schemas"]["PrepareRequest"];
             };
         };
@@ -1473,7 +1493,10 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
             };
             cookie?: never;
@@ -1590,8 +1613,12 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
+                /** @example order-1 */
                 executionId: components["parameters"]["executionId"];
             };
             cookie?: never;
@@ -1728,8 +1755,12 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
+                /** @example order-1 */
                 executionId: components["parameters"]["executionId"];
             };
             cookie?: never;
@@ -1820,8 +1851,12 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
+                /** @example order-1 */
                 executionId: components["parameters"]["executionId"];
             };
             cookie?: never;
@@ -1938,8 +1973,12 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
+                /** @example order-1 */
                 executionId: components["parameters"]["executionId"];
             };
             cookie?: never;
@@ -2058,8 +2097,12 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
+                /** @example order-1 */
                 executionId: components["parameters"]["executionId"];
             };
             cookie?: never;
@@ -2782,8 +2825,12 @@ export interface operations {
                 "X-Request-Id"?: components["parameters"]["requestId"];
             };
             path: {
-                /** @description the wallet (by default also the signer key, base58) */
+                /**
+                 * @description the wallet (by default also the signer key, base58)
+                 * @example GmaDrppBC7P5ARKV8g3djiwP89vz1jLK23V2GBjuAEGB
+                 */
                 wallet: components["parameters"]["wallet"];
+                /** @example order-1 */
                 executionId: components["parameters"]["executionId"];
             };
             cookie?: never;

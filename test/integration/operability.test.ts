@@ -136,6 +136,7 @@ describe('operability: OpenAPI, metrics, logs, readiness, graceful shutdown', ()
         'setRefundAddress',
         'submitExecution',
       ]);
+      assert.deepEqual(doc.paths['/api/v1/executions/{wallet}'].post.responses['200'].links, links, 'the replay links as the 201 does');
       assert.equal(links.getExecution.parameters.executionId, '$response.body#/result/executionId');
       assert.deepEqual(doc.components.schemas.WhitelistTimeout.required, ['error', 'errorMessage', 'result']);
       assert.deepEqual(statuses('/readyz', 'get'), ['200', '503']);
