@@ -25,6 +25,13 @@ export const TEST_SETTINGS = {
     readBy: 'tests',
     description: 'runs of the execution interleavings property test (6 executions each): 5 in `npm test`, 15 in `npm run test:long`',
   },
+  LONG_FAULTS: {
+    kind: 'enum',
+    values: ['0', '1'],
+    default: '0',
+    readBy: 'tests',
+    description: '`1`: the replicas fault test also loses each node in turn (over five minutes); set by `npm run test:long`',
+  },
   CONTRACT_SEED: { kind: 'integer', min: 0, default: 12004, readBy: 'tests', description: 'seed of the OpenAPI contract test' },
   HOSTILE_SEED: { kind: 'integer', min: 0, default: 20260806, readBy: 'tests', description: 'seed of the hostile-input test' },
   CLUSTER_FAULT_CLIENTS: { kind: 'integer', min: 1, default: 6, readBy: 'tests', description: 'clients of the cluster fault test' },
