@@ -16,9 +16,6 @@ export interface ChainFacts {
 /** How long a page or a GET waits for the chain watcher's word before it answers without it. */
 const WATCHER_QUERY_MS = 1_500;
 
-/** How long one answer of a chain watcher's query serves the reads that follow (its view moves a round at a time). */
-const VIEW_MAX_AGE_MS = 1_000;
-
 /** Where a transaction stands for the chain watcher: not yet read, read and short of its confirmations, or past them. */
 export type TransactionProgress =
   | { kind: 'unknown' }
@@ -38,24 +35,16 @@ export class ChainProgress {
     private readonly deposits?: ChainFacts,
   ) {}
 
-  /** The last ask of each chain's watcher: every GET and page within VIEW_MAX_AGE_MS shares it. */
-  private readonly asked = new Map<string, { at: number; view: Promise<ChainWatcherView | undefined> }>();
-
-  /**
-   * The watcher's view of `chain`, or undefined. One query per chain at a time, its answer reused
-   * for VIEW_MAX_AGE_MS: a query takes a workflow task on a worker, and public reads must not add
-   * one each to the workers' load.
-   */
+  /** The watcher's view of `chain`, or undefined. */
   async view(chain: string): Promise<ChainWatcherView | undefined> {
     if (!this.deposits) return undefined;
-    const now = Date.now();
-    const last = this.asked.get(chain);
-    if (last && now - last.at < VIEW_MAX_AGE_MS) return last.view;
-    const view = withinMs(this.client, WATCHER_QUERY_MS, () =>
-      this.client.workflow.getHandle(chainWatcherWorkflowId(chain)).query(chainWatcherStateQuery),
-    ).catch(() => undefined);
-    this.asked.set(chain, { at: now, view });
-    return view;
+    try {
+      return await withinMs(this.client, WATCHER_QUERY_MS, () =>
+        this.client.workflow.getHandle(chainWatcherWorkflowId(chain)).query(chainWatcherStateQuery),
+      );
+    } catch {
+      return undefined;
+    }
   }
 
   /** DEPOSIT_CONFIRMATIONS of `chain`; undefined without a chain or a number for it. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { testSettings } from '../support/settings';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -90,7 +91,7 @@ describe('faults: three copies of every whitelist entry (real processes)', funct
 
   // Three losses 150 s apart take over five minutes, half of npm test's budget on its own: it runs
   // in `npm run test:long` (LONG_FAULTS=1).
-  (process.env.LONG_FAULTS === '1' ? it : it.skip)(
+  (testSettings().LONG_FAULTS === '1' ? it : it.skip)(
     'when each node in turn is stopped, its data folder deleted and started empty, 150 s after the previous came back, then every membership answer stays what it was (150 added, 20 removed), throughout and after, and each node is refilled within two minutes',
     async () => {
       const added = adds(150);
