@@ -12,7 +12,8 @@ import { planBuiltSuite } from './support/suite-plan';
  * processes at once and then the load tests alone (test/support/suite-plan.ts says why and which).
  * Each line a lane prints starts with its number (`L` for the load tests); each mocha process ends
  * with its own summary and failures. At the end: when each job ran, the ten slowest test files of
- * the whole run, and the exit code 1 if any process failed. Every job runs even after a failure, so
+ * the whole run, the start of each failed process's failure report again (so that the end of the
+ * log says what failed), and the exit code 1 if any process failed. Every job runs even after a failure, so
  * that one run shows every failure.
  */
 
@@ -26,7 +27,12 @@ interface Outcome {
   /** Seconds since the suite started. */
   from: number;
   to: number;
+  /** The first lines of its failure report (mocha's "N failing" and what follows), for the summary. */
+  failures: string[];
 }
+
+/** How many lines of each failed process's failure report the summary repeats. */
+const FAILURE_LINES = 60;
 
 /** One mocha process of `files`, its lines prefixed with its lane; `from` and `to` counted from `suiteStart`. */
 function runMocha(files: string[], lane: string, env: NodeJS.ProcessEnv, suiteStart: number): Promise<Outcome> {
@@ -34,13 +40,21 @@ function runMocha(files: string[], lane: string, env: NodeJS.ProcessEnv, suiteSt
   const from = (Date.now() - suiteStart) / 1000;
   const prefix = `${lane}│ `;
   const child = spawn(process.execPath, [MOCHA, ...files], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const failures: string[] = [];
+  let inReport = false;
   const relay = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) =>
-    createInterface({ input: stream }).on('line', (line) => out.write(`${prefix}${line}\n`));
+    createInterface({ input: stream }).on('line', (line) => {
+      out.write(`${prefix}${line}\n`);
+      // eslint-disable-next-line no-control-regex
+      const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
+      if (/^\s*\d+ failing\s*$/.test(plain)) inReport = true;
+      if (inReport && failures.length < FAILURE_LINES) failures.push(plain);
+    });
   relay(child.stdout, process.stdout);
   relay(child.stderr, process.stderr);
   return new Promise((resolve) =>
     child.on('close', (code, signal) =>
-      resolve({ name, lane, code: code ?? (signal ? 1 : 0), from, to: (Date.now() - suiteStart) / 1000 }),
+      resolve({ name, lane, code: code ?? (signal ? 1 : 0), from, to: (Date.now() - suiteStart) / 1000, failures }),
     ),
   );
 }
@@ -75,7 +89,10 @@ async function main(): Promise<number> {
     console.log('suite: slowest files:');
     for (const t of slowest)
       console.log(`  ${(t.ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(path.join(projectRoot, 'dist'), t.file)}`);
-    for (const o of failed) console.log(`suite: FAILED (exit ${o.code}): ${o.name}`);
+    for (const o of failed) {
+      console.log(`suite: FAILED (exit ${o.code}): ${o.name}`);
+      for (const line of o.failures) console.log(`  ${o.lane}│ ${line}`);
+    }
     if (failed.length === 0) console.log(`suite: every mocha process passed`);
     return failed.length === 0 ? 0 : 1;
   } finally {
