@@ -76,6 +76,11 @@ export const COMBINED_FIELDS = {
   webhooks: { readBy: 'api, worker', make: webhookEndpoints },
   /** Where spans go (the OTEL_* variables); undefined: no tracing. */
   tracing: { readBy: 'api, worker', make: ({ env }: SettingsContext) => tracingConfigOf(env) },
+  /** The open runs the worker takes (WORKER_OPEN_RUNS): nine tenths of its cache unless set; 0 with no cache. */
+  workerOpenRuns: {
+    readBy: 'worker',
+    make: ({ value }: SettingsContext) => value.WORKER_OPEN_RUNS ?? Math.floor((value.WORKER_CACHED_WORKFLOWS * 9) / 10),
+  },
 } as const satisfies Record<string, CombinedField>;
 
 /**
@@ -91,6 +96,13 @@ export const SWITCHED_FIELDS = {
 
 /** Rules between settings, checked before the Config is made. */
 export const SETTING_RULES: ReadonlyArray<(context: SettingsContext) => void> = [
+  function openRunsBelowTheCache({ value }) {
+    const openRuns = value.WORKER_OPEN_RUNS;
+    if (openRuns !== undefined && openRuns > 0 && value.WORKER_CACHED_WORKFLOWS > 0 && openRuns >= value.WORKER_CACHED_WORKFLOWS)
+      throw new ConfigError(
+        `WORKER_OPEN_RUNS (${openRuns}) must stay below WORKER_CACHED_WORKFLOWS (${value.WORKER_CACHED_WORKFLOWS}): a run that waits for room in the cache is how the Temporal core wedges one`,
+      );
+  },
   function timeoutWithinMaximum({ value }) {
     if (value.WHITELIST_TIMEOUT_MS > value.WHITELIST_MAX_TIMEOUT_MS)
       throw new ConfigError(

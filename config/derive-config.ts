@@ -126,6 +126,12 @@ function leafSchema(name: string, row: Row, inArray: boolean): JsonSchema {
     case 'list':
       return inArray ? { type: 'string', minLength: 1 } : { type: 'array', items: { type: 'string', minLength: 1 } };
     case 'integer-or-off':
+      return {
+        anyOf: [
+          { type: 'integer', minimum: row.min, maximum: row.max },
+          { type: 'string', const: 'off' },
+        ],
+      };
     case 'number':
     case 'flag':
     case 'enum':

@@ -140,6 +140,14 @@ export const RUNTIME_SETTINGS = {
     description:
       "the worker's sticky cache (`maxCachedWorkflows`): how many workflows it keeps in memory between tasks (0: none, every task replays its history)",
   },
+  WORKER_OPEN_RUNS: {
+    kind: 'integer',
+    min: 0,
+    defaultText: 'nine tenths of WORKER_CACHED_WORKFLOWS',
+    readBy: 'worker',
+    description:
+      "the open runs this worker takes on the service's task queue: with that many in its cache it stops polling for new runs (its own runs' tasks go on), so new executions go to workers with room; it announces the number, and the API admits the sum over the live workers less the largest (decision 0107). Below WORKER_CACHED_WORKFLOWS (0: no bound)",
+  },
   OTEL_SDK_DISABLED: {
     kind: 'enum',
     values: ['true', 'false'],

@@ -201,14 +201,15 @@ export const SERVING_SETTINGS = {
       'how long an execution waits for its signature once its deposit is in (OPERATION_PENDING); then it is EXPIRED and its deposit owed back, so no execution stays open for ever',
   },
   CAPACITY_OPEN_RUNS: {
-    kind: 'integer',
-    min: 0,
-    default: 360,
+    kind: 'integer-or-off',
+    min: 1,
+    max: 10_000_000,
+    defaultText: "the workers' (unset)",
     file: 'capacityOpenRuns',
     config: 'capacity.openRuns',
     readBy: 'api',
     description:
-      "the open workflow runs the service lets its workers hold on its task queue: open executions (PREPARED, OPERATION_PENDING) and the other workflows running there (batches, the chain watcher; refunds and webhooks run on queues of their own, decision 0089); a prepare beyond it is 503 `CAPACITY_FULL`. Keep it below the smallest worker's WORKER_CACHED_WORKFLOWS (any worker may end up holding every run): a run that must wait for a cache slot is how the Temporal core wedges one (0: off)",
+      "the open workflow runs the service lets its workers hold on its task queue; a prepare beyond it is 503 `CAPACITY_FULL`. Unset: what the live workers of the current build announce (each its WORKER_OPEN_RUNS), summed, less the largest, so that one worker's runs fit on the others when it dies (decision 0107). A number: that bound instead, for workers that announce nothing; keep it below the smallest worker's WORKER_CACHED_WORKFLOWS. Either way the count is the open executions (PREPARED, OPERATION_PENDING) and any other workflow still running on that queue (`off`: no bound)",
   },
   CAPACITY_PER_WALLET: {
     kind: 'integer',

@@ -1,18 +1,22 @@
 import { sql } from 'kysely';
 import type { ExecutionRecord, ExecutionStatus } from '../domain/execution-state';
 import { recordVersion } from '../domain/execution-state';
+import { admittedOpenRuns } from '../domain/worker-capacity';
 import type { Database } from './database';
+import { WorkerCapacityStore } from './worker-capacity';
 import type { PagePosition } from './page-token';
 
 /** The statuses of an execution whose workflow is open (waiting for a deposit or a signature). */
 const OPEN_STATUSES: readonly ExecutionStatus[] = ['PREPARED', 'OPERATION_PENDING'];
 
 /**
- * What `admit` lets in: `open`, the open executions of the whole service; `perWallet`, one wallet's;
- * either undefined for no bound. `graceMs`: how long a place whose execution has no row yet counts.
+ * What `admit` lets in: `open`, the open executions of the whole service, a number or what the live
+ * workers announce (`fromWorkers`, less `minus`: runs of other workflows they hold); `perWallet`,
+ * one wallet's; either undefined for no bound. `graceMs`: how long a place whose execution has no
+ * row yet counts.
  */
 export interface AdmissionLimits {
-  open?: number;
+  open?: number | { fromWorkers: { minus: number } };
   perWallet?: number;
   graceMs: number;
 }
@@ -34,7 +38,7 @@ export interface ExecutionPage {
  * the records its Updates answer, the worker's projectExecution activity the rest; the API reads.
  */
 export class ExecutionStore {
-  constructor(private readonly database: Database) {}
+  constructor(readonly database: Database) {}
 
   /**
    * Writes `record` unless the row already holds the same or a newer version: an idempotent
@@ -169,8 +173,17 @@ export class ExecutionStore {
           }
           return Number((await executions.executeTakeFirstOrThrow()).n) + Number((await places.executeTakeFirstOrThrow()).n);
         };
+        // The workers' announcements are read in the same transaction: a worker that stopped
+        // shrinks the bound for every admission after its row expired.
+        const open =
+          typeof limits.open === 'object'
+            ? Math.max(
+                0,
+                admittedOpenRuns(await new WorkerCapacityStore(this.database).liveCurrent(now, trx)) - limits.open.fromWorkers.minus,
+              )
+            : limits.open;
         if (limits.perWallet !== undefined && (await count(wallet)) > limits.perWallet) answer = 'wallet';
-        else if (limits.open !== undefined && (await count()) > limits.open) answer = 'capacity';
+        else if (open !== undefined && (await count()) > open) answer = 'capacity';
         if (answer !== 'admitted') throw refused;
       });
     } catch (err) {

@@ -194,9 +194,24 @@ export interface AdmissionsTable {
   admitted_at: string;
 }
 
+/**
+ * A live worker's announcement (db/worker-capacity.ts): the open runs it takes, renewed every few
+ * seconds; a row past `expires_at` no longer counts (its worker stopped or lost the read model).
+ */
+export interface WorkerCapacityTable {
+  worker_id: string;
+  /** The worker's build id; null for an unversioned worker. */
+  build_id: string | null;
+  open_runs: number;
+  /** 1 when the worker's build is its deployment's current version (or it is unversioned): new runs go there. */
+  current: number;
+  expires_at: string;
+}
+
 export interface ReadModelTables {
   executions: ExecutionsTable;
   admissions: AdmissionsTable;
+  worker_capacity: WorkerCapacityTable;
   deposit_addresses: DepositAddressesTable;
   refunds: RefundsTable;
   chain_checkpoints: ChainCheckpointsTable;

@@ -31,8 +31,13 @@ import type { Tracing } from '../lib/tracing';
 import { activityInterceptors, WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from './tracing';
 import { redactor } from '../lib/redact';
 import { secretsOf } from '../config/secrets';
+import { ExecutionSlots } from './execution-slots';
+import { announceCapacity, workerCapacityId } from './capacity-announcer';
+import { WorkerCapacityStore } from '../db/worker-capacity';
 
 export interface RunningWorker {
+  /** The executions worker's slots (runs cached, slots held), when it bounds its open runs. */
+  slots?: ExecutionSlots;
   /** The worker of the service's task queue: executions, batches, the chain watcher, and whatever an older build started there. */
   worker: Worker;
   /** The worker of the refunds task queue (refundsTaskQueue): the sweep and the refund workflows it bounds (decision 0089). */
@@ -65,16 +70,44 @@ export interface RunningWorker {
 
 /**
  * Worker tuning, measured with `npm run bench` (docs/performance.md).
- * - maxCachedWorkflows (WORKER_CACHED_WORKFLOWS, default 400): every open run of the service must
- *   fit in it, since any one worker may hold all of them: the API admits at most CAPACITY_OPEN_RUNS
- *   (default 360) open runs (docs/decisions/0082). A task of an uncached run waits for an eviction,
- *   the path on which the Temporal core can wedge a run (0075); `npm run stress -- --protection off`
- *   drives it on purpose with a small cache. The SDK's default (sized from the heap limit: over 2,000
- *   on a machine with 24 GB) would not match the admission's bound.
+ * - maxCachedWorkflows (WORKER_CACHED_WORKFLOWS, default 400): the runs this worker keeps in memory.
+ *   A task of an uncached run waits for an eviction, the path on which the Temporal core can wedge
+ *   a run (0075), so no open run should ever be evicted: the worker takes at most WORKER_OPEN_RUNS
+ *   (nine tenths of the cache by default) new runs, holding its polls for new runs while full (its
+ *   own runs' tasks go on, worker/execution-slots.ts), and the API admits what the live workers
+ *   announce (docs/decisions/0107). `npm run stress -- --protection off` drives the wedge on purpose.
+ * - Workflow tasks at once: 40 (the SDK's default), at most the cache.
  */
-const tuning = (config: WorkerConfig): Partial<WorkerOptions> => ({
+const WORKFLOW_TASKS_AT_ONCE = 40;
+const tuning = (config: WorkerConfig, slots: ExecutionSlots | undefined): Partial<WorkerOptions> => ({
   maxCachedWorkflows: config.workerCachedWorkflows,
+  ...(slots
+    ? {
+        tuner: {
+          workflowTaskSlotSupplier: slots,
+          // The SDK's defaults, which a tuner must name.
+          activityTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
+          localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
+          nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 100 },
+        },
+      }
+    : {}),
 });
+
+/**
+ * The executions worker's slots, bounded by WORKER_OPEN_RUNS; none (the SDK's fixed slots) without
+ * a cache, without a bound, or when the caller tunes the worker's concurrency itself.
+ */
+function executionSlotsFor(config: WorkerConfig, overrides: Partial<WorkerOptions>): ExecutionSlots | undefined {
+  if (config.workerOpenRuns === 0 || config.workerCachedWorkflows === 0) return undefined;
+  if (overrides.tuner !== undefined || overrides.maxConcurrentWorkflowTaskExecutions !== undefined) return undefined;
+  if (overrides.maxConcurrentActivityTaskExecutions !== undefined || overrides.maxConcurrentLocalActivityExecutions !== undefined)
+    return undefined;
+  return new ExecutionSlots({
+    concurrent: Math.min(WORKFLOW_TASKS_AT_ONCE, config.workerCachedWorkflows),
+    openRuns: config.workerOpenRuns,
+  });
+}
 
 /**
  * The refunds worker's tuning (docs/decisions/0089): the sweep keeps at most REFUND_OPEN_RUNS
@@ -245,7 +278,9 @@ export async function startWorker(
     sinks: workflowSinks(hooks.tracing),
   };
   const taskQueue = overrides.taskQueue ?? config.temporal.taskQueue;
-  const worker = await Worker.create({ ...common, taskQueue, ...tuning(config), ...overrides });
+  const slots = executionSlotsFor(config, overrides);
+  const worker = await Worker.create({ ...common, taskQueue, ...tuning(config, slots), ...overrides });
+  slots?.countCachedWith(() => worker.getStatus().numCachedWorkflows);
   // Same code, activities and version: a Worker Deployment Version spans every task queue its
   // workers poll. Their tuning comes last, so that no override changes their caches.
   const refunds = await Worker.create({ ...common, ...overrides, taskQueue: refundsTaskQueue(taskQueue), ...refundsTuning(config) });
@@ -258,10 +293,12 @@ export async function startWorker(
     for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
   };
   const runs = workers.map((w) => w.run().finally(stopAll));
+  let announcing = Promise.resolve();
   const done = Promise.allSettled(runs).then(async (outcomes) => {
     stopPromoting.abort();
     await promoted.catch(() => undefined);
     await catchUp;
+    await announcing;
     await connection.close().catch(() => undefined);
     await database.close().catch(() => undefined);
     const failed = outcomes.find((o) => o.status === 'rejected');
@@ -289,6 +326,20 @@ export async function startWorker(
   const whitelistRepair = ensureWhitelistRepair(connection, config, stopPromoting.signal, (err) =>
     console.error(JSON.stringify({ level: 'error', msg: 'whitelist repair schedule not created; trying again in 5 s', err: err.message })),
   );
+  // The open runs this worker takes, for the API's admission (decision 0107); a worker without a
+  // bound announces nothing.
+  if (slots)
+    announcing = announceCapacity({
+      store: new WorkerCapacityStore(database),
+      connection,
+      namespace: config.temporal.namespace,
+      version,
+      openRuns: config.workerOpenRuns,
+      workerId: workerCapacityId(),
+      signal: stopPromoting.signal,
+      onError: (err) =>
+        console.error(JSON.stringify({ level: 'error', msg: 'worker capacity not announced; trying again in 5 s', err: err.message })),
+    });
   // Records a caller never wrote (an API killed between its Update and its write) reach the read
   // model from here (decision 0073).
   catchUp = runCatchUp(
@@ -308,6 +359,7 @@ export async function startWorker(
     },
   );
   return {
+    slots,
     worker,
     refunds,
     webhooks,

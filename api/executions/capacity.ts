@@ -4,6 +4,8 @@ import { EXECUTION_WORKFLOW_TYPE } from '../../contracts/temporal';
 import type { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
 import { fromReadModel } from '../http/read-model';
+import { WorkerCapacityStore } from '../../db/worker-capacity';
+import { admittedOpenRuns } from '../../domain/worker-capacity';
 
 /** The code of a prepare refused because the service holds as many open runs as its workers may (503). */
 export const CAPACITY_FULL = 'CAPACITY_FULL';
@@ -26,24 +28,29 @@ const OTHER_RUNS_MAX_AGE_MS = 5_000;
 export const ADMISSION_GRACE_MS = 10 * 60_000;
 
 /**
- * Admission of new executions (docs/decisions/0082). The workers may hold CAPACITY_OPEN_RUNS open
- * runs on the service's task queue: the open executions, counted atomically in the read model that
- * every API shares, and the other workflows running on that queue (batches, the chain watcher, and
- * whatever an older build started there), counted by Temporal's visibility every few seconds, since
- * no prepare starts those. Refunds and webhook deliveries run on the background task queue, whose
- * worker keeps no cache, and take no place (decision 0089).
+ * Admission of new executions (docs/decisions/0082, 0107). The workers may hold so many open runs
+ * on the service's task queue: what the live workers of the current build announce in the read
+ * model, summed less the largest (CAPACITY_OPEN_RUNS unset), or CAPACITY_OPEN_RUNS. Counted
+ * against it: the open executions, atomically in the read model that every API shares, and the
+ * other workflows still running on that queue (what an older build started there), counted by
+ * Temporal's visibility every few seconds, since no prepare starts those. Batches, the chain
+ * watcher and the whitelist repair run on the system task queue, refunds and webhook deliveries on
+ * queues of their own (decision 0089): none takes a place.
  */
 export class Capacity {
   private others = 0;
   private othersAt = -Infinity;
   private counting?: Promise<void>;
+  private readonly workers: WorkerCapacityStore;
 
   constructor(
     private readonly client: Client,
     private readonly config: ApiConfig,
     private readonly store: ExecutionStore,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    this.workers = new WorkerCapacityStore(store.database);
+  }
 
   /**
    * Takes a place for a new execution, or throws: 503 CAPACITY_FULL beyond the service's open runs,
@@ -51,23 +58,36 @@ export class Capacity {
    */
   async admit(wallet: string, workflowId: string): Promise<void> {
     const { openRuns, perWallet } = this.config.capacity;
-    const others = openRuns > 0 ? await this.otherRuns() : 0;
+    const others = openRuns !== 'off' ? await this.otherRuns() : 0;
     const limits = {
-      ...(openRuns > 0 ? { open: Math.max(0, openRuns - others) } : {}),
+      ...(openRuns === undefined
+        ? { open: { fromWorkers: { minus: others } } }
+        : openRuns !== 'off'
+          ? { open: Math.max(0, openRuns - others) }
+          : {}),
       ...(perWallet > 0 ? { perWallet } : {}),
       graceMs: ADMISSION_GRACE_MS,
     };
-    const answer = await fromReadModel('the execution store', () => this.store.admit(workflowId, wallet, limits, new Date(this.clock())));
-    if (answer === 'capacity')
+    const now = new Date(this.clock());
+    const answer = await fromReadModel('the execution store', () => this.store.admit(workflowId, wallet, limits, now));
+    if (answer === 'capacity') {
+      const bound =
+        openRuns === undefined
+          ? await this.workers.liveCurrent(now).then(
+              (live) => `the live workers take ${admittedOpenRuns(live)} open runs (${live.length} workers)`,
+              () => "the live workers' bound",
+            )
+          : `${openRuns} open runs`;
       throw new ServiceError(
         503,
         CAPACITY_FULL,
-        `the service holds as many open executions as its workers may (${openRuns} open runs); try again later`,
+        `the service holds as many open executions as its workers may (${bound}); try again later`,
         {
           expose: true,
           retryAfterS: CAPACITY_RETRY_AFTER_S,
         },
       );
+    }
     if (answer === 'wallet')
       throw new ServiceError(
         429,

@@ -5,6 +5,7 @@ import { chainAndRefundsMigrations } from './0010-0016-chain-and-refunds';
 import { tokensAndAdmissionsMigrations } from './0017-0020-tokens-and-admissions';
 import { fairRefundsMigrations } from './0021-0029-fair-refunds';
 import { ownerRefundAddressMigrations } from './0024-owner-refund-address';
+import { workerCapacityMigrations } from './0025-worker-capacity';
 
 /**
  * The read model's versioned migrations, in order. Each is applied once per database (Kysely's
@@ -19,6 +20,7 @@ export function migrations(kind: DatabaseKind): Record<string, Migration> {
     ...tokensAndAdmissionsMigrations(kind),
     ...fairRefundsMigrations(kind),
     ...ownerRefundAddressMigrations(kind),
+    ...workerCapacityMigrations(kind),
   };
 }
 

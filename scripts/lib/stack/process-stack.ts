@@ -138,7 +138,7 @@ export class ProcessStack {
         },
         workers: [{}],
         apis: [{ port: this.apiPort, env: { LOG_LEVEL: 'info' } }],
-        workerName: () => 'fault-worker',
+        workerName: (i) => (i === 0 ? 'fault-worker' : `fault-worker-${i + 1}`),
         apiName: () => 'fault-api',
         echo: false,
         ...(this.options.onLine ? { start: childServiceStarter(false, this.options.onLine) } : {}),
@@ -219,14 +219,19 @@ export class ProcessStack {
     }
   }
 
+  /** One more worker of this stack (with `env` on top of the stack's settings), stopped with the others. */
+  async startExtraWorker(env: Record<string, string> = {}): Promise<ChildService> {
+    return this.launched!.startWorker(this.launched!.workers.length, env);
+  }
+
   async startApi(): Promise<void> {
     await this.launched!.startApi(0);
   }
 
-  /** Another API of this stack on a port of its own, sharing its read model and task queue; the caller stops it. */
-  async startExtraApi(name: string): Promise<{ api: ChildService; url: string }> {
+  /** Another API of this stack on a port of its own (with `env` on top of the stack's settings), sharing its read model and task queue; the caller stops it. */
+  async startExtraApi(name: string, env: Record<string, string> = {}): Promise<{ api: ChildService; url: string }> {
     const port = await freePort();
-    const api = await this.launched!.addApi({ port, env: { LOG_LEVEL: 'info' }, name });
+    const api = await this.launched!.addApi({ port, env: { LOG_LEVEL: 'info', ...env }, name });
     return { api, url: `http://127.0.0.1:${port}` };
   }
 

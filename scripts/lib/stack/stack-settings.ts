@@ -12,5 +12,7 @@ export const STACK_SERVICE_SETTINGS: Readonly<Record<string, string>> = {
   // Admission is counted on every prepare but refuses none here: its tests set their own bounds,
   // and the suite keeps more executions open than a worker's cache (docs/decisions/0082).
   CAPACITY_OPEN_RUNS: '100000',
+  // Nor does a worker hold back new runs (docs/decisions/0107): one worker serves the whole suite.
+  WORKER_OPEN_RUNS: '0',
   CAPACITY_PER_WALLET: '100000',
 };
