@@ -4,10 +4,12 @@ import { reportLines, reportTable } from './lib/stress/report';
 
 /**
  * `npm run stress -- [--executions N] [--cache C] [--linger S] [--minutes M] [--rate-factor F] [--pending-share P]
- * [--protection on|off] [--prepare-share S]`: the long form of test/load/stress.test.ts. One run of a worker with a
- * cache of C, N executions meant to be open and M minutes of load at F times the saturating rate, S of it prepares
- * of new executions; with protection on (the default) the API admits 0.9 × C open runs (CAPACITY_OPEN_RUNS, as
- * the defaults do), off it admits all of them (the control run). Prints the run and a table row.
+ * [--protection on|off] [--prepare-share S] [--workers W] [--kill-worker]`: the long form of test/load/stress.test.ts.
+ * One run of W workers (default 1) with a cache of C each, N executions meant to be open and M minutes of load at F
+ * times the saturating rate, S of it prepares of new executions; with protection on (the default) each worker takes
+ * at most 0.9 × C open runs (WORKER_OPEN_RUNS, as the defaults) and the API admits the live workers' sum less the
+ * largest; off, the API admits everything and the workers take every run (the control run). `--kill-worker`
+ * SIGKILLs the last worker halfway through the load. Prints the run and a table row.
  */
 async function main() {
   const { values } = parseArgs({
@@ -20,6 +22,8 @@ async function main() {
       'pending-share': { type: 'string', default: '0.5' },
       protection: { type: 'string', default: 'on' },
       'prepare-share': { type: 'string', default: '0.1' },
+      workers: { type: 'string', default: '1' },
+      'kill-worker': { type: 'boolean', default: false },
     },
   });
   const number = (name: keyof typeof values) => {
@@ -34,8 +38,10 @@ async function main() {
     seconds: Math.round(number('minutes') * 60),
     rateFactor: number('rate-factor'),
     pendingShare: number('pending-share'),
-    // The defaults' ratio (CAPACITY_OPEN_RUNS 360 of WORKER_CACHED_WORKFLOWS 400); off: the control run.
-    ...(protection(values.protection) ? { capacity: Math.floor(0.9 * Math.round(number('cache'))) } : {}),
+    // The defaults' ratio (WORKER_OPEN_RUNS 360 of WORKER_CACHED_WORKFLOWS 400); off: the control run.
+    ...(protection(values.protection) ? { workerOpenRuns: Math.floor(0.9 * Math.round(number('cache'))) } : {}),
+    workers: Math.max(1, Math.round(number('workers'))),
+    killWorker: values['kill-worker'] === true,
     prepareShare: number('prepare-share'),
     log: (line) => console.log(`[stress] ${line}`),
   });

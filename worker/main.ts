@@ -6,7 +6,7 @@ import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger'
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
 import { serviceTaskQueues } from '../contracts/temporal';
-import { createWorkerMetrics, refundLedgerMetrics } from './metrics';
+import { createWorkerMetrics, openRunsMetrics, refundLedgerMetrics } from './metrics';
 import { RefundLedger } from '../db/refund-ledger';
 import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { installRuntime } from './runtime';
@@ -76,6 +76,7 @@ async function main() {
   let running = await start();
   let ledger = new RefundLedger(running.database);
   refundLedgerMetrics(metrics.registry, () => ledger);
+  openRunsMetrics(metrics.registry, () => running.slots && { cached: running.slots.snapshot().cached, bound: config.workerOpenRuns });
   // Ready once new workflows come here: its version is current (WORKER_PROMOTE=current), or an
   // operator will make it so (none). A worker whose version the server refused still serves the
   // workflows pinned to it.

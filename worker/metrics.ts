@@ -269,6 +269,30 @@ export function refundLedgerMetrics(registry: Registry, ledger: () => RefundLedg
   void rows;
 }
 
+/**
+ * The executions worker's own bound (decision 0107): the runs in its cache and the open runs it
+ * takes. `slots()` answers the current worker's (a recreated worker has new ones); none without a
+ * bound leaves the gauges unset.
+ */
+export function openRunsMetrics(registry: Registry, slots: () => { cached: number; bound: number } | undefined): void {
+  const bound = new Gauge({
+    name: 'intent_worker_open_runs_bound',
+    help: 'The open runs this worker takes on the executions task queue (WORKER_OPEN_RUNS); it polls for no new run at that many',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'intent_worker_open_runs',
+    help: "Runs in this worker's cache of the executions task queue, against intent_worker_open_runs_bound",
+    registers: [registry],
+    collect() {
+      const now = slots();
+      if (!now) return;
+      this.set(now.cached);
+      bound.set(now.bound);
+    },
+  });
+}
+
 /** Creates the storage node metrics (nodes named by their place in `nodes`) and Node's process metrics. */
 export function createWorkerMetrics(nodes: readonly string[]): WorkerMetrics {
   const registry = new Registry();

@@ -18,7 +18,11 @@ import type { ExecutionStore } from '../db/execution-store';
 export const CATCH_UP_INTERVAL_MS = 5_000;
 /** A row or run younger than this is not judged: its caller may be writing it right now. */
 const SETTLE_MS = 5_000;
-/** Rows judged per pass: every open execution, under any sane CAPACITY_OPEN_RUNS. */
+/**
+ * Rows judged per pass, the least recently written first: every open execution of three workers at
+ * the defaults (720, decision 0107) with room; past it, the rows beyond the 2,000 least recently
+ * written are judged only once older ones close.
+ */
 const ROWS_PER_PASS = 2_000;
 /**
  * How far back a row's last write may lie for the catch-up to judge it: the longest an open

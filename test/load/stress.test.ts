@@ -38,16 +38,17 @@ describe('stress: a full sticky cache under overload (worker and API as processe
   });
 });
 
-// The same load with admission on: the cache never has to evict an open run, so no task waits for a
-// slot and the wedge path is closed. The bound leaves three of the ten slots, as the defaults leave
-// forty of 400, for runs that reached their final status (their place is free) and are closing.
+// The same load with the defaults' protection on: the worker takes at most 7 open runs
+// (WORKER_OPEN_RUNS) and the API admits what it announces, so the cache never has to evict an open
+// run, no task waits for a slot and the wedge path is closed. The bound leaves three of the ten
+// slots, as the defaults leave forty of 400.
 describe('stress: the same overload with admission bounding the open runs below the cache', function () {
   this.timeout(240_000);
   let report: CachePressureReport;
 
   before(async function () {
     this.timeout(240_000);
-    report = await runCachePressure({ executions: 100, cache: 10, capacity: 7, prepareShare: 0.1, lingerSeconds: 0, seconds: 8 });
+    report = await runCachePressure({ executions: 100, cache: 10, workerOpenRuns: 7, prepareShare: 0.1, lingerSeconds: 0, seconds: 8 });
     console.log(reportLines(report).join('\n'));
   });
 

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { depositCompletedSignal, executionWorkflowId } from '../../../contracts/temporal';
+import { depositCompletedSignal, EXECUTION_WORKFLOW_TYPE, executionWorkflowId } from '../../../contracts/temporal';
 import { newWallet, sampleIntent, signedBody, type TestWallet } from '../wallets';
 import { freePort } from '../../../config/free-port';
+import type { ChildService } from '../child-service';
 import { ProcessStack } from '../stack/process-stack';
 import { errorTypes, figures, jsonLines, retry503, runLoad, runOpenLoop, type LoadRequest, type LoadResult } from './load-client';
 import { watchWorker, type WorkerFigures } from './worker-watch';
@@ -33,6 +34,15 @@ export interface CachePressureOptions {
    * the worker; undefined: no bound, the worker holds every open execution (the control run).
    */
   capacity?: number;
+  /**
+   * WORKER_OPEN_RUNS of every worker: each takes no new run past it, and the API admits what the
+   * live workers announce (docs/decisions/0107; CAPACITY_OPEN_RUNS unset). Undefined: no bound.
+   */
+  workerOpenRuns?: number;
+  /** Worker processes (default 1), each with a cache of `cache`. */
+  workers?: number;
+  /** SIGKILL the last worker halfway through the load (with `workers` > 1): its runs must finish on the others. */
+  killWorker?: boolean;
   /** Share of the open loop's requests that prepare a new execution, so the service stays at its capacity. Default 0. */
   prepareShare?: number;
   /** Requests of the closed loop that measures the saturating rate (50 clients). Default: 300, or `executions` if more. */
@@ -51,6 +61,13 @@ export interface CachePressureReport {
   lingerSeconds: number;
   /** CAPACITY_OPEN_RUNS, or undefined for none. */
   capacity?: number;
+  /** Each worker's WORKER_OPEN_RUNS, when the workers bound themselves. */
+  workerOpenRuns?: number;
+  /** Worker processes, and whether the last was SIGKILLed halfway through the load. */
+  workers: number;
+  killedWorker: boolean;
+  /** The most open executions the workers held at once (their caches' sizes summed at one sample), and the most running on the server at one sample. */
+  openRunsPeak: { held: number; running: number };
   /** Prepares answered 503 CAPACITY_FULL: before the load (of the `executions` meant) and during it. */
   refused: { setup: number; load: number };
   /** Prepares admitted during the load. */
@@ -73,7 +90,10 @@ export interface CachePressureReport {
   /** Distinct executions wedged or with an invisible action. */
   stranded: number;
   tasks: TaskTroubles;
+  /** The workers' figures summed (core lines, counters, recreations); cache peak and RSS the largest of one worker. */
   worker: WorkerFigures;
+  /** Each worker's own sticky cache peak, in start order. */
+  cachePeaks: number[];
   /** One line per request kind (count, statuses, latencies). */
   figures: string[];
   /** The API's error log lines (its 500s), by route and error type, with the first message. */
@@ -113,6 +133,9 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     signalShare = 0.2,
     pendingShare = 0.5,
     capacity,
+    workerOpenRuns,
+    workers = 1,
+    killWorker = false,
     prepareShare = 0,
     calibrationRequests = Math.max(300, total),
   } = options;
@@ -129,10 +152,20 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       // Submit bodies are signed once, before a load that may last longer than the default 300 s.
       ENVELOPE_MAX_AGE_S: '86400',
       ...(capacity === undefined ? {} : { CAPACITY_OPEN_RUNS: String(capacity) }),
+      // The workers bound themselves and announce it; the API admits their sum less the largest.
+      ...(workerOpenRuns === undefined ? {} : { WORKER_OPEN_RUNS: String(workerOpenRuns), CAPACITY_OPEN_RUNS: '' }),
     },
   }).start();
   try {
-    const watch = watchWorker(stack.worker!, `http://127.0.0.1:${metricsPort}/metrics`);
+    const watches = [watchWorker(stack.worker!, `http://127.0.0.1:${metricsPort}/metrics`)];
+    const extraWorkers: ChildService[] = [];
+    for (let i = 1; i < workers; i++) {
+      const port = await freePort();
+      const worker = await stack.startExtraWorker({ WORKER_METRICS_PORT: String(port) });
+      extraWorkers.push(worker);
+      watches.push(watchWorker(worker, `http://127.0.0.1:${port}/metrics`));
+    }
+    const openRuns = sampleOpenRuns(stack, watches);
     const apiLog = jsonLines(stack.api!.child.stdout!);
     const auth = { authorization: `Bearer ${stack.token}` };
     const random = seeded(total * 7919 + cache);
@@ -162,7 +195,9 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       return admitted;
     };
     const meant = makeExecutions(total - expiringCount, () => Math.max(3600, 4 * seconds));
-    log(`preparing ${meant.length} executions (cache ${cache}, capacity ${capacity ?? 'none'})`);
+    log(
+      `preparing ${meant.length} executions (${workers} workers, cache ${cache}, ${workerOpenRuns !== undefined ? `${workerOpenRuns} open runs per worker` : `capacity ${capacity ?? 'none'}`})`,
+    );
     const steady = await prepareAll(meant);
     const pending = new Set(steady.slice(0, Math.round(steady.length * pendingShare)));
 
@@ -210,7 +245,15 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
         signals.failed++;
       }
     });
+    const killing =
+      killWorker && extraWorkers.length > 0
+        ? new Promise<void>((resolve) => setTimeout(resolve, (seconds * 1000) / 2)).then(async () => {
+            log(`SIGKILL worker ${workers} (pid ${extraWorkers.at(-1)!.child.pid}) halfway through the load`);
+            await ProcessStack.kill(extraWorkers.at(-1));
+          })
+        : Promise.resolve();
     const load = await runOpenLoop(stack.apiUrl, mix(all, Math.round(rate * seconds), prepareShare), rate, 10, 60_000);
+    await killing;
     refused.load = load.results.filter(isRefused).length;
     const admittedDuringLoad = load.results.filter((r) => r.request.kind === 'prepare' && r.status === 201).length;
     await signalling;
@@ -225,7 +268,8 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
     const { invisible, records } = await awaitVisible(stack.apiUrl, acknowledged(results, signalled));
     const wedged = await wedgedWorkflows(stack.client, ids);
     const tasks = await taskTroubles(stack.client, ids);
-    const worker = await watch.stop();
+    const perWorker = await Promise.all(watches.map((w) => w.stop()));
+    const openRunsPeak = await openRuns.stop();
     const expired = expiring.filter((e) => records.get(e)?.status === 'EXPIRED').length;
     const strandedIds = new Set([...wedged.map((w) => w.split(' ')[0]), ...invisible.map((i) => i.split(' ')[0])]);
     return {
@@ -234,6 +278,10 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       cache,
       lingerSeconds,
       ...(capacity === undefined ? {} : { capacity }),
+      ...(workerOpenRuns === undefined ? {} : { workerOpenRuns }),
+      workers,
+      killedWorker: killWorker && extraWorkers.length > 0,
+      openRunsPeak,
       refused,
       admittedDuringLoad,
       ceiling,
@@ -247,13 +295,59 @@ export async function runCachePressure(options: CachePressureOptions): Promise<C
       invisible,
       stranded: strandedIds.size,
       tasks,
-      worker,
+      worker: summed(perWorker),
+      cachePeaks: perWorker.map((w) => w.cachePeak),
       figures: figures(results),
       apiErrors: errorTypes(apiLog),
     };
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * Samples every 2 s, until stopped: the open executions the workers hold (their sticky caches'
+ * sizes, as their watches last scraped them, summed) and those running on the server (visibility).
+ */
+function sampleOpenRuns(
+  stack: ProcessStack,
+  watches: ReadonlyArray<{ cacheSize(): number }>,
+): { stop(): Promise<{ held: number; running: number }> } {
+  const peak = { held: 0, running: 0 };
+  const query = `TaskQueue = '${stack.taskQueue}' AND ExecutionStatus = 'Running' AND WorkflowType = '${EXECUTION_WORKFLOW_TYPE}'`;
+  const sample = async () => {
+    peak.held = Math.max(
+      peak.held,
+      watches.reduce((n, w) => n + w.cacheSize(), 0),
+    );
+    const running = await stack.client.workflow.count(query).catch(() => undefined);
+    if (running) peak.running = Math.max(peak.running, running.count);
+  };
+  const timer = setInterval(() => void sample(), 2000);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await sample();
+      return peak;
+    },
+  };
+}
+
+/** Several workers' figures as one: counts summed, the cache peak and RSS of the largest one. */
+function summed(all: WorkerFigures[]): WorkerFigures {
+  const add = (a: Record<string, number>, b: Record<string, number>) => {
+    const out = { ...a };
+    for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+    return out;
+  };
+  return all.reduce((a, b) => ({
+    coreLines: add(a.coreLines, b.coreLines) as WorkerFigures['coreLines'],
+    firstCoreLine: a.firstCoreLine ?? b.firstCoreLine,
+    cachePeak: Math.max(a.cachePeak, b.cachePeak),
+    cacheCounters: add(a.cacheCounters, b.cacheCounters),
+    peakRssMb: Math.max(a.peakRssMb, Number.isNaN(b.peakRssMb) ? 0 : b.peakRssMb),
+    recreated: a.recreated + b.recreated,
+  }));
 }
 
 const recordPath = (e: Execution) => `/api/v1/executions/${e.wallet.id}/${e.executionId}`;

@@ -10,7 +10,8 @@ export function reportLines(r: CachePressureReport): string[] {
   const c = r.worker.cacheCounters;
   return [
     `cache pressure: ${r.executions} executions (${r.pending} of them never signed, so open throughout), cache ${r.cache}, linger ${r.lingerSeconds} s`,
-    `  admission: CAPACITY_OPEN_RUNS ${r.capacity ?? 'none'}; prepares refused CAPACITY_FULL ${r.refused.setup} before the load, ${r.refused.load} during it; ${r.admittedDuringLoad} admitted during it`,
+    `  workers: ${r.workers}${r.killedWorker ? ` (the last SIGKILLed halfway through the load)` : ''}; open runs peak ${r.openRunsPeak.held} (held by the workers at once; ${r.openRunsPeak.running} running on the server at once); cache peak per worker ${r.cachePeaks.join(', ')}`,
+    `  admission: ${admission(r)}; prepares refused CAPACITY_FULL ${r.refused.setup} before the load, ${r.refused.load} during it; ${r.admittedDuringLoad} admitted during it`,
     `  load: ceiling ${r.ceiling.toFixed(1)} req/s (closed loop), open loop at ${r.rate.toFixed(1)} req/s: ${r.requests} requests answered after ${r.seconds.toFixed(1)} s; signals ${r.signals.sent} sent, ${r.signals.failed} refused; expiring executions found EXPIRED: ${r.expired}`,
     ...r.figures.map((l) => `    ${l}`),
     `  API errors logged (its 500s): ${JSON.stringify(r.apiErrors)}`,
@@ -21,6 +22,11 @@ export function reportLines(r: CachePressureReport): string[] {
     `  core lines: "Extra buffered run…" ${r.worker.coreLines.extraBufferedRun}, "leftover buffered tasks…" ${r.worker.coreLines.leftoverBuffered}${r.worker.firstCoreLine ? `; first: ${r.worker.firstCoreLine}` : ''}; worker recreated ${r.worker.recreated} times`,
   ];
 }
+
+const admission = (r: CachePressureReport) =>
+  r.workerOpenRuns !== undefined
+    ? `WORKER_OPEN_RUNS ${r.workerOpenRuns} per worker, the API admits the live workers' sum less the largest`
+    : `CAPACITY_OPEN_RUNS ${r.capacity ?? 'none'}`;
 
 const sumOf = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
 /** The core's counter whose name contains `part` (its exact name depends on the exporter's suffixes). */
@@ -33,8 +39,10 @@ const counter = (r: CachePressureReport, part: string) =>
 export function reportTable(reports: readonly CachePressureReport[]): string {
   const head = [
     'executions',
+    'workers',
     'cache',
     'capacity',
+    'open runs peak',
     'refused',
     'linger s',
     'rate req/s',
@@ -51,8 +59,10 @@ export function reportTable(reports: readonly CachePressureReport[]): string {
   ];
   const rows = reports.map((r) => [
     r.executions,
+    `${r.workers}${r.killedWorker ? ' (1 killed)' : ''}`,
     r.cache,
-    r.capacity ?? 'none',
+    r.workerOpenRuns !== undefined ? `${r.workerOpenRuns}/worker` : (r.capacity ?? 'none'),
+    r.openRunsPeak.held,
     r.refused.setup + r.refused.load,
     r.lingerSeconds,
     r.rate.toFixed(1),

@@ -33,7 +33,11 @@ export interface WorkerFigures {
  * sticky cache (sampled every `everyMs`: the size is a gauge, its peak is what a full cache shows)
  * and its /proc status for memory. `stop()` takes the last sample and returns the figures.
  */
-export function watchWorker(worker: ChildService, metricsUrl: string, everyMs = 2000): { stop(): Promise<WorkerFigures> } {
+export function watchWorker(
+  worker: ChildService,
+  metricsUrl: string,
+  everyMs = 2000,
+): { stop(): Promise<WorkerFigures>; cacheSize(): number } {
   const coreLines = { extraBufferedRun: 0, leftoverBuffered: 0 };
   let firstCoreLine: string | undefined;
   for (const stream of [worker.child.stdout!, worker.child.stderr!]) {
@@ -46,15 +50,20 @@ export function watchWorker(worker: ChildService, metricsUrl: string, everyMs = 
     });
   }
   let cachePeak = 0;
+  let cacheNow = 0;
   let last: Sample[] = [];
   const sample = async () => {
     const samples = await scrape(metricsUrl).catch(() => undefined);
+    // A worker that stopped answering (killed) holds nothing any more.
+    cacheNow = samples ? sum(samples, 'temporal_sticky_cache_size') : 0;
     if (!samples) return;
     last = samples;
-    cachePeak = Math.max(cachePeak, sum(samples, 'temporal_sticky_cache_size'));
+    cachePeak = Math.max(cachePeak, cacheNow);
   };
   const timer = setInterval(() => void sample(), everyMs);
   return {
+    /** The cache's size at the last sample (0 once the worker stopped answering). */
+    cacheSize: () => cacheNow,
     async stop() {
       clearInterval(timer);
       await sample();
