@@ -1,23 +1,71 @@
 // `npm run schemathesis`: the pinned Schemathesis (scripts/schemathesis.sh installs it) against a
-// stack of real processes on free ports (Temporal dev server, storage nodes, worker, API), with a
-// token of every scope: every check, a fixed seed, the phases from the document's examples to its
-// links. On demand only, never in `npm test`. Exits with Schemathesis's status; its JUnit report is
-// written to test-results/schemathesis/.
+// stack of real processes on free ports (Temporal dev server, storage nodes, worker following a
+// local anvil chain, API), with a token of every scope: every check, a fixed seed, the phases from
+// the document's examples to its links. Before it starts, one deposit is paid and a second transfer
+// to the same address makes a refunds ledger row, so that the operations that need a transaction or
+// a row the service knows (the deposit lookup, the transaction page, approve) are reached past 404:
+// scripts/schemathesis.toml gives them these values. On demand only, never in `npm test`. Exits
+// with Schemathesis's status; its JUnit report is written to test-results/schemathesis/.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { childEnv } from '../config/child-env';
 import { projectRoot } from '../config/project-root';
-import { ProcessStack } from './lib/stack/process-stack';
+import { createToken } from '../tokens/token-store';
+import { depositHelpers, startFollowingStack } from './lib/deposit-helpers';
+import { eventually } from './lib/eventually';
+import { type ProcessStack } from './lib/stack/process-stack';
+import { TestChain } from './lib/test-chain';
 
 const SEED = '70';
+const CHAIN = 'evm:31337';
+const CONFIRMATIONS = 2;
+
+/** The values the operations that look up a transaction or a row are given (scripts/schemathesis.toml). */
+interface KnownValues {
+  SCHEMATHESIS_CHAIN: string;
+  SCHEMATHESIS_DEPOSIT_TX: string;
+  SCHEMATHESIS_REFUND_ID: string;
+}
+
+/** One deposit paid and confirmed, then a second transfer to its address: a refunds ledger row. */
+async function payDeposit(stack: ProcessStack, chain: TestChain): Promise<KnownValues> {
+  const helpers = depositHelpers(
+    () => stack,
+    () => chain,
+    CHAIN,
+  );
+  const e = await helpers.prepare({ idPrefix: 'schemathesis' });
+  const tx = await chain.send(e.address, 5000n);
+  await chain.mine(CONFIRMATIONS);
+  await helpers.operationPending(e, 60_000);
+  await chain.send(e.address, 7000n);
+  await chain.mine(CONFIRMATIONS);
+  const refundId = await eventually(async () => {
+    const rows = await helpers.api('GET', `/api/v1/refunds?chain=${CHAIN}`);
+    return (rows.body?.result as Array<{ id: string }> | undefined)?.[0]?.id;
+  }, 60_000);
+  return { SCHEMATHESIS_CHAIN: CHAIN, SCHEMATHESIS_DEPOSIT_TX: tx, SCHEMATHESIS_REFUND_ID: refundId };
+}
 
 async function main(): Promise<number> {
   const [st, ...rest] = process.argv.slice(2);
   if (!st) throw new Error('usage: node dist/scripts/schemathesis.js <path of the st binary> [--config-file FILE] [st run options…]');
   // `--config-file` is an option of `st` itself, given before `run`.
   const config = rest[0] === '--config-file' ? rest.splice(0, 2) : [];
-  const stack = new ProcessStack();
-  await stack.start();
+  const chain = await TestChain.start();
+  let stack: ProcessStack | undefined;
   try {
+    stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS);
+    const known = await payDeposit(stack, chain);
+    // Every scope, approve included (the stack's own token has every scope but that one).
+    const token = createToken(stack.tokensFile, 'schemathesis', [
+      'executions:prepare',
+      'executions:deposit',
+      'whitelist:*',
+      'refunds:read',
+      'refunds:write',
+      'refunds:approve',
+    ]);
     const run = spawnSync(
       st,
       [
@@ -32,18 +80,19 @@ async function main(): Promise<number> {
         '--phases',
         'examples,coverage,fuzzing,stateful',
         '--header',
-        `Authorization: Bearer ${stack.token}`,
+        `Authorization: Bearer ${token}`,
         '--report',
         'junit',
         '--report-dir',
         path.join(projectRoot, 'test-results', 'schemathesis'),
         ...rest,
       ],
-      { stdio: 'inherit' },
+      { stdio: 'inherit', env: childEnv({ ...known }) },
     );
     return run.status ?? 1;
   } finally {
-    await stack.stop();
+    await stack?.stop();
+    await chain.stop();
   }
 }
 

@@ -79,7 +79,8 @@ export class ExecutionSlots implements CustomSlotSupplier<WorkflowSlotInfo> {
       if (abortSignal.aborted) return aborted();
       abortSignal.addEventListener('abort', aborted, { once: true });
       this.waiting.add(done);
-      this.timer ??= setInterval(() => this.wake(), RECHECK_MS);
+      // Never what keeps the process alive: a stopping worker aborts its reservations.
+      this.timer ??= setInterval(() => this.wake(), RECHECK_MS).unref();
     });
   }
 
