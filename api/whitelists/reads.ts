@@ -3,7 +3,7 @@ import { covers, isPresent, mergeAll, type EntryHistory } from '../../domain/ent
 import { nodeName } from '../../domain/node-names';
 import { majorityOf, replicasOf } from '../../domain/rendezvous';
 import { ownerKeyOfChecksummed, type WhitelistKind } from '../../domain/whitelist-messages';
-import { AUDIT_CHANGE_CURSOR_PATTERN, type AuditRecord, type ReplicaState } from '../../contracts/storage-node-protocol';
+import { AUDIT_CHANGE_CURSOR_PATTERN, MAX_PAGE_LIMIT, type AuditRecord, type ReplicaState } from '../../contracts/storage-node-protocol';
 import { ReplicaUnavailable, heardMajority, replicaPage, repairsOf, type ReplicaClient } from '../../activities/replica-repair';
 import { decodePageToken, encodePageToken } from '../http/page-token';
 import { NODE_DOWN_RETRY_AFTER_S, type StorageNodeReads } from './node-reads';
@@ -46,8 +46,14 @@ export interface Page<T> {
   nextPageToken?: string;
 }
 
-/** Rounds of node reads one page of entries may take when removed entries (tombstones) fill the nodes' pages. */
+/**
+ * Rounds of node reads one page of entries may take when removed entries (tombstones) fill the
+ * nodes' pages; each round reads four times as many entries as the last, up to the nodes' page
+ * limit, so a page comes back short only past hundreds of removed entries in a row (7, 28, 112, 448
+ * for a page of 7), and then still with its nextPageToken.
+ */
 const ENTRY_ROUNDS_PER_PAGE = 4;
+const ROUND_GROWTH = 4;
 
 /**
  * The whitelist reads, from a majority of each entry's replicas (decision 0093): membership and
@@ -107,7 +113,7 @@ export class WhitelistReads {
     let after = pageToken === undefined ? undefined : decodePageToken(pageToken, isEntriesToken).after;
     const result: string[] = [];
     for (let round = 0; round < ENTRY_ROUNDS_PER_PAGE; round++) {
-      const wanted = pageSize - result.length;
+      const wanted = Math.min(MAX_PAGE_LIMIT, (pageSize - result.length) * ROUND_GROWTH ** round);
       const page = await replicaPage(
         this.replicas,
         { nodes: this.nodes, replicas: this.replicaCount, hash: nodeSha256 },

@@ -92,6 +92,24 @@ describe('whitelist reads: entries, membership, batch status and audit trail aga
       assert.deepEqual(byDefault.body.result, expected.slice(0, 100));
     });
 
+    it('when removed entries lie in a long run before the next listed one, then a page still reaches it: each round of node reads takes four times more', async () => {
+      // Entries that sort before any random address: 40 added, the first 39 removed again.
+      const prefix = `0x00000000${randomUUID().replace(/-/g, '').slice(0, 8)}`;
+      const entries = Array.from({ length: 40 }, (_, i) => `${prefix}${i.toString(16).padStart(24, '0')}`);
+      const add = entries.map((entry) => ({ op_type: 'add_entry', kind: 'developer', entry }));
+      assert.equal((await postBatch(stack, add)).status, 200);
+      const remove = entries.slice(0, 39).map((entry) => ({ op_type: 'remove_entry', kind: 'developer', entry }));
+      assert.equal((await postBatch(stack, remove)).status, 200);
+      // One entry a page: four rounds of one would read 4 of the 39 removed ones and answer nothing.
+      const first = await get('/chain/whitelists/developer?pageSize=1', tokens.read);
+      assert.equal(first.status, 200, first.text);
+      assert.deepEqual(
+        first.body.result.map((e: string) => e.toLowerCase()),
+        [entries[39]],
+        'the first listed entry, past the 39 removed ones',
+      );
+    });
+
     for (const [why, query] of [
       ['pageSize is 0', 'pageSize=0'],
       ['pageSize is 1001', 'pageSize=1001'],
