@@ -11,6 +11,7 @@ import { eventually } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
 import { metricSum, scrape } from '../support/prometheus';
+import { temporalCoreMetricNames } from '../support/temporal-core-metrics';
 import { startServiceProcess, stackEnv, type ServiceProcess } from '../support/service-process';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 import { nodeEntries, randomEoa, setFault } from '../support/whitelists';
@@ -93,6 +94,12 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
     assert.ok(
       sdk.some((s) => s.labels.task_queue === taskQueue),
       `SDK metrics for the task queue: ${[...new Set(sdk.map((s) => s.name))].join(', ')}`,
+    );
+    // The alert rules' test knows the core's metrics from its sources: every one served here is among them.
+    const known = new Set(temporalCoreMetricNames());
+    assert.deepEqual(
+      [...new Set(sdk.map((s) => s.name))].filter((name) => !known.has(name)),
+      [],
     );
   });
 
