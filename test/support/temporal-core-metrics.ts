@@ -23,12 +23,16 @@ const coreFile = (file: string) =>
 export function temporalCoreMetricNames(): string[] {
   const constants = new Map<string, string>();
   for (const file of CORE_NAME_SOURCES)
-    for (const m of coreFile(file).matchAll(/(?:const|static) ([A-Z_]+): &str =\s*"([a-z_]+)"/g)) constants.set(m[1], m[2]);
+    for (const m of coreFile(file).matchAll(/(?:const|static) ([A-Z0-9_]+): &str =\s*"([a-z_]+)"/g)) constants.set(m[1], m[2]);
   const names: string[] = [];
   for (const file of CORE_SOURCES) {
+    const text = coreFile(file);
     // `meter.counter(MetricParameters { name: "…".into(), … })`, `histogram_with_in_mem(MetricParameters { name: CONST.into(), … })`, …
-    for (const m of coreFile(file).matchAll(/\.?([a-z_]+)\(MetricParameters \{\s*name: (?:"([a-z_]+)"|([A-Z_]+))\.into\(\)/g)) {
-      const [, kind, literal, constant] = m;
+    const definitions = [...text.matchAll(/\.?([a-z_]+)\(MetricParameters \{\s*name: (?:"([a-z_]+)"|([A-Z0-9_]+))\.into\(\)/g)];
+    // A definition this reader could not read would be a metric it does not know of.
+    const written = text.split('(MetricParameters {').length - 1;
+    if (definitions.length !== written) throw new Error(`read ${definitions.length} of the ${written} metric definitions of ${file}`);
+    for (const [, kind, literal, constant] of definitions) {
       const base = `temporal_${literal ?? constants.get(constant)}`;
       if (base === 'temporal_undefined') throw new Error(`the core names a metric by ${constant}, which its sources do not define`);
       if (kind.includes('counter')) names.push(`${base}_total`);

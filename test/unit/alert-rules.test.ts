@@ -28,6 +28,7 @@ describe('alert rules: ops/prometheus/alerts.yml loads into Prometheus and watch
       'temporal_sticky_cache_size',
       'temporal_sticky_cache_total_forced_eviction_total',
       'temporal_workflow_task_schedule_to_start_latency_seconds_bucket',
+      'temporal_workflow_endtoend_latency_seconds_bucket', // named by a constant with a digit
     ])
       assert.ok(exported.has(name), name);
     assert.equal(exported.has('intent_storage_node_request_duration_seconds'), false, 'a histogram is exposed as its series only');
