@@ -11,7 +11,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 import { loadConfig } from '../config/config';
-import { createLogger } from '../config/logger';
+import type { Logger } from 'pino';
+import { createLogger, exitOnFailure } from '../config/logger';
 import { secretsOf } from '../config/secrets';
 import { openDatabase, type Database } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
@@ -129,9 +130,13 @@ async function answer(route: string, body: unknown, signer: LocalSigner, databas
   return { status: 200, body: { signed: await signer.sign(request) } };
 }
 
+/** The process's logger, once main has read the config that sets its level. */
+let processLogger: Logger | undefined;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('signer', config.logLevel, undefined, secretsOf(config));
+  processLogger = logger;
   if (createSecretFileOnce(config.signer.tokenFile, () => `${randomBytes(32).toString('hex')}\n`))
     logger.info({ file: config.signer.tokenFile }, 'created the signer token file (0600): give it to the workers (SIGNER_TOKEN_FILE)');
   const token = Buffer.from(readPrivateFile(config.signer.tokenFile, 'signer token file').trim());
@@ -194,7 +199,4 @@ async function main(): Promise<void> {
     });
 }
 
-main().catch((err) => {
-  console.error('signer failed to start:', err);
-  process.exit(1);
-});
+main().catch((err) => exitOnFailure('signer', 'signer failed to start', processLogger, err));
