@@ -18,6 +18,7 @@ import { openDatabase, type Database } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { RefundPayments } from '../db/refund-payments';
 import { readRefundRow } from '../db/refund-rows';
+import type { KeyDerivation } from '../domain/deposit-key';
 import { feesOf, maxCost } from '../domain/refund-fees';
 import { refundRefusal, topUpRefusal, type SignRequest, type SignRowFacts, type SignSourceFacts } from '../domain/sign-request';
 import { createSecretFileOnce } from '../lib/durable-fs';
@@ -90,12 +91,15 @@ async function rowFacts(database: Database, id: string): Promise<SignRowFacts | 
   };
 }
 
-/** The deposit address of `workflowId` on `chain`, as the ledger knows it (with its derivation). */
-async function sourceFacts(database: Database, chain: string, workflowId: string) {
+/** The deposit address of `workflowId` on `chain`, as the ledger knows it: the facts the policy reads, and its derivation. */
+async function sourceFacts(
+  database: Database,
+  chain: string,
+  workflowId: string,
+): Promise<(SignSourceFacts & { derivation: KeyDerivation }) | undefined> {
   const registered = await new DepositAddressStore(database).addressOf(chain, workflowId);
   if (!registered) return undefined;
-  const source = await new RefundPayments(database).source(chain, registered.address);
-  return source && { ...(source satisfies SignSourceFacts), derivation: source.derivation };
+  return new RefundPayments(database).source(chain, registered.address);
 }
 
 async function answer(route: string, body: unknown, signer: LocalSigner, database: Database): Promise<Answer> {
