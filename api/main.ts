@@ -1,5 +1,6 @@
+import type { Logger } from 'pino';
 import { loadConfigOf, type ApiConfig } from '../config/config';
-import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
+import { createLogger, exitAfterFlush, exitOnFailure, lifecycleLogger } from '../config/logger';
 import { secretsOf } from '../config/secrets';
 import { redactor } from '../lib/redact';
 import { startTracing } from '../lib/tracing';
@@ -7,11 +8,15 @@ import { startApi } from './server';
 import { sharedReadModel } from '../config/read-model-check';
 
 /** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
+/** The process's logger, once main has read the config that sets its level. */
+let processLogger: Logger | undefined;
+
 async function main() {
   const config: ApiConfig = loadConfigOf('api');
   const graceMs = config.shutdownGraceMs;
   const secrets = secretsOf(config);
   const logger = createLogger('api', config.logLevel, undefined, secrets);
+  processLogger = logger;
   const tracing = await startTracing(
     config.tracing,
     'api',
@@ -40,7 +45,4 @@ async function main() {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void stop(signal));
 }
 
-main().catch((err) => {
-  console.error('api failed to start:', err);
-  process.exit(1);
-});
+main().catch((err) => exitOnFailure('api', 'api failed to start', processLogger, err));

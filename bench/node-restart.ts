@@ -16,7 +16,7 @@ import { toChecksumAddress } from '../domain/eoa';
 import { createNodeKeysFile, readNodeKeysFile } from '../lib/node-keys-file';
 import { DATABASE_FILE } from '../storage-node/node-files';
 import { NodeStore } from '../storage-node/node-store';
-import { LISTENING_LINE } from '../contracts/storage-node-protocol';
+import { listeningUrl } from '../contracts/storage-node-protocol';
 
 const BATCH = 100;
 const ENTRIES = 10_000;
@@ -58,8 +58,12 @@ async function main(): Promise<void> {
       let out = '';
       child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
         out += chunk;
-        const match = LISTENING_LINE.exec(out.split('\n')[0]);
-        if (match) resolve(match[1]);
+        const url = out
+          .split('\n')
+          .slice(0, -1)
+          .map(listeningUrl)
+          .find((u) => u !== undefined);
+        if (url) resolve(url);
       });
       child.once('exit', (code) => reject(new Error(`node exited ${code}`)));
     });

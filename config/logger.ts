@@ -64,3 +64,14 @@ export function exitAfterFlush(logger: Logger, code: number): void {
   destination.once('close', () => process.exit(code));
   destination.end();
 }
+
+/**
+ * Ends a service process whose `main` failed: one `fatal` line `msg` with the error, then exit 1
+ * once it is written. `logger` is the process's own; before main has made it (a setting refused),
+ * one named `name` at the default level writes the line.
+ */
+export function exitOnFailure(name: string, msg: string, logger: Logger | undefined, err: unknown): void {
+  const log = logger ?? createLogger(name, 'info');
+  log.fatal({ err }, msg);
+  exitAfterFlush(log, 1);
+}

@@ -219,7 +219,7 @@ export const RUNTIME_SETTINGS = {
     values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     default: 'info',
     config: 'logLevel',
-    readBy: 'api, worker',
+    readBy: 'api, worker, storage node',
     description: 'level of the JSON log lines (start and stop lines are always written)',
   },
   SDK_LOG_LEVEL: {

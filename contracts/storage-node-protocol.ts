@@ -155,8 +155,21 @@ export interface AuditResponse {
   next?: string;
 }
 
-/** The one line `main.ts` prints on stdout once listening; launchers parse the port from it. */
-export const LISTENING_LINE = /^storage-node listening on (https?:\/\/\S+:(\d+))$/;
+/**
+ * The message of the log line (pino's JSON, on stdout) `main.ts` writes once listening, whatever
+ * LOG_LEVEL says; launchers take the node's URL from it.
+ */
+export const LISTENING_MSG = /^storage-node listening on (https?:\/\/\S+:(\d+))$/;
+
+/** The URL a node's log line says it listens on; undefined for any other line. */
+export function listeningUrl(line: string): string | undefined {
+  try {
+    const { msg } = JSON.parse(line) as { msg?: unknown };
+    return typeof msg === 'string' ? LISTENING_MSG.exec(msg)?.[1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * An audit cursor in the order of changes (`order=change`): `{position}:{revert 0|1}:{index}:{batchId}`

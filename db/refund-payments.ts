@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { KeyDerivation } from '../domain/deposit-key';
 import type { Database } from './database';
+import type { ReadModelTables } from './tables';
 import { DepositAddressStore } from './deposit-addresses';
 import type { HoldReason, RefundRow, RefundVariant } from './refund-ledger';
 import { toRow } from './refund-rows';
@@ -63,6 +64,23 @@ export const rowIds = (job: RefundJob): string[] => [job.row.id, ...job.members.
 
 /** Thrown inside a database transaction to roll it back when an update of several rows did not reach each of them. */
 class NotAllRows extends Error {}
+
+/**
+ * Runs `change` in one database transaction, all or none: true once it is written; false, with
+ * nothing written, when `change` threw NotAllRows (an update that did not reach every row it must).
+ */
+function allOrNone(database: Database, change: (trx: Transaction<ReadModelTables>) => Promise<void>): Promise<boolean> {
+  return database.db
+    .transaction()
+    .execute(change)
+    .then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof NotAllRows) return false;
+        throw err;
+      },
+    );
+}
 
 export class RefundPayments {
   constructor(private readonly database: Database) {}
@@ -259,54 +277,47 @@ export class RefundPayments {
   ): Promise<boolean> {
     const { row, source } = job;
     const ids = [row.id, ...members.map((m) => m.id)];
-    return this.database.db
-      .transaction()
-      .execute(async (trx) => {
-        const result = await trx
-          .updateTable('refunds')
-          .set({
-            state: 'paying',
-            refund_nonce: nonce,
-            refund_to: to.toLowerCase(),
-            refund_variants: JSON.stringify([variant]),
-          })
-          .where('id', 'in', ids)
-          .where('workflow_id', '=', source.workflowId)
-          .where('chain', '=', source.chain)
-          .where('state', '=', 'due')
-          .where('refund_nonce', 'is', null)
-          .where((eb) =>
+    return allOrNone(this.database, async (trx) => {
+      const result = await trx
+        .updateTable('refunds')
+        .set({
+          state: 'paying',
+          refund_nonce: nonce,
+          refund_to: to.toLowerCase(),
+          refund_variants: JSON.stringify([variant]),
+        })
+        .where('id', 'in', ids)
+        .where('workflow_id', '=', source.workflowId)
+        .where('chain', '=', source.chain)
+        .where('state', '=', 'due')
+        .where('refund_nonce', 'is', null)
+        .where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom('deposit_addresses as d')
+              .select(sql<number>`1`.as('one'))
+              .where('d.chain', '=', source.chain)
+              .where('d.address', '=', source.address)
+              .where('d.refund_nonces_mined', '=', nonce),
+          ),
+        )
+        .where((eb) =>
+          eb.not(
             eb.exists(
               eb
-                .selectFrom('deposit_addresses as d')
+                .selectFrom('refunds as o')
                 .select(sql<number>`1`.as('one'))
-                .where('d.chain', '=', source.chain)
-                .where('d.address', '=', source.address)
-                .where('d.refund_nonces_mined', '=', nonce),
+                .where('o.workflow_id', '=', source.workflowId)
+                .where('o.chain', '=', source.chain)
+                .where('o.refund_nonce', 'is not', null)
+                .where('o.refund_block', 'is', null)
+                .where('o.id', 'not in', ids),
             ),
-          )
-          .where((eb) =>
-            eb.not(
-              eb.exists(
-                eb
-                  .selectFrom('refunds as o')
-                  .select(sql<number>`1`.as('one'))
-                  .where('o.workflow_id', '=', source.workflowId)
-                  .where('o.chain', '=', source.chain)
-                  .where('o.refund_nonce', 'is not', null)
-                  .where('o.refund_block', 'is', null)
-                  .where('o.id', 'not in', ids),
-              ),
-            ),
-          )
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== ids.length) throw new NotAllRows();
-        return true;
-      })
-      .catch((err: unknown) => {
-        if (err instanceof NotAllRows) return false;
-        throw err;
-      });
+          ),
+        )
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== ids.length) throw new NotAllRows();
+    });
   }
 
   /**
@@ -315,39 +326,32 @@ export class RefundPayments {
    * on each and the nonce is not mined, all or none; false otherwise.
    */
   async updateVariants(ids: readonly string[], expected: readonly RefundVariant[], variants: readonly RefundVariant[]): Promise<boolean> {
-    return this.database.db
-      .transaction()
-      .execute(async (trx) => {
-        const result = await trx
-          .updateTable('refunds')
-          .set({ refund_variants: JSON.stringify(variants) })
-          .where('id', 'in', [...ids])
-          .where('refund_variants', '=', JSON.stringify(expected))
-          .where('refund_block', 'is', null)
-          .executeTakeFirst();
-        if (Number(result.numUpdatedRows) !== ids.length) throw new NotAllRows();
-        // The rows of one nonce keep one list: a caller that named only some of them writes nothing.
-        const first = await trx
-          .selectFrom('refunds')
-          .select(['workflow_id', 'chain', 'refund_nonce'])
-          .where('id', '=', ids[0])
-          .executeTakeFirstOrThrow();
-        const left = await trx
-          .selectFrom('refunds')
-          .select('id')
-          .where('workflow_id', '=', first.workflow_id)
-          .where('chain', '=', first.chain)
-          .where('refund_nonce', '=', first.refund_nonce)
-          .where('refund_block', 'is', null)
-          .where('id', 'not in', [...ids])
-          .executeTakeFirst();
-        if (left) throw new NotAllRows();
-        return true;
-      })
-      .catch((err: unknown) => {
-        if (err instanceof NotAllRows) return false;
-        throw err;
-      });
+    return allOrNone(this.database, async (trx) => {
+      const result = await trx
+        .updateTable('refunds')
+        .set({ refund_variants: JSON.stringify(variants) })
+        .where('id', 'in', [...ids])
+        .where('refund_variants', '=', JSON.stringify(expected))
+        .where('refund_block', 'is', null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== ids.length) throw new NotAllRows();
+      // The rows of one nonce keep one list: a caller that named only some of them writes nothing.
+      const first = await trx
+        .selectFrom('refunds')
+        .select(['workflow_id', 'chain', 'refund_nonce'])
+        .where('id', '=', ids[0])
+        .executeTakeFirstOrThrow();
+      const left = await trx
+        .selectFrom('refunds')
+        .select('id')
+        .where('workflow_id', '=', first.workflow_id)
+        .where('chain', '=', first.chain)
+        .where('refund_nonce', '=', first.refund_nonce)
+        .where('refund_block', 'is', null)
+        .where('id', 'not in', [...ids])
+        .executeTakeFirst();
+      if (left) throw new NotAllRows();
+    });
   }
 
   /**

@@ -11,12 +11,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 import { loadConfig } from '../config/config';
-import { createLogger } from '../config/logger';
+import type { Logger } from 'pino';
+import { createLogger, exitOnFailure } from '../config/logger';
 import { secretsOf } from '../config/secrets';
 import { openDatabase, type Database } from '../db/database';
 import { DepositAddressStore } from '../db/deposit-addresses';
 import { RefundPayments } from '../db/refund-payments';
 import { readRefundRow } from '../db/refund-rows';
+import type { KeyDerivation } from '../domain/deposit-key';
 import { feesOf, maxCost } from '../domain/refund-fees';
 import { refundRefusal, topUpRefusal, type SignRequest, type SignRowFacts, type SignSourceFacts } from '../domain/sign-request';
 import { createSecretFileOnce } from '../lib/durable-fs';
@@ -89,12 +91,15 @@ async function rowFacts(database: Database, id: string): Promise<SignRowFacts | 
   };
 }
 
-/** The deposit address of `workflowId` on `chain`, as the ledger knows it (with its derivation). */
-async function sourceFacts(database: Database, chain: string, workflowId: string) {
+/** The deposit address of `workflowId` on `chain`, as the ledger knows it: the facts the policy reads, and its derivation. */
+async function sourceFacts(
+  database: Database,
+  chain: string,
+  workflowId: string,
+): Promise<(SignSourceFacts & { derivation: KeyDerivation }) | undefined> {
   const registered = await new DepositAddressStore(database).addressOf(chain, workflowId);
   if (!registered) return undefined;
-  const source = await new RefundPayments(database).source(chain, registered.address);
-  return source && { ...(source satisfies SignSourceFacts), derivation: source.derivation };
+  return new RefundPayments(database).source(chain, registered.address);
 }
 
 async function answer(route: string, body: unknown, signer: LocalSigner, database: Database): Promise<Answer> {
@@ -129,9 +134,13 @@ async function answer(route: string, body: unknown, signer: LocalSigner, databas
   return { status: 200, body: { signed: await signer.sign(request) } };
 }
 
+/** The process's logger, once main has read the config that sets its level. */
+let processLogger: Logger | undefined;
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('signer', config.logLevel, undefined, secretsOf(config));
+  processLogger = logger;
   if (createSecretFileOnce(config.signer.tokenFile, () => `${randomBytes(32).toString('hex')}\n`))
     logger.info({ file: config.signer.tokenFile }, 'created the signer token file (0600): give it to the workers (SIGNER_TOKEN_FILE)');
   const token = Buffer.from(readPrivateFile(config.signer.tokenFile, 'signer token file').trim());
@@ -194,7 +203,4 @@ async function main(): Promise<void> {
     });
 }
 
-main().catch((err) => {
-  console.error('signer failed to start:', err);
-  process.exit(1);
-});
+main().catch((err) => exitOnFailure('signer', 'signer failed to start', processLogger, err));

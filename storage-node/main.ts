@@ -1,31 +1,35 @@
 /**
  * Storage node entry point: `node dist/storage-node/main.js --port P --data DIR --keys-file FILE [--host H]`.
- * Prints exactly one stdout line once listening (launchers parse the port from it); everything
- * else goes to stderr.
+ * Every line it writes is pino's JSON on stdout, at LOG_LEVEL, like the API's and the worker's;
+ * once listening, whatever the level, the line `storage-node listening on URL` (launchers take the
+ * URL from it: contracts/storage-node-protocol.ts `listeningUrl`).
  */
 import { readFileSync } from 'node:fs';
 import { parseStorageNodeArgs, USAGE, type StorageNodeConfig } from './config';
 import { readNodeKeysFile } from '../lib/node-keys-file';
 import { startTracing, type Tracing } from '../lib/tracing';
+import type { Logger } from 'pino';
 import { envSettings } from '../config/read-settings';
+import { createLogger, exitAfterFlush, exitOnFailure, lifecycleLogger } from '../config/logger';
+import { SETTINGS, type Settings } from '../config/settings';
 import { tracingConfigOf } from '../config/tracing';
 import { createStorageNodeServer, type StorageNodeOptions, type StorageNodeServer } from './server';
 
 /** Give up on a graceful close after this long, so a stuck close cannot block a shutdown. */
 const CLOSE_DEADLINE_MS = 5_000;
 
-function shutdownOn(node: StorageNodeServer, tracing: Tracing | undefined): void {
+function shutdownOn(node: StorageNodeServer, tracing: Tracing | undefined, logger: Logger): void {
   let stopping = false;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     setTimeout(() => process.exit(0), CLOSE_DEADLINE_MS).unref();
-    const spans = tracing?.shutdown().catch((err: Error) => console.error(`storage-node: spans not exported at shutdown: ${err.message}`));
+    const spans = tracing?.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'spans not exported at shutdown'));
     Promise.all([node.close(), spans]).then(
-      () => process.exit(0),
+      () => exitAfterFlush(logger, 0),
       (err: Error) => {
-        console.error(`storage-node: close failed: ${err.message}`);
-        process.exit(0);
+        logger.error({ err: err.message }, 'close failed');
+        exitAfterFlush(logger, 0);
       },
     );
   };
@@ -54,23 +58,29 @@ export async function runStorageNode(
   extra: Pick<StorageNodeOptions, 'answerApply' | 'extraRoute'> = {},
   usage = USAGE,
 ): Promise<void> {
+  // LOG_LEVEL and the OTEL_* variables: the only settings a node reads from its environment.
+  let settings: Settings;
+  try {
+    settings = envSettings();
+  } catch (err) {
+    return refuseStart(createLogger('storage-node', 'info'), (err as Error).message);
+  }
+  const logger = createLogger('storage-node', settings.LOG_LEVEL ?? SETTINGS.LOG_LEVEL.default);
+  processLogger = logger;
   let config;
   try {
     config = parseStorageNodeArgs(argv);
   } catch (err) {
-    console.error(`storage-node: ${(err as Error).message}\n${usage}`);
-    process.exit(2);
+    return refuseStart(logger, `${(err as Error).message}\n${usage}`);
   }
-  // Tracing from the OTEL_* variables (the only settings a node reads from its environment).
   let tracing: Tracing | undefined;
   try {
-    const tracingConfig = tracingConfigOf(envSettings());
+    const tracingConfig = tracingConfigOf(settings);
     tracing = await startTracing(tracingConfig, 'storage-node', (err, failures) =>
-      console.error(`storage-node: ${failures} span export(s) to ${tracingConfig?.url} failed (last: ${err})`),
+      logger.warn({ err, failures, url: tracingConfig?.url }, 'spans not exported'),
     );
   } catch (err) {
-    console.error(`storage-node: ${(err as Error).message}`);
-    process.exit(2);
+    return refuseStart(logger, (err as Error).message);
   }
   // The files are read here, once: a missing or bad one stops the start with its path.
   const node = createStorageNodeServer({
@@ -79,16 +89,25 @@ export async function runStorageNode(
     keys: readNodeKeysFile(config.keysFile),
     tls: readTls(config.tls),
     traced: tracing !== undefined,
+    logger,
   });
-  shutdownOn(node, tracing);
+  shutdownOn(node, tracing, logger);
   const { url } = await node.listen(config.port, config.host);
-  console.log(`storage-node listening on ${url}`);
+  lifecycleLogger(logger).info({ url }, `storage-node listening on ${url}`);
+}
+
+/** The process's logger, once runStorageNode has read the LOG_LEVEL that sets its level. */
+let processLogger: Logger | undefined;
+
+/** Ends a start refused for its arguments or settings: the reason (with the usage when it is the arguments'), exit 2. */
+export function refuseStart(logger: Logger, reason: string): void {
+  logger.fatal(reason);
+  exitAfterFlush(logger, 2);
 }
 
 /** Ends a failed start with its reason. */
-export function failedStart(err: Error): never {
-  console.error(`storage-node: failed to start: ${err.message}`);
-  process.exit(1);
+export function failedStart(err: Error): void {
+  exitOnFailure('storage-node', 'failed to start', processLogger, err);
 }
 
 if (require.main === module) runStorageNode(process.argv.slice(2)).catch(failedStart);

@@ -8,6 +8,8 @@ import { DEFAULT_KEPT_CHANGES } from '../domain/entry-order';
 import { NodeStore } from './node-store';
 import { RequestIdLog } from './request-id-log';
 import { tracedHandler } from './tracing';
+import type { Logger } from 'pino';
+import { createLogger } from '../config/logger';
 
 export interface StorageNodeOptions {
   dataDir: string;
@@ -34,6 +36,9 @@ export interface StorageNodeOptions {
   extraRoute?: ExtraRoute;
   /** Changes each entry keeps for ordering late deliveries (domain/entry-order.ts). */
   keptChanges?: number;
+  /** Where the node's lines go (main.ts: pino on stdout at LOG_LEVEL); default: a logger of its own at `info`. */
+  logger?: Logger;
+  /** Told of each error no request answers for (default: an error line). */
   onError?: (err: Error) => void;
   /** A SERVER span per request, continuing the caller's `traceparent` (the process registered a tracer: lib/tracing.ts). */
   traced?: boolean;
@@ -63,14 +68,14 @@ function toBoundAddress(info: AddressInfo, scheme: 'http' | 'https'): BoundAddre
 /** Unsigned requests are logged, but at most one line a minute: whoever sends them must not fill the log. */
 const REFUSAL_LOG_INTERVAL_MS = 60_000;
 
-function refusalLog(write: (line: string) => void): (reason: string) => void {
+function refusalLog(logger: Logger): (reason: string) => void {
   let lastMs = -Infinity;
   let count = 0;
   return (reason) => {
     count++;
     const now = Date.now();
     if (now - lastMs < REFUSAL_LOG_INTERVAL_MS) return;
-    write(`storage-node: refused ${count} request(s) not signed with this deployment's key (last: ${reason})`);
+    logger.warn({ refused: count, last: reason }, `refused ${count} request(s) not signed with this deployment's key (last: ${reason})`);
     lastMs = now;
     count = 0;
   };
@@ -108,7 +113,8 @@ const CHECKPOINT_INTERVAL_MS = 1000;
  * Throws when the data directory cannot be opened.
  */
 export function createStorageNodeServer(options: StorageNodeOptions): StorageNodeServer {
-  const onError = options.onError ?? ((err: Error) => console.error(`storage-node: ${err.stack ?? err.message}`));
+  const logger = options.logger ?? createLogger('storage-node', 'info');
+  const onError = options.onError ?? ((err: Error) => logger.error({ err }, 'storage node error'));
   const store = NodeStore.open(options);
   const reportingErrors = (f: (seq: number) => void) => (seq: number) => {
     try {
@@ -144,7 +150,7 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
     answerApply: options.answerApply ?? answerApplyNow,
     ...(options.extraRoute ? { extraRoute: options.extraRoute } : {}),
     verifier: new RequestVerifier(options.keys, { nodes: () => nodes, memory: requestIds }),
-    onRefused: refusalLog((line) => console.error(line)),
+    onRefused: refusalLog(logger),
     pause,
     onError,
   });

@@ -34,6 +34,8 @@ import { secretsOf } from '../config/secrets';
 import { ExecutionSlots } from './execution-slots';
 import { announceCapacity, workerCapacityId } from './capacity-announcer';
 import { WorkerCapacityStore } from '../db/worker-capacity';
+import { createLogger } from '../config/logger';
+import type { Logger } from 'pino';
 
 export interface RunningWorker {
   /** The executions worker's slots (runs cached, slots held), when it bounds its open runs. */
@@ -141,14 +143,12 @@ export async function startWorker(
   address: string,
   overrides: Partial<WorkerOptions> = {},
   hooks: Pick<ActivityDeps, 'onNodeRequest' | 'onLateNode'> & {
-    /** Told each time the read model does not answer (it is retried in the background). */
-    onReadModelDown?: (err: Error) => void;
+    /** Where the worker's own lines go (the read model or a schedule not reached yet, the catch-up); default: a logger of its own at LOG_LEVEL. */
+    logger?: Logger;
     /** Told of the chain activities' rounds, signals and reorgs (the worker's chain metrics). */
     onChainEvent?: (event: ChainEvent) => void;
     /** Told of the refunder's signatures, payments and holds (the worker's refund metrics). */
     onRefundEvent?: (event: RefundEvent) => void;
-    /** Told each time the chain watcher could not be started (retried every 5 s). */
-    onChainWatcherError?: (err: Error) => void;
     /** Told of each read-model catch-up pass that wrote records or failed (the worker's catch-up metrics). */
     onCatchUp?: (outcome: { wrote: number } | { failed: Error }) => void;
     /** The process's tracer provider (lib/tracing.ts); absent: activities make no spans, workflow spans are dropped. */
@@ -157,6 +157,7 @@ export async function startWorker(
 ): Promise<RunningWorker> {
   // Before anything is opened: a worker without the storage nodes' keys cannot do its job.
   const nodeTransport = loadNodeTransport(config);
+  const logger = hooks.logger ?? createLogger('worker', config.logLevel, undefined, secretsOf(config));
   const tokens = config.chain?.tokens ?? [];
   const minimum = (chain: string, asset: string) => amountFor(config.refunds.minimums, DEFAULT_REFUND_MINIMUMS, tokens, chain, asset);
   // Rows too small to ever pay back are held as they are written (lib/refund-dust.ts). A viem
@@ -165,13 +166,8 @@ export async function startWorker(
   const judge = feesClient && dustJudge(minimum, config.refunds.minFeeMultiple, () => marketFees(feesClient));
   // A read model that does not answer only delays its writes (projectExecution retries); the
   // worker starts anyway, since executions and batches do not need it.
-  const database = await openDatabase(
-    config.database,
-    hooks.onReadModelDown ??
-      ((err) =>
-        console.error(
-          JSON.stringify({ level: 'error', msg: 'read model unavailable; its writes wait until it is back', err: err.message }),
-        )),
+  const database = await openDatabase(config.database, (err) =>
+    logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
   );
   const connection = await NativeConnection.connect(temporalConnectionOptions(config, address)).catch(async (err) => {
     await database.close().catch(() => undefined);
@@ -310,21 +306,31 @@ export async function startWorker(
       : Promise.resolve();
   // Returned once new workflows come here (or the server refused the version: `promoted` says why).
   await promoted.catch(() => undefined);
+  // Each is tried again every 5 s until it is there.
+  const failedToEnsure = (msg: string) => (err: Error) => logger.error({ err: err.message }, msg);
   const chainWatcher = ensureChainWatcher(
     connection,
     config,
     stopPromoting.signal,
-    hooks.onChainWatcherError ??
-      ((err) => console.error(JSON.stringify({ level: 'error', msg: 'chain watcher not started; trying again in 5 s', err: err.message }))),
+    failedToEnsure('chain watcher not started; trying again in 5 s'),
   );
-  const refundAnnouncer = ensureRefundAnnouncer(connection, config, stopPromoting.signal, (err) =>
-    console.error(JSON.stringify({ level: 'error', msg: 'refund.due schedule not created; trying again in 5 s', err: err.message })),
+  const refundAnnouncer = ensureRefundAnnouncer(
+    connection,
+    config,
+    stopPromoting.signal,
+    failedToEnsure('refund.due schedule not created; trying again in 5 s'),
   );
-  const refundSweep = ensureRefundSweep(connection, config, stopPromoting.signal, (err) =>
-    console.error(JSON.stringify({ level: 'error', msg: 'refund payments schedule not created; trying again in 5 s', err: err.message })),
+  const refundSweep = ensureRefundSweep(
+    connection,
+    config,
+    stopPromoting.signal,
+    failedToEnsure('refund payments schedule not created; trying again in 5 s'),
   );
-  const whitelistRepair = ensureWhitelistRepair(connection, config, stopPromoting.signal, (err) =>
-    console.error(JSON.stringify({ level: 'error', msg: 'whitelist repair schedule not created; trying again in 5 s', err: err.message })),
+  const whitelistRepair = ensureWhitelistRepair(
+    connection,
+    config,
+    stopPromoting.signal,
+    failedToEnsure('whitelist repair schedule not created; trying again in 5 s'),
   );
   // The open runs this worker takes, for the API's admission (decision 0107); a worker without a
   // bound announces nothing.
@@ -337,8 +343,7 @@ export async function startWorker(
       openRuns: config.workerOpenRuns,
       workerId: workerCapacityId(),
       signal: stopPromoting.signal,
-      onError: (err) =>
-        console.error(JSON.stringify({ level: 'error', msg: 'worker capacity not announced; trying again in 5 s', err: err.message })),
+      onError: (err) => logger.error({ err: err.message }, 'worker capacity not announced; trying again in 5 s'),
     });
   // Records a caller never wrote (an API killed between its Update and its write) reach the read
   // model from here (decision 0073).
@@ -350,11 +355,11 @@ export async function startWorker(
     {
       wrote: (count) => {
         hooks.onCatchUp?.({ wrote: count });
-        console.error(JSON.stringify({ level: 'warn', msg: 'read model caught up with records their caller never wrote', count }));
+        logger.warn({ count }, 'read model caught up with records their caller never wrote');
       },
       failed: (err) => {
         hooks.onCatchUp?.({ failed: err });
-        console.error(JSON.stringify({ level: 'error', msg: 'read model catch-up failed; trying again in 5 s', err: err.message }));
+        logger.error({ err: err.message }, 'read model catch-up failed; trying again in 5 s');
       },
     },
   );

@@ -1,8 +1,9 @@
 import type { LogLevel } from '@temporalio/worker';
+import type { Logger } from 'pino';
 import { loadConfigOf, type WorkerConfig } from '../config/config';
 import { secretsOf } from '../config/secrets';
 import { redactor } from '../lib/redact';
-import { createLogger, exitAfterFlush, lifecycleLogger } from '../config/logger';
+import { createLogger, exitAfterFlush, exitOnFailure, lifecycleLogger } from '../config/logger';
 import { sharedReadModel } from '../config/read-model-check';
 import { startWorker } from './create-worker';
 import { serviceTaskQueues } from '../contracts/temporal';
@@ -13,10 +14,14 @@ import { installRuntime } from './runtime';
 import { startTracing } from '../lib/tracing';
 
 /** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
+/** The process's logger, once main has read the config that sets its level. */
+let processLogger: Logger | undefined;
+
 async function main() {
   const config: WorkerConfig = loadConfigOf('worker');
   const secrets = secretsOf(config);
   const logger = createLogger('worker', config.logLevel, undefined, secrets);
+  processLogger = logger;
   const tracing = await startTracing(
     config.tracing,
     'worker',
@@ -65,11 +70,10 @@ async function main() {
       {
         onNodeRequest: metrics.recordNodeRequest,
         onLateNode: metrics.recordLateNode,
-        onReadModelDown: (err) => logger.error({ err: err.message }, 'read model unavailable; its writes wait until it is back'),
         onChainEvent: metrics.recordChainEvent,
         onRefundEvent: metrics.recordRefundEvent,
         onCatchUp: metrics.recordCatchUp,
-        onChainWatcherError: (err) => logger.error({ err: err.message }, 'chain watcher not started; trying again in 5 s'),
+        logger,
         tracing,
       },
     );
@@ -139,7 +143,4 @@ async function main() {
   lifecycle.info('worker stopped');
 }
 
-main().catch((err) => {
-  console.error('worker failed:', err);
-  process.exit(1);
-});
+main().catch((err) => exitOnFailure('worker', 'worker failed', processLogger, err));

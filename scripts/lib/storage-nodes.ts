@@ -24,7 +24,7 @@ export async function startStorageNode(
     echo?: boolean;
     script?: string;
     extraArgs?: string[];
-    /** The node's environment (default: this process's); a node reads only the OTEL_* variables from it. */
+    /** The node's environment (default: this process's); a node reads only LOG_LEVEL and the OTEL_* variables from it. */
     env?: NodeJS.ProcessEnv;
   },
 ): Promise<StorageNodeProcess> {
@@ -34,7 +34,8 @@ export async function startStorageNode(
     process.execPath,
     [script, '--port', String(options.port), '--data', options.dataDir, '--keys-file', options.keysFile, ...(options.extraArgs ?? [])],
     {
-      readyPattern: /storage-node listening on (https?:\/\/\S+)/,
+      // The node's log line (pino's JSON) whose message is contracts' LISTENING_MSG.
+      readyPattern: /"msg":"storage-node listening on (https?:\/\/[^"\s]+)"/,
       echo: options.echo,
       ...(options.env ? { env: options.env } : {}),
       readyTimeoutMs: 20_000,

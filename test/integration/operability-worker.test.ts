@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
+import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import pino from 'pino';
 import type { RunningApi } from '../../api/server';
@@ -11,6 +12,10 @@ import { eventually } from '../support/executions';
 import { request } from '../support/http';
 import { freePort } from '../support/ports';
 import { metricSum, scrape } from '../support/prometheus';
+import { temporalCoreMetricNames } from '../support/temporal-core-metrics';
+import { notPinoLines } from '../support/log-lines';
+import { projectRoot } from '../../config/config';
+import { startChildService } from '../../scripts/lib/child-service';
 import { startServiceProcess, stackEnv, type ServiceProcess } from '../support/service-process';
 import { getStack, startStackApi, type Stack } from '../support/stack';
 import { nodeEntries, randomEoa, setFault } from '../support/whitelists';
@@ -94,6 +99,12 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
       sdk.some((s) => s.labels.task_queue === taskQueue),
       `SDK metrics for the task queue: ${[...new Set(sdk.map((s) => s.name))].join(', ')}`,
     );
+    // The alert rules' test knows the core's metrics from its sources: every one served here is among them.
+    const known = new Set(temporalCoreMetricNames());
+    assert.deepEqual(
+      [...new Set(sdk.map((s) => s.name))].filter((name) => !known.has(name)),
+      [],
+    );
   });
 
   it('when SIGTERM arrives while an activity waits on a slow node, then the worker lets it complete and exits 0', async () => {
@@ -151,5 +162,39 @@ describe('operability: the worker process (metrics endpoint, drain on SIGTERM)',
       await setFault(live, { delayMs: 0 });
       await second.stop(15_000);
     }
+  });
+
+  it('when its read model does not answer and LOG_LEVEL is warn, then every line the worker writes is pino JSON (time, pid, level), its read model errors among them, and none is below warn but its start and stop lines', async () => {
+    const lines: string[] = [];
+    const env = stackEnv(stack, {
+      // A queue of its own, unversioned: it must not take the stack's tasks or touch its deployment.
+      TEMPORAL_TASK_QUEUE: `${taskQueue}-log`,
+      WORKER_VERSIONING: 'off',
+      WORKER_METRICS_PORT: '0',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: `postgres://intent@127.0.0.1:${await freePort()}/gone`,
+    });
+    const child = startChildService('worker-log', process.execPath, [path.join(projectRoot, 'dist', 'worker', 'main.js')], {
+      readyPattern: /"msg":"read model catch-up failed/,
+      env,
+      echo: false,
+      onLine: (line) => lines.push(line),
+    });
+    try {
+      await child.ready;
+    } finally {
+      await child.stop(15_000);
+    }
+    assert.deepEqual(notPinoLines(lines), []);
+    const log = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: unknown });
+    const unavailable = log.find((l) => l.msg === 'read model unavailable; its writes wait until it is back');
+    assert.equal(unavailable?.level, 50, 'the read model error, at error');
+    assert.equal(typeof unavailable?.err, 'string');
+    const lifecycle = /^(worker metrics listening|worker polling task queue .+|worker draining|worker stopped)$/;
+    assert.deepEqual(
+      log.filter((l) => l.level < 40 && !lifecycle.test(l.msg)).map((l) => l.msg),
+      [],
+      'LOG_LEVEL=warn keeps info lines out',
+    );
   });
 });

@@ -118,7 +118,7 @@ describe('secrets stay out of logs, spans and Temporal: a failing keyed chain no
     );
   };
 
-  it('when the node fails under the watcher and a refund, and a webhook cannot be delivered, then the node key, the webhook secret and the API token appear in no log line, span or workflow history', async () => {
+  it('when the node fails under the watcher and a refund, and a webhook cannot be delivered, then the node key, the webhook secret and the API token appear in no log line, span or workflow history, and every line the worker and the API wrote is pino JSON (time, pid, level)', async () => {
     // An execution takes a deposit (its status change is a webhook the receiver refuses), then a
     // second transfer to its address is a row the refunder must pay: the node fails from then on.
     const e = await deposits.prepare({ minAmount: '1000', idPrefix: 'secrets' });
@@ -155,6 +155,9 @@ describe('secrets stay out of logs, spans and Temporal: a failing keyed chain no
       ),
     );
     assert.deepEqual(found, []);
+    // One format, whoever wrote the line (the service, the SDK, the core), at LOG_LEVEL=debug with everything failing.
+    assert.ok(stack.log.lines > 0, 'the worker and the API wrote lines');
+    assert.deepEqual(stack.log.notPino, []);
     // What stays is enough to find the node: its origin.
     assert.ok(watcherFailure.includes(new URL(node.url).origin), watcherFailure);
     assert.ok(refundFailure.includes(new URL(node.url).origin), refundFailure);

@@ -74,7 +74,7 @@ describe('storage node authentication (real node processes)', function () {
       // The same body signed by the service is applied: the 401 was the signature's doing.
       assert.equal((await apply(node, { batchId: 'good-1', position: 1, changes: [add('developer', A)] })).status, 200);
       assert.deepEqual(await list(node, 'developer'), [A]);
-      assert.match(node.stderr(), /storage-node: refused 1 request\(s\) not signed with this deployment's key/);
+      assert.match(node.stdout(), /"msg":"refused 1 request\(s\) not signed with this deployment's key/);
     });
 
     it('when any route is called unsigned, then it is 401 before routing (even an unknown path)', async () => {
@@ -180,8 +180,8 @@ describe('storage node authentication (real node processes)', function () {
     it('when started without --keys-file, then it exits 2 saying it accepts only signed requests', () => {
       const run = spawnSync(process.execPath, [MAIN_JS, '--port', '0', '--data', dir], { encoding: 'utf8' });
       assert.equal(run.status, 2);
-      assert.match(run.stderr, /--keys-file is required: the node accepts only requests signed/);
-      assert.equal(run.stdout, '');
+      assert.match(run.stdout, /"level":60,.*--keys-file is required: the node accepts only requests signed/);
+      assert.equal(run.stderr, '');
     });
 
     it('when it listens on every interface without --public-url, then it exits 2 saying which address to sign for is unknown', () => {
@@ -193,8 +193,8 @@ describe('storage node authentication (real node processes)', function () {
           timeout: 10_000,
         },
       );
-      assert.equal(run.status, 2, run.stderr);
-      assert.match(run.stderr, /--public-url is required/);
+      assert.equal(run.status, 2, run.stdout);
+      assert.match(run.stdout, /"level":60,.*--public-url is required/);
     });
 
     it('when the keys file is missing or holds no key, then it exits 1 naming the file', () => {
@@ -206,8 +206,8 @@ describe('storage node authentication (real node processes)', function () {
         [empty, /empty-keys holds no key/],
       ] as const) {
         const run = spawnSync(process.execPath, [MAIN_JS, '--port', '0', '--data', dir, '--keys-file', file], { encoding: 'utf8' });
-        assert.equal(run.status, 1, run.stderr);
-        assert.match(run.stderr, message);
+        assert.equal(run.status, 1, run.stdout);
+        assert.match(run.stdout, message);
       }
     });
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { LISTENING_LINE, type ApplyRequest, type ListResponse, type WhitelistChange } from '../../contracts/storage-node-protocol';
+import { listeningUrl, type ApplyRequest, type ListResponse, type WhitelistChange } from '../../contracts/storage-node-protocol';
 import { signedHeaders, testNodeKeysFile } from '../support/node-keys';
 
 /** The compiled entry point, next to this file's compiled copy in dist/. */
@@ -45,18 +45,23 @@ export function startNode(dataDir: string, extraArgs: string[] = [], script = MA
     }),
   );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`storage node did not start in 10 s: ${err}`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`storage node did not start in 10 s: ${out}${err}`)), 10_000);
     const onData = () => {
-      const match = LISTENING_LINE.exec(out.split('\n')[0]);
-      if (!out.includes('\n') || !match) return;
+      // Whole lines only: the last one may still be arriving.
+      const url = out
+        .split('\n')
+        .slice(0, -1)
+        .map(listeningUrl)
+        .find((u) => u !== undefined);
+      if (!url) return;
       clearTimeout(timer);
       child.stdout!.off('data', onData);
-      resolve({ child, pid: child.pid!, url: match[1], stdout: () => out, stderr: () => err, exited });
+      resolve({ child, pid: child.pid!, url, stdout: () => out, stderr: () => err, exited });
     };
     child.stdout!.on('data', onData);
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`storage node exited (${code ?? signal}) before listening: ${err}`));
+      reject(new Error(`storage node exited (${code ?? signal}) before listening: ${out}${err}`));
     });
   });
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { toChecksumAddress } from '../../domain/eoa';
+import { notPinoLines } from '../support/log-lines';
 import {
   add,
   apply,
@@ -38,8 +39,15 @@ describe('storage node process', function () {
       node = await startNode(dir);
     });
 
-    it('when started, then it prints exactly one listening line and answers /healthz', async () => {
-      assert.match(node.stdout(), /^storage-node listening on http:\/\/127\.0\.0\.1:\d+\n$/);
+    it('when started, then it logs exactly one line, its listening line (pino JSON with its URL), and answers /healthz', async () => {
+      const lines = node.stdout().split('\n');
+      assert.equal(lines.pop(), '', 'whole lines');
+      assert.deepEqual(notPinoLines(lines), []);
+      assert.equal(lines.length, 1, node.stdout());
+      const line = JSON.parse(lines[0]) as { level: number; name: string; url: string; msg: string };
+      assert.match(line.msg, /^storage-node listening on http:\/\/127\.0\.0\.1:\d+$/);
+      assert.deepEqual([line.level, line.name, line.url], [30, 'storage-node', node.url]);
+      assert.equal(node.stderr(), '');
       const health = await request(`${node.url}/healthz`);
       assert.equal(health.status, 200);
       assert.deepEqual(health.json(), { ok: true });
@@ -263,8 +271,11 @@ describe('storage node process', function () {
       ] as const) {
         const run = spawnSync(process.execPath, [script, ...args], { encoding: 'utf8' });
         assert.equal(run.status, 2, `args ${args.join(' ')}`);
-        assert.match(run.stderr, /usage: storage-node/);
-        assert.equal(run.stdout, '');
+        assert.deepEqual(notPinoLines(run.stdout.trimEnd().split('\n')), []);
+        const line = JSON.parse(run.stdout) as { level: number; msg: string };
+        assert.equal(line.level, 60);
+        assert.match(line.msg, /usage: storage-node/);
+        assert.equal(run.stderr, '');
       }
     });
   });

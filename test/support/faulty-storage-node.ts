@@ -11,7 +11,8 @@ import type { JSONSchemaType } from 'ajv';
 import { badRequest } from '../../domain/errors';
 import { checker } from '../../contracts/storage-node-protocol';
 import { parseJson, sendJson, sendText } from '../../storage-node/http-io';
-import { failedStart, runStorageNode } from '../../storage-node/main';
+import { failedStart, refuseStart, runStorageNode } from '../../storage-node/main';
+import { createLogger } from '../../config/logger';
 import { USAGE, integerOption } from '../../storage-node/config';
 import type { ApplyHandler, ExtraRoute } from '../../storage-node/routes';
 import { valueOr400 } from '../../storage-node/validate';
@@ -125,17 +126,18 @@ export function parseFaultArgs(argv: string[]): { faults: FaultSettings; nodeArg
 }
 
 if (require.main === module) {
-  let parsed: ReturnType<typeof parseFaultArgs>;
+  let parsed: ReturnType<typeof parseFaultArgs> | undefined;
   try {
     parsed = parseFaultArgs(process.argv.slice(2));
   } catch (err) {
-    console.error(`storage-node: ${(err as Error).message}\n${USAGE}`);
-    process.exit(2);
+    refuseStart(createLogger('storage-node', 'info'), `${(err as Error).message}\n${USAGE}`);
   }
-  const { faults, nodeArgs } = parsed;
-  runStorageNode(
-    nodeArgs,
-    { answerApply: faultyApply(faults), extraRoute: faultsRoute(faults) },
-    `${USAGE}\n  [--fault ${FAULT_MODES.join('|')}] [--delay-ms N]   (this test build only)`,
-  ).catch(failedStart);
+  if (parsed) {
+    const { faults, nodeArgs } = parsed;
+    runStorageNode(
+      nodeArgs,
+      { answerApply: faultyApply(faults), extraRoute: faultsRoute(faults) },
+      `${USAGE}\n  [--fault ${FAULT_MODES.join('|')}] [--delay-ms N]   (this test build only)`,
+    ).catch(failedStart);
+  }
 }
