@@ -2,7 +2,7 @@ import type { ApiConfig } from '../../config/config';
 import { DEPOSIT_REFUSALS, type DepositRefusalReason } from '../../contracts/execution-commands';
 import { executionWorkflowId, recordDepositUpdate } from '../../contracts/temporal';
 import type { RefundLedger } from '../../db/refund-ledger';
-import { assetAllowed, reportedAsset, type DepositProof } from '../../domain/deposit-proof';
+import { assetAllowed, reportedAsset, TX_HASH, type DepositProof } from '../../domain/deposit-proof';
 import { badRequest, conflict, unavailable } from '../../domain/errors';
 import {
   FINAL_STATUSES,
@@ -88,6 +88,9 @@ export class ReportDeposits {
    */
   private async proven(target: DepositTarget, reported: Deposit): Promise<{ deposit: Deposit; sender?: string }> {
     if (!this.deposits) throw unavailable('on-chain deposits are not configured on this API (CHAIN_RPC_URL)', READ_MODEL_RETRY_AFTER_S);
+    // The node would refuse anything else as malformed, which is the caller's fault, not the node's.
+    if (!TX_HASH.test(reported.txHash))
+      throw badRequest(`txHash ${JSON.stringify(reported.txHash)} is no transaction hash of ${target.chain} (0x and 64 hex digits)`);
     let proof: DepositProof;
     try {
       proof = await this.deposits.prove(target, reported);

@@ -457,6 +457,12 @@ describe('on-chain deposits: the chain watcher on a real anvil chain', function 
       assert.equal(madeUp.status, 409, madeUp.text);
       assert.match(madeUp.body.error, /the chain does not back this deposit: the chain holds no transaction/);
     }
+    // No hash of the chain at all: the caller's mistake (400), never the node's (503).
+    for (const malformed of ['0', '0x1234', `0x${'g'.repeat(64)}`]) {
+      const bad = await report(malformed);
+      assert.equal(bad.status, 400, bad.text);
+      assert.match(bad.body.error, /is no transaction hash of/);
+    }
     const elsewhere = await chain.send(privateKeyToAddress(generatePrivateKey()), 5000n);
     await chain.mine(CONFIRMATIONS);
     const paidElsewhere = await report(elsewhere, '5000');
