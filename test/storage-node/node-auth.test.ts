@@ -166,6 +166,18 @@ describe('storage node authentication (real node processes)', function () {
       assert.match(JSON.parse(replay.text).error, /replayed/);
     });
 
+    it('when its replay memory is full, then a signed request is 503 and the log says so, not that it was unsigned', async () => {
+      const node = await startNode(dir, ['--remember-request-ids', '2']);
+      const url = `${node.url}${ROUTES.health}`;
+      for (const expected of [200, 200, 503])
+        assert.equal((await rawRequest(url, 'GET', undefined, signedHeaders('GET', url))).status, expected);
+      assert.match(
+        node.stderr(),
+        /storage-node: refused 1 request\(s\) signed, but answered 503: the replay memory holds 2 live ids, all taken/,
+      );
+      assert.doesNotMatch(node.stderr(), /not signed/);
+    });
+
     it('when the node is given --public-url, then it takes requests signed for that address and refuses ones signed for its bound one', async () => {
       const node = await startNode(dir, ['--public-url', 'https://node-a.example.net:8443/']);
       const body = JSON.stringify({ batchId: 'b1', position: 1, changes: [add('user', A)] });
