@@ -171,10 +171,11 @@ describe('storage node authentication (real node processes)', function () {
       const url = `${node.url}${ROUTES.health}`;
       for (const expected of [200, 200, 503])
         assert.equal((await rawRequest(url, 'GET', undefined, signedHeaders('GET', url))).status, expected);
-      assert.match(
-        node.stderr(),
-        /storage-node: refused 1 request\(s\) signed, but answered 503: the replay memory holds 2 live ids, all taken/,
-      );
+      // The line reaches this process through the node's stderr pipe, after the answer.
+      const line = /storage-node: refused 1 request\(s\) signed, but answered 503: the replay memory holds 2 live ids, all taken/;
+      for (const until = Date.now() + 5000; !line.test(node.stderr()) && Date.now() < until;)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.match(node.stderr(), line);
       assert.doesNotMatch(node.stderr(), /not signed/);
     });
 
