@@ -15,8 +15,8 @@ export interface RouteDeps {
   extraRoute?: ExtraRoute;
   /** Checks that each request was signed by this deployment's service. */
   verifier: RequestVerifier;
-  /** Told of each refused request (the server logs them at a bounded rate). */
-  onRefused: (reason: string) => void;
+  /** Told of each refused request, with its status (401 or 503: the replay memory is full); the server logs them at a bounded rate. */
+  onRefused: (reason: string, status: 401 | 503) => void;
   /** Waits; the server makes it cancellable on close (for a test build's delayed answers). */
   pause: (ms: number) => Promise<void>;
   onError: (err: Error) => void;
@@ -101,7 +101,7 @@ function handleRead(req: IncomingMessage, res: ServerResponse, deps: RouteDeps, 
 
 /** The error a refused request is answered with; the refusal is told to `onRefused` (logged at a bounded rate). */
 function refusal(outcome: Exclude<AuthOutcome, { ok: true }>, deps: RouteDeps): ServiceError {
-  deps.onRefused(outcome.reason);
+  deps.onRefused(outcome.reason, outcome.status);
   if (outcome.status === 503) return new ServiceError(503, 'UNAVAILABLE', outcome.reason, { expose: true });
   return unauthorized(outcome.reason);
 }

@@ -65,19 +65,27 @@ function toBoundAddress(info: AddressInfo, scheme: 'http' | 'https'): BoundAddre
   return { host: info.address, port: info.port, url: `${scheme}://${host}:${info.port}` };
 }
 
-/** Unsigned requests are logged, but at most one line a minute: whoever sends them must not fill the log. */
+/** Refused requests are logged, but at most one line a minute of each kind: whoever sends them must not fill the log. */
 const REFUSAL_LOG_INTERVAL_MS = 60_000;
 
-function refusalLog(logger: Logger): (reason: string) => void {
-  let lastMs = -Infinity;
-  let count = 0;
-  return (reason) => {
-    count++;
+/**
+ * One bounded log of refusals per status: a 401 is a request not signed for this node with the
+ * deployment's key, a 503 a signed one the replay memory had no room for (more signed requests in
+ * the last 300 s than --remember-request-ids): an overload, not an intruder, and told apart.
+ */
+function refusalLog(logger: Logger, capacity: number): (reason: string, status: 401 | 503) => void {
+  const kinds = {
+    401: { lastMs: -Infinity, count: 0, what: "not signed with this deployment's key" },
+    503: { lastMs: -Infinity, count: 0, what: `signed, but answered 503: the replay memory holds ${capacity} live ids, all taken` },
+  };
+  return (reason, status) => {
+    const kind = kinds[status];
+    kind.count++;
     const now = Date.now();
-    if (now - lastMs < REFUSAL_LOG_INTERVAL_MS) return;
-    logger.warn({ refused: count, last: reason }, `refused ${count} request(s) not signed with this deployment's key (last: ${reason})`);
-    lastMs = now;
-    count = 0;
+    if (now - kind.lastMs < REFUSAL_LOG_INTERVAL_MS) return;
+    logger.warn({ refused: kind.count, status, last: reason }, `refused ${kind.count} request(s) ${kind.what} (last: ${reason})`);
+    kind.lastMs = now;
+    kind.count = 0;
   };
 }
 
@@ -143,14 +151,15 @@ export function createStorageNodeServer(options: StorageNodeOptions): StorageNod
       timers.add(timer);
     });
   // After the store, which creates the data directory; closed with it.
-  const requestIds = RequestIdLog.open(options.dataDir, options.maxRememberedRequestIds ?? DEFAULT_MAX_REMEMBERED_IDS);
+  const rememberedIds = options.maxRememberedRequestIds ?? DEFAULT_MAX_REMEMBERED_IDS;
+  const requestIds = RequestIdLog.open(options.dataDir, rememberedIds);
   let nodes: readonly string[] = (options.publicUrls ?? []).map(nodeOf);
   const untraced = createRequestHandler({
     store,
     answerApply: options.answerApply ?? answerApplyNow,
     ...(options.extraRoute ? { extraRoute: options.extraRoute } : {}),
     verifier: new RequestVerifier(options.keys, { nodes: () => nodes, memory: requestIds }),
-    onRefused: refusalLog(logger),
+    onRefused: refusalLog(logger, rememberedIds),
     pause,
     onError,
   });

@@ -156,6 +156,10 @@ export class WhitelistReads {
     const elsewhere = copies.flatMap((c) => (c.status === 'fulfilled' ? [c.value.history] : []));
     const answered = new Map([...heard].map(([node, { history }]) => [node, history]));
     const counted = new Set([...heard].filter(([, { replica }]) => replica.refilled).map(([node]) => node));
+    // No replica refilled is a new deployment only if no other node is either: a node that holds
+    // what was acknowledged may be down among the replicas while the others are empty (one lost
+    // its disk, one was just added).
+    if (counted.size === 0 && copies.some((c) => c.status === 'fulfilled' && c.value.replica.refilled)) throw this.down(replicas);
     const merged = mergeAll([...answered.values(), ...elsewhere]);
     await this.readRepair(kind, [{ entry, replicas, answered, counted, merged, present: isPresent(merged) }]);
     return { kind, entry, listed: isPresent(merged) };
@@ -164,6 +168,8 @@ export class WhitelistReads {
   /**
    * The answers of `replicas` until a majority of them that are refilled answered (a node back
    * with an empty disk answers, and is repaired, but does not count); 503 when that cannot happen.
+   * A majority none of which is refilled (a new deployment) is taken only once every replica has
+   * answered or failed, so that one refilled replica's answer is never passed over.
    */
   private firstMajority(
     replicas: readonly string[],
@@ -178,8 +184,8 @@ export class WhitelistReads {
       const pending = () => replicas.length - answered.size - failed.filter((f) => f.err !== undefined).length;
       const check = () => {
         if (done) return;
-        // None refilled among a majority that answered: a new deployment, nothing acknowledged before.
-        if (counted >= needed || (counted === 0 && answered.size >= needed)) {
+        // None refilled among the replicas, and a majority answered: a new deployment, nothing acknowledged before.
+        if (counted >= needed || (counted === 0 && pending() === 0 && answered.size >= needed)) {
           done = true;
           resolve(answered);
         } else if (counted + pending() < needed && !(counted === 0 && answered.size + pending() >= needed)) {

@@ -24,6 +24,9 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
   let counter: Server;
   let counterUrl: string;
   let counted = 0;
+  let second: StorageNodeProcess;
+  let silent: Server;
+  let silentUrl: string;
   let activities: ReturnType<typeof createActivities>;
 
   before(async () => {
@@ -38,11 +41,24 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
     });
     await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
     counterUrl = `http://127.0.0.1:${(counter.address() as AddressInfo).port}`;
+    second = await startStorageNode('activity-node-2', {
+      port: 0,
+      dataDir: path.join(dir, 'node-2'),
+      keysFile: testNodeKeysFile(),
+      echo: false,
+    });
+    // A replica that takes its requests and never answers.
+    silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
     activities = createActivities({ tokens: new TokenStore(tokens), nodeRequestTimeoutMs: 5_000, nodeTransport: testNodeTransport() });
   });
   after(async () => {
     await node?.stop(2000);
+    await second?.stop(2000);
     counter?.close();
+    silent?.closeAllConnections();
+    silent?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -99,5 +115,28 @@ describe('activity: precheckAndFirstRound (real token file, real storage node)',
       },
     );
     assert.equal(counted, 1, 'a refusal is not retried');
+  });
+  it("when a majority of each change's replicas applied it and the third does not answer, then the round ends a short grace later with the third late and maybe applied", async () => {
+    const changes = [change('developer')];
+    const started = performance.now();
+    const result: FirstRoundResult = await new MockActivityEnvironment().run(activities.precheckAndFirstRound, {
+      ...input(changes, [
+        { node: node.url, indexes: [0] },
+        { node: second.url, indexes: [0] },
+        { node: silentUrl, indexes: [0] },
+      ]),
+      quorum: [2],
+    });
+    const tookMs = performance.now() - started;
+    assert.equal(result.status, 'ran');
+    if (result.status !== 'ran') return;
+    assert.equal(result.nodes[node.url].status, 'applied');
+    assert.equal(result.nodes[second.url].status, 'applied');
+    assert.deepEqual(result.nodes[silentUrl], {
+      status: 'late',
+      message: `${silentUrl}: not waited for past a majority`,
+      maybeApplied: true,
+    });
+    assert.ok(tookMs < 1000, `answered at the majority, not at the 5 s deadline (${Math.round(tookMs)} ms)`);
   });
 });

@@ -166,6 +166,19 @@ describe('storage node authentication (real node processes)', function () {
       assert.match(JSON.parse(replay.text).error, /replayed/);
     });
 
+    it('when its replay memory is full, then a signed request is 503 and the log says so, not that it was unsigned', async () => {
+      const node = await startNode(dir, ['--remember-request-ids', '2']);
+      const url = `${node.url}${ROUTES.health}`;
+      for (const expected of [200, 200, 503])
+        assert.equal((await rawRequest(url, 'GET', undefined, signedHeaders('GET', url))).status, expected);
+      // The line reaches this process through the node's stdout pipe, after the answer.
+      const line = /"msg":"refused 1 request\(s\) signed, but answered 503: the replay memory holds 2 live ids, all taken/;
+      for (const until = Date.now() + 5000; !line.test(node.stdout()) && Date.now() < until;)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.match(node.stdout(), line);
+      assert.doesNotMatch(node.stdout(), /not signed/);
+    });
+
     it('when the node is given --public-url, then it takes requests signed for that address and refuses ones signed for its bound one', async () => {
       const node = await startNode(dir, ['--public-url', 'https://node-a.example.net:8443/']);
       const body = JSON.stringify({ batchId: 'b1', position: 1, changes: [add('user', A)] });
