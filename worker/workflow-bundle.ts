@@ -31,25 +31,18 @@ export interface BundleOptions {
 }
 
 /**
- * The workflow code's pure modules: constants and functions, no state of their own, no clock or
- * randomness at load. With the SDK's reusable V8 context every workflow otherwise evaluates each
- * module of the bundle again when it is created (its own module cache), and these carry the
- * heaviest module-level work (the hash libraries build their constant tables at load): preloaded,
- * they are evaluated once per workflow thread and shared, frozen, by its workflows.
+ * The workflow code, shared: with the SDK's reusable V8 context every workflow otherwise evaluates
+ * each module it imports again when it is created (its own module cache). Preloaded, a module is
+ * evaluated once per workflow thread, before any workflow exists, and its exports are shared,
+ * frozen, by every workflow of that thread: each run keeps only what its workflow function makes.
+ * The entry point brings every module the workflows import (workflows/, contracts/, domain/,
+ * @temporalio/workflow, the hash library); only the tracing interceptor (workflows/tracing.ts,
+ * which loads OpenTelemetry per workflow) stays per workflow. So none of them may hold state at
+ * module level, nor read a clock or randomness at load (the SDK's Date and Math.random throw
+ * outside a workflow, so such a module fails the worker's start): test/unit/workflow-imports.test.ts
+ * follows them. Per open run this saves about a third of its JavaScript heap (docs/decisions/0108).
  */
-export const SHARED_WORKFLOW_MODULES: readonly string[] = [
-  '../domain/batch-outcome-memo',
-  '../domain/chain-watcher',
-  '../domain/eoa',
-  '../domain/errors',
-  '../domain/execution-record',
-  '../domain/execution-state',
-  '../domain/failure-facts',
-  '../domain/rendezvous',
-  '../domain/whitelist-messages',
-  '../domain/whitelist-messages',
-  '../domain/wei',
-].map((m) => require.resolve(m));
+export const SHARED_WORKFLOW_MODULES: readonly string[] = ['../workflows'].map((m) => require.resolve(m));
 
 /** Per process: bundles already made (or being made), by their options. */
 const bundles = new Map<string, Promise<string>>();

@@ -4,6 +4,7 @@ import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils'
 import { Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
 import { WORKFLOW_INTERCEPTOR_MODULES, workflowSinks } from '../../worker/tracing';
+import { SHARED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 import { testSettings } from './settings';
 
 /** Where `npm run histories:record` writes the fixtures every run replays. */
@@ -11,9 +12,10 @@ export const FIXTURES = path.join(projectRoot, 'test', 'fixtures', 'histories');
 
 const workflowsPath = require.resolve('../../workflows');
 
-/** As the worker runs them: with the workflow interceptor module every worker bundles (tracing). */
+/** As the worker runs them: with the workflow interceptor module every worker bundles (tracing), and the workflow modules shared. */
 export const replayOptions = (replayName: string) => ({
   workflowsPath,
+  bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] },
   interceptors: { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] },
   sinks: workflowSinks(undefined),
   replayName,

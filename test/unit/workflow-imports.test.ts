@@ -6,8 +6,11 @@ import { projectRoot } from '../../config/config';
 import { checkWorkflowImports, findPatchCalls, unrecordedPatchCalls, valueImports } from '../../scripts/lib/workflow-imports';
 import { SHARED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 
-/** Packages a shared module may reach: the hash library, and @temporalio/common (shared by the SDK already). */
-const SHARED_PACKAGES = /^(@noble\/hashes\/[\w.]+|@temporalio\/common)$/;
+/** Packages a shared module may reach: the hash library, and the SDK's workflow API and @temporalio/common (stateless at load: they reach the running workflow when called). */
+const SHARED_PACKAGES = /^(@noble\/hashes\/[\w.]+|@temporalio\/common|@temporalio\/workflow)$/;
+
+/** The TypeScript file of a module path without extension (a file, or a folder's index). */
+const resolveModule = (base: string) => (existsSync(`${base}.ts`) ? `${base}.ts` : path.join(base, 'index.ts'));
 
 describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
   it("when the project's workflows/ is checked, then no value import reaches a Node built-in or an I/O folder", () => {
@@ -101,31 +104,40 @@ describe('unit: workflow imports stay workflow-safe (npm run lint)', () => {
     );
   });
 
-  it('when the modules that every workflow shares (preloaded) are followed through their value imports, then each stays in domain/, reaches only the hash library or @temporalio/common, and reads no clock or randomness', () => {
+  it('when the modules that every workflow shares (preloaded) are followed through their value imports, then each is a module of workflows/, contracts/ or domain/ other than the tracing interceptor, reaches only @temporalio/workflow, @temporalio/common or the hash library, holds no state at module level, and only workflows/ reads a clock', () => {
     // A shared module is evaluated once, before any workflow exists, and its exports are shared by
-    // every workflow of the thread: state, a clock or randomness there would leak between workflows.
+    // every workflow of the thread: state there would leak between workflows. Workflow functions
+    // read the clock through the SDK's Date, which answers the running workflow's time when called
+    // (and throws at load, outside any workflow); contracts/ and domain/ never read it.
     const problems: string[] = [];
     const seen = new Set<string>();
-    const queue = SHARED_WORKFLOW_MODULES.map((m) =>
-      path.join(projectRoot, path.relative(path.join(projectRoot, 'dist'), m)).replace(/\.js$/, '.ts'),
-    );
+    const queue = SHARED_WORKFLOW_MODULES.map((m) => {
+      const file = path.join(projectRoot, path.relative(path.join(projectRoot, 'dist'), m)).replace(/\.js$/, '.ts');
+      return existsSync(file) ? file : file.replace(/\.ts$/, `${path.sep}index.ts`);
+    });
     assert.ok(queue.length > 0);
     while (queue.length > 0) {
       const file = queue.shift()!;
       if (seen.has(file)) continue;
       seen.add(file);
       const name = path.relative(projectRoot, file);
-      if (!name.startsWith(`domain${path.sep}`) || !existsSync(file)) problems.push(`${name}: not a module of domain/`);
+      const folder = name.split(path.sep)[0];
+      if (!['workflows', 'contracts', 'domain'].includes(folder) || !existsSync(file))
+        problems.push(`${name}: not a module of workflows/, contracts/ or domain/`);
+      else if (name === path.join('workflows', 'tracing.ts'))
+        problems.push(`${name}: the tracing interceptor keeps per-workflow state; it must not be shared`);
       else {
-        const source = readFileSync(file, 'utf8');
-        if (/\bDate\b|Math\.random|^(let|var)\s/m.test(source.replace(/^\s*(\/\/|\*|\/\*\*).*$/gm, '')))
-          problems.push(`${name}: uses Date or Math.random, or has a module-level let/var`);
+        const source = readFileSync(file, 'utf8').replace(/^\s*(\/\/|\*|\/\*\*).*$/gm, '');
+        if (/^(let|var)\s|^(export\s+)?const\s+\w+\s*(:[^=]+)?=\s*new\s+(Map|Set|WeakMap|WeakSet|Array)\b/m.test(source))
+          problems.push(`${name}: holds state at module level (a let, a var, or a collection)`);
+        if (folder !== 'workflows' && /\bDate\b|Math\.random/.test(source)) problems.push(`${name}: uses Date or Math.random`);
         for (const spec of valueImports(source)) {
-          if (spec.startsWith('.')) queue.push(path.resolve(path.dirname(file), `${spec}.ts`));
+          if (spec.startsWith('.')) queue.push(resolveModule(path.resolve(path.dirname(file), spec)));
           else if (!SHARED_PACKAGES.test(spec)) problems.push(`${name}: imports ${spec}`);
         }
       }
     }
+    assert.ok(seen.has(path.join(projectRoot, 'workflows', 'execution.ts')));
     assert.deepEqual(problems, []);
   });
 });

@@ -5,6 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { projectRoot } from '../../config/config';
 import { executionStatusKey, executionWalletKey, serviceTaskQueues } from '../../contracts/temporal';
+import { SHARED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 
 /**
  * Temporal's time-skipping test server (Java, in memory), fetched once by scripts/test-server.sh
@@ -43,7 +44,13 @@ export async function workflowWorker(
   taskQueue: string,
   activities: object,
 ): Promise<{ worker: Worker; stop: () => Promise<void> }> {
-  const workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: new DefaultLogger('WARN') });
+  // Shared as the service's worker shares them (SHARED_WORKFLOW_MODULES): every run of a file's
+  // tests in one V8 context, with one evaluation of the workflow modules.
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    preloadModules: [...SHARED_WORKFLOW_MODULES],
+    logger: new DefaultLogger('WARN'),
+  });
   const workers = await Promise.all(
     serviceTaskQueues(taskQueue).map((queue) =>
       Worker.create({ connection: env.nativeConnection, taskQueue: queue, workflowBundle, activities }),
