@@ -7,10 +7,10 @@ import { startTracing } from '../lib/tracing';
 import { startApi } from './server';
 import { sharedReadModel } from '../config/read-model-check';
 
-/** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
 /** The process's logger, once main has read the config that sets its level. */
 let processLogger: Logger | undefined;
 
+/** `npm run api`: the HTTP API against TEMPORAL_ADDRESS and STORAGE_NODES. */
 async function main() {
   const config: ApiConfig = loadConfigOf('api');
   const graceMs = config.shutdownGraceMs;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { ExecutionRecord, ExecutionStatus } from '../domain/execution-state';
 import { recordVersion } from '../domain/execution-state';
-import { admittedOpenRuns } from '../domain/worker-capacity';
+import { admittedOpenRuns, type WorkerBound } from '../domain/worker-capacity';
 import type { Database } from './database';
 import { WorkerCapacityStore } from './worker-capacity';
 import type { PagePosition } from './page-token';
@@ -38,7 +38,11 @@ export interface ExecutionPage {
  * the records its Updates answer, the worker's projectExecution activity the rest; the API reads.
  */
 export class ExecutionStore {
-  constructor(readonly database: Database) {}
+  private readonly workers: WorkerCapacityStore;
+
+  constructor(private readonly database: Database) {
+    this.workers = new WorkerCapacityStore(database);
+  }
 
   /**
    * Writes `record` unless the row already holds the same or a newer version: an idempotent
@@ -177,10 +181,7 @@ export class ExecutionStore {
         // shrinks the bound for every admission after its row expired.
         const open =
           typeof limits.open === 'object'
-            ? Math.max(
-                0,
-                admittedOpenRuns(await new WorkerCapacityStore(this.database).liveCurrent(now, trx)) - limits.open.fromWorkers.minus,
-              )
+            ? Math.max(0, admittedOpenRuns(await this.workers.liveCurrent(now, trx)) - limits.open.fromWorkers.minus)
             : limits.open;
         if (limits.perWallet !== undefined && (await count(wallet)) > limits.perWallet) answer = 'wallet';
         else if (open !== undefined && (await count()) > open) answer = 'capacity';
@@ -190,6 +191,11 @@ export class ExecutionStore {
       if (err !== refused) throw err;
     }
     return answer;
+  }
+
+  /** The bounds the live workers of the current build announce (decision 0107), as `admit` counts them. */
+  liveWorkers(now: Date): Promise<WorkerBound[]> {
+    return this.workers.liveCurrent(now);
   }
 
   /** Gives back the place of an execution whose workflow did not start. */

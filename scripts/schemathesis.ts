@@ -14,6 +14,7 @@ import { createToken } from '../tokens/token-store';
 import { depositHelpers, startFollowingStack } from './lib/deposit-helpers';
 import { eventually } from './lib/eventually';
 import { type ProcessStack } from './lib/stack/process-stack';
+import { EVERY_SCOPE } from './lib/stack/stack-settings';
 import { TestChain } from './lib/test-chain';
 
 const SEED = '70';
@@ -57,15 +58,8 @@ async function main(): Promise<number> {
   try {
     stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS);
     const known = await payDeposit(stack, chain);
-    // Every scope, approve included (the stack's own token has every scope but that one).
-    const token = createToken(stack.tokensFile, 'schemathesis', [
-      'executions:prepare',
-      'executions:deposit',
-      'whitelist:*',
-      'refunds:read',
-      'refunds:write',
-      'refunds:approve',
-    ]);
+    // Every scope, approve included (the stack's own token lacks that one).
+    const token = createToken(stack.tokensFile, 'schemathesis', [...EVERY_SCOPE]);
     const run = spawnSync(
       st,
       [

@@ -13,10 +13,10 @@ import { startMetricsServer, type MetricsServer } from './metrics-server';
 import { installRuntime } from './runtime';
 import { startTracing } from '../lib/tracing';
 
-/** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 /** The process's logger, once main has read the config that sets its level. */
 let processLogger: Logger | undefined;
 
+/** `npm run worker`: one worker against TEMPORAL_ADDRESS (default 127.0.0.1:7233), with its metrics endpoint. */
 async function main() {
   const config: WorkerConfig = loadConfigOf('worker');
   const secrets = secretsOf(config);

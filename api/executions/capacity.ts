@@ -4,7 +4,6 @@ import { EXECUTION_WORKFLOW_TYPE } from '../../contracts/temporal';
 import type { ExecutionStore } from '../../db/execution-store';
 import { ServiceError } from '../../domain/errors';
 import { fromReadModel } from '../http/read-model';
-import { WorkerCapacityStore } from '../../db/worker-capacity';
 import { admittedOpenRuns } from '../../domain/worker-capacity';
 
 /** The code of a prepare refused because the service holds as many open runs as its workers may (503). */
@@ -32,25 +31,22 @@ export const ADMISSION_GRACE_MS = 10 * 60_000;
  * on the service's task queue: what the live workers of the current build announce in the read
  * model, summed less the largest (CAPACITY_OPEN_RUNS unset), or CAPACITY_OPEN_RUNS. Counted
  * against it: the open executions, atomically in the read model that every API shares, and the
- * other workflows still running on that queue (what an older build started there), counted by
- * Temporal's visibility every few seconds, since no prepare starts those. Batches, the chain
- * watcher and the whitelist repair run on the system task queue, refunds and webhook deliveries on
- * queues of their own (decision 0089): none takes a place.
+ * other workflows running on that queue (batches, the chain watcher, the whitelist repair, and
+ * whatever an older build started there), counted by Temporal's visibility every few seconds,
+ * since no prepare starts those. Refunds and webhook deliveries run on queues of their own and
+ * take no place (decision 0089).
  */
 export class Capacity {
   private others = 0;
   private othersAt = -Infinity;
   private counting?: Promise<void>;
-  private readonly workers: WorkerCapacityStore;
 
   constructor(
     private readonly client: Client,
     private readonly config: ApiConfig,
     private readonly store: ExecutionStore,
     private readonly clock: () => number = Date.now,
-  ) {
-    this.workers = new WorkerCapacityStore(store.database);
-  }
+  ) {}
 
   /**
    * Takes a place for a new execution, or throws: 503 CAPACITY_FULL beyond the service's open runs,
@@ -73,7 +69,7 @@ export class Capacity {
     if (answer === 'capacity') {
       const bound =
         openRuns === undefined
-          ? await this.workers.liveCurrent(now).then(
+          ? await this.store.liveWorkers(now).then(
               (live) => `the live workers take ${admittedOpenRuns(live)} open runs (${live.length} workers)`,
               () => "the live workers' bound",
             )

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../../config/config';
 import { createToken } from '../../tokens/token-store';
 import { startWorker, type RunningWorker } from '../../worker/create-worker';
 import { launchStack } from '../../scripts/lib/stack/launch-stack';
-import { STACK_SERVICE_SETTINGS } from '../../scripts/lib/stack/stack-settings';
+import { EVERY_SCOPE, STACK_SERVICE_SETTINGS } from '../../scripts/lib/stack/stack-settings';
 import type { StorageNodeProcess } from '../../scripts/lib/storage-nodes';
 import { temporalBinary } from '../../scripts/lib/temporal-binary';
 import { testNodeKeysFile } from './node-keys';
@@ -99,14 +99,7 @@ async function startStack(): Promise<Stack> {
     }),
   );
   const tokens: Record<string, string> = {
-    all: createToken(tokensFile, 'all', [
-      'executions:prepare',
-      'executions:deposit',
-      'whitelist:*',
-      'refunds:read',
-      'refunds:write',
-      'refunds:approve',
-    ]),
+    all: createToken(tokensFile, 'all', [...EVERY_SCOPE]),
     prepare: createToken(tokensFile, 'prepare', ['executions:prepare']),
     deposit: createToken(tokensFile, 'deposit', ['executions:deposit']),
     devAdd: createToken(tokensFile, 'dev-add', ['whitelist:developer:add']),

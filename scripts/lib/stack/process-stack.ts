@@ -13,7 +13,7 @@ import type { DevServerSettings } from '../temporal-dev-server';
 import type { StorageNodeProcess } from '../storage-nodes';
 import { launchStack, type LaunchedStack, type StackProcess } from './launch-stack';
 import { childServiceStarter, killProcess } from './service-process';
-import { STACK_SERVICE_SETTINGS } from './stack-settings';
+import { EVERY_SCOPE, STACK_SERVICE_SETTINGS } from './stack-settings';
 
 /** The shape the stacks use of a Temporal server: its address, and how to stop it. */
 export interface StackTemporalServer {
@@ -48,13 +48,12 @@ export class ProcessStack {
   readonly tmpDir = mkdtempSync(path.join(os.tmpdir(), 'intent-service-faults-'));
   readonly tokensFile = path.join(this.tmpDir, 'tokens.json');
   readonly taskQueue = `faults-${process.pid}-${Date.now()}`;
-  readonly token = createToken(this.tokensFile, 'all', [
-    'executions:prepare',
-    'executions:deposit',
-    'whitelist:*',
-    'refunds:read',
-    'refunds:write',
-  ]);
+  /** Every scope but refunds:approve: the refund tests show that refunds:write does not approve. */
+  readonly token = createToken(
+    this.tokensFile,
+    'all',
+    EVERY_SCOPE.filter((scope) => scope !== 'refunds:approve'),
+  );
   /** Set with a cluster: stopTemporal/startTemporal then stop and start its server process. */
   cluster?: RunningTemporalCluster;
   apiUrl = '';

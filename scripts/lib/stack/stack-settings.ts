@@ -16,3 +16,13 @@ export const STACK_SERVICE_SETTINGS: Readonly<Record<string, string>> = {
   WORKER_OPEN_RUNS: '0',
   CAPACITY_PER_WALLET: '100000',
 };
+
+/** Every scope a token of the service can hold: the token of a throwaway stack that may do anything. */
+export const EVERY_SCOPE: readonly string[] = [
+  'executions:prepare',
+  'executions:deposit',
+  'whitelist:*',
+  'refunds:read',
+  'refunds:write',
+  'refunds:approve',
+];
