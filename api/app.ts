@@ -20,7 +20,7 @@ import { depositRoutes } from './deposits/routes';
 import { statusPageRoutes } from './status/routes';
 import { ASSETS, CONTENT_SECURITY_POLICY } from './http/pages';
 import { healthRoutes, operatorRoutes, probeTemporal } from './operations/routes';
-import { SharedProbe } from './operations/readiness';
+import { SharedProbe } from '../lib/shared-probe';
 import { nodeName } from '../domain/node-names';
 import { whitelistReadRoutes } from './whitelists/read-routes';
 import { whitelistRoutes } from './whitelists/routes';

@@ -10,7 +10,7 @@ import { ReportDeposits } from './deposit';
 import { PrepareExecutions } from './prepare';
 import { ReadExecutions, type ExecutionAnswer, type ExecutionList, type ListRequest } from './read';
 import { ExecutionRecords } from './records';
-import { ChainProgress } from '../temporal/chain-progress';
+import { ChainProgress, watcherQuery } from '../temporal/chain-progress';
 import type { CancelRequest, PrepareRequest, RefundAddressRequest, SubmitRequest } from './request-schemas';
 import { noLimit, type WalletBudget } from './run-command';
 import { SignedRequests } from './signed-requests';
@@ -55,7 +55,7 @@ export class ExecutionService {
     const signed = new SignedRequests(this.records, config, clock);
     const capacity = new Capacity(this.records.client, config, store, clock);
     this.preparing = new PrepareExecutions(this.records, signed, capacity, config, clock, deposits);
-    this.progress = new ChainProgress(this.records.client, deposits);
+    this.progress = new ChainProgress(watcherQuery(this.records.client), deposits);
     this.reading = new ReadExecutions(this.records, store, refunds, this.progress, deposits?.owners);
     this.submitting = new SubmitSignatures(this.records, signed, clock);
     this.cancelling = new CancelExecutions(this.records, signed);

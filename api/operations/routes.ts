@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Registry } from 'prom-client';
 import type { AppDeps } from '../deps';
-import type { SharedProbe } from './readiness';
+import type { SharedProbe } from '../../lib/shared-probe';
 import { withinMs } from '../temporal/call';
 import { PROBE_MS, probeStorageNodes, registerStorageNodeGauge } from '../whitelists/node-health';
 

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { chainWatcherStateQuery, chainWatcherWorkflowId, type ChainWatcherView } from '../../contracts/temporal';
 import type { ExecutionRecord } from '../../domain/execution-record';
+import { SharedProbe } from '../../lib/shared-probe';
 import { confirmingOf, statusReason, type Confirming, type StatusReason } from '../../domain/status-reason';
 import { withinMs } from './call';
 
@@ -11,10 +12,19 @@ export interface ChainFacts {
   checkpoint(chain: string): Promise<number | undefined>;
   /** Whether the watcher recorded a transfer of `txHash` (lowercase) on `chain` as signalled or owed, near its checkpoint. */
   signalled(chain: string, txHash: string): Promise<boolean>;
+  /** The chain the node serves (`evm:<chainId>`): the one chain this deployment's watcher reads. */
+  chain(): Promise<string>;
 }
 
 /** How long a page or a GET waits for the chain watcher's word before it answers without it. */
 const WATCHER_QUERY_MS = 1_500;
+/**
+ * How long one answer of the watcher (or its silence) serves every read of this process. Public
+ * reads of PREPARED executions and transaction pages ask for it, at whatever rate the internet
+ * sends them; the watcher runs one per chain for everybody, and each query is a task its worker
+ * runs. So the API asks each chain's watcher at most once a second, whatever the rate.
+ */
+export const WATCHER_VIEW_MAX_AGE_MS = 1_000;
 
 /** Where a transaction stands for the chain watcher: not yet read, read and short of its confirmations, or past them. */
 export type TransactionProgress =
@@ -24,27 +34,50 @@ export type TransactionProgress =
   | { kind: 'settling'; seenUpTo: number; blockNumber: number }
   | { kind: 'past'; seenUpTo: number; blockNumber: number };
 
+/** Asks a chain's watcher for its view; undefined when it does not answer. */
+export type WatcherQuery = (chain: string) => Promise<ChainWatcherView | undefined>;
+
+/** The watcher's query through Temporal, given WATCHER_QUERY_MS to answer. */
+export function watcherQuery(client: Client): WatcherQuery {
+  return async (chain) => {
+    try {
+      return await withinMs(client, WATCHER_QUERY_MS, () =>
+        client.workflow.getHandle(chainWatcherWorkflowId(chain)).query(chainWatcherStateQuery),
+      );
+    } catch {
+      return undefined;
+    }
+  };
+}
+
 /**
  * What the chain watcher knows of deposits not yet deep enough: the status reason's "confirming
  * n of N" and the transaction page's "seen up to block X". Best effort: a watcher that does not
  * answer in time (or no chain at all) gives nothing, never an error.
  */
 export class ChainProgress {
+  /** The served chain's watcher, asked at most once per WATCHER_VIEW_MAX_AGE_MS. */
+  private served?: { chain: string; probe: SharedProbe<ChainWatcherView | undefined> };
+
   constructor(
-    private readonly client: Client,
+    private readonly query: WatcherQuery,
     private readonly deposits?: ChainFacts,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  /** The watcher's view of `chain`, or undefined. */
+  /**
+   * The watcher's view of `chain` (at most WATCHER_VIEW_MAX_AGE_MS old), or undefined: no chain,
+   * a chain this deployment does not watch, or no answer within WATCHER_QUERY_MS. While the node
+   * has not yet told its chain, the watcher is asked on each call.
+   */
   async view(chain: string): Promise<ChainWatcherView | undefined> {
     if (!this.deposits) return undefined;
-    try {
-      return await withinMs(this.client, WATCHER_QUERY_MS, () =>
-        this.client.workflow.getHandle(chainWatcherWorkflowId(chain)).query(chainWatcherStateQuery),
-      );
-    } catch {
-      return undefined;
-    }
+    const served = await this.deposits.chain().catch(() => undefined);
+    if (served === undefined) return this.query(chain);
+    if (served !== chain) return undefined;
+    if (this.served?.chain !== served)
+      this.served = { chain: served, probe: new SharedProbe(() => this.query(served), WATCHER_VIEW_MAX_AGE_MS, this.now) };
+    return this.served.probe.get();
   }
 
   /** DEPOSIT_CONFIRMATIONS of `chain`; undefined without a chain or a number for it. */

@@ -33,7 +33,11 @@ describe('client: the status pages in a real browser (Chromium), on a real anvil
     assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: npm test's pretest installs it as root (apt-get install chromium)`);
     chain = await TestChain.start();
     stack = await startFollowingStack(chain, CHAIN, CONFIRMATIONS, {
-      CHAIN_REORG_WINDOW: '6',
+      // The watcher keeps its signals two windows below its checkpoint (48 blocks here): a transaction
+      // page says "paid no deposit address of ours" once they are gone and the execution has not
+      // written its deposit yet. With blocks mined every 300 ms while a test waits, a window of 6 left
+      // a restarted worker under 4 s to write it, and the page settled on that answer.
+      CHAIN_REORG_WINDOW: '24',
       REFUND_PAYMENTS: 'on',
       SSE_POLL_MS: '100',
       SSE_MAX_STREAMS_PER_CLIENT: '2',
@@ -68,12 +72,13 @@ describe('client: the status pages in a real browser (Chromium), on a real anvil
   }
 
   /** Mines a block every 300 ms until `done` resolves (refunds and deposits need blocks on top). */
-  async function mining<T>(done: Promise<T>): Promise<T> {
+  /** Mines a block every `everyMs` until `done` settles. */
+  async function mining<T>(done: Promise<T>, everyMs = 300): Promise<T> {
     let over = false;
     const result = done.finally(() => (over = true));
     while (!over) {
       await chain.mine(1);
-      await Promise.race([result.catch(() => undefined), sleep(300)]);
+      await Promise.race([result.catch(() => undefined), sleep(everyMs)]);
     }
     return result;
   }
@@ -151,7 +156,13 @@ describe('client: the status pages in a real browser (Chromium), on a real anvil
       assert.equal(lookup.body.code, 'DEPOSIT_NOT_REACHED');
       await stack.startWorker();
       restarted = true;
-      await mining(page.waitForSelector('li[data-outcome="taken"]', { timeout: 90_000 }));
+      // A block a second: the worker just started must take the deposit and write it well within the 48 blocks.
+      await mining(
+        page.waitForSelector('li[data-outcome="taken"]', { timeout: 90_000 }).catch(async (err: Error) => {
+          throw new Error(`${err.message}; the page says: ${await page.textContent('.reason').catch(() => '?')}`);
+        }),
+        1000,
+      );
       assert.match((await page.textContent('li[data-outcome="taken"]'))!, /taken as the deposit of execution/);
     } finally {
       if (!restarted) await stack.startWorker();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { SharedProbe } from '../../api/operations/readiness';
+import { SharedProbe } from '../../lib/shared-probe';
 
-describe('api/readiness SharedProbe', () => {
+describe('lib/shared-probe SharedProbe', () => {
   it('when a thousand callers ask at once and again within the age limit, then one probe ran and all got its answer', async () => {
     let probes = 0;
     let now = 0;

@@ -1,6 +1,6 @@
 /**
  * A probe whose answer is shared: at most one probe runs at a time, and its answer serves every
- * caller for `maxAgeMs`. The public `/readyz` answers from it, so a flood of probes costs Temporal
+ * caller for `maxAgeMs`. The public `/readyz` answers from one, so a flood of probes costs Temporal
  * at most one call per `maxAgeMs`, whatever the rate.
  */
 export class SharedProbe<T> {
