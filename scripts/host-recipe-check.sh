@@ -168,13 +168,15 @@ expect_http 200 POST /chain/whitelists/ "$whitelist_token" \
   '[{"op_type":"add_entry","kind":"developer","entry":"'$entry'"},{"op_type":"remove_entry","kind":"user","entry":"'$entry'"}]'
 expect_field 'r.length' 2 # one confirmation per change
 # Money owed: an execution that expired without a deposit refuses the one reported after it (409),
-# and the refusal becomes a refunds ledger row.
+# and the refusal becomes a refunds ledger row. Reported on another chain than the worker's, the
+# refund sweep holds it for a person, `off-chain` (runbooks.md "A refund is held").
 expect_http 201 POST "/api/v1/executions/$wallet" "$ops_token" '{"executionId":"recipe-2","intent":'"$intent"',"ttlSeconds":1}'
 eventually 30 "recipe-2 EXPIRED" http_field_is GET "/api/v1/executions/$wallet/recipe-2" "" 'r.result.status' EXPIRED
 expect_http 409 POST "/api/v1/executions/$wallet/recipe-2/deposit" "$ops_token" '{"txHash":"0xlate","chain":"solana","amount":"7"}'
 refunds_query="/api/v1/refunds?wallet=$wallet&executionId=recipe-2"
-eventually 30 "the refunds ledger row of recipe-2" http_field_is GET "$refunds_query" "$refunds_token" 'r.result.length' 1
-expect_field 'r.result[0].state + " " + r.result[0].txHash + " " + r.result[0].amount' "due 0xlate 7"
+eventually 30 "the refunds ledger row of recipe-2, held off-chain" http_field_is GET "$refunds_query" "$refunds_token" \
+  'r.result.length + " " + r.result[0].state + " " + r.result[0].holdReason + " " + r.result[0].txHash + " " + r.result[0].amount' \
+  "1 held off-chain 0xlate 7"
 # The backup must hold both; the list route reads the read model.
 eventually 30 "recipe-1 SIGNING in the read model" http_field_is GET "/api/v1/executions/$wallet" "" \
   'r.result.filter((x) => x.executionId === "recipe-1").map((x) => x.status).join()' SIGNING
@@ -207,7 +209,7 @@ restored_url="$(pg_url intent_restored)"
 pg_restore --no-owner --dbname "$restored_url" "$dump" 2>"$logs/pg_restore.log" || fail "pg_restore failed: $(cat "$logs/pg_restore.log")"
 # What the backup itself holds, before repair could write anything back from Temporal.
 expect_sql "$restored_url" "select status from executions where workflow_id = 'exec:$wallet:recipe-1'" SIGNING
-expect_sql "$restored_url" "select count(*) || ' ' || min(state) from refunds where workflow_id = 'exec:$wallet:recipe-2'" "1 due"
+expect_sql "$restored_url" "select count(*) || ' ' || min(state) from refunds where workflow_id = 'exec:$wallet:recipe-2'" "1 held"
 sed -i "s|^DATABASE_URL=.*|DATABASE_URL=$restored_url|" "$envfile" # "point DATABASE_URL at it"
 # The old database goes: whatever the service answers from here on comes from the backup (or, for
 # the records, from Temporal through repair; the refunds ledger has no other source).
@@ -230,8 +232,8 @@ expect_field 'r.result.filter((x) => x.executionId === "recipe-1").map((x) => x.
 expect_http 200 GET "/api/v1/executions/$wallet/recipe-3"
 expect_field 'r.result.status + " " + r.result.depositTarget.address' "OPERATION_PENDING $deposit_address"
 expect_http 200 GET "$refunds_query" "$refunds_token"
-expect_field 'r.result.length + " " + r.result[0].state + " " + r.result[0].txHash + " " + r.result[0].amount' "1 due 0xlate 7"
-expect_http 200 GET "/api/v1/refunds?state=due&wallet=$wallet" "$refunds_token"
+expect_field 'r.result.length + " " + r.result[0].state + " " + r.result[0].txHash + " " + r.result[0].amount' "1 held 0xlate 7"
+expect_http 200 GET "/api/v1/refunds?state=held&wallet=$wallet" "$refunds_token"
 expect_field 'r.result.length' 1
 expect_db_status 0 "the restored database, with the service on it"
 
