@@ -89,6 +89,13 @@ run_secrets_block() {
 
 # ---- processes -----------------------------------------------------------------------------
 
+# expect_runs_as NAME: the process (node itself: every wrapper exec'd into it) runs as the service's user.
+expect_runs_as() {
+  local user
+  user="$(stat -c %U "/proc/${pids[$1]}")"
+  [ "$user" = "$svc_user" ] || fail "$1 runs as $user, not $svc_user"
+}
+
 declare -A pids=()
 pg_running=0
 
@@ -180,7 +187,8 @@ start_unit() {
     "$envfile" setpriv --reuid="$svc_user" --regid="$svc_group" --clear-groups -- $exec_start) >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
   wait_for_line "$name" "$3" 60
-  note "$name (pid ${pids[$name]}): $exec_start"
+  expect_runs_as "$name"
+  note "$name (pid ${pids[$name]}, $svc_user): $exec_start"
 }
 
 # start_storage_node N PORT: the storage node unit's command with local values (loopback, so no
@@ -194,6 +202,7 @@ start_storage_node() {
     >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
   wait_for_line "$name" "storage-node listening on" 30
+  expect_runs_as "$name"
   note "$name (pid ${pids[$name]}) on 127.0.0.1:$port"
 }
 
