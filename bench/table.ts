@@ -102,7 +102,8 @@ function cpuRows(phases: PhaseResult[]) {
 function costLine(phases: PhaseResult[]): string {
   const c = phases[0]?.executionCost;
   if (!c) return '';
-  return `One execution from prepare through deposit to SIGNING costs the server ${c.events} history events and ${c.actions ?? '?'} Temporal Cloud billable actions: ${c.workflowTasks} workflow tasks, ${c.activityTasks} activity tasks, ${c.markers} local-activity markers (the floor's Update: one workflow task).`;
+  const actions = c.actions === undefined ? 'Temporal Cloud billable actions not counted' : `${c.actions} Temporal Cloud billable actions`;
+  return `In this run, one execution from prepare through deposit to SIGNING cost the server ${c.events} history events (${actions}): ${c.workflowTasks} workflow tasks, ${c.activityTasks} activity tasks, ${c.markers} local-activity markers (the floor's Update: one workflow task).`;
 }
 
 function whitelistRows(phases: PhaseResult[]) {

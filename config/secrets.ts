@@ -2,6 +2,16 @@ import type { Secrets } from '../lib/redact';
 import type { TracingConfig } from '../lib/tracing';
 import type { WebhookEndpoint } from './combined-settings';
 
+/** The password of a database URL, as written and decoded; none when it has none or does not parse. */
+function passwordOf(url: string): string[] {
+  try {
+    const { password } = new URL(url);
+    return password === '' ? [] : [...new Set([password, decodeURIComponent(password)])];
+  } catch {
+    return [];
+  }
+}
+
 /** The settings that hold a secret, as any process's config has them (each optional: a process holds only its own). */
 export interface SecretSettings {
   readonly chain?: { readonly rpcUrl: string };
@@ -14,7 +24,9 @@ export interface SecretSettings {
 /**
  * What a process must not write down (lib/redact.ts), from its config: the chain node's URL (a
  * hosted node's key is in its path), the webhook receivers' URLs and signing secrets, the read
- * model's URL (its password), Temporal's API key, the OTLP collector's header values.
+ * model's password (its user and database name are not secret: a user named like the service,
+ * `intent`, would otherwise blank that word out of every line), Temporal's API key, the OTLP
+ * collector's header values.
  */
 export function secretsOf(config: SecretSettings): Secrets {
   const urls: string[] = [];
@@ -24,7 +36,7 @@ export function secretsOf(config: SecretSettings): Secrets {
     urls.push(hook.url);
     values.push(hook.secret);
   }
-  if (config.database?.url) urls.push(config.database.url);
+  if (config.database?.url) values.push(...passwordOf(config.database.url));
   if (config.temporal?.apiKey) values.push(config.temporal.apiKey);
   // The collector's URL is not secret (the operator reads it in `spans not exported`); its headers carry the key.
   if (config.tracing) values.push(...Object.values(config.tracing.headers));

@@ -27,12 +27,33 @@ export function fsyncDirectory(dir: string): void {
 /**
  * Replaces `path` with `data` atomically and durably: temp file, fsync, rename over, fsync the
  * directory. A crash leaves either the old file or the new one, never a mix. `tmp` names the temp
- * file (one per writer when several processes may write the same file); `mode` its permissions.
+ * file (one per writer when several processes may write the same file); `mode` its permissions;
+ * `owner` the uid and gid it should keep (set only where the writer may: root).
  */
-export function replaceFileSync(dir: string, path: string, data: Buffer, options: { tmp?: string; mode?: number } = {}): void {
+export function replaceFileSync(
+  dir: string,
+  path: string,
+  data: Buffer,
+  options: { tmp?: string; mode?: number; owner?: { uid: number; gid: number } } = {},
+): void {
   const tmp = options.tmp ?? `${path}.tmp`;
   const fd = fs.openSync(tmp, 'w', options.mode ?? 0o666);
   try {
+    // An exact mode (the umask only takes bits away) and, when given, the owner of the file it
+    // replaces: a writer that may not give the file away (not root) keeps its own uid and group.
+    if (options.mode !== undefined) fs.fchmodSync(fd, options.mode);
+    if (options.owner) {
+      try {
+        fs.fchownSync(fd, options.owner.uid, options.owner.gid);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+        try {
+          fs.fchownSync(fd, -1, options.owner.gid); // the group alone, where the writer is in it
+        } catch (again) {
+          if ((again as NodeJS.ErrnoException).code !== 'EPERM') throw again;
+        }
+      }
+    }
     writeAllSync(fd, data);
     fs.fsyncSync(fd);
   } finally {

@@ -12,7 +12,7 @@ ready="[ -x '$bin' ] && '$bin' --version >/dev/null 2>&1"
 
 use_override TEMPORAL_CLI
 print_if_ready "$ready" "$bin"
-require_tools "Install Go (>= 1.23) or set TEMPORAL_CLI to an existing temporal binary." go
+require_tools "Install Go (>= 1.25) or set TEMPORAL_CLI to an existing temporal binary." go
 lock_cache "$bin_dir"
 print_if_ready "$ready" "$bin"
 go_build "github.com/temporalio/cli/cmd/temporal@$version" "$bin"

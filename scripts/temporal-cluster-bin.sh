@@ -15,7 +15,7 @@ dir="$cache_root/temporal-cluster-${server_version#v}-ui-${ui_version#v}"
 ready="[ -x '$dir/temporal-server' ] && [ -x '$dir/temporal-sql-tool' ] && [ -x '$dir/temporal-ui-server' ]"
 
 print_if_ready "$ready" "$dir"
-require_tools "Install Go (>= 1.23): the server, its schema tool and the Web UI are built once from the Go module proxy." go
+require_tools "Install Go (>= 1.25): the server, its schema tool and the Web UI are built once from the Go module proxy." go
 lock_cache "$dir"
 print_if_ready "$ready" "$dir"
 [ -x "$dir/temporal-server" ] || go_build "go.temporal.io/server/cmd/server@$server_version" "$dir/temporal-server"

@@ -37,12 +37,28 @@ function readRecords(file: string): TokenRecord[] {
   return parsed.tokens.filter((t: any) => t && typeof t.id === 'string' && /^[0-9a-f]{64}$/.test(t.sha256) && Array.isArray(t.scopes));
 }
 
+/**
+ * The mode and owner a rewrite of `file` keeps: the existing file's, so that root issuing a token
+ * leaves a file the service's group reads (root:intent 0640) as it found it; a new file is 0600.
+ */
+function keptAccess(file: string): { mode: number; uid?: number; gid?: number } {
+  try {
+    const st = statSync(file);
+    return { mode: st.mode & 0o777, uid: st.uid, gid: st.gid };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { mode: 0o600 };
+    throw err;
+  }
+}
+
 function writeRecords(file: string, tokens: TokenRecord[]): void {
   mkdirSync(path.dirname(file), { recursive: true });
+  const access = keptAccess(file);
   // Several processes (the token CLI, tests) may write it: a temp file of each writer's own.
   replaceFileSync(path.dirname(file), file, Buffer.from(JSON.stringify({ tokens }, null, 2) + '\n'), {
     tmp: `${file}.${process.pid}.tmp`,
-    mode: 0o600,
+    mode: access.mode,
+    ...(access.uid === undefined ? {} : { owner: { uid: access.uid, gid: access.gid! } }),
   });
 }
 

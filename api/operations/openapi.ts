@@ -24,7 +24,7 @@ export function buildOpenApiDocument(config: ApiConfig): Json {
       title: 'intent-service',
       version: packageVersion(),
       description:
-        'Execution submission and whitelist management on Temporal. Execution errors are `{ error }`; whitelist errors are `{ error, errorMessage }`.',
+        'Execution submission and whitelist management on Temporal. Execution and refunds errors are `{ error, code }`; whitelist errors are `{ error, errorMessage }`.',
     },
     tags: [
       { name: 'executions' },

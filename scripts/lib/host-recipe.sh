@@ -49,7 +49,52 @@ fail() {
   exit 1
 }
 
+# ---- the service's user, the secrets ---------------------------------------------------------
+
+# The page's intent:intent: a user and group of the machine that is not root (none is added).
+svc_user=nobody
+svc_group=nogroup
+
+# as_service COMMAND...: COMMAND as the service's user and group alone, the environment kept (as a
+# unit's User= and Group=: systemd reads the EnvironmentFile as root, the process runs as the user).
+as_service() { setpriv --reuid="$svc_user" --regid="$svc_group" --clear-groups -- "$@"; }
+
+# expect_access PATH "OWNER GROUP MODE": the owner, group and octal mode stat reports.
+expect_access() {
+  local got
+  got="$(stat -c '%U %G %a' "$1")"
+  [ "$got" = "$2" ] || fail "$1 is $got, not $2"
+  note "$1: $2"
+}
+
+# run_secrets_block: the sh block of docs/production.md (the clone's) "Secrets, in order", run as
+# root in the clone, with /etc/intent swapped for <tmp>/etc/intent and intent:intent for the
+# service's user and group. Its output goes to secrets.out (the token, the gas account's address).
+run_secrets_block() {
+  local block
+  block="$(awk '
+    $0 == "### Secrets, in order" { inside = 1; next }
+    inside && /^#/ && !/^# / { exit }
+    inside && $0 == "```sh" { code = 1; next }
+    code && $0 == "```" { exit }
+    code { print }' "$opt/docs/production.md")"
+  [ -n "$block" ] || fail "docs/production.md has no sh block in \"Secrets, in order\""
+  block="${block//\/etc\/intent/$etc}"
+  block="$(sed -E "s/\bintent:intent\b/$svc_user:$svc_group/g; s/-g intent /-g $svc_group /g; s/chgrp intent /chgrp $svc_group /g" <<<"$block")"
+  printf '%s\n' "$block" >"$logs/secrets.sh"
+  (cd "$opt" && exec env -i PATH="$PATH" HOME="$HOME" bash -euo pipefail "$logs/secrets.sh") >"$logs/secrets.out" 2>"$logs/secrets.log" ||
+    fail "the page's secrets block failed: $(cat "$logs/secrets.log")"
+  note "ran the page's secrets block ($(grep -c . "$logs/secrets.sh") lines, $logs/secrets.sh)"
+}
+
 # ---- processes -----------------------------------------------------------------------------
+
+# expect_runs_as NAME: the process (node itself: every wrapper exec'd into it) runs as the service's user.
+expect_runs_as() {
+  local user
+  user="$(stat -c %U "/proc/${pids[$1]}")"
+  [ "$user" = "$svc_user" ] || fail "$1 runs as $user, not $svc_user"
+}
 
 declare -A pids=()
 pg_running=0
@@ -129,7 +174,8 @@ wait_for_line() {
 
 # start_unit NAME UNIT READY_LINE: starts the API or the worker as its unit does: node from the
 # clone with the unit's Environment= and ExecStart= (the page's /usr/bin/node is this machine's
-# node), then the environment file (systemd's EnvironmentFile wins over Environment=).
+# node), then the environment file read as root (systemd's EnvironmentFile wins over
+# Environment=), as the service's user (User=, Group=).
 start_unit() {
   local name="$1" unit="$2" environment exec_start
   environment="$(unit_value "$unit" Environment)"
@@ -137,22 +183,26 @@ start_unit() {
   [ -n "$exec_start" ] || fail "docs/production.md has no ExecStart= in $unit"
   exec_start="$(command -v node)${exec_start#/usr/bin/node}"
   # shellcheck disable=SC2086 # the unit's lines are word lists
-  (cd "$opt" && exec env -i PATH="$PATH" HOME="$HOME" $environment bash -c 'set -a; . "$0"; set +a; exec "$@"' "$envfile" $exec_start) \
-    >"$logs/$name.log" 2>&1 &
+  (cd "$opt" && exec env -i PATH="$PATH" HOME="$tmp/home" $environment bash -c 'set -a; . "$0"; set +a; exec "$@"' \
+    "$envfile" setpriv --reuid="$svc_user" --regid="$svc_group" --clear-groups -- $exec_start) >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
   wait_for_line "$name" "$3" 60
-  note "$name (pid ${pids[$name]}): $exec_start"
+  expect_runs_as "$name"
+  note "$name (pid ${pids[$name]}, $svc_user): $exec_start"
 }
 
 # start_storage_node N PORT: the storage node unit's command with local values (loopback, so no
 # TLS and no --host 0.0.0.0), its --public-url the URL STORAGE_NODES gives it.
 start_storage_node() {
   local name="node-$1" port="$2"
-  (cd "$opt" && exec env -i PATH="$PATH" HOME="$HOME" node dist/storage-node/main.js --host 127.0.0.1 --port "$port" \
+  mkdir -p "$tmp/var/lib/intent-node-$1" && chown "$svc_user:$svc_group" "$tmp/var/lib/intent-node-$1" # StateDirectory=
+  (cd "$opt" && exec env -i PATH="$PATH" HOME="$tmp/home" setpriv --reuid="$svc_user" --regid="$svc_group" --clear-groups -- \
+    node dist/storage-node/main.js --host 127.0.0.1 --port "$port" \
     --data "$tmp/var/lib/intent-node-$1" --public-url "http://127.0.0.1:$port" --keys-file "$etc/storage-node-keys") \
     >"$logs/$name.log" 2>&1 &
   pids[$name]=$!
   wait_for_line "$name" "storage-node listening on" 30
+  expect_runs_as "$name"
   note "$name (pid ${pids[$name]}) on 127.0.0.1:$port"
 }
 
@@ -267,6 +317,22 @@ start_temporal() {
   "$binary" operator search-attribute list --namespace "$1" --address "$temporal_address" -o json \
     >"$logs/search-attributes.json" 2>&1 || fail "temporal operator search-attribute list failed: $(cat "$logs/search-attributes.json")"
   note "dev server $binary (pid ${pids[temporal]}) on $temporal_address: ${args[*]}"
+}
+
+# ---- the chain -----------------------------------------------------------------------------
+
+# start_anvil: the clone's anvil binary (scripts/lib/anvil.ts's anvilBinary) on a free loopback
+# port, a block a second, its state in memory; sets chain_url.
+start_anvil() {
+  local binary port
+  binary="$(cd "$opt" && node -e 'console.log(require("./dist/scripts/lib/anvil.js").anvilBinary())')" ||
+    fail "the clone has no anvil binary (@foundry-rs/anvil)"
+  port="$(free_ports 1)"
+  "$binary" --host 127.0.0.1 --port "$port" --block-time 1 >"$logs/anvil.log" 2>&1 &
+  pids[anvil]=$!
+  wait_for_line anvil "Listening on" 30
+  chain_url="http://127.0.0.1:$port"
+  note "anvil (pid ${pids[anvil]}) on $chain_url"
 }
 
 # ---- HTTP --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createActivities } from '../../activities';
 import { DUST_TRANSFERS_PER_ADDRESS } from '../../domain/owed-transfers';
@@ -248,6 +249,30 @@ describe('docs: the pages match what exists', () => {
       named.filter((n) => !n.endsWith(`: ${pinned}`)),
       [],
     );
+  });
+
+  it("when a page or a build script names the Go it needs, then it is one version, the pinned modules' `go` line where the module cache has them", () => {
+    const places = [...pages(), 'scripts/temporal-cli.sh', 'scripts/temporal-cluster-bin.sh'];
+    const named = places.flatMap((file) => [...read(file).matchAll(/\bGo (?:≥ |\(>= )([0-9.]+)/g)].map((m) => `${file}: ${m[1]}`));
+    assert.ok(
+      named.some((n) => n.startsWith('README.md: ')),
+      'the README names the Go it needs',
+    );
+    const version = named[0]!.split(': ')[1]!;
+    assert.deepEqual(
+      named.filter((n) => !n.endsWith(`: ${version}`)),
+      [],
+    );
+    // The go line of each pinned module, where a build has fetched it (the cache is per machine).
+    const cli = /TEMPORAL_CLI_VERSION:-(v[0-9.]+)/.exec(read('scripts/temporal-cli.sh'))![1];
+    const server = /TEMPORAL_SERVER_VERSION:-(v[0-9.]+)/.exec(read('scripts/temporal-cluster-bin.sh'))![1];
+    const cache = path.join(os.homedir(), 'go', 'pkg', 'mod', 'cache', 'download'); // Go's default module cache
+    for (const mod of [`github.com/temporalio/cli/@v/${cli}.mod`, `go.temporal.io/server/@v/${server}.mod`]) {
+      const file = path.join(cache, mod);
+      if (!existsSync(file)) continue;
+      const needs = /^go ([0-9]+\.[0-9]+)/m.exec(readFileSync(file, 'utf8'))?.[1];
+      assert.equal(version, needs, `${mod} needs go ${needs}`);
+    }
   });
 
   it('when the README is read, then it is the front page: at most 150 lines', () => {

@@ -59,12 +59,17 @@ describe('redact: secrets named by their origin or a digest', () => {
     const secrets = secretsOf({
       chain: { rpcUrl: RPC },
       webhooks: [{ url: 'https://hooks.example/t/abcdef123', secret: 'whsec_abcdefghijklmnop' }],
+      database: { url: 'postgres://intent:s3cr3t-pw@db.internal/intent' },
     });
     const logger = createLogger('test', 'info', out, secrets);
+    logger.info('worker polling task queue intent-service; read model at postgres://intent:s3cr3t-pw@db.internal/intent');
+    logger.info('a message quoting s3cr3t-pw alone');
     logger.info({ rpcUrl: RPC, err: new Error('to https://hooks.example/t/abcdef123') }, `node ${RPC} down`);
     await new Promise((r) => setImmediate(r));
     const text = lines.join('');
-    for (const secret of ['0123456789abcdef', 'abcdef123', 'whsec_']) assert.ok(!text.includes(secret), text);
+    for (const secret of ['0123456789abcdef', 'abcdef123', 'whsec_', 's3cr3t-pw']) assert.ok(!text.includes(secret), text);
+    // The read model's user and database name are not secret: the service's own name stays readable.
+    assert.ok(text.includes('worker polling task queue intent-service; read model at postgres://intent:[redacted'), text);
     assert.ok(text.includes('"rpcUrl":"https://mainnet.example.io"'), text);
     assert.ok(text.includes('node https://mainnet.example.io down'), text);
   });

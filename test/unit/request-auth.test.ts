@@ -212,6 +212,21 @@ describe('storage node request auth (HMAC over method, node, target, timestamp, 
       }
     });
 
+    // docs/backup.md (a node restored from a copy waits 600 s) and docs/production.md (ids kept up to 2 × 300 s).
+    it('when a request is stamped 300 s ahead, then a node that forgot its id (a restored copy) would take it again until 600 s after it came', () => {
+      const request = signed(keysOf(OLD), apply, T0 + 299_000);
+      const first = verifier(keysOf(OLD));
+      assert.deepEqual(first.verifier.verify(request), { ok: true });
+      const restored = verifier(keysOf(OLD)); // no memory of the id
+      restored.clock.now = T0 + 598_000;
+      assert.deepEqual(restored.verifier.verify(request), { ok: true });
+      first.clock.now = T0 + 598_000;
+      assert.equal(first.verifier.verify(request).ok, false, 'the node that remembers refuses the copy');
+      const late = verifier(keysOf(OLD));
+      late.clock.now = T0 + 600_000;
+      assert.equal(late.verifier.verify(request).ok, false, 'stale by its timestamp alone');
+    });
+
     it('when one signed request is verified at any instants, then it is accepted at most once', () => {
       fc.assert(
         fc.property(
