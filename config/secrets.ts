@@ -2,11 +2,15 @@ import type { Secrets } from '../lib/redact';
 import type { TracingConfig } from '../lib/tracing';
 import type { WebhookEndpoint } from './combined-settings';
 
-/** The password of a database URL, as written and decoded; none when it has none or does not parse. */
+/**
+ * The password of a database URL (in its userinfo or, as libpq also reads it, a `password`
+ * parameter), as written and decoded; none when it has none or does not parse.
+ */
 function passwordOf(url: string): string[] {
   try {
-    const { password } = new URL(url);
-    return password === '' ? [] : [...new Set([password, decodeURIComponent(password)])];
+    const parsed = new URL(url);
+    const given = [parsed.password, parsed.searchParams.get('password') ?? ''].filter((p) => p !== '');
+    return [...new Set(given.flatMap((p) => [p, decodeURIComponent(p), encodeURIComponent(p)]))];
   } catch {
     return [];
   }

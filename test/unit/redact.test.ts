@@ -73,4 +73,11 @@ describe('redact: secrets named by their origin or a digest', () => {
     assert.ok(text.includes('"rpcUrl":"https://mainnet.example.io"'), text);
     assert.ok(text.includes('node https://mainnet.example.io down'), text);
   });
+
+  it('when the read model URL carries its password as a parameter or percent-encoded, then each spelling of it is a secret, and its user is not', () => {
+    const values = secretsOf({ database: { url: 'postgres://intent@db/intent?sslmode=require&password=p%40ss%2Fw0rd' } }).values ?? [];
+    for (const spelling of ['p@ss/w0rd', 'p%40ss%2Fw0rd']) assert.ok(values.includes(spelling), JSON.stringify(values));
+    assert.ok(!values.includes('intent'), JSON.stringify(values));
+    assert.deepEqual(secretsOf({ database: { url: 'postgres://intent@db/intent' } }).values ?? [], []);
+  });
 });
