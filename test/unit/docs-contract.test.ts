@@ -285,7 +285,16 @@ describe('docs: the lists a page repeats from the code are the code', () => {
     assert.deepEqual(listed(/^ {2}- `([a-z-]+)`: /gm), [...HOLD_REASONS]);
   });
 
-  it('when a page shows `npm run X`, then package.json has the script X', () => {
+  it('when docs/runbooks.md "A refund is held" lists the hold reasons, then it has one row per reason the code has, in its order', () => {
+    const table = read('docs/runbooks.md').split('<!-- hold-reasons:start -->')[1]?.split('<!-- hold-reasons:end -->')[0];
+    assert.ok(table, 'no hold-reasons table');
+    assert.deepEqual(
+      [...table.matchAll(/^\| `([a-z-]+)` \|/gm)].map((m) => m[1]),
+      [...HOLD_REASONS],
+    );
+  });
+
+  it('when a page shows `npm run X -- sub --flag`, then package.json has the script X, and its source knows each subcommand and --flag', () => {
     const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
     const missing: string[] = [];
     for (const page of [
@@ -294,8 +303,21 @@ describe('docs: the lists a page repeats from the code are the code', () => {
         .filter((f) => f.endsWith('.md'))
         .map((f) => `docs/${f}`),
     ])
-      for (const m of read(page).matchAll(/npm run (?:--silent )?([a-z][a-z0-9:-]*)/g))
-        if (!(m[1]! in scripts)) missing.push(`${page}: npm run ${m[1]}`);
+      for (const [, name, args = ''] of read(page).matchAll(/npm run (?:--silent )?([a-z][a-z0-9:-]*)(?: -- ([^`\n]*))?/g)) {
+        if (!(name! in scripts)) {
+          missing.push(`${page}: npm run ${name}`);
+          continue;
+        }
+        const entry = /node (?:dist\/)?(scripts\/[a-z-]+)\.js/.exec(scripts[name!]!);
+        if (!entry) continue;
+        const source = read(`${entry[1]}.ts`);
+        const subcommand = /^([a-z]+)\b/.exec(args)?.[1];
+        if (subcommand && !new RegExp(`--\\s+${subcommand}\\b|'${subcommand}'`).test(source))
+          missing.push(`${page}: npm run ${name} has no subcommand ${subcommand}`);
+        for (const flag of args.matchAll(/--([a-z][a-z-]*)/g))
+          if (!source.includes(`--${flag[1]}`) && !source.includes(`'${flag[1]}'`))
+            missing.push(`${page}: npm run ${name} has no --${flag[1]}`);
+      }
     assert.deepEqual(missing, []);
   });
 
