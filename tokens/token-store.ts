@@ -41,10 +41,10 @@ function readRecords(file: string): TokenRecord[] {
  * The mode and owner a rewrite of `file` keeps: the existing file's, so that root issuing a token
  * leaves a file the service's group reads (root:intent 0640) as it found it; a new file is 0600.
  */
-function keptAccess(file: string): { mode: number; uid?: number; gid?: number } {
+function keptAccess(file: string): { mode: number; owner?: { uid: number; gid: number } } {
   try {
     const st = statSync(file);
-    return { mode: st.mode & 0o777, uid: st.uid, gid: st.gid };
+    return { mode: st.mode & 0o777, owner: { uid: st.uid, gid: st.gid } };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { mode: 0o600 };
     throw err;
@@ -53,12 +53,10 @@ function keptAccess(file: string): { mode: number; uid?: number; gid?: number } 
 
 function writeRecords(file: string, tokens: TokenRecord[]): void {
   mkdirSync(path.dirname(file), { recursive: true });
-  const access = keptAccess(file);
   // Several processes (the token CLI, tests) may write it: a temp file of each writer's own.
   replaceFileSync(path.dirname(file), file, Buffer.from(JSON.stringify({ tokens }, null, 2) + '\n'), {
     tmp: `${file}.${process.pid}.tmp`,
-    mode: access.mode,
-    ...(access.uid === undefined ? {} : { owner: { uid: access.uid, gid: access.gid! } }),
+    ...keptAccess(file),
   });
 }
 
